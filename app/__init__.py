@@ -1,0 +1,1 @@
+"""Front ends: the ``driftlens`` CLI and the Streamlit workbench. Nothing imports ``app``."""

@@ -1,0 +1,31 @@
+"""The ``driftlens`` command line.
+
+``main`` wraps the Typer application so that every expected failure (bad input,
+unreachable server, bad token) ends as one clear sentence on stderr and a non-zero
+exit status instead of a traceback. ``--debug`` (or ``DRIFTLENS_DEBUG=1``) shows the
+traceback when a developer needs it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main() -> None:
+    """Entry point of the ``driftlens`` console script."""
+    from app.cli.errors import report_user_error
+    from app.cli.root import build_app
+
+    debug = "--debug" in sys.argv or os.environ.get("DRIFTLENS_DEBUG") == "1"
+    if "--debug" in sys.argv:
+        sys.argv.remove("--debug")
+    app = build_app()
+    try:
+        rc = app(standalone_mode=False)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the single place that turns errors into messages
+        code = report_user_error(exc, debug=debug)
+        raise SystemExit(code) from None
+    raise SystemExit(rc if isinstance(rc, int) else 0)

@@ -1,0 +1,60 @@
+"""The root Typer application and the registry of command modules.
+
+Each command group lives in its own module under ``app/cli/`` and exposes
+``register(app: typer.Typer) -> None``; heavy imports happen inside the commands so
+``driftlens --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.cli.context import CliState
+
+# One line per command module; a missing module is a bug, so no silent skipping.
+COMMAND_MODULES: tuple[str, ...] = (
+    "app.cli.workspace_cmds",
+)
+
+
+def build_app() -> typer.Typer:
+    """Create the CLI with every registered command group."""
+    app = typer.Typer(
+        name="driftlens",
+        help="DriftLens Workbench: does what an assistant remembers about a user change how it reasons?",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode="rich",
+    )
+
+    @app.callback()
+    def root(
+        ctx: typer.Context,
+        workspace: Annotated[
+            Path | None,
+            typer.Option(
+                "--workspace",
+                "-w",
+                envvar="DRIFTLENS_WORKSPACE",
+                help="Workspace folder (default ./driftlens-workspace).",
+            ),
+        ] = None,
+        db: Annotated[
+            str | None,
+            typer.Option(
+                "--db",
+                envvar="DRIFTLENS_DB_URL",
+                help="Database URL (default: SQLite file in the workspace).",
+            ),
+        ] = None,
+    ) -> None:
+        ctx.obj = CliState(workspace=workspace, db_url=db)
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+    return app
