@@ -1,0 +1,82 @@
+"""Typed requests and results shared by every backend (the contract with ``study/``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+
+class SamplingParams(BaseModel):
+    """Sampling parameters (SPEC §4 reference values as defaults)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int = 1
+    temperature: float = 0.7
+    top_p: float = 0.98
+    top_k: int | None = 50
+    repetition_penalty: float | None = 1.0
+    max_tokens: int = 2048
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One chat message."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to make.
+
+    ``sample_index`` distinguishes repeated samples of the same prompt; it is part of
+    the cache key, so sample 0 and sample 1 are separate answers even at equal seeds.
+    ``tag`` is opaque caller data (e.g. the response row key) carried to the result.
+    """
+
+    messages: tuple[ChatMessage, ...]
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    sample_index: int = 0
+    tag: Any = None
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """What came back for one request; ``error`` is set instead of ``text`` on failure."""
+
+    text: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float
+    error: str | None
+    cached: bool
+    cache_key: str
+    attempts: int
+    model: str
+    simulated: bool = False
+
+
+ResultCallback = Callable[[int, ChatRequest, ChatResult], None]
+
+
+class ChatBackend(Protocol):
+    """A model behind a ``provider/model`` spec that answers batches of chat requests."""
+
+    spec: str
+    simulated: bool
+
+    def endpoint(self) -> str:
+        """A stable, secret-free description of where requests go (part of the cache key)."""
+        ...
+
+    async def achat(self, requests: Sequence[ChatRequest], *, concurrency: int,
+                    on_result: ResultCallback | None = None) -> list[ChatResult]:
+        """Answer every request; call ``on_result`` as each one finishes (in the loop thread)."""
+        ...
