@@ -1,0 +1,55 @@
+"""Workspace commands: ``init`` and ``info``."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from app.cli.context import settings
+
+_out = Console(highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``init`` and ``info`` to the root application."""
+    app.command("init")(init_cmd)
+    app.command("info")(info_cmd)
+
+
+def init_cmd(ctx: typer.Context) -> None:
+    """Create the workspace (folder + database at the latest schema); safe to run again."""
+    from storage.workspace import init_workspace
+
+    info = init_workspace(settings(ctx))
+    _out.print(f"Workspace ready: [bold]{info.workspace}[/]")
+    _out.print(f"Database: {info.db_url} (schema {info.revision})")
+
+
+def info_cmd(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+) -> None:
+    """Show the workspace, database, schema revision, table counts and core implementation."""
+    import driftlens_core
+    from storage.workspace import init_workspace
+
+    info = init_workspace(settings(ctx))
+    payload = {
+        "workspace": str(info.workspace),
+        "db_url": info.db_url,
+        "revision": info.revision,
+        "core_implementation": driftlens_core.implementation(),
+        "counts": dict(info.counts),
+    }
+    if as_json:
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    table = Table(title="DriftLens workspace", show_header=False)
+    for key in ("workspace", "db_url", "revision", "core_implementation"):
+        table.add_row(key, str(payload[key]))
+    for name, count in payload["counts"].items():
+        table.add_row(f"rows: {name}", str(count))
+    _out.print(table)

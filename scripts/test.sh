@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Second README command: set up everything the tests need, start the servers, run the suite.
+# Extra arguments go to pytest (e.g. scripts/test.sh -k metrics).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh dev
+
+started_pg=0
+cleanup() {
+  if [ "$started_pg" = 1 ]; then scripts/ci/postgres.sh --stop >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+
+# PostgreSQL for the migration test (Debian package, throw-away cluster on 127.0.0.1).
+# In CI a missing server is an error, not a skip.
+if [ "${DRIFTLENS_SKIP_POSTGRES:-0}" != "1" ]; then
+  pg_env="$(scripts/ci/postgres.sh)"
+  eval "$pg_env"
+  started_pg=1
+fi
+
+mkdir -p test-artifacts
+# The core runs under both implementations inside the suite (see tests/core/conftest.py).
+.venv/bin/python -m pytest "$@"
