@@ -8,7 +8,9 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _isolated_workspace(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _isolated_workspace(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """Point the workspace and database at a fresh temporary folder for each test."""
     ws = tmp_path_factory.mktemp("workspace")
     monkeypatch.setenv("DRIFTLENS_WORKSPACE", str(ws))

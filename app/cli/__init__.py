@@ -25,7 +25,7 @@ def main() -> None:
         rc = app(standalone_mode=False)
     except SystemExit:
         raise
-    except BaseException as exc:  # noqa: BLE001 - the single place that turns errors into messages
+    except BaseException as exc:  # the one place errors become messages
         code = report_user_error(exc, debug=debug)
         raise SystemExit(code) from None
     raise SystemExit(rc if isinstance(rc, int) else 0)

@@ -20,7 +20,10 @@ def user_message(exc: BaseException) -> tuple[str, int] | None:
     from storage.errors import DriftLensError
 
     if isinstance(exc, click.exceptions.Abort | KeyboardInterrupt):
-        return "Interrupted; everything already stored is kept. Run the same command to resume.", 130
+        return (
+            "Interrupted; everything already stored is kept. Run the same command to resume.",
+            130,
+        )
     if isinstance(exc, click.exceptions.Exit):
         return None if exc.exit_code else ("", 0)
     if isinstance(exc, click.ClickException):

@@ -1,0 +1,1 @@
+"""Value ontology: schema and seeded versions, labelers, rounds, agreement, rewriting."""
