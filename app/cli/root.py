@@ -25,7 +25,10 @@ def build_app() -> typer.Typer:
     """Create the CLI with every registered command group."""
     app = typer.Typer(
         name="driftlens",
-        help="DriftLens Workbench: does what an assistant remembers about a user change how it reasons?",
+        help=(
+            "DriftLens Workbench: does what an assistant remembers about a user "
+            "change how it reasons?"
+        ),
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
