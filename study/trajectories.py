@@ -1,0 +1,169 @@
+"""Label every step of a run's responses and read trajectories back for drift analysis.
+
+Labeling is resumable: responses that already have labels from this labeler under this
+ontology version are skipped, and labels are committed in batches so an interrupted run
+keeps what it finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlmodel import Session, col, select
+
+from ontology.labelers.registry import ensure_labeler_spec, make_labeler
+from ontology.versions import document, get_version
+from storage.errors import NotFoundError
+from storage.models import GenerationRun, ModelSpec, Question, Response, StepLabel
+from study.drift import Trajectory
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class LabelSummary:
+    """What one labeling pass did."""
+
+    run: str
+    labeler: str
+    ontology_version: str
+    responses: int
+    labeled_now: int
+    already_labeled: int
+    steps_labeled: int
+    unmapped_steps: int
+    without_steps: int
+
+
+def _run(name: str, *, session: Session) -> GenerationRun:
+    run = session.exec(select(GenerationRun).where(GenerationRun.name == name)).first()
+    if run is None:
+        raise NotFoundError(f"no run named {name!r} in this workspace")
+    return run
+
+
+def label_run(
+    run_name: str,
+    labeler_spec: str,
+    *,
+    session: Session,
+    ontology_version: str | int | None = None,
+    batch_size: int = 500,
+    progress: Progress | None = None,
+) -> LabelSummary:
+    """Label every step of every response of ``run_name`` with ``labeler_spec``."""
+    run = _run(run_name, session=session)
+    version = get_version(ontology_version, session=session)
+    doc = document(version)
+    labeler = make_labeler(labeler_spec)
+    spec_row = ensure_labeler_spec(labeler_spec, session=session)
+    session.commit()
+    assert version.id is not None and spec_row.id is not None
+    done_ids = set(
+        session.exec(
+            select(StepLabel.response_id)
+            .where(StepLabel.labeler_id == spec_row.id)
+            .where(StepLabel.ontology_version_id == version.id)
+            .where(StepLabel.repeat == 0)
+            .distinct()
+        ).all()
+    )
+    responses = session.exec(
+        select(Response).where(Response.run_id == run.id).order_by(col(Response.id))
+    ).all()
+    todo = [r for r in responses if r.id not in done_ids and r.steps]
+    without_steps = sum(1 for r in responses if not r.steps)
+    steps_labeled = unmapped = 0
+    for i, response in enumerate(todo, start=1):
+        assert response.id is not None
+        for result in labeler.label_steps(response.steps, ontology=doc):
+            session.add(
+                StepLabel(
+                    response_id=response.id,
+                    step_index=result.step_index,
+                    labeler_id=spec_row.id,
+                    ontology_version_id=version.id,
+                    category=result.category,
+                    symbol=result.symbol,
+                    parse_status=result.parse_status,
+                )
+            )
+            steps_labeled += 1
+            unmapped += result.symbol == "unmapped"
+        if i % batch_size == 0 or i == len(todo):
+            session.commit()
+            if progress is not None:
+                progress(i, len(todo))
+    return LabelSummary(
+        run=run_name,
+        labeler=labeler_spec,
+        ontology_version=f"{version.name}@{version.version}",
+        responses=len(responses),
+        labeled_now=len(todo),
+        already_labeled=len(done_ids),
+        steps_labeled=steps_labeled,
+        unmapped_steps=unmapped,
+        without_steps=without_steps,
+    )
+
+
+def load_trajectories(
+    run_name: str,
+    labeler_spec: str,
+    *,
+    session: Session,
+    ontology_version: str | int | None = None,
+) -> list[Trajectory]:
+    """Return one :class:`Trajectory` per response (unusable ones flagged, not dropped)."""
+    run = _run(run_name, session=session)
+    version = get_version(ontology_version, session=session)
+    doc = document(version)
+    spec_row = ensure_labeler_spec(labeler_spec, session=session)
+    model = session.get(ModelSpec, run.model_spec_id)
+    model_name = model.spec if model else str(run.model_spec_id)
+    labels: dict[int, dict[int, str]] = {}
+    for response_id, step_index, symbol in session.exec(
+        select(StepLabel.response_id, StepLabel.step_index, StepLabel.symbol)
+        .join(Response, col(Response.id) == col(StepLabel.response_id))
+        .where(Response.run_id == run.id)
+        .where(StepLabel.labeler_id == spec_row.id)
+        .where(StepLabel.ontology_version_id == version.id)
+        .where(StepLabel.repeat == 0)
+    ).all():
+        labels.setdefault(response_id, {})[step_index] = symbol
+    rows = session.exec(
+        select(Response, Question.external_id)
+        .join(Question, col(Question.id) == col(Response.question_id))
+        .where(Response.run_id == run.id)
+    ).all()
+    out: list[Trajectory] = []
+    for response, question_key in rows:
+        assert response.id is not None
+        got = labels.get(response.id)
+        if response.error and not response.text:
+            usable, reason = False, "request_failed"
+        elif not response.steps:
+            usable, reason = False, "no_steps"
+        elif got is None or len(got) < len(response.steps):
+            usable, reason = False, "not_labeled"
+        else:
+            usable, reason = True, ""
+        symbols = (
+            tuple(doc.symbol_of.get(got[i], 0) for i in range(len(response.steps)))
+            if usable and got is not None
+            else ()
+        )
+        out.append(
+            Trajectory(
+                model=model_name,
+                question_id=question_key,
+                condition=response.condition,
+                condition_class=response.condition_class,
+                sample=response.sample,
+                symbols=symbols,
+                usable=usable,
+                reason=reason,
+            )
+        )
+    return out
