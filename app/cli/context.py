@@ -6,8 +6,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from storage.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -27,7 +33,7 @@ def state(ctx: typer.Context) -> CliState:
     return obj
 
 
-def settings(ctx: typer.Context):  # type: ignore[no-untyped-def]
+def settings(ctx: typer.Context) -> Settings:
     """Resolve workspace settings from options, environment and defaults."""
     from storage.settings import resolve_settings
 
@@ -36,7 +42,7 @@ def settings(ctx: typer.Context):  # type: ignore[no-untyped-def]
 
 
 @contextmanager
-def session_for(ctx: typer.Context, *, migrate: bool = True) -> Iterator[object]:
+def session_for(ctx: typer.Context, *, migrate: bool = True) -> Iterator[Session]:
     """Open a session on the workspace database (front ends are the only openers)."""
     from storage.workspace import open_workspace_session
 

@@ -1,0 +1,52 @@
+"""``driftlens label``: map every reasoning step of a run to the ontology."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import typer
+from rich.console import Console
+
+from app.cli.context import session_for
+from app.cli.progress import progress_callback
+
+_out = Console(highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``label`` to the root application."""
+    app.command("label")(label_cmd)
+
+
+def label_cmd(
+    ctx: typer.Context,
+    run: str = typer.Option(..., "--run", help="Name of the generation run."),
+    labeler: str = typer.Option("keywords", "--labeler", help="Labeler spec, e.g. keywords."),
+    ontology_version: str | None = typer.Option(
+        None, "--ontology-version", help="Version id, NAME or NAME@N (default: latest driftlens)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Label every step of every response of a run (resumable: labeled responses are skipped)."""
+    from ontology.versions import seed_ontologies
+    from study.trajectories import label_run
+
+    with session_for(ctx) as session, progress_callback(f"labeling {run}") as update:
+        seed_ontologies(session=session)
+        summary = label_run(
+            run,
+            labeler,
+            session=session,
+            ontology_version=ontology_version,
+            progress=update,
+        )
+    if as_json:
+        typer.echo(json.dumps(asdict(summary), indent=2))
+        return
+    _out.print(
+        f"Labeled {summary.labeled_now} responses ({summary.steps_labeled} steps, "
+        f"{summary.unmapped_steps} unmapped) of run {summary.run} with {summary.labeler} "
+        f"under {summary.ontology_version}; {summary.already_labeled} were already labeled, "
+        f"{summary.without_steps} have no parsed steps."
+    )
