@@ -18,6 +18,7 @@ from app.cli.context import CliState
 # One line per command module; a missing module is a bug, so no silent skipping.
 COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.workspace_cmds",
+    "app.cli.label_cmds",
 )
 
 
