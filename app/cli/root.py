@@ -19,6 +19,7 @@ from app.cli.context import CliState
 COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.workspace_cmds",
     "app.cli.label_cmds",
+    "app.cli.app_cmds",
 )
 
 

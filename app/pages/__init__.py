@@ -1,0 +1,1 @@
+"""Thin Streamlit pages: read widgets, call one service function, render the result."""

@@ -1,0 +1,36 @@
+"""Home: workspace status and the next step to take."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import driftlens_core
+from app.ui.db import page_session, page_settings
+from storage.settings import redacted_url
+from storage.workspace import table_counts
+
+st.title("DriftLens Workbench")
+st.caption("Does what an assistant remembers about a user change how it reasons?")
+
+settings = page_settings()
+with page_session() as session:
+    counts = table_counts(session=session)
+
+left, right = st.columns(2)
+left.metric("Questions", counts.get("question", 0))
+left.metric("Responses", counts.get("response", 0))
+right.metric("Step labels", counts.get("step_label", 0))
+right.metric("Analyses", counts.get("analysis", 0))
+st.text(f"Workspace: {settings.workspace}")
+st.text(f"Database: {redacted_url(settings.db_url)}")
+st.text(f"Core implementation: {driftlens_core.implementation()}")
+
+st.subheader("Next step")
+if not counts.get("question"):
+    st.info("Import questions (Benchmark page) or run `driftlens demo`.")
+elif not counts.get("response"):
+    st.info("Generate responses: `driftlens generate --model sim/default --run demo`.")
+elif not counts.get("step_label"):
+    st.info("Label the steps: `driftlens label --run demo --labeler keywords`.")
+else:
+    st.info("Analyse drift: `driftlens analyze --run demo --labeler keywords --out report`.")

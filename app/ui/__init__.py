@@ -1,0 +1,1 @@
+"""Streamlit plumbing shared by the pages (sessions, safe rendering, navigation registry)."""

@@ -1,0 +1,25 @@
+"""Render untrusted text (model output, questions, annotations) as inert text.
+
+Streamlit's markdown renders Markdown and, with ``unsafe_allow_html``, HTML. Untrusted text
+must never take either path: it is HTML-escaped and Markdown-escaped, or shown with
+``st.text``/``st.code``/dataframes, which never interpret it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<])")
+
+
+def escape_markdown(text: str | None) -> str:
+    """Escape Markdown and HTML so ``st.markdown`` shows ``text`` literally."""
+    if not text:
+        return ""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=True))
+
+
+def escape_html(text: str | None) -> str:
+    """Escape for inclusion in HTML we build ourselves (``unsafe_allow_html`` blocks)."""
+    return html.escape(text or "", quote=True)
