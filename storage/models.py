@@ -85,7 +85,7 @@ class Question(SQLModel, table=True):
     tier: str | None = Field(default=None, index=True)
     filter_label: str | None = Field(default=None, index=True)
     filter_reason: str | None = Field(default=None, sa_type=Text)
-    filter_domains: list[str] | None = Field(default=None, sa_type=JSON)
+    filter_domains: list[str] | None = Field(default=None, sa_type=JSON(none_as_null=True))
     filter_model: str | None = None
     filter_error: str | None = Field(default=None, sa_type=Text)
     filter_raw: str | None = Field(default=None, sa_type=Text)

@@ -1,0 +1,1 @@
+"""Alembic environment and revisions (shipped with the package; no alembic.ini)."""

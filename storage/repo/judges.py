@@ -1,0 +1,43 @@
+"""LLM judge scores (helpfulness, distraction, acknowledgement)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlmodel import Session, col, select
+
+from storage.models import JudgeScore
+from storage.repo._upsert import row_values, upsert
+
+JUDGE_SCORE_KEY = ("response_id", "judge_model", "kind")
+
+
+def upsert_judge_scores(scores: Sequence[JudgeScore], *, session: Session) -> int:
+    """Insert judge scores, replacing any with the same (response, judge model, kind)."""
+    return upsert(
+        session,
+        JudgeScore,
+        [row_values(s) for s in scores],
+        key=JUDGE_SCORE_KEY,
+        update=("value", "raw_output", "parse_status", "created_at"),
+    )
+
+
+def judge_scores_for(
+    response_ids: Sequence[int],
+    *,
+    kind: str | None = None,
+    judge_model: str | None = None,
+    session: Session,
+) -> list[JudgeScore]:
+    """Scores of these responses, optionally of one kind and judge."""
+    out: list[JudgeScore] = []
+    ids = list(response_ids)
+    for start in range(0, len(ids), 500):
+        stmt = select(JudgeScore).where(col(JudgeScore.response_id).in_(ids[start : start + 500]))
+        if kind is not None:
+            stmt = stmt.where(JudgeScore.kind == kind)
+        if judge_model is not None:
+            stmt = stmt.where(JudgeScore.judge_model == judge_model)
+        out.extend(session.exec(stmt.order_by(col(JudgeScore.id))))
+    return out

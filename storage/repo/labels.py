@@ -1,0 +1,138 @@
+"""Labeler specs and step labels (resume-safe upserts)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from storage.hashing import content_hash
+from storage.models import LabelerSpec, StepLabel
+from storage.repo._upsert import row_values, upsert
+
+STEP_LABEL_KEY = ("response_id", "step_index", "labeler_id", "ontology_version_id", "repeat")
+_STEP_LABEL_UPDATE = ("category", "symbol", "parse_status", "raw_output", "round_id")
+
+
+def labeler_key(
+    *,
+    kind: str,
+    model: str | None = None,
+    temperature: float | None = None,
+    seed: int | None = None,
+    prompt_version: str = "",
+    params: Mapping[str, Any] | None = None,
+) -> str:
+    """The stable key of a labeler spec: sha256 of its canonical JSON."""
+    return content_hash(
+        {
+            "kind": kind,
+            "model": model,
+            "temperature": temperature,
+            "seed": seed,
+            "prompt_version": prompt_version,
+            "params": dict(params or {}),
+        }
+    )
+
+
+def get_or_create_labeler(
+    *,
+    kind: str,
+    model: str | None = None,
+    temperature: float | None = None,
+    seed: int | None = None,
+    prompt_version: str = "",
+    params: Mapping[str, Any] | None = None,
+    name: str | None = None,
+    session: Session,
+) -> LabelerSpec:
+    """The labeler spec row for these settings (found by :func:`labeler_key`)."""
+    key = labeler_key(
+        kind=kind,
+        model=model,
+        temperature=temperature,
+        seed=seed,
+        prompt_version=prompt_version,
+        params=params,
+    )
+    row = session.exec(select(LabelerSpec).where(LabelerSpec.key == key)).first()
+    if row is not None:
+        return row
+    row = LabelerSpec(
+        key=key,
+        name=name,
+        kind=kind,
+        model=model,
+        temperature=temperature,
+        seed=seed,
+        prompt_version=prompt_version,
+        params=dict(params or {}),
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def upsert_step_labels(labels: Sequence[StepLabel], *, session: Session) -> int:
+    """Insert step labels, replacing any with the same key.
+
+    The key is (response, step, labeler, ontology version, repeat); ``round_id`` is replaced
+    too. Returns the number of rows written.
+    """
+    return upsert(
+        session,
+        StepLabel,
+        [row_values(label) for label in labels],
+        key=STEP_LABEL_KEY,
+        update=_STEP_LABEL_UPDATE,
+    )
+
+
+def step_labels_for(
+    response_ids: Sequence[int],
+    *,
+    labeler_id: int,
+    ontology_version_id: int,
+    repeat: int = 0,
+    session: Session,
+) -> dict[int, list[StepLabel]]:
+    """Labels per response id, each list in step order (responses without labels omitted)."""
+    out: dict[int, list[StepLabel]] = defaultdict(list)
+    ids = list(response_ids)
+    for start in range(0, len(ids), 500):
+        stmt = (
+            select(StepLabel)
+            .where(
+                col(StepLabel.response_id).in_(ids[start : start + 500]),
+                StepLabel.labeler_id == labeler_id,
+                StepLabel.ontology_version_id == ontology_version_id,
+                StepLabel.repeat == repeat,
+            )
+            .order_by(col(StepLabel.response_id), col(StepLabel.step_index))
+        )
+        for label in session.exec(stmt):
+            out[label.response_id].append(label)
+    return dict(out)
+
+
+def labeled_response_ids(
+    *,
+    labeler_id: int,
+    ontology_version_id: int,
+    repeat: int = 0,
+    session: Session,
+) -> set[int]:
+    """Responses that already have labels from this labeler/version/repeat (for resuming)."""
+    stmt = (
+        select(StepLabel.response_id)
+        .where(
+            StepLabel.labeler_id == labeler_id,
+            StepLabel.ontology_version_id == ontology_version_id,
+            StepLabel.repeat == repeat,
+        )
+        .distinct()
+    )
+    return set(session.exec(stmt))
