@@ -1,0 +1,394 @@
+"""Cluster bootstrap over questions for the standardised drift effect ``d_rel``.
+
+The estimand (SPEC §7) for condition ``c`` and metric ``m`` is
+
+    d_rel = (μ_c − μ_noise) / σ_noise
+
+where μ_noise and σ_noise are the mean and standard deviation of the drift rows of the
+pragmatic-noise conditions, pooled over all noise conditions. The question (stem) is the
+independent unit: a replicate draws ``Q`` questions with replacement and keeps *every* row
+of a drawn question, so the within-question correlation of rows (and the correlation between
+the treated rows and the noise rows of the same question) is carried into the replicate.
+μ_noise and σ_noise are re-estimated in every replicate, so the uncertainty of the floor is
+part of the interval.
+
+Sufficient statistics
+---------------------
+A replicate is fully described by the multiplicities ``w_q`` (how often question ``q`` was
+drawn). Any row-level mean or variance of the resampled table is then a function of weighted
+per-question sums: with ``n_qc`` rows, ``Σx`` and ``Σx²`` of question ``q`` in condition ``c``,
+
+    μ*_c      = Σ_q w_q Σx_qc / Σ_q w_q n_qc
+    μ*_noise  = Σ_q w_q Σx_qN / N*,          N* = Σ_q w_q n_qN   (N = all noise conditions)
+    σ*²_noise = (Σ_q w_q Σx²_qN − N* μ*²_noise) / (N* − 1)
+
+which is exactly ``np.var(ddof=1)`` of the materialised resampled noise rows (each row of a
+question drawn twice counts twice, as it would in the row-level bootstrap). The ``ddof=1``
+is on rows because σ_noise describes the spread of single drift rows, the scale on which
+d_rel is read. A replicate therefore costs O(questions x columns), not O(rows): the weighted
+sums of all replicates are one matrix product ``counts (B x Q) @ stats (Q x K)``.
+Values are shifted by the pooled noise mean before the squares are summed; d_rel is shift
+invariant and the shift removes the cancellation in ``Σx² − N μ²``.
+
+Randomness and the two implementations
+--------------------------------------
+Indices are drawn with ``numpy.random.Generator.integers`` in chunks of ``chunk`` replicates
+(``uint16`` when there are at most 65,535 questions, ``uint32`` otherwise; 16-bit draws are
+the cheapest bounded draws numpy offers). Both implementations consume exactly the same
+stream; they differ only in how a chunk of indices becomes multiplicities: ``np.bincount``
+here, a one-pass Cython loop in ``_bootstrap.pyx`` (:func:`_counts_numpy` is the reference).
+The multiplicities are integers stored as float64, so both paths give bit-identical sums.
+Measured on the reference machine (400 questions, B = 10,000): drawing 6 ms, counting 3 ms
+compiled vs ~25 ms with bincount, matrix product ~6 ms. A Cython kernel that also did the
+accumulation (``row[k] += stats[idx, k]``) avoids the B x Q count matrix but loses to BLAS;
+chunking keeps the count matrix small (512 x Q) instead.
+
+p-values and intervals
+----------------------
+Percentile intervals: the 2.5% and 97.5% quantiles of the replicates (linear
+interpolation). The two-sided bootstrap p-value inverts the percentile interval:
+
+    p = min(1, 2 · min(1 + #{d* ≤ 0}, 1 + #{d* ≥ 0}) / (B + 1))
+
+i.e. the smallest α at which the (1 − α) percentile interval excludes 0; the +1 counts the
+observed sample as one replicate so p is never 0 (smallest p = 2 / (B + 1)). Replicates in
+which the statistic is undefined (σ*_noise = 0, or a condition absent from every drawn
+question) are dropped and their share is reported as ``valid_fraction``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from driftlens_core._impl import compiled_module
+
+Seed = int | np.random.Generator | None
+
+DEFAULT_BOOTSTRAP = 10_000
+DEFAULT_CHUNK = 512
+
+
+def as_generator(seed: Seed) -> np.random.Generator:
+    """Return ``seed`` if it is a Generator, else ``numpy.random.default_rng(seed)``."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)
+
+
+def _index_dtype(n_clusters: int) -> type[np.unsignedinteger]:
+    return np.uint16 if n_clusters <= np.iinfo(np.uint16).max else np.uint32
+
+
+def _draw_chunks(
+    n_clusters: int, n_boot: int, rng: np.random.Generator, chunk: int
+) -> Iterator[NDArray[np.unsignedinteger]]:
+    """Yield index matrices (``≤ chunk`` replicates x ``n_clusters`` draws) from ``rng``."""
+    dtype = _index_dtype(n_clusters)
+    for start in range(0, n_boot, chunk):
+        size = min(chunk, n_boot - start)
+        yield rng.integers(0, n_clusters, size=(size, n_clusters), dtype=dtype)
+
+
+def _counts_numpy(idx: NDArray[np.unsignedinteger], n_clusters: int) -> NDArray[np.float64]:
+    """Multiplicities of each cluster per replicate (pure-numpy reference).
+
+    Args:
+        idx: ``(replicates, draws)`` cluster indices in ``[0, n_clusters)``.
+        n_clusters: number of clusters (questions).
+
+    Returns:
+        ``(replicates, n_clusters)`` float64 counts; row ``b`` sums to ``draws``.
+    """
+    n_rep = idx.shape[0]
+    flat = idx.astype(np.int64) + (np.arange(n_rep, dtype=np.int64) * n_clusters)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=n_rep * n_clusters)
+    return counts.reshape(n_rep, n_clusters).astype(np.float64)
+
+
+def _counts(idx: NDArray[np.unsignedinteger], n_clusters: int) -> NDArray[np.float64]:
+    mod = compiled_module("_bootstrap")
+    if mod is None:
+        return _counts_numpy(idx, n_clusters)
+    return np.asarray(mod.counts_from_indices(np.ascontiguousarray(idx), n_clusters))
+
+
+def cluster_bootstrap_sums(
+    stats: ArrayLike,
+    *,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: Seed = None,
+    chunk: int = DEFAULT_CHUNK,
+) -> NDArray[np.float64]:
+    """Weighted column sums of per-cluster statistics for every bootstrap replicate.
+
+    Replicate ``b`` draws ``Q`` clusters with replacement (multiplicities ``w_bq``) and
+    returns ``Σ_q w_bq · stats[q, :]``. Put per-question sufficient statistics (row counts,
+    sums, sums of squares) in the columns and every resampled mean or variance follows.
+
+    Args:
+        stats: ``(Q, K)`` per-cluster statistics.
+        n_boot: number of replicates ``B``.
+        seed: integer seed or ``numpy.random.Generator`` (consumed in place).
+        chunk: replicates drawn and counted at a time (memory ``chunk x Q`` float64).
+            The chunk size is part of the random stream: keep it fixed to reproduce.
+
+    Returns:
+        ``(B, K)`` float64 array of weighted sums.
+    """
+    a = np.ascontiguousarray(np.asarray(stats, dtype=np.float64))
+    if a.ndim != 2:
+        raise ValueError("stats must be a 2-D (clusters x columns) array")
+    n_clusters = a.shape[0]
+    if n_clusters == 0:
+        raise ValueError("the bootstrap needs at least one cluster")
+    if n_boot < 1 or chunk < 1:
+        raise ValueError("n_boot and chunk must be positive")
+    rng = as_generator(seed)
+    out = np.empty((n_boot, a.shape[1]), dtype=np.float64)
+    start = 0
+    for idx in _draw_chunks(n_clusters, n_boot, rng, chunk):
+        counts = _counts(idx, n_clusters)
+        stop = start + idx.shape[0]
+        np.matmul(counts, a, out=out[start:stop])
+        start = stop
+    return out
+
+
+def bootstrap_p_value(replicates: NDArray[np.float64], null: float = 0.0) -> NDArray[np.float64]:
+    """Two-sided percentile-inversion p-value per column (NaN replicates ignored).
+
+    ``p = min(1, 2 · min(1 + #{d* ≤ null}, 1 + #{d* ≥ null}) / (B_valid + 1))``.
+    """
+    r = np.asarray(replicates, dtype=np.float64)
+    if r.ndim == 1:
+        r = r[:, None]
+    valid = ~np.isnan(r)
+    n = valid.sum(axis=0)
+    low = (r <= null).sum(axis=0)
+    high = (r >= null).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.minimum(1.0, 2.0 * (np.minimum(low, high) + 1.0) / (n + 1.0))
+    return np.where(n > 0, p, np.nan)
+
+
+def percentile_interval(
+    replicates: NDArray[np.float64], level: float = 0.95
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Percentile interval per column of ``replicates`` (NaN replicates ignored)."""
+    r = np.asarray(replicates, dtype=np.float64)
+    if r.ndim == 1:
+        r = r[:, None]
+    alpha = (1.0 - level) / 2.0
+    lo = np.full(r.shape[1], np.nan)
+    hi = np.full(r.shape[1], np.nan)
+    complete = ~np.isnan(r).any(axis=0)
+    if complete.any():
+        q = np.quantile(r[:, complete], [alpha, 1.0 - alpha], axis=0)
+        lo[complete], hi[complete] = q[0], q[1]
+    for j in np.flatnonzero(~complete):
+        col = r[:, j][~np.isnan(r[:, j])]
+        if col.size:
+            lo[j], hi[j] = np.quantile(col, [alpha, 1.0 - alpha])
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class QuestionSums:
+    """Per-question sufficient statistics of a drift table (one model).
+
+    Attributes:
+        n: ``(Q, C)`` row counts per question and condition.
+        sums: ``(Q, C, M)`` sums of the (shifted) drift values per metric.
+        noise_sumsq: ``(Q, M)`` sums of squared (shifted) values over noise rows.
+        noise: ``(C,)`` bool, which conditions form the noise floor.
+        shift: ``(M,)`` value subtracted from every drift value (the pooled noise mean).
+    """
+
+    n: NDArray[np.float64]
+    sums: NDArray[np.float64]
+    noise_sumsq: NDArray[np.float64]
+    noise: NDArray[np.bool_]
+    shift: NDArray[np.float64]
+
+    @property
+    def n_questions(self) -> int:
+        return int(self.n.shape[0])
+
+    @property
+    def n_conditions(self) -> int:
+        return int(self.n.shape[1])
+
+    @property
+    def n_metrics(self) -> int:
+        return int(self.sums.shape[2])
+
+    def columns(self) -> NDArray[np.float64]:
+        """``(Q, K)`` matrix ``[n_c..., Σx_cm..., Σx²_noise,m...]`` for the bootstrap."""
+        q = self.n_questions
+        return np.concatenate(
+            [self.n, self.sums.reshape(q, -1), self.noise_sumsq], axis=1
+        )
+
+    def split(
+        self, col: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Inverse of :meth:`columns` for ``(..., K)`` weighted sums."""
+        c, m = self.n_conditions, self.n_metrics
+        n = col[..., :c]
+        s = col[..., c : c + c * m].reshape(*col.shape[:-1], c, m)
+        ss = col[..., c + c * m :]
+        return n, s, ss
+
+
+def question_sums(
+    question: ArrayLike,
+    condition: ArrayLike,
+    values: ArrayLike,
+    noise: ArrayLike,
+    *,
+    n_questions: int | None = None,
+) -> QuestionSums:
+    """Reduce rows to per-question sufficient statistics.
+
+    Args:
+        question: ``(N,)`` integer question codes ``0..Q-1``.
+        condition: ``(N,)`` integer condition codes ``0..C-1``.
+        values: ``(N, M)`` drift values (one column per metric), finite.
+        noise: ``(C,)`` bool mask of the noise conditions (at least one).
+        n_questions: ``Q`` when some codes have no rows.
+    """
+    q = np.asarray(question, dtype=np.int64)
+    c = np.asarray(condition, dtype=np.int64)
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    mask = np.asarray(noise, dtype=bool)
+    if not (q.shape == c.shape == x.shape[:1]):
+        raise ValueError("question, condition and values must have the same number of rows")
+    if not mask.any():
+        raise ValueError("at least one noise condition is needed for the floor")
+    n_q = int(n_questions if n_questions is not None else (q.max() + 1 if q.size else 0))
+    n_c = mask.shape[0]
+    n_m = x.shape[1]
+    is_noise = mask[c]
+    if not is_noise.any():
+        raise ValueError("no noise rows: the floor cannot be estimated")
+    shift = x[is_noise].mean(axis=0)
+    xs = x - shift
+    cell = q * n_c + c
+    n = np.bincount(cell, minlength=n_q * n_c).astype(np.float64).reshape(n_q, n_c)
+    sums = np.empty((n_q, n_c, n_m))
+    sumsq = np.empty((n_q, n_m))
+    for j in range(n_m):
+        sums[:, :, j] = np.bincount(cell, weights=xs[:, j], minlength=n_q * n_c).reshape(
+            n_q, n_c
+        )
+        sumsq[:, j] = np.bincount(
+            q[is_noise], weights=xs[is_noise, j] ** 2, minlength=n_q
+        )
+    return QuestionSums(n=n, sums=sums, noise_sumsq=sumsq, noise=mask, shift=shift)
+
+
+def _drel_from_sums(
+    qs: QuestionSums, col: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """From ``(..., K)`` weighted sums return ``d_rel, diff, μ_noise, σ_noise`` (shifted scale).
+
+    ``d_rel`` and ``diff = μ_c − μ_noise`` have shape ``(..., C, M)``.
+    """
+    n, s, ss = qs.split(col)
+    n_noise = n[..., qs.noise].sum(axis=-1)  # (...,)
+    s_noise = s[..., qs.noise, :].sum(axis=-2)  # (..., M)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu_noise = s_noise / n_noise[..., None]
+        var = (ss - n_noise[..., None] * mu_noise**2) / (n_noise[..., None] - 1.0)
+        sd_noise = np.sqrt(np.where(var > 0, var, np.nan))
+        mu = s / n[..., None]
+        diff = mu - mu_noise[..., None, :]
+        d = diff / sd_noise[..., None, :]
+    return d, diff, mu_noise, sd_noise
+
+
+@dataclass(frozen=True)
+class DrelBootstrap:
+    """Point estimates and cluster-bootstrap inference for d_rel, per condition and metric.
+
+    Arrays are ``(C, M)`` unless noted. ``diff`` is μ_c − μ_noise in drift units.
+    """
+
+    estimate: NDArray[np.float64]
+    diff: NDArray[np.float64]
+    ci_low: NDArray[np.float64]
+    ci_high: NDArray[np.float64]
+    ci90_low: NDArray[np.float64]
+    ci90_high: NDArray[np.float64]
+    p_value: NDArray[np.float64]
+    se: NDArray[np.float64]
+    diff_se: NDArray[np.float64]
+    valid_fraction: NDArray[np.float64]
+    noise_mean: NDArray[np.float64]  # (M,)
+    noise_sd: NDArray[np.float64]  # (M,)
+    n_boot: int
+
+
+def drel_bootstrap(
+    qs: QuestionSums,
+    *,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: Seed = None,
+    level: float = 0.95,
+    chunk: int = DEFAULT_CHUNK,
+) -> DrelBootstrap:
+    """Cluster bootstrap of d_rel for every condition and metric (see module docstring).
+
+    Args:
+        qs: per-question sufficient statistics from :func:`question_sums`.
+        n_boot: replicates ``B`` (default 10,000).
+        seed: integer seed or ``numpy.random.Generator``; same seed, same result, under
+            both implementations.
+        level: confidence level of the main interval (a 90% interval is always added for
+            the equivalence bound).
+        chunk: replicates per chunk (part of the random stream).
+
+    Returns:
+        A :class:`DrelBootstrap`.
+    """
+    cols = qs.columns()
+    d0, diff0, mu0, sd0 = _drel_from_sums(qs, cols.sum(axis=0))
+    sums = cluster_bootstrap_sums(cols, n_boot=n_boot, seed=seed, chunk=chunk)
+    d, diff, _, _ = _drel_from_sums(qs, sums)
+    c, m = qs.n_conditions, qs.n_metrics
+    d2 = d.reshape(n_boot, c * m)
+    diff2 = diff.reshape(n_boot, c * m)
+    finite = np.isfinite(d2)
+    d2 = np.where(finite, d2, np.nan)
+    lo, hi = percentile_interval(d2, level)
+    lo90, hi90 = percentile_interval(d2, 0.90)
+    p = bootstrap_p_value(d2)
+    with np.errstate(invalid="ignore"):
+        se = np.nanstd(d2, axis=0, ddof=1) if n_boot > 1 else np.full(c * m, np.nan)
+        diff_se = (
+            np.nanstd(np.where(finite, diff2, np.nan), axis=0, ddof=1)
+            if n_boot > 1
+            else np.full(c * m, np.nan)
+        )
+    shape = (c, m)
+    return DrelBootstrap(
+        estimate=d0,
+        diff=diff0,
+        ci_low=lo.reshape(shape),
+        ci_high=hi.reshape(shape),
+        ci90_low=lo90.reshape(shape),
+        ci90_high=hi90.reshape(shape),
+        p_value=p.reshape(shape),
+        se=se.reshape(shape),
+        diff_se=diff_se.reshape(shape),
+        valid_fraction=(finite.sum(axis=0) / n_boot).reshape(shape),
+        noise_mean=mu0 + qs.shift,
+        noise_sd=sd0,
+        n_boot=n_boot,
+    )

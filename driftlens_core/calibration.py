@@ -1,0 +1,297 @@
+"""Calibration of the instrument (SPEC §8): null test, MDD, equivalence, noise decomposition.
+
+Every claim carries its precision, and the question is always the independent unit:
+variants, samples and labels of one question are averaged *within* the question first and
+never counted as separate evidence.
+
+* **Null test.** Each condition is sampled twice; per question the difference between the
+  two samples' mean drift is pure noise. Its mean over questions and a 95% interval over
+  questions (t interval on the question-level differences, i.e. the analytic version of
+  resampling questions) are reported; the share of conditions whose interval excludes 0
+  should be near 5%.
+* **Minimum detectable drift** ``MDD = 2.8 × SE``: a true effect of that size is detected
+  by a two-sided 5% test with 80% power (1.96 + 0.84 ≈ 2.8).
+* **Equivalence bound** when nothing is detected: the smallest symmetric range ``±b``
+  around 0 containing the 90% interval, ``b = max(|lo₉₀|, |hi₉₀|)`` (the TOST reading: the
+  effect is within ±b at the 5% level).
+* **Noise decomposition** by nested method of moments (ANOVA estimators, negative
+  components truncated at 0): labeler (same response labeled twice), model (same prompt
+  sampled twice), question×condition interaction and between-question variance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+MDD_FACTOR = 2.8
+
+
+def minimum_detectable(se: ArrayLike, factor: float = MDD_FACTOR) -> NDArray[np.float64]:
+    """Minimum detectable effect ``factor × SE`` (two-sided 5%, 80% power for 2.8)."""
+    return factor * np.asarray(se, dtype=np.float64)
+
+
+def equivalence_bound(ci90_low: ArrayLike, ci90_high: ArrayLike) -> NDArray[np.float64]:
+    """Smallest symmetric bound ``b`` with ``[lo₉₀, hi₉₀] ⊂ [−b, b]``."""
+    lo = np.asarray(ci90_low, dtype=np.float64)
+    hi = np.asarray(ci90_high, dtype=np.float64)
+    return np.maximum(np.abs(lo), np.abs(hi))
+
+
+@dataclass(frozen=True)
+class NullTestCondition:
+    """Sample-vs-sample difference for one condition (question-level)."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    n_questions: int
+
+    @property
+    def excludes_zero(self) -> bool:
+        return bool(self.ci_low > 0 or self.ci_high < 0)
+
+
+@dataclass(frozen=True)
+class NullTest:
+    """Null test over conditions: how often two samples of the same thing "differ"."""
+
+    available: bool
+    reason: str
+    samples: tuple[str, str] | None
+    conditions: tuple[tuple[str, NullTestCondition], ...]
+
+    @property
+    def mean_difference(self) -> float:
+        vals = [c.mean for _, c in self.conditions if np.isfinite(c.mean)]
+        return float(np.mean(vals)) if vals else float("nan")
+
+    @property
+    def fraction_excluding_zero(self) -> float:
+        tested = [c for _, c in self.conditions if np.isfinite(c.ci_low)]
+        return float(np.mean([c.excludes_zero for c in tested])) if tested else float("nan")
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "available": self.available,
+            "reason": self.reason,
+            "samples": list(self.samples) if self.samples else None,
+            "mean_difference": self.mean_difference,
+            "fraction_excluding_zero": self.fraction_excluding_zero,
+            "conditions": {
+                name: {
+                    "mean": c.mean,
+                    "ci_low": c.ci_low,
+                    "ci_high": c.ci_high,
+                    "n_questions": c.n_questions,
+                    "excludes_zero": c.excludes_zero,
+                }
+                for name, c in self.conditions
+            },
+        }
+
+
+def _t_interval(d: NDArray[np.float64], level: float) -> tuple[float, float, float]:
+    n = d.size
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    m = float(d.mean())
+    if n < 2:
+        return m, float("nan"), float("nan")
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * d.std(ddof=1) / np.sqrt(n))
+    return m, m - half, m + half
+
+
+def null_test(
+    values: ArrayLike,
+    question: ArrayLike,
+    condition: ArrayLike,
+    sample: ArrayLike | None,
+    *,
+    condition_names: tuple[str, ...],
+    sample_names: tuple[str, ...] = (),
+    level: float = 0.95,
+) -> NullTest:
+    """Compare the first two samples of every condition, question by question.
+
+    Args:
+        values: ``(N,)`` drift values.
+        question, condition: ``(N,)`` integer codes.
+        sample: ``(N,)`` integer sample codes (``None``: no repeated samples).
+        condition_names: names for the condition codes.
+        sample_names: names for the sample codes (the two lowest codes are compared).
+        level: confidence level of the per-condition interval.
+    """
+    if sample is None:
+        return NullTest(False, "no sample column: each condition was sampled once", None, ())
+    x = np.asarray(values, dtype=np.float64)
+    q = np.asarray(question, dtype=np.int64)
+    c = np.asarray(condition, dtype=np.int64)
+    s = np.asarray(sample, dtype=np.int64)
+    codes = np.unique(s)
+    if codes.size < 2:
+        return NullTest(False, "only one sample per condition", None, ())
+    s0, s1 = int(codes[0]), int(codes[1])
+    names = (
+        (sample_names[s0], sample_names[s1]) if sample_names else (str(s0), str(s1))
+    )
+    n_q = int(q.max()) + 1
+    n_c = len(condition_names)
+    out = []
+    for which in (s0, s1):
+        m = s == which
+        cell = q[m] * n_c + c[m]
+        n = np.bincount(cell, minlength=n_q * n_c).reshape(n_q, n_c)
+        tot = np.bincount(cell, weights=x[m], minlength=n_q * n_c).reshape(n_q, n_c)
+        out.append((n, tot))
+    (n0, t0), (n1, t1) = out
+    both = (n0 > 0) & (n1 > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        diff = t0 / n0 - t1 / n1
+    results = []
+    for j, name in enumerate(condition_names):
+        d = diff[both[:, j], j]
+        mean, lo, hi = _t_interval(d, level)
+        results.append((name, NullTestCondition(mean, lo, hi, int(d.size))))
+    return NullTest(True, "", names, tuple(results))
+
+
+@dataclass(frozen=True)
+class NoiseDecomposition:
+    """Variance components of drift (ANOVA estimators) and their shares of the total.
+
+    A component is NaN when the design cannot separate it (e.g. no repeated labels).
+    """
+
+    between_question: float
+    question_condition: float
+    model: float
+    labeler: float
+
+    @property
+    def total(self) -> float:
+        parts = [
+            v
+            for v in (self.between_question, self.question_condition, self.model, self.labeler)
+            if np.isfinite(v)
+        ]
+        return float(sum(parts))
+
+    def shares(self) -> dict[str, float]:
+        tot = self.total
+        parts = {
+            "between_question": self.between_question,
+            "question_condition": self.question_condition,
+            "model": self.model,
+            "labeler": self.labeler,
+        }
+        return {k: (v / tot if tot > 0 and np.isfinite(v) else float("nan")) for k, v in parts.items()}
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "variance": {
+                "between_question": self.between_question,
+                "question_condition": self.question_condition,
+                "model": self.model,
+                "labeler": self.labeler,
+            },
+            "share": self.shares(),
+        }
+
+
+def _pooled_within(values: NDArray[np.float64], groups: NDArray[np.int64]) -> tuple[float, float]:
+    """Pooled within-group variance and the mean group size (groups with ≥ 2 members)."""
+    _, inv, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    sums = np.bincount(inv, weights=values)
+    means = sums / counts
+    resid = values - means[inv]
+    dof = int((counts - 1).sum())
+    if dof <= 0:
+        return float("nan"), float("nan")
+    multi = counts[counts > 1]
+    # ANOVA "n0" for unbalanced groups: (N − Σn²/N)/(g − 1) on the groups with replicates
+    size = float(multi.mean()) if multi.size else float("nan")
+    return float((resid**2).sum() / dof), size
+
+
+def _group_means(
+    values: NDArray[np.float64], groups: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    keys, inv = np.unique(groups, return_inverse=True)
+    means = np.bincount(inv, weights=values) / np.bincount(inv)
+    return means, keys
+
+
+def noise_decomposition(
+    values: ArrayLike,
+    question: ArrayLike,
+    condition: ArrayLike,
+    sample: ArrayLike | None = None,
+    label_run: ArrayLike | None = None,
+) -> NoiseDecomposition:
+    """Nested variance decomposition of drift: question > question×condition > sample > label.
+
+    Bottom-up method of moments: the pooled within-group variance at one level estimates
+    that level's component plus the lower ones divided by the mean replication; negative
+    differences are truncated at 0. Condition means are removed first (they are the fixed
+    effects the study is about). Unbalanced designs use mean group sizes, so the estimates
+    are approximate there; they are meant to say *where* the noise comes from.
+
+    Args:
+        values: ``(N,)`` drift values.
+        question, condition: ``(N,)`` integer codes.
+        sample: ``(N,)`` sample codes (the same prompt sampled again); ``None`` if absent.
+        label_run: ``(N,)`` labeling-run codes (the same response labeled again).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    q = np.asarray(question, dtype=np.int64)
+    c = np.asarray(condition, dtype=np.int64)
+    nan = float("nan")
+    # remove condition means
+    cm, ckeys = _group_means(x, c)
+    x = x - cm[np.searchsorted(ckeys, c)]
+    n_c = int(c.max()) + 1
+    cell = q * n_c + c
+    labeler = model = nan
+    level_vals, level_groups = x, cell
+    below = 0.0  # variance of the current level's unit means coming from lower levels
+    if sample is not None:
+        s = np.asarray(sample, dtype=np.int64)
+        n_s = int(s.max()) + 1
+        unit = cell * n_s + s
+        if label_run is not None:
+            lab_var, lab_n = _pooled_within(x, unit)
+            labeler = max(lab_var, 0.0) if np.isfinite(lab_var) else nan
+            um, ukeys = _group_means(x, unit)
+            x_unit, unit_keys = um, ukeys
+            below = labeler / lab_n if np.isfinite(labeler) else 0.0
+        else:
+            x_unit, unit_keys = x, unit
+        raw, n_rep = _pooled_within(x_unit, unit_keys // n_s)
+        if np.isfinite(raw):
+            model = max(raw - below, 0.0)
+            below = model / n_rep + below / n_rep
+        level_vals, level_groups = x_unit, unit_keys // n_s
+    else:
+        # replicate rows of a cell without sample ids (e.g. variants): not reported as a
+        # component, but their noise must not be counted as interaction
+        raw_cell, n_cell_rows = _pooled_within(x, cell)
+        if np.isfinite(raw_cell):
+            below = raw_cell / n_cell_rows
+    cell_means, cell_keys = _group_means(level_vals, level_groups)
+    cell_q = cell_keys // n_c
+    raw_qc, n_cells = _pooled_within(cell_means, cell_q)
+    inter = max(raw_qc - below, 0.0) if np.isfinite(raw_qc) else nan
+    qmeans, _ = _group_means(cell_means, cell_q)
+    between_raw = float(qmeans.var(ddof=1)) if qmeans.size > 1 else nan
+    below_q = ((inter if np.isfinite(inter) else 0.0) + below) / (
+        n_cells if np.isfinite(n_cells) else 1.0
+    )
+    between = max(between_raw - below_q, 0.0) if np.isfinite(between_raw) else nan
+    return NoiseDecomposition(
+        between_question=between, question_condition=inter, model=model, labeler=labeler
+    )
