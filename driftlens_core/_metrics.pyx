@@ -1,0 +1,634 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Compiled kernels of :mod:`driftlens_core.metrics` (documentation lives there).
+
+Every function here trusts its caller: :mod:`driftlens_core.metrics` validates the
+input (non-negative int32 symbols below ``K``, monotone offsets) before calling in.
+
+How ``pair_drift`` reaches tens of millions of pairs per second on one core:
+
+* Pairs whose lengths are both in 1..127 (and whose alphabet fits in a byte) are
+  counting-sorted by shape ``(n, m)`` and processed 32 at a time, one pair per byte
+  lane. The DTW and Levenshtein dynamic programmes of the 32 pairs advance together
+  as byte vectors (every cell is a handful of ``pminub``/``paddb``/``pcmpeqb``), and
+  pairs of equal shape waste no lanes. The lane kernel is plain C that GCC
+  auto-vectorises; ``target_clones`` adds an AVX2 build picked at load time on CPUs
+  that have it, so no ``-march`` flag is needed and the wheel stays portable.
+* Symbol histograms of the 32 lanes are counted with the same byte vectors; the
+  Jensen–Shannon divergence then needs only table look-ups of ``x log x`` for small
+  integers (see ``_js_from_counts``).
+* Everything else (empty sequences, long sequences, big alphabets) takes a scalar
+  path: Myers/Hyyrö bit-parallel Levenshtein for patterns of at most 64 symbols
+  (DP beyond), a single rolling row for DTW, sparse histograms for JSD.
+"""
+
+import numpy as np
+
+from libc.math cimport INFINITY, log, log1p, sqrt
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.string cimport memset
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #define DL_LANES 32
+    #define DL_LANE_MAX 127
+    #define DL_MIN(a, b) ((a) < (b) ? (a) : (b))
+    #if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
+    /* An AVX2 clone chosen at load time (ifunc) where the CPU has it; SSE2 otherwise. */
+    #define DL_CLONES __attribute__((target_clones("avx2", "default")))
+    #else
+    #define DL_CLONES
+    #endif
+
+    /* DTW (0/1 cost) and Levenshtein of up to 32 pairs at once, one pair per byte lane.
+       S is [NN][32] and T is [MM][32] (lane l holds pair l's symbols, padded with 255);
+       lanes are sorted by n ascending and lane l's answer sits in cell (n[l]-1, m[l]-1):
+       it is read out when row n[l]-1 is complete. Values stay below 255 because
+       n, m <= 127 (DTW_raw <= max(n, m), Levenshtein <= max(n, m)). */
+    DL_CLONES
+    static void dl_lane_dp(const uint8_t *restrict S, const uint8_t *restrict T,
+                           int NN, int MM, const int32_t *n, const int32_t *m, int nl,
+                           int32_t *dtw_out, int32_t *lev_out)
+    {
+        uint8_t D[DL_LANE_MAX][DL_LANES], L[DL_LANE_MAX][DL_LANES];
+        uint8_t dd[DL_LANES], dl[DL_LANES], ld[DL_LANES], ll[DL_LANES];
+        int i, j, l, p = 0;
+        for (j = 0; j < MM; j++)
+            for (l = 0; l < DL_LANES; l++) { D[j][l] = 255; L[j][l] = (uint8_t)(j + 1); }
+        for (i = 0; i < NN; i++) {
+            const uint8_t *s = S + (size_t)i * DL_LANES;
+            for (l = 0; l < DL_LANES; l++) {
+                dd[l] = i ? 255 : 0;        /* D[i-1][-1] */
+                dl[l] = 255;                /* D[i][-1]   */
+                ld[l] = (uint8_t)i;         /* L[i-1][-1] */
+                ll[l] = (uint8_t)(i + 1);   /* L[i][-1]   */
+            }
+            for (j = 0; j < MM; j++) {
+                const uint8_t *t = T + (size_t)j * DL_LANES;
+                for (l = 0; l < DL_LANES; l++) {
+                    /* eq is 0xFF (= -1 mod 256) on a match: "+ 1 + eq" adds the 0/1 cost */
+                    uint8_t eq = s[l] == t[l] ? 0xFF : 0;
+                    uint8_t du = D[j][l], lu = L[j][l];
+                    uint8_t d = (uint8_t)(DL_MIN(DL_MIN(dd[l], du), dl[l]) + 1 + eq);
+                    uint8_t a = (uint8_t)(DL_MIN(lu, ll[l]) + 1);
+                    uint8_t b = (uint8_t)(ld[l] + 1 + eq);
+                    uint8_t lv = DL_MIN(a, b);
+                    dd[l] = du; ld[l] = lu;
+                    D[j][l] = d; L[j][l] = lv;
+                    dl[l] = d; ll[l] = lv;
+                }
+            }
+            while (p < nl && n[p] - 1 == i) {
+                dtw_out[p] = D[m[p] - 1][p];
+                lev_out[p] = L[m[p] - 1][p];
+                p++;
+            }
+        }
+    }
+
+    /* cnt[k][l] = number of k in lane l's column of S ([rows][32]); padding 255 never counts. */
+    DL_CLONES
+    static void dl_lane_counts(const uint8_t *restrict S, int rows, int K, uint8_t *restrict cnt)
+    {
+        int i, k, l;
+        memset(cnt, 0, (size_t)K * DL_LANES);
+        for (i = 0; i < rows; i++) {
+            const uint8_t *s = S + (size_t)i * DL_LANES;
+            for (k = 0; k < K; k++) {
+                uint8_t *c = cnt + (size_t)k * DL_LANES;
+                for (l = 0; l < DL_LANES; l++) c[l] += (uint8_t)(s[l] == k);
+            }
+        }
+    }
+    """
+    int DL_LANES
+    int DL_LANE_MAX
+    void dl_lane_dp(const uint8_t *S, const uint8_t *T, int NN, int MM,
+                    const int32_t *n, const int32_t *m, int nl,
+                    int32_t *dtw_out, int32_t *lev_out) noexcept nogil
+    void dl_lane_counts(const uint8_t *S, int rows, int K, uint8_t *cnt) noexcept nogil
+
+cdef enum:
+    LANES = 32  # pairs per lane group (must match DL_LANES)
+    LANE_MAX = 127  # longest sequence of the lane path (byte-sized DP values)
+    DENSE_BINS = 32  # histograms with at most this many bins are counted with lane vectors
+    INF32 = 1073741824
+    CHUNK = 4096  # pairs sorted and gathered at a time (their bytes stay in cache)
+
+# Below this squared distance the x·log x table formula loses digits; use the log1p form.
+cdef double PRECISE_BELOW = 1e-3
+
+cdef double LOG2 = log(2.0)
+
+
+# ---------------------------------------------------------------- scalar kernels
+
+
+cdef inline int32_t _min3(int32_t a, int32_t b, int32_t c) noexcept nogil:
+    if b < a:
+        a = b
+    return c if c < a else a
+
+
+cdef int32_t _dtw01_raw(const int32_t *a, Py_ssize_t n, const int32_t *b, Py_ssize_t m,
+                        int32_t *row) noexcept nogil:
+    """DTW_raw under the 0/1 cost with one rolling row (``row`` holds ``m`` ints)."""
+    cdef Py_ssize_t i, j
+    cdef int32_t diag, left, up, v, s
+    for j in range(m):
+        row[j] = INF32
+    for i in range(n):
+        diag = 0 if i == 0 else INF32
+        left = INF32
+        s = a[i]
+        for j in range(m):
+            up = row[j]
+            v = _min3(diag, up, left) + (s != b[j])
+            diag = up
+            row[j] = v
+            left = v
+    return row[m - 1]
+
+
+cdef int32_t _lev_myers(const int32_t *p, Py_ssize_t np_, const int32_t *t, Py_ssize_t nt,
+                        uint64_t *peq) noexcept nogil:
+    """Myers/Hyyrö bit-parallel edit distance; ``1 <= np_ <= 64``; ``peq`` zeroed on entry and exit."""
+    cdef Py_ssize_t i
+    cdef uint64_t pv = ~(<uint64_t>0), mv = 0, eq, xv, xh, ph, mh
+    cdef uint64_t last = (<uint64_t>1) << (np_ - 1)
+    cdef int32_t score = <int32_t>np_
+    for i in range(np_):
+        peq[p[i]] |= (<uint64_t>1) << i
+    for i in range(nt):
+        eq = peq[t[i]]
+        xv = eq | mv
+        xh = (((eq & pv) + pv) ^ pv) | eq
+        ph = mv | ~(xh | pv)
+        mh = pv & xh
+        if ph & last:
+            score += 1
+        elif mh & last:
+            score -= 1
+        ph = (ph << 1) | 1
+        mh = mh << 1
+        pv = mh | ~(xv | ph)
+        mv = ph & xv
+    for i in range(np_):
+        peq[p[i]] = 0
+    return score
+
+
+cdef int32_t _lev_dp(const int32_t *a, Py_ssize_t n, const int32_t *b, Py_ssize_t m,
+                     int32_t *row) noexcept nogil:
+    """Levenshtein by the textbook DP with one row of ``m + 1`` ints."""
+    cdef Py_ssize_t i, j
+    cdef int32_t diag, v, s
+    for j in range(m + 1):
+        row[j] = <int32_t>j
+    for i in range(n):
+        diag = row[0]
+        row[0] = <int32_t>(i + 1)
+        s = a[i]
+        for j in range(m):
+            v = _min3(row[j + 1] + 1, row[j] + 1, diag + (s != b[j]))
+            diag = row[j + 1]
+            row[j + 1] = v
+    return row[m]
+
+
+cdef int32_t _lev(const int32_t *a, Py_ssize_t n, const int32_t *b, Py_ssize_t m,
+                  uint64_t *peq, int32_t *row) noexcept nogil:
+    """Edit distance; the shorter sequence is the bit-parallel pattern when it fits a word."""
+    if n == 0:
+        return <int32_t>m
+    if m == 0:
+        return <int32_t>n
+    if n > m:
+        a, b = b, a
+        n, m = m, n
+    if n <= 64:
+        return _lev_myers(a, n, b, m, peq)
+    return _lev_dp(b, m, a, n, row)
+
+
+cdef inline double _xlogx(int64_t x, const double *xl, Py_ssize_t nxl) noexcept nogil:
+    if x < nxl:
+        return xl[x]
+    return <double>x * log(<double>x)
+
+
+cdef inline double _js_term_precise(int64_t a, int64_t b) noexcept nogil:
+    """``a log(2a/w) + b log(2b/w)`` with ``w = a + b``, accurate when ``a ≈ b``."""
+    cdef double w = <double>(a + b)
+    if a == 0:
+        return <double>b * LOG2
+    if b == 0:
+        return <double>a * LOG2
+    return <double>a * log1p(<double>(a - b) / w) + <double>b * log1p(<double>(b - a) / w)
+
+
+cdef inline double _js_finish(double g_sum, int64_t n, int64_t m) noexcept nogil:
+    """Squared JS distance from ``Σ_k [w log w - a log a - b log b]`` (a = m·cS, b = n·cT).
+
+    With p = cS/n, q = cT/m and h = (p + q)/2, 2nm·JS_nats = Σ_k [a log(2a/w) + b log(2b/w)]
+    = 2nm·log 2 - Σ_k g_k, so d² = JS_nats / log 2 = 1 - Σ_k g_k / (2nm log 2).
+    """
+    return 1.0 - g_sum / (<double>(2 * n * m) * LOG2)
+
+
+cdef double _js_sparse(const int32_t *a, Py_ssize_t n, const int32_t *b, Py_ssize_t m,
+                       int32_t *cs, int32_t *ct, const double *xl, Py_ssize_t nxl) noexcept nogil:
+    """JS distance of two non-empty sequences with scratch histograms ``cs``/``ct`` (zero on entry and exit).
+
+    A visited symbol of ``a`` gets its count negated, so each distinct symbol counts once.
+    """
+    cdef Py_ssize_t i
+    cdef int32_t s, c
+    cdef int64_t x, y
+    cdef double g = 0.0, d2 = 0.0
+    cdef bint differ = False
+    for i in range(n):
+        cs[a[i]] += 1
+    for i in range(m):
+        ct[b[i]] += 1
+    for i in range(n):
+        s = a[i]
+        c = cs[s]
+        if c <= 0:
+            continue
+        cs[s] = -c
+        x = m * <int64_t>c
+        y = n * <int64_t>ct[s]
+        if x != y:
+            differ = True
+        if y != 0:  # symbols on one side only contribute g = 0
+            g += _xlogx(x + y, xl, nxl) - _xlogx(x, xl, nxl) - _xlogx(y, xl, nxl)
+    for i in range(m):
+        if cs[b[i]] == 0:
+            differ = True  # a symbol of b missing from a
+    if differ:
+        d2 = _js_finish(g, n, m)
+    if differ and d2 < PRECISE_BELOW:
+        g = 0.0
+        for i in range(n):
+            s = a[i]
+            c = cs[s]
+            if c >= 0:
+                continue
+            g += _js_term_precise(-m * <int64_t>c, n * <int64_t>ct[s])
+            cs[s] = 0
+            ct[s] = 0
+        for i in range(m):
+            s = b[i]
+            if ct[s] == 0:
+                continue
+            g += _js_term_precise(0, n * <int64_t>ct[s])
+            ct[s] = 0
+        d2 = g / (<double>(2 * n * m) * LOG2)
+    else:
+        for i in range(n):
+            cs[a[i]] = 0
+            ct[a[i]] = 0
+        for i in range(m):
+            ct[b[i]] = 0
+    return sqrt(d2) if d2 > 0.0 else 0.0
+
+
+cdef double _js_dense(const uint8_t *cnt_s, const uint8_t *cnt_t, int lane, int K,
+                      int64_t n, int64_t m, const double *xl) noexcept nogil:
+    """JS distance of lane ``lane`` from byte-vector histograms ``[K][32]`` (table covers 2nm)."""
+    cdef int k
+    cdef int64_t x, y, differ = 0
+    cdef double g = 0.0, d2
+    for k in range(K):
+        x = m * cnt_s[k * LANES + lane]
+        y = n * cnt_t[k * LANES + lane]
+        differ |= x ^ y
+        g += xl[x + y] - xl[x] - xl[y]
+    if differ == 0:
+        return 0.0
+    d2 = _js_finish(g, n, m)
+    if d2 < PRECISE_BELOW:
+        g = 0.0
+        for k in range(K):
+            x = m * cnt_s[k * LANES + lane]
+            y = n * cnt_t[k * LANES + lane]
+            if x != 0 or y != 0:
+                g += _js_term_precise(x, y)
+        d2 = g / (<double>(2 * n * m) * LOG2)
+    return sqrt(d2) if d2 > 0.0 else 0.0
+
+
+cdef double[::1] _xlogx_table(Py_ssize_t size):
+    t = np.arange(size, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = t * np.log(t)
+    if size > 0:
+        t[0] = 0.0
+    return t
+
+
+# ---------------------------------------------------------------- single pairs
+
+
+def levenshtein(const int32_t[::1] a, const int32_t[::1] b, Py_ssize_t K):
+    """Edit distance of two validated sequences with symbols below ``K``."""
+    cdef uint64_t[::1] peq = np.zeros(max(K, 1), dtype=np.uint64)
+    cdef int32_t[::1] row = np.empty(min(a.shape[0], b.shape[0]) + 2, dtype=np.int32)
+    cdef int32_t r
+    with nogil:
+        r = _lev(&a[0] if a.shape[0] else NULL, a.shape[0],
+                 &b[0] if b.shape[0] else NULL, b.shape[0], &peq[0], &row[0])
+    return int(r)
+
+
+def dtw01(const int32_t[::1] a, const int32_t[::1] b):
+    """Normalised DTW under the 0/1 cost of two non-empty validated sequences."""
+    cdef Py_ssize_t n = a.shape[0], m = b.shape[0]
+    cdef int32_t[::1] row = np.empty(m, dtype=np.int32)
+    cdef int32_t r
+    with nogil:
+        r = _dtw01_raw(&a[0], n, &b[0], m, &row[0])
+    return r / <double>(n if n > m else m)
+
+
+def js(const int32_t[::1] a, const int32_t[::1] b, Py_ssize_t K):
+    """Jensen–Shannon distance of two non-empty validated sequences with symbols below ``K``."""
+    cdef Py_ssize_t n = a.shape[0], m = b.shape[0]
+    cdef int32_t[::1] cs = np.zeros(K, dtype=np.int32)
+    cdef int32_t[::1] ct = np.zeros(K, dtype=np.int32)
+    cdef Py_ssize_t nxl = min(2 * n * m + 1, 1 << 16)
+    cdef double[::1] xl = _xlogx_table(nxl)
+    cdef double r
+    with nogil:
+        r = _js_sparse(&a[0], n, &b[0], m, &cs[0], &ct[0], &xl[0], nxl)
+    return r
+
+
+def dtw_cost(const int32_t[::1] a, const int32_t[::1] b, const double[:, ::1] cost):
+    """Normalised DTW with local cost ``cost[a_i, b_j]`` (non-empty validated sequences)."""
+    cdef Py_ssize_t n = a.shape[0], m = b.shape[0], i, j
+    cdef double[::1] row = np.empty(m, dtype=np.float64)
+    cdef double diag, left, up, v
+    with nogil:
+        for j in range(m):
+            row[j] = INFINITY
+        for i in range(n):
+            diag = 0.0 if i == 0 else INFINITY
+            left = INFINITY
+            for j in range(m):
+                up = row[j]
+                v = diag
+                if up < v:
+                    v = up
+                if left < v:
+                    v = left
+                v = v + cost[a[i], b[j]]
+                diag = up
+                row[j] = v
+                left = v
+    return row[m - 1] / <double>(n if n > m else m)
+
+
+def dtw_embed(const int32_t[::1] a, const int32_t[::1] b, const double[:, ::1] emb):
+    """Normalised DTW with local cost ``‖emb[a_i] − emb[b_j]‖₂`` (non-empty validated sequences)."""
+    cdef Py_ssize_t n = a.shape[0], m = b.shape[0], i, j, k, dim = emb.shape[1]
+    cdef double[::1] row = np.empty(m, dtype=np.float64)
+    cdef double diag, left, up, v, c, t
+    with nogil:
+        for j in range(m):
+            row[j] = INFINITY
+        for i in range(n):
+            diag = 0.0 if i == 0 else INFINITY
+            left = INFINITY
+            for j in range(m):
+                c = 0.0
+                for k in range(dim):
+                    t = emb[a[i], k] - emb[b[j], k]
+                    c = c + t * t
+                up = row[j]
+                v = diag
+                if up < v:
+                    v = up
+                if left < v:
+                    v = left
+                v = v + sqrt(c)
+                diag = up
+                row[j] = v
+                left = v
+    return row[m - 1] / <double>(n if n > m else m)
+
+
+# ---------------------------------------------------------------- batched pairs
+
+
+cdef void _lane_groups(const uint8_t *b8, const uint8_t *o8, Py_ssize_t b0, Py_ssize_t o0,
+                       const int32_t *bsym, const int64_t *boff,
+                       const int32_t *osym, const int64_t *ooff,
+                       const int64_t *order, Py_ssize_t nlane, int K, double alpha,
+                       const double *xl, Py_ssize_t nxl, int32_t *cs, int32_t *ct,
+                       double *out_dtw, double *out_lev, double *out_jsd,
+                       double *out_sri) noexcept nogil:
+    """Lane path for pairs ``order[:nlane]`` (sorted by shape) of one chunk.
+
+    ``b8``/``o8`` hold the chunk's symbols as bytes, starting at symbol ``b0``/``o0``.
+    """
+    cdef uint8_t S[LANE_MAX * LANES]
+    cdef uint8_t T[LANE_MAX * LANES]
+    cdef uint8_t cnt_s[DENSE_BINS * LANES]
+    cdef uint8_t cnt_t[DENSE_BINS * LANES]
+    cdef int32_t ln[LANES]
+    cdef int32_t lm[LANES]
+    cdef int32_t dtw_raw[LANES]
+    cdef int32_t lev_raw[LANES]
+    cdef int64_t lp[LANES]
+    cdef Py_ssize_t g, p, i
+    cdef const uint8_t *src
+    cdef int l, nl, NN, MM, n, m, mx
+    cdef double dj, dl_
+    cdef bint dense = K <= DENSE_BINS
+    g = 0
+    while g < nlane:
+        nl = LANES if nlane - g >= LANES else <int>(nlane - g)
+        NN = 0
+        MM = 0
+        for l in range(nl):
+            p = order[g + l]
+            lp[l] = p
+            ln[l] = <int32_t>(boff[p + 1] - boff[p])
+            lm[l] = <int32_t>(ooff[p + 1] - ooff[p])
+            if ln[l] > NN:
+                NN = ln[l]
+            if lm[l] > MM:
+                MM = lm[l]
+        memset(S, 255, NN * LANES)
+        memset(T, 255, MM * LANES)
+        for l in range(nl):
+            p = lp[l]
+            src = b8 + (boff[p] - b0)
+            for i in range(ln[l]):
+                S[i * LANES + l] = src[i]
+            src = o8 + (ooff[p] - o0)
+            for i in range(lm[l]):
+                T[i * LANES + l] = src[i]
+        dl_lane_dp(S, T, NN, MM, ln, lm, nl, dtw_raw, lev_raw)
+        if dense:
+            dl_lane_counts(S, NN, K, cnt_s)
+            dl_lane_counts(T, MM, K, cnt_t)
+        for l in range(nl):
+            p = lp[l]
+            n = ln[l]
+            m = lm[l]
+            mx = n if n > m else m
+            if dense:
+                dj = _js_dense(cnt_s, cnt_t, l, K, n, m, xl)
+            else:
+                dj = _js_sparse(bsym + boff[p], n, osym + ooff[p], m, cs, ct, xl, nxl)
+            dl_ = lev_raw[l] / <double>mx
+            out_dtw[p] = dtw_raw[l] / <double>mx
+            out_lev[p] = dl_
+            out_jsd[p] = dj
+            out_sri[p] = alpha * dl_ + (1.0 - alpha) * dj
+        g += nl
+
+
+cdef inline bint _lane_pair(Py_ssize_t n, Py_ssize_t m, bint lanes_ok) noexcept nogil:
+    return lanes_ok and 1 <= n <= LANE_MAX and 1 <= m <= LANE_MAX
+
+
+def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
+               const int32_t[::1] osym, const int64_t[::1] ooff,
+               Py_ssize_t K, double alpha):
+    """DTW, normalised Levenshtein, JS distance and SRI of every pair ``(base_i, other_i)``.
+
+    Returns four new float64 arrays. Inputs are packed, validated sequences with symbols
+    below ``K`` (see :class:`driftlens_core.metrics.PackedSequences`).
+
+    Pairs are taken in chunks of ``CHUNK`` so that the chunk's symbols (copied to bytes
+    in one streaming pass) and results stay in cache while the chunk is counting-sorted
+    by shape and gathered into lane groups.
+    """
+    cdef Py_ssize_t N = boff.shape[0] - 1
+    if N < 0 or ooff.shape[0] - 1 != N:
+        raise ValueError("offsets of base and other must describe the same number of sequences")
+    if N > 0 and (boff[N] > bsym.shape[0] or ooff[N] > osym.shape[0]):
+        raise ValueError("offsets point past the end of the symbols")
+    dtw_a = np.empty(N, dtype=np.float64)
+    lev_a = np.empty(N, dtype=np.float64)
+    jsd_a = np.empty(N, dtype=np.float64)
+    sri_a = np.empty(N, dtype=np.float64)
+    if N == 0:
+        return dtw_a, lev_a, jsd_a, sri_a
+    cdef double[::1] vdtw = dtw_a, vlev = lev_a, vjsd = jsd_a, vsri = sri_a
+    cdef Py_ssize_t p, n, m, nlane = 0, maxn = 0, maxm = 0, maxlen = 0, nscalar = 0, key
+    cdef Py_ssize_t c0, c1, bspan = 0, ospan = 0
+    cdef bint lanes_ok = K <= 255
+    with nogil:
+        for p in range(N):
+            n = boff[p + 1] - boff[p]
+            m = ooff[p + 1] - ooff[p]
+            if _lane_pair(n, m, lanes_ok):
+                nlane += 1
+                if n > maxn:
+                    maxn = n
+                if m > maxm:
+                    maxm = m
+            else:
+                nscalar += 1
+                if n > maxlen:
+                    maxlen = n
+                if m > maxlen:
+                    maxlen = m
+        if nlane:
+            c0 = 0
+            while c0 < N:
+                c1 = c0 + CHUNK if c0 + CHUNK < N else N
+                if boff[c1] - boff[c0] > bspan:
+                    bspan = boff[c1] - boff[c0]
+                if ooff[c1] - ooff[c0] > ospan:
+                    ospan = ooff[c1] - ooff[c0]
+                c0 = c1
+    cdef int64_t[::1] order = np.empty(CHUNK, dtype=np.int64)
+    cdef int64_t[::1] bucket = np.empty(maxn * maxm + 1, dtype=np.int64)
+    cdef uint8_t[::1] b8 = np.empty(bspan + 1, dtype=np.uint8)
+    cdef uint8_t[::1] o8 = np.empty(ospan + 1, dtype=np.uint8)
+    # x log x for every integer the lane path can meet (a + b <= 2nm)
+    cdef Py_ssize_t nxl = max(2 * maxn * maxm + 1, min(2 * maxlen * maxlen + 1, 1 << 16))
+    cdef double[::1] xl = _xlogx_table(nxl)
+    cdef Py_ssize_t kk = K if K > 0 else 1
+    cdef int32_t[::1] cs = np.zeros(kk, dtype=np.int32)
+    cdef int32_t[::1] ct = np.zeros(kk, dtype=np.int32)
+    cdef uint64_t[::1] peq = np.zeros(kk if nscalar else 1, dtype=np.uint64)
+    cdef int32_t[::1] row = np.empty(maxlen + 2, dtype=np.int32)
+    cdef Py_ssize_t total, c, nchunk, i, b0, o0
+    cdef double dd, dl_, dj
+    with nogil:
+        if nlane:
+            c1 = 0
+            while c1 < N:
+                c0 = c1
+                c1 = c0 + CHUNK if c0 + CHUNK < N else N
+                # counting sort of the chunk's lane pairs by shape (n, m)
+                memset(&bucket[0], 0, (maxn * maxm + 1) * sizeof(int64_t))
+                nchunk = 0
+                for p in range(c0, c1):
+                    n = boff[p + 1] - boff[p]
+                    m = ooff[p + 1] - ooff[p]
+                    if _lane_pair(n, m, lanes_ok):
+                        bucket[(n - 1) * maxm + (m - 1) + 1] += 1
+                        nchunk += 1
+                if nchunk == 0:
+                    continue
+                total = 0
+                for key in range(maxn * maxm + 1):
+                    total += bucket[key]
+                    bucket[key] = total
+                for p in range(c0, c1):
+                    n = boff[p + 1] - boff[p]
+                    m = ooff[p + 1] - ooff[p]
+                    if _lane_pair(n, m, lanes_ok):
+                        key = (n - 1) * maxm + (m - 1)
+                        c = bucket[key]
+                        order[c] = p
+                        bucket[key] = c + 1
+                # one streaming pass: the chunk's symbols as bytes (all below K <= 255)
+                b0 = boff[c0]
+                o0 = ooff[c0]
+                for i in range(boff[c1] - b0):
+                    b8[i] = <uint8_t>bsym[b0 + i]
+                for i in range(ooff[c1] - o0):
+                    o8[i] = <uint8_t>osym[o0 + i]
+                _lane_groups(&b8[0], &o8[0], b0, o0,
+                             &bsym[0] if bsym.shape[0] else NULL, &boff[0],
+                             &osym[0] if osym.shape[0] else NULL, &ooff[0],
+                             &order[0], nchunk, <int>K, alpha, &xl[0], nxl, &cs[0], &ct[0],
+                             &vdtw[0], &vlev[0], &vjsd[0], &vsri[0])
+        if nscalar:
+            for p in range(N):
+                n = boff[p + 1] - boff[p]
+                m = ooff[p + 1] - ooff[p]
+                if _lane_pair(n, m, lanes_ok):
+                    continue
+                if n == 0 and m == 0:
+                    vdtw[p] = 0.0
+                    vlev[p] = 0.0
+                    vjsd[p] = 0.0
+                    vsri[p] = 0.0
+                    continue
+                if n == 0 or m == 0:
+                    vdtw[p] = 1.0
+                    vlev[p] = 1.0
+                    vjsd[p] = 1.0
+                    vsri[p] = 1.0
+                    continue
+                dd = _dtw01_raw(&bsym[boff[p]], n, &osym[ooff[p]], m, &row[0]) / <double>(
+                    n if n > m else m)
+                dl_ = _lev(&bsym[boff[p]], n, &osym[ooff[p]], m, &peq[0], &row[0]) / <double>(
+                    n if n > m else m)
+                dj = _js_sparse(&bsym[boff[p]], n, &osym[ooff[p]], m, &cs[0], &ct[0], &xl[0], nxl)
+                vdtw[p] = dd
+                vlev[p] = dl_
+                vjsd[p] = dj
+                vsri[p] = alpha * dl_ + (1.0 - alpha) * dj
+    return dtw_a, lev_a, jsd_a, sri_a
