@@ -1,1 +1,9 @@
-"""The only code that talks to model providers (OpenAI-compatible, vLLM, the simulator)."""
+"""The only code that talks to model providers (OpenAI-compatible, vLLM, the simulator).
+
+Public entry points (import from the submodules; nothing heavy is imported here):
+
+* ``llm.types`` — SamplingParams, ChatMessage, ChatRequest, ChatResult, ChatBackend.
+* ``llm.specs.parse_spec`` / ``ModelSpecInfo`` — ``provider/model`` specs.
+* ``llm.batch.run_chat_batch`` / ``arun_chat_batch`` / ``get_backend`` — cached batches.
+* ``llm.sim.simulate`` / ``SimServer`` (``llm.sim.server``) — the drift simulator.
+"""

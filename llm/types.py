@@ -48,7 +48,11 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class ChatResult:
-    """What came back for one request; ``error`` is set instead of ``text`` on failure."""
+    """What came back for one request; ``error`` is set instead of ``text`` on failure.
+
+    ``latency_ms`` is the wall time of the successful attempt (for a cache hit: of the
+    original request); ``attempts`` counts HTTP attempts made now (0 for a cache hit).
+    """
 
     text: str | None
     finish_reason: str | None
@@ -61,6 +65,12 @@ class ChatResult:
     attempts: int
     model: str
     simulated: bool = False
+    # Added compatibly (defaults) after the first contract: the kind of failure
+    # (``auth``, ``model``, ``url``, ``unreachable``, ``bad_request``, ``rate_limit``,
+    # ``server``, ``timeout``, ``bad_response``, ``backend``) and the sampling seed actually
+    # sent (per-sample derivation of ``SamplingParams.seed``, see ``llm.seeds``).
+    error_kind: str | None = None
+    seed: int | None = None
 
 
 ResultCallback = Callable[[int, ChatRequest, ChatResult], None]
@@ -76,7 +86,12 @@ class ChatBackend(Protocol):
         """A stable, secret-free description of where requests go (part of the cache key)."""
         ...
 
-    async def achat(self, requests: Sequence[ChatRequest], *, concurrency: int,
-                    on_result: ResultCallback | None = None) -> list[ChatResult]:
+    async def achat(
+        self,
+        requests: Sequence[ChatRequest],
+        *,
+        concurrency: int,
+        on_result: ResultCallback | None = None,
+    ) -> list[ChatResult]:
         """Answer every request; call ``on_result`` as each one finishes (in the loop thread)."""
         ...

@@ -1,0 +1,53 @@
+"""``get_backend(spec)``: the one place that turns a model spec into a backend."""
+
+from __future__ import annotations
+
+from llm.openai_backend import OpenAIBackend
+from llm.retry import RetryPolicy
+from llm.specs import parse_spec, resolve_endpoint
+from llm.types import ChatBackend
+
+
+def get_backend(
+    spec: str,
+    *,
+    env: dict[str, str] | None = None,
+    timeout_s: float = 120.0,
+    retry: RetryPolicy | None = None,
+) -> ChatBackend:
+    """Build the backend named by a ``provider/model`` spec.
+
+    Args:
+        spec: ``openai/<model>``, ``openai-api/<service>/<model>``, ``vllm/<model>`` or
+            ``sim/<preset>``.
+        env: Environment to read URLs and keys from (default ``os.environ``).
+        timeout_s: Per-request timeout of HTTP backends.
+        retry: Retry policy of HTTP backends.
+
+    Raises:
+        ConfigError: For malformed specs, missing variables, unknown presets, or vLLM
+            without its extra or a GPU.
+    """
+    info = parse_spec(spec)
+    if info.provider == "sim":
+        from llm.sim.backend import SimBackend
+
+        return SimBackend(info.model)
+    if info.provider == "vllm":
+        from llm.vllm_backend import VLLMBackend
+
+        return VLLMBackend(info.spec, info.model)
+    endpoint = resolve_endpoint(info, env)
+    assert endpoint.api_key is not None
+    is_openai = info.provider == "openai"
+    return OpenAIBackend(
+        info.spec,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        model=info.model,
+        vllm_extras=not is_openai,
+        max_completion_tokens=is_openai,
+        timeout_s=timeout_s,
+        retry=retry,
+        key_env=endpoint.api_key_env,
+    )

@@ -1,0 +1,174 @@
+"""The request cache: one row per (provider, endpoint, model, messages, params, sample index).
+
+The key is the SHA-256 of the canonical JSON of exactly those fields, so the same request
+is answered once however often it is asked. API keys never enter the payload (the
+endpoint is the secret-free base URL), so neither the key nor the stored request holds one.
+Errors are never cached: a failed request is retried the next time the batch runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import Session, col, select
+
+from llm.types import ChatRequest, ChatResult
+from storage.hashing import canonical_json, content_hash
+from storage.models import LLMCacheEntry
+
+CACHE_FORMAT = 1  # bump when the payload layout changes; old rows then simply miss
+
+_LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
+
+
+@dataclass(frozen=True)
+class CacheScope:
+    """Where a batch's requests go: the non-request part of every cache key."""
+
+    provider: str
+    endpoint: str
+    model: str
+
+
+def request_payload(scope: CacheScope, request: ChatRequest) -> dict[str, Any]:
+    """Return the canonical, secret-free description of one request (what gets hashed)."""
+    return {
+        "cache_format": CACHE_FORMAT,
+        "provider": scope.provider,
+        "endpoint": scope.endpoint,
+        "model": scope.model,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "sampling": request.sampling.model_dump(mode="json"),
+        "sample_index": request.sample_index,
+    }
+
+
+def cache_key(scope: CacheScope, request: ChatRequest) -> str:
+    """Return the SHA-256 hex key of a request (see :func:`request_payload`)."""
+    return content_hash(request_payload(scope, request))
+
+
+def result_to_json(result: ChatResult) -> dict[str, Any]:
+    """Serialise the stored part of a successful result."""
+    return {
+        "text": result.text,
+        "finish_reason": result.finish_reason,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "latency_ms": result.latency_ms,
+        "model": result.model,
+        "simulated": result.simulated,
+        "seed": result.seed,
+        "attempts": result.attempts,
+    }
+
+
+def result_from_json(data: dict[str, Any], key: str) -> ChatResult:
+    """Rebuild a cached result (``cached=True``, ``attempts=0``: nothing was sent now)."""
+    return ChatResult(
+        text=data.get("text"),
+        finish_reason=data.get("finish_reason"),
+        prompt_tokens=data.get("prompt_tokens"),
+        completion_tokens=data.get("completion_tokens"),
+        latency_ms=float(data.get("latency_ms") or 0.0),
+        error=None,
+        cached=True,
+        cache_key=key,
+        attempts=0,
+        model=str(data.get("model") or ""),
+        simulated=bool(data.get("simulated", False)),
+        seed=data.get("seed"),
+    )
+
+
+class ChatCache:
+    """Reads and writes :class:`~storage.models.LLMCacheEntry` rows through a session.
+
+    Writes are committed in small batches (every ``commit_every`` results or
+    ``commit_interval_s`` seconds), so a killed run loses at most one small batch.
+
+    Args:
+        session: The caller's session (front ends open it; we only use it).
+        commit_every: Commit after this many new rows.
+        commit_interval_s: Commit when this long has passed since the last commit.
+    """
+
+    def __init__(
+        self, session: Session, *, commit_every: int = 32, commit_interval_s: float = 2.0
+    ) -> None:
+        self.session = session
+        self.commit_every = commit_every
+        self.commit_interval_s = commit_interval_s
+        self._pending = 0
+        self._last_commit = time.monotonic()
+        self.written = 0
+
+    def lookup(self, keys: Iterable[str], *, count_hits: bool = True) -> dict[str, ChatResult]:
+        """Return the cached results of the given keys that exist.
+
+        Args:
+            keys: Cache keys.
+            count_hits: Increment ``hits`` of the rows found (committed at once).
+        """
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, ChatResult] = {}
+        for start in range(0, len(wanted), _LOOKUP_CHUNK):
+            chunk = wanted[start : start + _LOOKUP_CHUNK]
+            rows = self.session.exec(
+                select(LLMCacheEntry.key, LLMCacheEntry.response).where(
+                    col(LLMCacheEntry.key).in_(chunk)
+                )
+            ).all()
+            for key, response in rows:
+                found[key] = result_from_json(dict(response or {}), key)
+        if count_hits and found:
+            hit_keys = list(found)
+            for start in range(0, len(hit_keys), _LOOKUP_CHUNK):
+                self.session.execute(
+                    update(LLMCacheEntry)
+                    .where(col(LLMCacheEntry.key).in_(hit_keys[start : start + _LOOKUP_CHUNK]))
+                    .values(hits=col(LLMCacheEntry.hits) + 1)
+                )
+            self.session.commit()
+        return found
+
+    def add(self, key: str, payload: dict[str, Any], result: ChatResult) -> None:
+        """Stage a successful result; commits when a small batch is due.
+
+        Raises:
+            ValueError: When ``result`` is an error (errors are never cached).
+        """
+        if result.error is not None or result.text is None:
+            raise ValueError("errors are never cached")
+        # merge, not add: another process may have stored the same key meanwhile.
+        self.session.merge(
+            LLMCacheEntry(
+                key=key,
+                provider=str(payload["provider"]),
+                endpoint=str(payload["endpoint"]),
+                model=str(payload["model"]),
+                request=payload,
+                response=result_to_json(result),
+            )
+        )
+        self._pending += 1
+        self.written += 1
+        due = time.monotonic() - self._last_commit >= self.commit_interval_s
+        if self._pending >= self.commit_every or due:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit staged rows."""
+        if self._pending:
+            self.session.commit()
+            self._pending = 0
+        self._last_commit = time.monotonic()
+
+
+def payload_text(payload: dict[str, Any]) -> str:
+    """Canonical JSON of a payload (for debugging and exports; secret-free by construction)."""
+    return canonical_json(payload)

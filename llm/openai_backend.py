@@ -1,0 +1,399 @@
+"""OpenAI-compatible endpoints through the official ``openai`` async client.
+
+The client's own retries are disabled (``max_retries=0``) so that every retry is ours:
+bounded by :class:`~llm.retry.RetryPolicy`, spread with full jitter, honouring
+``Retry-After``, and counted in ``ChatResult.attempts`` and :class:`BackendStats`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from llm.retry import FATAL_KINDS, RETRYABLE_STATUS, RetryPolicy, backoff_delay, parse_retry_after
+from llm.seeds import derive_seed
+from llm.specs import clean_url
+from llm.types import ChatRequest, ChatResult, ResultCallback
+
+
+@dataclass
+class BackendStats:
+    """Counters of one backend over its lifetime (for tests, logs and the CLI summary)."""
+
+    requests: int = 0
+    attempts: int = 0
+    retries: int = 0
+    failures: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    kind: str
+    message: str
+    retryable: bool
+    retry_after: float | None = None
+
+
+@dataclass
+class _BatchState:
+    """Shared by the requests of one batch: a fatal refusal stops the ones not yet sent."""
+
+    fatal: _Failure | None = None
+    any_success: bool = False
+
+
+class OpenAIBackend:
+    """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
+
+    Args:
+        spec: The model spec this backend answers for (``openai/...``, ``openai-api/...``).
+        base_url: The endpoint, e.g. ``http://127.0.0.1:8000/v1``.
+        api_key: The key (from the environment; kept in memory only).
+        model: The model id sent in each request.
+        vllm_extras: Send ``top_k`` and ``repetition_penalty`` through ``extra_body``
+            (vLLM and most compatible servers accept them; the OpenAI API rejects them).
+        max_completion_tokens: Send ``max_completion_tokens`` instead of ``max_tokens``
+            (the OpenAI API's current name; compatible servers still expect ``max_tokens``).
+        timeout_s: Per-attempt timeout.
+        retry: The retry policy.
+        rng: Random source of the backoff jitter (seed it for reproducible timing tests).
+        key_env: Name of the variable the key came from, for error hints.
+    """
+
+    simulated = False
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        base_url: str,
+        api_key: str,
+        model: str,
+        vllm_extras: bool = True,
+        max_completion_tokens: bool = False,
+        timeout_s: float = 120.0,
+        retry: RetryPolicy | None = None,
+        rng: random.Random | None = None,
+        key_env: str | None = None,
+    ) -> None:
+        self.spec = spec
+        self.model = model
+        self._base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._vllm_extras = vllm_extras
+        self._max_completion_tokens = max_completion_tokens
+        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy()
+        self._rng = rng or random.Random()
+        self._key_env = key_env
+        self.stats = BackendStats()
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAIBackend(spec={self.spec!r}, endpoint={self.endpoint()!r})"
+
+    def endpoint(self) -> str:
+        """Return the secret-free base URL (part of the cache key)."""
+        return clean_url(self._base_url)
+
+    def request_kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        """Return the keyword arguments of ``chat.completions.create`` for one request."""
+        sp = request.sampling
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "temperature": sp.temperature,
+            "top_p": sp.top_p,
+        }
+        if self._max_completion_tokens:
+            kwargs["max_completion_tokens"] = sp.max_tokens
+        else:
+            kwargs["max_tokens"] = sp.max_tokens
+        seed = derive_seed(sp.seed, request.sample_index)
+        if seed is not None:
+            kwargs["seed"] = seed
+        if self._vllm_extras:
+            extra: dict[str, Any] = {}
+            if sp.top_k is not None:
+                extra["top_k"] = sp.top_k
+            if sp.repetition_penalty is not None:
+                extra["repetition_penalty"] = sp.repetition_penalty
+            if extra:
+                kwargs["extra_body"] = extra
+        return kwargs
+
+    async def achat(
+        self,
+        requests: Sequence[ChatRequest],
+        *,
+        concurrency: int,
+        on_result: ResultCallback | None = None,
+    ) -> list[ChatResult]:
+        """Answer every request with at most ``concurrency`` in flight.
+
+        Args:
+            requests: The requests, answered in any order.
+            concurrency: Maximum simultaneous HTTP requests (backoff waits do not count).
+            on_result: Called in the event-loop thread as each request finishes.
+
+        Returns:
+            One result per request, in request order; failures carry ``error``.
+        """
+        import openai
+
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        limits = _limits(concurrency)
+        http_client = openai.DefaultAsyncHttpxClient(limits=limits)
+        client = openai.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=self.timeout_s,
+            http_client=http_client,
+        )
+        sem = asyncio.Semaphore(concurrency)
+        state = _BatchState()
+        results: list[ChatResult | None] = [None] * len(requests)
+
+        async def run_one(i: int, req: ChatRequest) -> None:
+            res = await self._one(client, req, sem, state)
+            results[i] = res
+            if on_result is not None:
+                on_result(i, req, res)
+
+        try:
+            await asyncio.gather(*(run_one(i, r) for i, r in enumerate(requests)))
+        finally:
+            await client.close()
+        return [r for r in results if r is not None]
+
+    async def _one(
+        self, client: Any, req: ChatRequest, sem: asyncio.Semaphore, state: _BatchState
+    ) -> ChatResult:
+        kwargs = self.request_kwargs(req)
+        seed = kwargs.get("seed")
+        self.stats.requests += 1
+        attempt = 0
+        while True:
+            if state.fatal is not None and not state.any_success:
+                # The endpoint already refused this batch for a reason that applies to
+                # every request (bad key, unknown model, bad URL): do not send the rest.
+                return self._error(state.fatal, attempt, seed)
+            attempt += 1
+            async with sem:
+                self.stats.attempts += 1
+                start = time.perf_counter()
+                try:
+                    resp = await client.chat.completions.create(**kwargs)
+                    failure = None
+                except Exception as exc:  # classified below; nothing escapes a batch
+                    failure = self._classify(exc)
+                latency_ms = (time.perf_counter() - start) * 1000.0
+            if failure is None:
+                parsed = _parse_completion(resp)
+                if isinstance(parsed, _Failure):
+                    failure = parsed
+                else:
+                    state.any_success = True
+                    text, finish, ptok, ctok, model_id = parsed
+                    return ChatResult(
+                        text=text,
+                        finish_reason=finish,
+                        prompt_tokens=ptok,
+                        completion_tokens=ctok,
+                        latency_ms=latency_ms,
+                        error=None,
+                        cached=False,
+                        cache_key="",
+                        attempts=attempt,
+                        model=model_id or self.model,
+                        simulated=bool(model_id and model_id.startswith("sim/")),
+                        seed=seed,
+                    )
+            too_long = (
+                failure.retry_after is not None
+                and failure.retry_after > self.retry.max_retry_after_s
+            )
+            if not failure.retryable or attempt >= self.retry.max_attempts or too_long:
+                if failure.kind in FATAL_KINDS and state.fatal is None:
+                    state.fatal = failure
+                return self._error(failure, attempt, seed)
+            self.stats.retries += 1
+            await asyncio.sleep(backoff_delay(attempt, self.retry, self._rng, failure.retry_after))
+
+    def _error(self, failure: _Failure, attempts: int, seed: int | None) -> ChatResult:
+        self.stats.failures += 1
+        self.stats.by_kind[failure.kind] = self.stats.by_kind.get(failure.kind, 0) + 1
+        return ChatResult(
+            text=None,
+            finish_reason=None,
+            prompt_tokens=None,
+            completion_tokens=None,
+            latency_ms=0.0,
+            error=failure.message,
+            cached=False,
+            cache_key="",
+            attempts=attempts,
+            model=self.model,
+            simulated=False,
+            error_kind=failure.kind,
+            seed=seed,
+        )
+
+    def _redact(self, text: str) -> str:
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        return text
+
+    def _classify(self, exc: BaseException) -> _Failure:
+        import openai
+
+        where = f"Model endpoint {self.endpoint()}"
+        if isinstance(exc, openai.APITimeoutError):
+            return _Failure("timeout", f"{where} did not answer within {self.timeout_s:g} s.", True)
+        if isinstance(exc, openai.APIConnectionError):
+            if _is_dns_failure(exc):
+                host = urlsplit(self._base_url).hostname
+                return _Failure(
+                    "url", f"{where}: host {host!r} could not be resolved (check the URL).", False
+                )
+            reason = _root_reason(exc)
+            return _Failure("unreachable", f"{where} is unreachable ({reason}).", True)
+        if isinstance(exc, openai.APIStatusError):
+            return self._classify_status(exc)
+        if isinstance(exc, openai.APIResponseValidationError | ValueError):
+            return _Failure("bad_response", f"{where} sent an unreadable response.", True)
+        return _Failure("backend", self._redact(f"{where}: {type(exc).__name__}: {exc}"), False)
+
+    def _classify_status(self, exc: Any) -> _Failure:
+        where = f"Model endpoint {self.endpoint()}"
+        status = int(exc.status_code)
+        detail = self._redact(_server_message(exc))
+        if status == 401:
+            hint = f" (check {self._key_env})" if self._key_env else ""
+            # The server's own text is dropped: OpenAI echoes a masked key in it.
+            return _Failure("auth", f"{where} rejected the API key (401){hint}.", False)
+        if status == 403:
+            return _Failure("auth", f"{where} refused access with this API key (403).", False)
+        if status == 404:
+            code = _server_code(exc)
+            if code == "model_not_found" or "model" in detail.lower():
+                return _Failure(
+                    "model", f"{where} does not serve model {self.model!r} (404).", False
+                )
+            return _Failure(
+                "url",
+                f"{where} has no /chat/completions route (404); check the base URL "
+                "(it usually ends in /v1).",
+                False,
+            )
+        if status in RETRYABLE_STATUS:
+            headers = exc.response.headers
+            retry_after = _retry_after_ms(headers.get("retry-after-ms"))
+            if retry_after is None:
+                retry_after = parse_retry_after(headers.get("retry-after"))
+            kind = "rate_limit" if status == 429 else ("timeout" if status == 408 else "server")
+            msg = f"{where} answered {status}" + (f": {detail}" if detail else "") + "."
+            return _Failure(kind, msg, True, retry_after)
+        if status in (400, 413, 422):
+            msg = f"{where} rejected the request ({status})" + (f": {detail}" if detail else "")
+            return _Failure("bad_request", msg + ".", False)
+        msg = f"{where} answered {status}" + (f": {detail}" if detail else "")
+        return _Failure("server", msg + ".", False)
+
+
+def _limits(concurrency: int) -> Any:
+    # The openai client ships its own httpx flavour (httpx2 in recent releases); build the
+    # connection limits with the same module so pooled connections match the concurrency.
+    import importlib
+
+    try:
+        hx: Any = importlib.import_module("httpx2")
+    except ImportError:  # pragma: no cover - older openai releases use httpx
+        hx = importlib.import_module("httpx")
+    return hx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+
+
+def _parse_completion(resp: Any) -> tuple[str, str | None, int | None, int | None, str] | _Failure:
+    try:
+        choice = resp.choices[0]
+        text = choice.message.content or ""
+        usage = resp.usage
+        return (
+            text,
+            choice.finish_reason,
+            usage.prompt_tokens if usage is not None else None,
+            usage.completion_tokens if usage is not None else None,
+            str(resp.model or ""),
+        )
+    except (AttributeError, IndexError, TypeError):
+        return _Failure("bad_response", "Model endpoint sent a completion without choices.", True)
+
+
+def _retry_after_ms(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value) / 1000.0)
+    except ValueError:
+        return None
+
+
+def _server_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    msg: Any = None
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        msg = err.get("message") if isinstance(err, dict) else err
+    text = str(msg if msg else "").strip().replace("\n", " ")
+    return text[:200]
+
+
+def _server_code(exc: Any) -> str | None:
+    code = getattr(exc, "code", None)
+    if code:
+        return str(code)
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("code"):
+            return str(err["code"])
+    return None
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in seen and len(seen) < 10:
+        seen.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return seen
+
+
+def _is_dns_failure(exc: BaseException) -> bool:
+    for c in _causes(exc):
+        if isinstance(c, socket.gaierror):
+            return True
+        text = str(c).lower()
+        if "name or service not known" in text or "nodename nor servname" in text:
+            return True
+        if "temporary failure in name resolution" in text or "no address associated" in text:
+            return True
+    return False
+
+
+def _root_reason(exc: BaseException) -> str:
+    chain = _causes(exc)
+    for c in reversed(chain):
+        if isinstance(c, ConnectionRefusedError) or "refused" in str(c).lower():
+            return "connection refused"
+    last = chain[-1]
+    text = str(last).strip() or type(last).__name__
+    return text[:120]

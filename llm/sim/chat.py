@@ -1,0 +1,66 @@
+"""Chat-level glue shared by the in-process backend and the HTTP server."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from llm.sim.classify import Classifier, split_user_message
+from llm.sim.generator import SimResponse, simulate
+from llm.sim.presets import SimPreset
+
+
+@dataclass(frozen=True)
+class SimChatAnswer:
+    """A simulated chat completion with its usage counts."""
+
+    response: SimResponse
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def word_count(text: str) -> int:
+    """Approximate a token count by whitespace-separated words (the simulator has no tokenizer)."""
+    return len(text.split())
+
+
+def prompt_parts(messages: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    """Return ``(memory_line, question)`` of a conversation given as ``(role, content)`` pairs.
+
+    The last user message carries the memory line and the question (see
+    :func:`~llm.sim.classify.split_user_message`); system messages are instructions.
+    """
+    for role, content in reversed(messages):
+        if role == "user":
+            return split_user_message(content)
+    return "", ""
+
+
+def simulate_chat(
+    messages: Sequence[tuple[str, str]],
+    *,
+    preset: SimPreset,
+    sample_index: int,
+    seed: int | None,
+    classify_memory: Classifier | None = None,
+) -> SimChatAnswer:
+    """Answer a conversation with the simulator.
+
+    Args:
+        messages: ``(role, content)`` pairs.
+        preset: The simulator preset.
+        sample_index: Repeated-sample index.
+        seed: The sampling seed.
+        classify_memory: Optional catalog-based classifier of memory lines.
+    """
+    memory, question = prompt_parts(messages)
+    resp = simulate(
+        question,
+        memory,
+        preset=preset,
+        sample_index=sample_index,
+        seed=seed,
+        classify_memory=classify_memory,
+    )
+    prompt_tokens = sum(word_count(content) for _, content in messages)
+    return SimChatAnswer(resp, prompt_tokens, word_count(resp.text))

@@ -1,0 +1,320 @@
+"""An OpenAI-compatible HTTP API in front of the simulator (Starlette + uvicorn).
+
+``POST /v1/chat/completions`` (non-streaming) and ``GET /v1/models``. The ``model`` field
+picks the preset (``sim/default`` or ``default``). A request with ``seed`` is answered
+deterministically; one without a seed draws a fresh sample, as a sampling model would.
+Binds 127.0.0.1 unless told otherwise; ``api_key`` (or ``SIM_API_KEY``) turns on a
+bearer-token check that answers 401 in OpenAI's error format.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import re
+import secrets
+import socket
+import threading
+import time
+from types import TracebackType
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from llm.sim.chat import simulate_chat
+from llm.sim.classify import Classifier
+from llm.sim.presets import PRESETS, SimPreset
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+
+def _error(status: int, message: str, type_: str, code: str | None) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"message": message, "type": type_, "param": None, "code": code}},
+        status_code=status,
+    )
+
+
+def _content_text(content: Any) -> str:
+    # OpenAI allows content as a list of parts; the simulator reads only the text parts.
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return ""
+
+
+def _truncate_words(text: str, limit: int) -> tuple[str, bool]:
+    if limit <= 0:
+        return "", True
+    matches = list(re.finditer(r"\S+", text))
+    if len(matches) <= limit:
+        return text, False
+    return text[: matches[limit - 1].end()], True
+
+
+def create_app(
+    *,
+    presets: dict[str, SimPreset] | None = None,
+    api_key: str | None = None,
+    classify_memory: Classifier | None = None,
+) -> Starlette:
+    """Build the Starlette application.
+
+    Args:
+        presets: Presets served by name (default: the built-in ones).
+        api_key: When set, requests must carry ``Authorization: Bearer <api_key>``.
+        classify_memory: Optional catalog-based classifier of memory lines.
+    """
+    table = dict(presets or PRESETS)
+    expected = f"Bearer {api_key}".encode() if api_key else None
+
+    def authorised(request: Request) -> bool:
+        if expected is None:
+            return True
+        given = request.headers.get("authorization", "").encode()
+        return hmac.compare_digest(given, expected)
+
+    def unauthorised() -> JSONResponse:
+        return _error(
+            401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"
+        )
+
+    async def models(request: Request) -> JSONResponse:
+        if not authorised(request):
+            return unauthorised()
+        data = [
+            {"id": f"sim/{name}", "object": "model", "created": 0, "owned_by": "driftlens-sim"}
+            for name in sorted(table)
+        ]
+        return JSONResponse({"object": "list", "data": data})
+
+    async def chat(request: Request) -> JSONResponse:
+        if not authorised(request):
+            return unauthorised()
+        try:
+            body = json.loads(await request.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _error(400, "Request body is not valid JSON.", "invalid_request_error", None)
+        if not isinstance(body, dict):
+            return _error(400, "Request body must be a JSON object.", "invalid_request_error", None)
+        model = str(body.get("model") or "")
+        preset = table.get(model.removeprefix("sim/"))
+        if preset is None:
+            return _error(
+                404,
+                f"The model `{model}` does not exist.",
+                "invalid_request_error",
+                "model_not_found",
+            )
+        if body.get("stream"):
+            return _error(
+                400, "Streaming is not supported by the simulator.", "invalid_request_error", None
+            )
+        raw = body.get("messages")
+        if not isinstance(raw, list) or not raw:
+            return _error(
+                400, "'messages' must be a non-empty list.", "invalid_request_error", None
+            )
+        messages = [
+            (str(m.get("role", "")), _content_text(m.get("content")))
+            for m in raw
+            if isinstance(m, dict)
+        ]
+        seed = body.get("seed")
+        if seed is not None and not isinstance(seed, int):
+            return _error(400, "'seed' must be an integer.", "invalid_request_error", None)
+        n = int(body.get("n") or 1)
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or 2048
+        choices: list[dict[str, Any]] = []
+        prompt_tokens = completion_tokens = 0
+        for k in range(n):
+            # Without a seed every call is a fresh draw; with one, choice k is sample k.
+            s = seed if seed is not None else secrets.randbits(31)
+            out = simulate_chat(
+                messages, preset=preset, sample_index=k, seed=s, classify_memory=classify_memory
+            )
+            text, cut = _truncate_words(out.response.text, int(max_tokens))
+            prompt_tokens = out.prompt_tokens
+            completion_tokens += min(out.completion_tokens, int(max_tokens))
+            choices.append(
+                {
+                    "index": k,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "length" if cut else "stop",
+                    "logprobs": None,
+                }
+            )
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-sim-{secrets.token_hex(8)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": f"sim/{preset.name}",
+                "system_fingerprint": f"driftlens-sim-v{preset.version}",
+                "choices": choices,
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        )
+
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+        ]
+    )
+
+
+def serve(
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    *,
+    api_key: str | None = None,
+    classify_memory: Classifier | None = None,
+    log_level: str = "warning",
+) -> None:
+    """Run the simulator API in the foreground until interrupted.
+
+    Args:
+        host: Interface to bind (127.0.0.1 by default; anything else exposes it).
+        port: TCP port.
+        api_key: Bearer token to require (default: ``SIM_API_KEY`` if set, else none).
+        classify_memory: Optional catalog-based classifier of memory lines.
+        log_level: uvicorn log level.
+    """
+    import uvicorn
+
+    key = api_key if api_key is not None else (os.environ.get("SIM_API_KEY") or None)
+    app = create_app(api_key=key, classify_memory=classify_memory)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off")
+
+
+class BackgroundServer:
+    """Run an ASGI app with uvicorn in a daemon thread on 127.0.0.1 (tests, demo, bench).
+
+    ``with BackgroundServer(app) as base: ...`` yields ``http://127.0.0.1:PORT``; port 0
+    picks a free port (the socket is bound before the thread starts, so no race).
+    """
+
+    def __init__(
+        self, app: Any, *, host: str = DEFAULT_HOST, port: int = 0, path: str = ""
+    ) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self.path = path
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._sock: socket.socket | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL of the running server."""
+        return f"http://{self.host}:{self.port}{self.path}"
+
+    def start(self) -> str:
+        """Start the server and wait until it accepts connections; return its URL."""
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
+        self._sock = sock
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            loop="asyncio",
+            backlog=2048,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [sock]},
+            name=f"uvicorn-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 15
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"server on {self.url} did not start")
+            time.sleep(0.01)
+        return self.url
+
+    def stop(self) -> None:
+        """Ask the server to exit and wait for its thread."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+        if self._sock is not None:
+            self._sock.close()
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class SimServer(BackgroundServer):
+    """The simulator API in a background thread: ``with SimServer() as url`` (url ends in /v1).
+
+    Args:
+        api_key: Bearer token to require, if any.
+        port: Port to bind (0 = a free one).
+        presets: Presets to serve (default: the built-in ones).
+        classify_memory: Optional catalog-based classifier of memory lines.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        port: int = 0,
+        presets: dict[str, SimPreset] | None = None,
+        classify_memory: Classifier | None = None,
+    ) -> None:
+        super().__init__(
+            create_app(presets=presets, api_key=api_key, classify_memory=classify_memory),
+            host=DEFAULT_HOST,
+            port=port,
+            path="/v1",
+        )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m llm.sim.server [--host H] [--port P] [--api-key K]`` (used by the bench)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="DriftLens simulator, OpenAI-compatible API")
+    parser.add_argument("--host", default=DEFAULT_HOST)
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--api-key", default=None)
+    args = parser.parse_args(argv)
+    serve(args.host, args.port, api_key=args.api_key)
+
+
+if __name__ == "__main__":
+    main()
