@@ -19,6 +19,15 @@ if [ "${DRIFTLENS_SKIP_POSTGRES:-0}" != "1" ]; then
   started_pg=1
 fi
 
+# Debian chromium for the browser tests (Playwright drives it; no browser download).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "warning: chromium is missing and this is not root; browser tests will be skipped" >&2
+  fi
+fi
+
 mkdir -p test-artifacts
 # The core runs under both implementations inside the suite (see tests/core/conftest.py).
 .venv/bin/python -m pytest "$@"

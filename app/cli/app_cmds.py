@@ -36,6 +36,8 @@ def streamlit_command(*, host: str, port: int) -> list[str]:
         "false",
         "--global.developmentMode",
         "false",
+        "--client.toolbarMode",
+        "minimal",
     ]
 
 
