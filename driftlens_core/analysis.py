@@ -97,7 +97,8 @@ class StatsInput:
 
 def _codes(values: Any) -> tuple[NDArray[np.int64], tuple[str, ...]]:
     arr = np.asarray(values)
-    keys, inv = np.unique(arr.astype(str), return_inverse=True)
+    # numbers keep their numeric order (sample 10 after sample 2); the rest sort as text
+    keys, inv = np.unique(arr if arr.dtype.kind in "iufb" else arr.astype(str), return_inverse=True)
     return inv.astype(np.int64), tuple(str(k) for k in keys)
 
 

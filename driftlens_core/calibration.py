@@ -116,14 +116,15 @@ def null_test(
     sample_names: tuple[str, ...] = (),
     level: float = 0.95,
 ) -> NullTest:
-    """Compare the first two samples of every condition, question by question.
+    """Compare the two lowest samples of every condition, question by question.
 
     Args:
         values: ``(N,)`` drift values.
         question, condition: ``(N,)`` integer codes.
         sample: ``(N,)`` integer sample codes (``None``: no repeated samples).
         condition_names: names for the condition codes.
-        sample_names: names for the sample codes (the two lowest codes are compared).
+        sample_names: names for the sample codes (per condition the two lowest codes
+            present are compared).
         level: confidence level of the per-condition interval.
     """
     if sample is None:
@@ -132,31 +133,36 @@ def null_test(
     q = np.asarray(question, dtype=np.int64)
     c = np.asarray(condition, dtype=np.int64)
     s = np.asarray(sample, dtype=np.int64)
-    codes = np.unique(s)
-    if codes.size < 2:
+    if np.unique(s).size < 2:
         return NullTest(False, "only one sample per condition", None, ())
-    s0, s1 = int(codes[0]), int(codes[1])
-    names = (
-        (sample_names[s0], sample_names[s1]) if sample_names else (str(s0), str(s1))
-    )
     n_q = int(q.max()) + 1
-    n_c = len(condition_names)
-    out = []
-    for which in (s0, s1):
-        m = s == which
-        cell = q[m] * n_c + c[m]
-        n = np.bincount(cell, minlength=n_q * n_c).reshape(n_q, n_c)
-        tot = np.bincount(cell, weights=x[m], minlength=n_q * n_c).reshape(n_q, n_c)
-        out.append((n, tot))
-    (n0, t0), (n1, t1) = out
-    both = (n0 > 0) & (n1 > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        diff = t0 / n0 - t1 / n1
     results = []
+    used: set[tuple[str, str]] = set()
     for j, name in enumerate(condition_names):
-        d = diff[both[:, j], j]
+        in_c = c == j
+        codes = np.unique(s[in_c])
+        if codes.size < 2:
+            results.append((name, NullTestCondition(float("nan"), float("nan"), float("nan"), 0)))
+            continue
+        # the two lowest samples of this condition (a baseline's sample 0 is the reference
+        # itself, so its repeated samples start at 1)
+        pair = []
+        for which in (int(codes[0]), int(codes[1])):
+            m = in_c & (s == which)
+            n = np.bincount(q[m], minlength=n_q)
+            tot = np.bincount(q[m], weights=x[m], minlength=n_q)
+            pair.append((n, tot))
+        (n0, t0), (n1, t1) = pair
+        both = (n0 > 0) & (n1 > 0)
+        d = t0[both] / n0[both] - t1[both] / n1[both]
         mean, lo, hi = _t_interval(d, level)
         results.append((name, NullTestCondition(mean, lo, hi, int(d.size))))
+        used.add(
+            tuple(
+                sample_names[int(k)] if sample_names else str(int(k)) for k in codes[:2]
+            )  # type: ignore[arg-type]
+        )
+    names = sorted(used)[0] if len(used) == 1 else None
     return NullTest(True, "", names, tuple(results))
 
 
@@ -165,18 +171,27 @@ class NoiseDecomposition:
     """Variance components of drift (ANOVA estimators) and their shares of the total.
 
     A component is NaN when the design cannot separate it (e.g. no repeated labels).
+    ``within_cell`` is the spread of replicate rows of one question and condition when the
+    table has no ``sample`` column to say what the replicates are (variants, samples).
     """
 
     between_question: float
     question_condition: float
     model: float
     labeler: float
+    within_cell: float = float("nan")
 
     @property
     def total(self) -> float:
         parts = [
             v
-            for v in (self.between_question, self.question_condition, self.model, self.labeler)
+                for v in (
+                self.between_question,
+                self.question_condition,
+                self.model,
+                self.labeler,
+                self.within_cell,
+            )
             if np.isfinite(v)
         ]
         return float(sum(parts))
@@ -188,6 +203,7 @@ class NoiseDecomposition:
             "question_condition": self.question_condition,
             "model": self.model,
             "labeler": self.labeler,
+            "within_cell": self.within_cell,
         }
         return {k: (v / tot if tot > 0 and np.isfinite(v) else float("nan")) for k, v in parts.items()}
 
@@ -198,6 +214,7 @@ class NoiseDecomposition:
                 "question_condition": self.question_condition,
                 "model": self.model,
                 "labeler": self.labeler,
+                "within_cell": self.within_cell,
             },
             "share": self.shares(),
         }
@@ -256,7 +273,7 @@ def noise_decomposition(
     x = x - cm[np.searchsorted(ckeys, c)]
     n_c = int(c.max()) + 1
     cell = q * n_c + c
-    labeler = model = nan
+    labeler = model = within = nan
     level_vals, level_groups = x, cell
     below = 0.0  # variance of the current level's unit means coming from lower levels
     if sample is not None:
@@ -281,6 +298,7 @@ def noise_decomposition(
         # component, but their noise must not be counted as interaction
         raw_cell, n_cell_rows = _pooled_within(x, cell)
         if np.isfinite(raw_cell):
+            within = raw_cell
             below = raw_cell / n_cell_rows
     cell_means, cell_keys = _group_means(level_vals, level_groups)
     cell_q = cell_keys // n_c
@@ -293,5 +311,9 @@ def noise_decomposition(
     )
     between = max(between_raw - below_q, 0.0) if np.isfinite(between_raw) else nan
     return NoiseDecomposition(
-        between_question=between, question_condition=inter, model=model, labeler=labeler
+        between_question=between,
+        question_condition=inter,
+        model=model,
+        labeler=labeler,
+        within_cell=within,
     )

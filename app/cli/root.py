@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.workspace_cmds",
     "app.cli.label_cmds",
     "app.cli.app_cmds",
+    "app.cli.stats_cmds",
 )
 
 

@@ -1,0 +1,136 @@
+"""``driftlens stats``: d_rel with cluster-bootstrap CIs, mixed model, calibration, validity."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+# a pipe or file gets a wide table instead of rich's 80-column default
+_out = Console(highlight=False, width=None if os.isatty(1) else 150)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``stats`` to the root application."""
+    app.command("stats")(stats_cmd)
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _p(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return "<0.001" if x < 0.001 else f"{x:.3f}"
+
+
+def _render(result: dict[str, Any]) -> None:
+    meta = result["meta"]
+    for model, mres in result["models"].items():
+        for metric, r in mres["metrics"].items():
+            floor = r["noise_floor"]
+            table = Table(
+                title=(
+                    f"{model} · {metric} — noise floor mean {_fmt(floor['mean'])}, "
+                    f"sd {_fmt(floor['sd'])} (B = {meta['bootstrap']}, {meta['implementation']})"
+                ),
+                title_justify="left",
+            )
+            for col in ("condition", "class", "n", "mean", "d_rel", "95% CI", "p adj",
+                        "Cohen d", "letters", "MDD", "equiv."):
+                table.add_column(col, justify="left" if col in ("condition", "class", "letters") else "right")
+            for name, c in sorted(
+                r["conditions"].items(), key=lambda kv: -(kv[1]["d_rel"] or float("-inf"))
+            ):
+                ci = (
+                    f"[{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]"
+                    if c["ci_low"] is not None
+                    else "–"
+                )
+                table.add_row(
+                    name + (" *" if c["flags"] else ""),
+                    c["class"],
+                    str(c["n"]),
+                    _fmt(c["mean"]),
+                    _fmt(c["d_rel"]),
+                    ci,
+                    _p(c["p_adjusted"]),
+                    _fmt(c["cohens_d"], 2),
+                    c["letters"],
+                    _fmt(c["mdd"]),
+                    _fmt(c["equivalence_bound"]),
+                )
+            _out.print(table)
+            mm = r["mixed_model"]
+            if "error" in mm:
+                _out.print(f"  mixed model: not fitted ({mm['error']})")
+            else:
+                _out.print(
+                    f"  mixed model (REML, reference {mm['reference']}): intercept "
+                    f"{_fmt(mm['intercept'])}, var(question) {_fmt(mm['var_question'], 4)}, "
+                    f"var(residual) {_fmt(mm['var_residual'], 4)}, ICC {_fmt(mm['icc'])}"
+                )
+            v = r["validity"]
+            _out.print(
+                f"  specificity: {v['specificity']['detail']}; "
+                f"sensitivity: {v['sensitivity']['detail']}"
+            )
+            nt = r["null_test"]
+            if nt["available"]:
+                _out.print(
+                    f"  null test: mean sample-vs-sample difference {_fmt(nt['mean_difference'], 4)}, "
+                    f"CI excludes 0 in {_fmt(nt['fraction_excluding_zero'], 2)} of conditions"
+                )
+            for flag in r["flags"]:
+                _out.print(f"  note: {flag}")
+            flagged = {n: c["flags"] for n, c in r["conditions"].items() if c["flags"]}
+            for n, flags in flagged.items():
+                _out.print(f"  * {n}: {'; '.join(flags)}")
+        conv = mres["convergent_validity"]
+        _out.print(f"{model} · convergent validity: {conv['detail']}")
+
+
+def stats_cmd(
+    table: Path = typer.Argument(..., help="CSV drift table (question_id, condition, condition_class, metrics...)."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the full results as JSON here."),
+    bootstrap: int = typer.Option(10_000, "--bootstrap", "-B", min=1, help="Cluster-bootstrap replicates."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
+    metrics: str | None = typer.Option(
+        None, "--metrics", help="Comma-separated metric columns (default: every numeric column)."
+    ),
+) -> None:
+    """Effect sizes with cluster-bootstrap CIs, mixed model, calibration and validity checks."""
+    from app.cli.errors import report_user_error
+    from storage.errors import DriftLensError
+
+    try:
+        from driftlens_core.analysis import analyze_table
+        from study.stats_table import read_stats_csv, stats_input
+
+        chosen = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+        df = read_stats_csv(table)
+        inp = stats_input(df, metrics=chosen)
+        result = analyze_table(inp, bootstrap=bootstrap, seed=seed).to_dict()
+        if json_out is not None:
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            json_out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+    except (DriftLensError, ValueError, OSError) as exc:
+        if os.environ.get("DRIFTLENS_DEBUG") == "1":
+            raise
+        if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
+            exc = DriftLensError(f"{exc.filename or table}: {exc.strerror or exc}")
+        # one clear line on stderr, also when the app runs without ``main`` (CliRunner)
+        raise typer.Exit(report_user_error(exc, debug=False)) from None
+    _render(result)
+    if json_out is not None:
+        _out.print(f"Wrote {json_out}")

@@ -1,0 +1,137 @@
+"""Read and validate a drift table for ``driftlens stats`` (the core does no I/O).
+
+A drift table has one row per measurement: ``question_id``, ``condition``,
+``condition_class`` (``none`` | ``noise`` | ``attribute`` | ``life_event`` | ``other``), one
+numeric column per metric, optional ``model`` and ``sample``. Columns named ``n_*`` (the
+trajectory lengths written by :mod:`study.drift`) are bookkeeping, not metrics. Every
+problem is reported as one :class:`~storage.errors.InputError` sentence that says what to
+fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from driftlens_core.analysis import CONDITION_CLASSES, StatsInput
+from storage.errors import InputError
+
+REQUIRED_COLUMNS: tuple[str, ...] = ("question_id", "condition", "condition_class")
+OPTIONAL_COLUMNS: tuple[str, ...] = ("model", "sample")
+
+
+def read_stats_csv(path: Path) -> pd.DataFrame:
+    """Read a CSV drift table.
+
+    Raises:
+        InputError: the file is missing, empty or not a CSV table.
+    """
+    if not path.exists():
+        raise InputError(f"File not found: {path}")
+    try:
+        return pd.read_csv(path, dtype={"question_id": str, "condition": str, "model": str})
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path} is empty: expected a CSV drift table with a header row") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{path} is not a readable CSV table ({first})") from None
+
+
+def default_metrics(df: pd.DataFrame) -> tuple[str, ...]:
+    """Numeric columns that are neither reserved nor bookkeeping (``n_*``)."""
+    reserved = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
+    return tuple(
+        str(c)
+        for c in df.columns
+        if str(c) not in reserved
+        and not str(c).startswith("n_")
+        and pd.api.types.is_numeric_dtype(df[c])
+    )
+
+
+def _factorize(col: pd.Series) -> tuple[np.ndarray, tuple[str, ...]]:
+    codes, uniques = pd.factorize(col, sort=True)
+    return codes.astype(np.int64), tuple(str(u) for u in uniques)
+
+
+def stats_input(df: pd.DataFrame, *, metrics: Sequence[str] | None = None) -> StatsInput:
+    """Validate a drift table and turn it into the core's :class:`StatsInput`.
+
+    Raises:
+        InputError: missing columns, unknown or mixed condition classes, missing or
+            non-numeric values, no noise rows, or no metric column.
+    """
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"The table lacks the column(s) {', '.join(missing)}; "
+            f"expected {', '.join(REQUIRED_COLUMNS)} plus one numeric column per metric."
+        )
+    if len(df) == 0:
+        raise InputError("The table has a header but no rows.")
+    chosen = tuple(metrics) if metrics else default_metrics(df)
+    if not chosen:
+        raise InputError("The table has no numeric metric column (e.g. dtw, sri).")
+    absent = [m for m in chosen if m not in df.columns]
+    if absent:
+        raise InputError(f"Metric column(s) not in the table: {', '.join(absent)}.")
+    for col in (*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in df.columns]):
+        n_missing = int(df[col].isna().sum())
+        if n_missing:
+            raise InputError(f"Column {col!r} has {n_missing} empty value(s); every row needs one.")
+    values = np.empty((len(df), len(chosen)))
+    for k, m in enumerate(chosen):
+        numeric = pd.to_numeric(df[m], errors="coerce")
+        bad = int((~np.isfinite(numeric.to_numpy(dtype=np.float64))).sum())
+        if bad:
+            raise InputError(
+                f"Metric column {m!r} has {bad} missing or non-numeric value(s) (NaN); "
+                "drop or fix those rows first."
+            )
+        values[:, k] = numeric.to_numpy(dtype=np.float64)
+    klass = df["condition_class"].astype(str).str.strip()
+    unknown = sorted(set(klass) - set(CONDITION_CLASSES))
+    if unknown:
+        raise InputError(
+            f"Unknown condition_class {unknown[0]!r}; use one of {', '.join(CONDITION_CLASSES)}."
+        )
+    cond = df["condition"].astype(str)
+    per_cond = pd.DataFrame({"c": cond, "k": klass}).drop_duplicates()
+    mixed = per_cond["c"][per_cond["c"].duplicated()]
+    if len(mixed):
+        raise InputError(f"Condition {mixed.iloc[0]!r} appears with more than one condition_class.")
+    if not (klass == "noise").any():
+        raise InputError(
+            "The table has no rows of condition_class 'noise'; the noise floor needs them."
+        )
+    c_codes, c_names = _factorize(cond)
+    class_of = dict(zip(per_cond["c"], per_cond["k"], strict=True))
+    q_codes, _ = _factorize(df["question_id"].astype(str))
+    if "model" in df.columns:
+        m_codes, m_names = _factorize(df["model"].astype(str))
+        no_noise = [
+            m for j, m in enumerate(m_names) if not (klass[m_codes == j] == "noise").any()
+        ]
+        if no_noise:
+            raise InputError(f"Model {no_noise[0]!r} has no noise rows; the noise floor needs them.")
+    else:
+        m_codes, m_names = np.zeros(len(df), dtype=np.int64), ("model",)
+    sample = None
+    s_names: tuple[str, ...] = ()
+    if "sample" in df.columns:
+        sample, s_names = _factorize(df["sample"])
+    return StatsInput(
+        question=q_codes,
+        condition=c_codes,
+        model=m_codes,
+        values=values,
+        metrics=chosen,
+        condition_names=c_names,
+        condition_classes=tuple(class_of[n] for n in c_names),
+        model_names=m_names,
+        sample=sample,
+        sample_names=s_names,
+    )
