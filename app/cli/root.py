@@ -20,6 +20,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.workspace_cmds",
     "app.cli.label_cmds",
     "app.cli.app_cmds",
+    "app.cli.questions_cmds",
+    "app.cli.perturbations_cmds",
     "app.cli.stats_cmds",
 )
 

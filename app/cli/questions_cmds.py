@@ -1,0 +1,102 @@
+"""``driftlens questions``: import candidate questions and list them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from app.cli.context import session_for
+
+_out = Console(highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``questions`` group to the root application."""
+    group = typer.Typer(help="Import and list benchmark questions.", no_args_is_help=True)
+    group.command("import")(import_cmd)
+    group.command("list")(list_cmd)
+    app.add_typer(group, name="questions")
+
+
+def import_cmd(
+    ctx: typer.Context,
+    file: Path | None = typer.Argument(
+        None, help="CSV (question/text column, optional id, domains) or JSONL (text, id)."
+    ),
+    sample: bool = typer.Option(
+        False, "--sample", help="Import the bundled sample questions instead of a file."
+    ),
+    source: str | None = typer.Option(None, "--source", help="Source label (default: file name)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Import questions; duplicates are skipped and reported, a bad row stops everything."""
+    from storage.errors import InputError
+    from study.questions import import_questions, import_sample_questions
+
+    if (file is None) == (not sample):
+        raise InputError("Give a FILE to import or --sample for the bundled questions (not both).")
+    with session_for(ctx) as session:
+        if sample:
+            report = import_sample_questions(session=session)
+        else:
+            assert file is not None
+            if not file.is_file():
+                raise FileNotFoundError(2, "No such file", str(file))
+            report = import_questions(file, session=session, source=source)
+    if as_json:
+        payload = {
+            "source": report.source,
+            "added": list(report.added),
+            "duplicates": [
+                {"line": d.line, "id": d.external_id, "reason": d.reason} for d in report.duplicates
+            ],
+        }
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    _out.print(f"Imported {len(report.added)} question(s) from {report.source}.", markup=False)
+    for dup in report.duplicates:
+        _out.print(
+            f"  duplicate, skipped: line {dup.line} ({dup.external_id}): {dup.reason}",
+            markup=False,
+        )
+
+
+def list_cmd(
+    ctx: typer.Context,
+    tier: str | None = typer.Option(None, "--tier", help="Only core or relaxed questions."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON lines instead of a table."),
+) -> None:
+    """List stored questions."""
+    from study.questions import list_questions
+
+    with session_for(ctx) as session:
+        rows = list_questions(session=session, tier=tier)
+    if as_json:
+        for q in rows:
+            typer.echo(
+                json.dumps(
+                    {
+                        "id": q.external_id,
+                        "text": q.text,
+                        "domains": list(q.domains or []),
+                        "tier": q.tier,
+                        "source": q.source,
+                    },
+                    ensure_ascii=False,
+                )
+            )
+        return
+    table = Table(title=f"{len(rows)} question(s)")
+    for column in ("id", "domains", "tier", "text"):
+        table.add_column(column)
+    for q in rows:
+        # Text objects: question text is data, never rich markup.
+        table.add_row(
+            Text(q.external_id), Text(", ".join(q.domains or [])), Text(q.tier or ""), Text(q.text)
+        )
+    _out.print(table)

@@ -1,0 +1,1 @@
+"""DriftLens study: curation, perturbation catalog, generation runs, analyses and exports."""
