@@ -8,6 +8,9 @@ from __future__ import annotations
 SECTIONS: dict[str, list[tuple[str, str, str]]] = {
     "Workbench": [
         ("home.py", "Home", ":material/home:"),
+        ("benchmark.py", "Benchmark", ":material/quiz:"),
+        ("perturbations.py", "Perturbations", ":material/psychology:"),
+        ("settings.py", "Settings", ":material/settings:"),
     ],
 }
 

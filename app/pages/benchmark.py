@@ -1,0 +1,75 @@
+"""Benchmark: import questions, see their curation state (filter, tiers)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from app.ui.db import page_session
+from storage.errors import DriftLensError
+from study.questions import import_questions, import_sample_questions, list_questions
+
+st.title("Benchmark")
+st.caption(
+    "Open-ended, persona-indifferent questions (SPEC §2). Import candidates, then filter "
+    "them with an LLM and verify them with annotators (Human studies)."
+)
+
+with st.expander("Import questions", expanded=False):
+    upload = st.file_uploader(
+        "CSV (question/text, optional id) or JSONL (text, optional id)",
+        type=["csv", "tsv", "jsonl"],
+    )
+    col_a, col_b = st.columns(2)
+    if col_a.button("Import file", disabled=upload is None) and upload is not None:
+        suffix = Path(upload.name).suffix or ".csv"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"upload{suffix}"
+            path.write_bytes(upload.getvalue())
+            try:
+                with page_session() as session:
+                    report = import_questions(path, session=session, source=upload.name)
+            except DriftLensError as exc:
+                st.error(str(exc))
+            else:
+                st.success(
+                    f"Added {len(report.added)} questions; "
+                    f"{len(report.duplicates)} duplicates skipped."
+                )
+    if col_b.button("Import the bundled sample questions"):
+        with page_session() as session:
+            report = import_sample_questions(session=session)
+        st.success(
+            f"Added {len(report.added)} questions; {len(report.duplicates)} were already there."
+        )
+
+with page_session() as session:
+    questions = list_questions(session=session)
+    frame = pd.DataFrame(
+        [
+            {
+                "id": q.external_id,
+                "question": q.text,
+                "domains": ", ".join(q.domains or []),
+                "filter": q.filter_label or "",
+                "reason": q.filter_reason or "",
+                "tier": q.tier or "",
+            }
+            for q in questions
+        ],
+        columns=["id", "question", "domains", "filter", "tier", "reason"],
+    )
+
+left, mid, right = st.columns(3)
+left.metric("Questions", len(frame))
+mid.metric("Accepted by the filter", int((frame["filter"] == "ACCEPT").sum()))
+right.metric(
+    "Core / relaxed",
+    f"{int((frame['tier'] == 'core').sum())} / "
+    f"{int(frame['tier'].isin(['core', 'relaxed']).sum())}",
+)
+# Dataframes show cell text literally: untrusted question text stays text.
+st.dataframe(frame, width="stretch", hide_index=True)
