@@ -42,7 +42,8 @@ def normalize_url(db_url: str) -> URL:
         ) from exc
     backend = url.get_backend_name()
     if backend == "postgres" or (
-        backend == "postgresql" and url.get_driver_name() in ("", "psycopg2")
+        backend == "postgresql"
+        and ("+" not in url.drivername or url.drivername.endswith("psycopg2"))
     ):
         url = url.set(drivername="postgresql+psycopg")
     elif backend not in ("sqlite", "postgresql"):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from sqlmodel import Session, col, select
 
@@ -12,11 +13,44 @@ from storage.hashing import content_hash
 from storage.models import OntologyLeaf, OntologyVersion
 
 
+class LeafLike(Protocol):
+    """Anything with a leaf's content: a :class:`LeafItem`, a stored
+    :class:`~storage.models.OntologyLeaf`, or another room's model with these attributes."""
+
+    @property
+    def root(self) -> str: ...
+    @property
+    def leaf(self) -> str: ...
+    @property
+    def symbol(self) -> int: ...
+    @property
+    def definition(self) -> str: ...
+    @property
+    def triggers(self) -> Sequence[str]: ...
+    @property
+    def exclusions(self) -> Sequence[str]: ...
+    @property
+    def examples(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True)
+class LeafItem:
+    """One leaf symbol to store with a version (``symbol`` is 1..M)."""
+
+    root: str
+    leaf: str
+    symbol: int
+    definition: str = ""
+    triggers: Sequence[str] = field(default_factory=tuple)
+    exclusions: Sequence[str] = field(default_factory=tuple)
+    examples: Sequence[str] = field(default_factory=tuple)
+
+
 def create_version(
     name: str,
     content: Mapping[str, Any],
     *,
-    leaves: Sequence[OntologyLeaf],
+    leaves: Sequence[LeafLike],
     parent_id: int | None = None,
     author: str | None = None,
     note: str | None = None,
@@ -28,8 +62,8 @@ def create_version(
     Args:
         name: ontology name (e.g. ``"driftlens"``).
         content: the full ontology document (hashed into ``content_hash``).
-        leaves: unsaved leaf rows (``version_id`` is set here); leaf names and symbols must
-            be unique.
+        leaves: the leaves (:class:`LeafItem` or alike); leaf names and symbols must be
+            unique.
         parent_id: the version this one was derived from.
         author: who made it (a person or ``"seed"``).
         note: why (e.g. the accepted rewrite).

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
@@ -12,7 +14,31 @@ from storage.hashing import content_hash
 from storage.models import Perturbation, PerturbationCatalog
 
 
-def catalog_hash(perturbations: Sequence[Perturbation]) -> str:
+class PerturbationLike(Protocol):
+    """Anything with a perturbation's content: a :class:`PerturbationItem`, a stored
+    :class:`~storage.models.Perturbation`, or another room's model with these attributes."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def condition_class(self) -> str: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class PerturbationItem:
+    """One memory line to store in a catalog (``key`` is stable, e.g. ``"attribute/age/3"``)."""
+
+    key: str
+    condition_class: str
+    category: str
+    text: str
+
+
+def catalog_hash(perturbations: Sequence[PerturbationLike]) -> str:
     """Content hash of a catalog's items (order-independent, keyed on ``key``)."""
     items = sorted((p.key, p.condition_class, p.category, p.text) for p in perturbations)
     return content_hash(items)
@@ -20,7 +46,7 @@ def catalog_hash(perturbations: Sequence[Perturbation]) -> str:
 
 def create_catalog(
     name: str,
-    perturbations: Sequence[Perturbation],
+    perturbations: Sequence[PerturbationLike],
     *,
     note: str | None = None,
     reuse_identical: bool = True,
@@ -30,7 +56,7 @@ def create_catalog(
 
     Args:
         name: catalog name.
-        perturbations: unsaved rows (``catalog_id`` is set here); keys must be unique.
+        perturbations: the items (:class:`PerturbationItem` or alike); keys must be unique.
         note: free text shown next to the version.
         reuse_identical: when the latest version has the same content, return it instead of
             creating a new version (so seeding twice is a no-op).

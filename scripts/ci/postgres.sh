@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Start (or stop) a throw-away PostgreSQL server on 127.0.0.1 for the test suite.
+#
+#   eval "$(scripts/ci/postgres.sh)"      # start; prints: export DRIFTLENS_TEST_PG_URL=...
+#   scripts/ci/postgres.sh --stop          # stop it and delete its data
+#   scripts/ci/postgres.sh --status        # print the URL if it is running, exit 1 if not
+#
+# Installs Debian's `postgresql` (apt-get, as root) when initdb/pg_ctl are missing. The
+# cluster lives in a temporary folder, trusts local TCP connections only (listen on
+# 127.0.0.1, no Unix socket), and runs as a non-root user (`postgres` when we are root,
+# since PostgreSQL refuses to run as root). Only the export line goes to stdout; progress
+# goes to stderr. Running it again while the server is up prints the same line.
+#
+# Environment: DRIFTLENS_PG_STATE (state folder, default /tmp/driftlens-pg-$UID),
+#              DRIFTLENS_PG_DB (database name, default driftlens_test).
+set -euo pipefail
+
+STATE_DIR="${DRIFTLENS_PG_STATE:-/tmp/driftlens-pg-$(id -u)}"
+DB_NAME="${DRIFTLENS_PG_DB:-driftlens_test}"
+PG_SUPERUSER="postgres"
+
+log() { printf 'postgres.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+find_bindir() {
+  local d
+  if command -v pg_ctl >/dev/null 2>&1 && command -v initdb >/dev/null 2>&1; then
+    dirname "$(readlink -f "$(command -v pg_ctl)")"
+    return 0
+  fi
+  # Debian installs the server binaries outside PATH.
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [ -x "$d/pg_ctl" ] && [ -x "$d/initdb" ]; then
+      echo "$d"
+      return 0
+    fi
+  done
+  return 1
+}
+
+install_postgres() {
+  [ "$(id -u)" = 0 ] || die "initdb/pg_ctl not found and not root: install Debian's 'postgresql' package."
+  log "installing Debian postgresql (apt-get)..."
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq postgresql >&2
+}
+
+# Run a command as the cluster owner.
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then
+    if command -v runuser >/dev/null 2>&1; then
+      runuser -u "$OWNER" -- "$@"
+    else
+      su "$OWNER" -s /bin/sh -c "$(printf '%q ' "$@")"
+    fi
+  else
+    "$@"
+  fi
+}
+
+pick_owner() {
+  if [ "$(id -u)" != 0 ]; then
+    OWNER="$(id -un)"
+    return
+  fi
+  if id postgres >/dev/null 2>&1; then
+    OWNER=postgres
+  else
+    OWNER=driftlens-pg
+    id "$OWNER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh "$OWNER"
+  fi
+}
+
+port_free() {
+  ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+pick_port() {
+  local p i
+  for i in $(seq 1 50); do
+    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+    if port_free "$p"; then echo "$p"; return 0; fi
+  done
+  die "no free TCP port found on 127.0.0.1"
+}
+
+url_for() { echo "postgresql+psycopg://${PG_SUPERUSER}@127.0.0.1:$1/${DB_NAME}"; }
+
+running() {
+  [ -f "$STATE_DIR/env" ] || return 1
+  # shellcheck disable=SC1091
+  . "$STATE_DIR/env"
+  [ -n "${PG_BINDIR:-}" ] && [ -d "${PG_DATA:-/nonexistent}" ] || return 1
+  OWNER="$PG_OWNER"
+  as_owner "$PG_BINDIR/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1
+}
+
+stop() {
+  if [ ! -f "$STATE_DIR/env" ]; then
+    log "nothing to stop ($STATE_DIR/env not found)"
+    return 0
+  fi
+  # shellcheck disable=SC1091
+  . "$STATE_DIR/env"
+  OWNER="$PG_OWNER"
+  if as_owner "$PG_BINDIR/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1; then
+    log "stopping server on port $PG_PORT"
+    as_owner "$PG_BINDIR/pg_ctl" -D "$PG_DATA" -m fast -w stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$PG_ROOT" "$STATE_DIR"
+  log "stopped and removed"
+}
+
+start() {
+  if running; then
+    log "already running on port $PG_PORT"
+    echo "export DRIFTLENS_TEST_PG_URL=$(url_for "$PG_PORT")"
+    return 0
+  fi
+  [ -d "$STATE_DIR" ] && stop >/dev/null 2>&1 || true
+
+  local bindir
+  if ! bindir="$(find_bindir)"; then
+    install_postgres
+    bindir="$(find_bindir)" || die "postgresql installed but initdb/pg_ctl still not found"
+  fi
+  pick_owner
+
+  local root data port attempt
+  root="$(mktemp -d "${TMPDIR:-/tmp}/driftlens-pg.XXXXXX")"
+  data="$root/data"
+  chmod 755 "$root"
+  [ "$(id -u)" = 0 ] && chown "$OWNER" "$root"
+  log "initialising cluster in $data (owner $OWNER, $("$bindir/postgres" --version))"
+  as_owner "$bindir/initdb" -D "$data" -U "$PG_SUPERUSER" --auth=trust --encoding=UTF8 \
+    --locale=C.UTF-8 >"$root/initdb.log" 2>&1 ||
+    as_owner "$bindir/initdb" -D "$data" -U "$PG_SUPERUSER" --auth=trust --encoding=UTF8 \
+      --no-locale >"$root/initdb.log" 2>&1 ||
+    { cat "$root/initdb.log" >&2; die "initdb failed"; }
+
+  for attempt in 1 2 3 4 5; do
+    port="$(pick_port)"
+    if as_owner "$bindir/pg_ctl" -D "$data" -l "$root/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+      start >/dev/null 2>&1; then
+      break
+    fi
+    log "start on port $port failed (attempt $attempt)"
+    port=""
+  done
+  [ -n "$port" ] || { tail -n 20 "$root/server.log" >&2 || true; die "server did not start"; }
+
+  mkdir -p "$STATE_DIR"
+  cat >"$STATE_DIR/env" <<EOF
+PG_ROOT=$root
+PG_DATA=$data
+PG_BINDIR=$bindir
+PG_PORT=$port
+PG_OWNER=$OWNER
+EOF
+  as_owner "$bindir/createdb" -h 127.0.0.1 -p "$port" -U "$PG_SUPERUSER" "$DB_NAME" ||
+    die "createdb $DB_NAME failed"
+  log "running on 127.0.0.1:$port, database $DB_NAME"
+  echo "export DRIFTLENS_TEST_PG_URL=$(url_for "$port")"
+}
+
+case "${1:-}" in
+  "" | --start) start ;;
+  --stop) stop ;;
+  --status)
+    if running; then echo "export DRIFTLENS_TEST_PG_URL=$(url_for "$PG_PORT")"; else exit 1; fi
+    ;;
+  -h | --help) sed -n '2,15p' "$0" ;;
+  *) die "unknown option $1 (use --stop, --status or nothing)" ;;
+esac
