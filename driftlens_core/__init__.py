@@ -21,6 +21,8 @@ _EXPORTS: dict[str, str] = {
     "sri": "driftlens_core.metrics",
     "pair_drift": "driftlens_core.metrics",
     "PairDrift": "driftlens_core.metrics",
+    "pack_sequences": "driftlens_core.metrics",
+    "PackedSequences": "driftlens_core.metrics",
     # statistics and calibration (bootstrap.py, mixed_model.py, effects.py, calibration.py,
     # validity.py, agreement.py, rewards.py, analysis.py; compiled in _bootstrap.pyx)
     "cluster_bootstrap_sums": "driftlens_core.bootstrap",

@@ -92,14 +92,30 @@ cdef extern from *:
     static void dl_lane_counts(const uint8_t *restrict S, int rows, int K, uint8_t *restrict cnt)
     {
         int i, k, l;
-        memset(cnt, 0, (size_t)K * DL_LANES);
-        for (i = 0; i < rows; i++) {
-            const uint8_t *s = S + (size_t)i * DL_LANES;
-            for (k = 0; k < K; k++) {
-                uint8_t *c = cnt + (size_t)k * DL_LANES;
-                for (l = 0; l < DL_LANES; l++) c[l] += (uint8_t)(s[l] == k);
+        for (k = 0; k < K; k++) {
+            uint8_t acc[DL_LANES] = {0};
+            for (i = 0; i < rows; i++) {
+                const uint8_t *s = S + (size_t)i * DL_LANES;
+                for (l = 0; l < DL_LANES; l++) acc[l] += (uint8_t)(s[l] == k);
             }
+            memcpy(cnt + (size_t)k * DL_LANES, acc, DL_LANES);
         }
+    }
+
+    /* Square root without the errno branch (arguments are never negative here). */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline double dl_sqrt(double x) { return _mm_cvtsd_f64(_mm_sqrt_sd(_mm_setzero_pd(), _mm_set_sd(x))); }
+    #else
+    #include <math.h>
+    static inline double dl_sqrt(double x) { return sqrt(x); }
+    #endif
+
+    /* Narrow symbols known to be below 256 to bytes. */
+    static void dl_narrow(const int32_t *restrict src, uint8_t *restrict dst, int64_t n)
+    {
+        int64_t i;
+        for (i = 0; i < n; i++) dst[i] = (uint8_t)src[i];
     }
     """
     int DL_LANES
@@ -108,6 +124,8 @@ cdef extern from *:
                     const int32_t *n, const int32_t *m, int nl,
                     int32_t *dtw_out, int32_t *lev_out) noexcept nogil
     void dl_lane_counts(const uint8_t *S, int rows, int K, uint8_t *cnt) noexcept nogil
+    double dl_sqrt(double x) noexcept nogil
+    void dl_narrow(const int32_t *src, uint8_t *dst, int64_t n) noexcept nogil
 
 cdef enum:
     LANES = 32  # pairs per lane group (must match DL_LANES)
@@ -292,7 +310,7 @@ cdef double _js_sparse(const int32_t *a, Py_ssize_t n, const int32_t *b, Py_ssiz
             ct[a[i]] = 0
         for i in range(m):
             ct[b[i]] = 0
-    return sqrt(d2) if d2 > 0.0 else 0.0
+    return dl_sqrt(d2) if d2 > 0.0 else 0.0
 
 
 cdef double _js_dense(const uint8_t *cnt_s, const uint8_t *cnt_t, int lane, int K,
@@ -317,7 +335,7 @@ cdef double _js_dense(const uint8_t *cnt_s, const uint8_t *cnt_t, int lane, int 
             if x != 0 or y != 0:
                 g += _js_term_precise(x, y)
         d2 = g / (<double>(2 * n * m) * LOG2)
-    return sqrt(d2) if d2 > 0.0 else 0.0
+    return dl_sqrt(d2) if d2 > 0.0 else 0.0
 
 
 cdef double[::1] _xlogx_table(Py_ssize_t size):
@@ -595,10 +613,8 @@ def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
                 # one streaming pass: the chunk's symbols as bytes (all below K <= 255)
                 b0 = boff[c0]
                 o0 = ooff[c0]
-                for i in range(boff[c1] - b0):
-                    b8[i] = <uint8_t>bsym[b0 + i]
-                for i in range(ooff[c1] - o0):
-                    o8[i] = <uint8_t>osym[o0 + i]
+                dl_narrow(&bsym[0] + b0, &b8[0], boff[c1] - b0)
+                dl_narrow(&osym[0] + o0, &o8[0], ooff[c1] - o0)
                 _lane_groups(&b8[0], &o8[0], b0, o0,
                              &bsym[0] if bsym.shape[0] else NULL, &boff[0],
                              &osym[0] if osym.shape[0] else NULL, &ooff[0],
