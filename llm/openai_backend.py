@@ -182,12 +182,13 @@ class OpenAIBackend:
         self.stats.requests += 1
         attempt = 0
         while True:
-            if state.fatal is not None and not state.any_success:
-                # The endpoint already refused this batch for a reason that applies to
-                # every request (bad key, unknown model, bad URL): do not send the rest.
-                return self._error(state.fatal, attempt, seed)
-            attempt += 1
             async with sem:
+                # Checked after the wait for a slot: the endpoint may have refused this
+                # batch meanwhile for a reason that applies to every request (bad key,
+                # unknown model, bad URL), and then the rest are not sent at all.
+                if state.fatal is not None and not state.any_success:
+                    return self._error(state.fatal, attempt, seed)
+                attempt += 1
                 self.stats.attempts += 1
                 start = time.perf_counter()
                 try:
@@ -352,7 +353,7 @@ def _server_message(exc: Any) -> str:
     if isinstance(body, dict):
         err = body.get("error", body)
         msg = err.get("message") if isinstance(err, dict) else err
-    text = str(msg if msg else "").strip().replace("\n", " ")
+    text = str(msg if msg else "").strip().replace("\n", " ").rstrip(".")
     return text[:200]
 
 

@@ -8,7 +8,7 @@ fallback heuristic, good enough for the built-in stimuli and hand-typed demos.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 Classifier = Callable[[str], tuple[str, str | None]]
 
@@ -296,27 +296,53 @@ CATEGORY_AFFINITY: dict[str, tuple[str, ...]] = {
 }
 
 
-def split_user_message(text: str) -> tuple[str, str]:
-    """Split a user message into ``(memory_line, question)``.
+MEMORY_SEPARATOR = "\n\n"
 
-    The prompt convention (``study/prompts.py``): the memory line comes first on its own
-    line(s), a blank line, then the question; the baseline has the question alone. The
-    question is the part after the *last* blank line, so a whitespace-only memory line
-    (``"\\n"``, ``" "``) is kept verbatim instead of being mistaken for no memory.
+
+def split_user_message(text: str) -> tuple[str, str]:
+    r"""Split a user message into ``(memory_line, question)``.
+
+    Mirrors ``study.prompts.split_user_message`` (prompt ``steps-v1``: the user message is
+    ``f"{memory_line}\n\n{question}"``, or the question alone for the baseline); ``llm``
+    may not import ``study``, so the rule is repeated here and a test checks both agree.
+    The first separator splits, except that leading newlines after it belong to the
+    memory line (a newline stimulus gives ``"\n\n\n<question>"``). Change only this
+    function if the prompt layout changes.
 
     Args:
         text: The user message.
 
     Returns:
-        The memory line (``""`` for the baseline) and the stripped question.
+        The memory line (``""`` for the baseline) and the question.
     """
-    cut = text.rfind("\n\n")
-    if cut < 0:
-        return "", text.strip()
-    memory, question = text[:cut], text[cut + 2 :].strip()
-    if not question:
-        return "", text.strip()
+    if MEMORY_SEPARATOR not in text:
+        return "", text
+    question_start = len(text) - len(text.lstrip("\n"))
+    if question_start >= len(MEMORY_SEPARATOR):
+        return text[: question_start - len(MEMORY_SEPARATOR)], text[question_start:]
+    memory, _, question = text.partition(MEMORY_SEPARATOR)
     return memory, question
+
+
+def classifier_from_catalog(
+    entries: Iterable[tuple[str, str, str]], *, fallback: Classifier | None = None
+) -> Classifier:
+    """Build an exact-match classifier from catalog entries.
+
+    Args:
+        entries: ``(text, condition_class, category)`` for every stimulus, e.g.
+            ``[(e.text, e.condition_class, e.category) for e in doc.entries()]``.
+        fallback: Used for lines not in the catalog (default:
+            :func:`default_classify_memory`).
+    """
+    table = {text: (cls, cat) for text, cls, cat in entries}
+    other = fallback or default_classify_memory
+
+    def classify(line: str) -> tuple[str, str | None]:
+        hit = table.get(line)
+        return hit if hit is not None else other(line)
+
+    return classify
 
 
 def _sentences(text: str) -> list[str]:
