@@ -13,7 +13,9 @@ Developers add a revision with::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +65,39 @@ def _engine(engine_or_url: Engine | str) -> Engine:
     return make_engine(engine_or_url)
 
 
+@contextlib.contextmanager
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
+    """Serialise upgrades of one SQLite file across processes (SQLite DDL is not atomic here)."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        yield
+        return
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no cross-process lock
+        yield
+        return
+    lock_path = Path(database).expanduser().with_name(Path(database).name + ".migrate.lock")
+    with open(lock_path, "a+") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def upgrade(engine_or_url: Engine | str, revision: str = "head") -> str | None:
     """Upgrade the database to ``revision`` (default: the latest); a no-op when already there.
 
-    On PostgreSQL an advisory lock makes concurrent callers wait for each other.
+    Concurrent callers wait for each other (PostgreSQL advisory lock; a lock file next to an
+    SQLite database), so two processes opening a fresh workspace at once do not collide.
 
     Returns:
         The revision the database is at afterwards.
     """
     engine = _engine(engine_or_url)
     cfg = alembic_config()
-    with engine.begin() as conn:
+    with _sqlite_file_lock(engine), engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
         cfg.attributes["connection"] = conn

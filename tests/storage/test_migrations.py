@@ -85,3 +85,24 @@ def test_offline_sql_mentions_every_table(capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     for name in SQLModel.metadata.tables:
         assert f"CREATE TABLE {name}" in out
+
+
+def test_concurrent_upgrades_of_a_fresh_file_do_not_collide(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    code = "import sys; from storage.migrate import upgrade; print(upgrade(sys.argv[1]))"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err for _, err in results]
+    assert {out.strip() for out, _ in results} == {migrate.head_revision()}
+    assert migrate.schema_diff(make_engine(url)) == []
