@@ -25,7 +25,9 @@ minimised over ``log γ`` with a coarse grid and a bounded Brent search
 (``scipy.optimize.minimize_scalar``). The boundary ``γ = 0`` (no between-question
 variance; the model is then OLS) is compared explicitly because a log-scale search can
 only approach it. Fixed effects are the GLS solution ``β̂ = A⁻¹b`` and their covariance is
-``σ̂² A⁻¹`` (the REML/Kenward-free standard errors that statsmodels ``MixedLM`` reports).
+the inverse observed information of the profiled likelihood, as statsmodels ``MixedLM``
+reports it (see :func:`_observed_fe_cov`); at the boundary ``τ² = 0`` it is the OLS
+covariance ``σ̂² A⁻¹``.
 The response is centred first (the intercept absorbs the shift) to keep the sums accurate.
 """
 
@@ -242,7 +244,9 @@ def fit_random_intercept_sums(
     boundary = at_zero[0] <= best_f
     gamma = 0.0 if boundary else best_g
     crit, beta, a_inv, sigma2 = at_zero if boundary else _criterion(gamma, d, xty, y_i, yy)
-    cov = _observed_fe_cov(gamma, d, beta, y_i, a_inv, sigma2)
+    # at the boundary the constraint τ² ≥ 0 is active: γ is not a free direction, so the
+    # β block alone (σ̂² A⁻¹, the OLS covariance) is the right observed information
+    cov = sigma2 * a_inv if boundary else _observed_fe_cov(gamma, d, beta, y_i, a_inv, sigma2)
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))
     tau2 = gamma * sigma2
     const = (d.n_obs - d.p) * (1.0 + np.log(2.0 * np.pi))
