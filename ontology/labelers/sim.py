@@ -1,0 +1,391 @@
+"""The simulator's labeler: a simulated model that answers the studio's requests.
+
+The drift simulator renders every step from a bank of sentences whose leaf is known
+(:mod:`llm.sim.bank`), so a labeler that looks a step up in that bank knows its true leaf.
+:class:`SimStudioBackend` is a chat backend (the :class:`llm.types.ChatBackend` protocol)
+that recognises the studio's requests by the marker in their system message and answers:
+
+* **labeling requests** with the true leaf of every step, except that for each configured
+  leaf pair (A, B) a step whose true leaf is A is labeled B (and B labeled A) with the
+  configured rate, drawn per step from a seeded stream; with ``bad`` > 0 an attempt is
+  answered in a broken format with that probability (to exercise repair and the
+  ``unparseable`` path);
+* **rewrite requests** by assigning each example step to its true leaf and adding the words
+  that separate the two sides to each definition's triggers and exclusions;
+* **paraphrase requests** by restating the definition's sentences in reverse order with a
+  few synonyms, leaving its triggers and exclusions as they are.
+
+The labeler goes through exactly the same prompt building, caching and strict parsing as
+an ``llm:`` labeler: it *is* :class:`ontology.labelers.llm.LLMLabeler` with this backend.
+
+Spec grammar (options separated by ``;``)::
+
+    sim                                   perfect labeler
+    sim:confuse=3~4@0.3;seed=7            confuse leaves 3 and 4 at rate 0.3
+    sim:confuse=3~4@0.3+5~6@0.1;bad=0.2   two pairs, and broken answers at rate 0.2
+    llm:sim/default;confuse=3~4@0.3       the same, named as an llm labeler
+
+Leaves are given by symbol (1..11, in SPEC §5 order) or by exact name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import time
+from collections import Counter
+from collections.abc import Sequence
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from llm.seeds import stable_int
+from llm.sim.bank import LEAF_NAMES, STEP_SENTENCES
+from llm.types import ChatRequest, ChatResult, ResultCallback
+from ontology.prompts import LABELING_MARKER, PARAPHRASE_MARKER, REWRITE_MARKER, passage_steps
+from ontology.schema import UNMAPPED
+from storage.errors import ConfigError
+
+SIM_MODEL = "sim/labeler"
+_NUMBERING = re.compile(r"^\s*(?:step\s*)?\d+[.):]\s*", re.IGNORECASE)
+
+
+class Confusion(BaseModel):
+    """Steps of leaf ``a`` are labeled ``b`` (and ``b`` labeled ``a``) with ``rate``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    a: str
+    b: str
+    rate: float = Field(ge=0.0, le=1.0)
+
+
+class SimLabelConfig(BaseModel):
+    """How the simulated labeler errs; part of its stored spec and of the cache scope."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int = 1
+    confusions: tuple[Confusion, ...] = ()
+    seed: int = 0
+    bad: float = Field(0.0, ge=0.0, le=1.0)
+
+    def canonical(self) -> str:
+        """A short stable text of the configuration (goes into the cache scope)."""
+        pairs = "+".join(f"{c.a}~{c.b}@{c.rate:g}" for c in self.confusions)
+        head = f"confuse={pairs};" if pairs else ""
+        return f"{head}seed={self.seed};bad={self.bad:g}"
+
+
+def resolve_leaf(ref: str) -> str:
+    """A leaf given by symbol number (SPEC §5 order) or by exact name."""
+    ref = ref.strip()
+    if ref.isdigit():
+        k = int(ref)
+        if not 1 <= k <= len(LEAF_NAMES):
+            raise ConfigError(f"leaf symbol {k} is outside 1..{len(LEAF_NAMES)}")
+        return LEAF_NAMES[k - 1]
+    for name in LEAF_NAMES:
+        if name.lower() == ref.lower():
+            return name
+    raise ConfigError(f"unknown leaf {ref!r} in a sim labeler spec")
+
+
+def parse_sim_options(options: str) -> SimLabelConfig:
+    """Parse ``confuse=A~B@R[+C~D@R];seed=S;bad=R`` (every part optional).
+
+    Raises:
+        ConfigError: a malformed option.
+    """
+    confusions: list[Confusion] = []
+    seed, bad = 0, 0.0
+    for part in (p.strip() for p in options.split(";") if p.strip()):
+        key, sep, value = part.partition("=")
+        key = key.strip().lower()
+        try:
+            if key == "confuse" and sep:
+                for item in value.split("+"):
+                    pair, _, rate = item.partition("@")
+                    a, tilde, b = pair.partition("~")
+                    if not tilde or not rate:
+                        raise ValueError(item)
+                    la, lb = resolve_leaf(a), resolve_leaf(b)
+                    if la == lb:
+                        raise ConfigError("a confused pair needs two different leaves")
+                    confusions.append(Confusion(a=la, b=lb, rate=float(rate)))
+            elif key == "seed" and sep:
+                seed = int(value)
+            elif key == "bad" and sep:
+                bad = float(value)
+            elif key in ("t", "temperature"):
+                continue  # the simulated labeler's randomness is its seeded confusion
+            else:
+                raise ValueError(part)
+        except ConfigError:
+            raise
+        except ValueError:
+            raise ConfigError(
+                f"bad sim labeler option {part!r}; use confuse=A~B@RATE, seed=N or bad=RATE"
+            ) from None
+    try:
+        return SimLabelConfig(confusions=tuple(confusions), seed=seed, bad=bad)
+    except ValueError as exc:
+        raise ConfigError(f"bad sim labeler options {options!r}: {exc}") from None
+
+
+def _normalise(text: str) -> str:
+    return " ".join(_NUMBERING.sub("", text).split()).lower()
+
+
+@cache
+def _truth_table() -> dict[str, str]:
+    return {_normalise(s): leaf for leaf, sentences in STEP_SENTENCES.items() for s in sentences}
+
+
+def true_leaf(step: str) -> str | None:
+    """The leaf a simulated step was rendered from, or ``None`` for text not from the bank."""
+    return _truth_table().get(_normalise(step))
+
+
+def _ontology_leaves(user: str) -> dict[str, str]:
+    """Leaf -> root as listed in the ONTOLOGY section of a labeling request."""
+    out: dict[str, str] = {}
+    root = ""
+    for line in user.split("\n\nPASSAGE\n", 1)[0].splitlines():
+        m = re.match(r"^ROOT (.+?): ", line)
+        if m:
+            root = m.group(1)
+            continue
+        m = re.match(r"^\s+- LEAF (.+?): ", line)
+        if m:
+            out[m.group(1)] = root
+    return out
+
+
+def sim_label(
+    step: str, *, config: SimLabelConfig, draw_key: tuple[object, ...]
+) -> tuple[str, bool]:
+    """The simulated label of one step and whether the injected confusion changed it.
+
+    Args:
+        step: The step text.
+        config: The confusion configuration.
+        draw_key: Makes the per-step random draw (stable across runs).
+
+    Returns:
+        ``(leaf or "unmapped", confused)``.
+    """
+    truth = true_leaf(step)
+    if truth is None:
+        return UNMAPPED, False
+    for c in config.confusions:
+        if truth in (c.a, c.b):
+            rng = random.Random(stable_int("sim-confuse", config.seed, c.a, c.b, *draw_key))
+            if rng.random() < c.rate:
+                return (c.b if truth == c.a else c.a), True
+            break
+    return truth, False
+
+
+_WORD = re.compile(r"[a-z][a-z'-]{4,}")
+_STOP = frozenset(
+    [
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "because",
+        "before",
+        "being",
+        "below",
+        "between",
+        "could",
+        "doing",
+        "during",
+        "either",
+        "every",
+        "further",
+        "having",
+        "other",
+        "their",
+        "there",
+        "these",
+        "those",
+        "through",
+        "under",
+        "until",
+        "which",
+        "while",
+        "would",
+        "should",
+        "rather",
+        "where",
+        "whether",
+        "without",
+        "something",
+        "someone",
+        "makes",
+        "matter",
+        "matters",
+        "choice",
+        "option",
+        "decision",
+        "people",
+        "worth",
+    ]
+)
+_SYNONYMS = (
+    ("step", "reasoning step"),
+    ("names", "mentions"),
+    ("contains no", "has no"),
+    ("about", "concerning"),
+    ("people", "persons"),
+)
+
+
+class SimStudioBackend:
+    """In-process simulated model for labeling, rewrite and paraphrase requests.
+
+    Args:
+        config: How labels err.
+    """
+
+    simulated = True
+
+    def __init__(self, config: SimLabelConfig | None = None) -> None:
+        self.config = config or SimLabelConfig(bad=0.0)
+        self.spec = SIM_MODEL
+
+    def endpoint(self) -> str:
+        """The configuration is part of the endpoint, hence of every cache key."""
+        return f"sim-studio:in-process@v{self.config.version};{self.config.canonical()}"
+
+    # ---------------------------------------------------------------- answering
+
+    def _label(self, messages: Sequence[tuple[str, str]], request: ChatRequest) -> str:
+        user = next(c for r, c in messages if r == "user")
+        attempt = sum(1 for r, _ in messages if r == "assistant")
+        steps = passage_steps(user)
+        passage = "\n".join(t for _, t in steps)
+        base = (request.sampling.seed, request.sample_index, passage)
+        if self.config.bad > 0:
+            rng = random.Random(stable_int("sim-bad", self.config.seed, *base, attempt))
+            if rng.random() < self.config.bad:
+                return '<answer>[{"step_index": 1, "category": '  # cut off mid-array
+        leaves = _ontology_leaves(user)
+        items = []
+        for n, text in steps:
+            leaf, _ = sim_label(text, config=self.config, draw_key=(*base, n))
+            if leaf not in leaves:
+                leaf = UNMAPPED
+            root = leaves.get(leaf, UNMAPPED)
+            items.append({"step_index": n, "category": root, "symbol": leaf})
+        return f"<answer>{json.dumps(items)}</answer>"
+
+    @staticmethod
+    def _definitions(user: str) -> dict[int, str]:
+        return {
+            int(m.group(1)): m.group(2).strip()
+            for m in re.finditer(
+                r"CURRENT DEFINITION (\d):\n(.*?)\nEND DEFINITION \1", user, re.DOTALL
+            )
+        }
+
+    def _rewrite(self, user: str) -> str:
+        names = dict(re.findall(r"^LEAF (\d): (.+)$", user, re.MULTILINE))
+        defs = self._definitions(user)
+        region = user.split("UNDER LEAF 2\n", 1)[-1].split("\n\nTASK\n", 1)[0]
+        words: dict[str, Counter[str]] = {"1": Counter(), "2": Counter()}
+        for line in region.splitlines():
+            text = re.sub(r"^\d+\.\s*", "", line)
+            truth = true_leaf(text)
+            for side in ("1", "2"):
+                if truth is not None and truth == names.get(side, "").strip():
+                    words[side].update(set(_WORD.findall(text.lower())) - _STOP)
+        out = []
+        for side, other in (("1", "2"), ("2", "1")):
+            own = [w for w, _ in words[side].most_common() if w not in words[other]][:8]
+            theirs = [w for w, _ in words[other].most_common() if w not in words[side]][:4]
+            out.append(self._extend(defs.get(int(side), ""), own, theirs))
+        return f"<def1>{out[0]}</def1>\n<def2>{out[1]}</def2>"
+
+    @staticmethod
+    def _extend(block: str, triggers: list[str], exclusions: list[str]) -> str:
+        from ontology.parsing import split_definition
+
+        prose, old_t, old_x = split_definition(block)
+        t = list(dict.fromkeys([*(old_t or ()), *triggers]))
+        x = [w for w in dict.fromkeys([*(old_x or ()), *exclusions]) if w not in t]
+        lines = [prose]
+        if t:
+            lines.append(f"Triggers: {', '.join(t)}")
+        if x:
+            lines.append(f"Exclusions: {', '.join(x)}")
+        return "\n".join(lines)
+
+    def _paraphrase(self, user: str) -> str:
+        from ontology.parsing import split_definition
+
+        block = self._definitions(user).get(1, "")
+        prose, t, x = split_definition(block)
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", prose) if s]
+        text = " ".join(reversed(sentences))
+        for old, new in _SYNONYMS:
+            text = re.sub(rf"\b{re.escape(old)}\b", new, text)
+        lines = [text]
+        if t:
+            lines.append(f"Triggers: {', '.join(t)}")
+        if x:
+            lines.append(f"Exclusions: {', '.join(x)}")
+        return "<def1>" + "\n".join(lines) + "</def1>"
+
+    def answer(self, request: ChatRequest) -> ChatResult:
+        """Answer one request synchronously."""
+        start = time.perf_counter()
+        messages = [(m.role, m.content) for m in request.messages]
+        system = next((c for r, c in messages if r == "system"), "")
+        user = next((c for r, c in messages if r == "user"), "")
+        if system.startswith(LABELING_MARKER):
+            text, error = self._label(messages, request), None
+        elif system.startswith(REWRITE_MARKER):
+            text, error = self._rewrite(user), None
+        elif system.startswith(PARAPHRASE_MARKER):
+            text, error = self._paraphrase(user), None
+        else:
+            text, error = None, "the simulated studio model only answers studio requests"
+        return ChatResult(
+            text=text,
+            finish_reason="stop" if text is not None else None,
+            prompt_tokens=sum(len(c.split()) for _, c in messages),
+            completion_tokens=len(text.split()) if text else 0,
+            latency_ms=(time.perf_counter() - start) * 1000.0,
+            error=error,
+            cached=False,
+            cache_key="",
+            attempts=1,
+            model=self.spec,
+            simulated=True,
+            error_kind="bad_request" if error else None,
+            seed=request.sampling.seed,
+        )
+
+    async def achat(
+        self,
+        requests: Sequence[ChatRequest],
+        *,
+        concurrency: int,
+        on_result: ResultCallback | None = None,
+    ) -> list[ChatResult]:
+        """Answer every request in order (in-process; ``concurrency`` is irrelevant)."""
+        results: list[ChatResult] = []
+        for i, req in enumerate(requests):
+            res = self.answer(req)
+            results.append(res)
+            if on_result is not None:
+                on_result(i, req, res)
+            if i % 64 == 63:
+                await asyncio.sleep(0)
+        return results

@@ -1,0 +1,127 @@
+"""Strict parsers of model answers: labeling arrays and rewritten definitions.
+
+Strict means: exactly one ``<answer>`` block, valid JSON, an array with exactly one object
+per requested step, names spelled as in the ontology (case and surrounding whitespace
+forgiven), and a category that is the leaf's own root. Anything else raises
+:class:`AnswerParseError` with a short reason the repair request quotes back to the model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from ontology.schema import UNMAPPED, OntologyDoc
+
+_ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+
+
+class AnswerParseError(ValueError):
+    """A model answer that does not follow the requested format."""
+
+
+def _lookup(names: Sequence[str]) -> dict[str, str]:
+    return {n.strip().lower(): n for n in names}
+
+
+def parse_label_answer(
+    text: str | None, *, doc: OntologyDoc, step_indices: Sequence[int]
+) -> dict[int, tuple[str, str]]:
+    """Parse a labeling answer into ``{step number: (category, leaf)}``.
+
+    Args:
+        text: The model's reply.
+        doc: The ontology the request showed.
+        step_indices: The 1-based step numbers the request asked about.
+
+    Raises:
+        AnswerParseError: the reply breaks the format (the message says how).
+    """
+    if not text:
+        raise AnswerParseError("the reply was empty")
+    blocks = _ANSWER_RE.findall(text)
+    if len(blocks) != 1:
+        raise AnswerParseError(
+            "no <answer>...</answer> block" if not blocks else "more than one <answer> block"
+        )
+    try:
+        data = json.loads(blocks[0].strip())
+    except json.JSONDecodeError as exc:
+        raise AnswerParseError(f"the <answer> block is not valid JSON ({exc.msg})") from None
+    if not isinstance(data, list):
+        raise AnswerParseError("the <answer> block must hold a JSON array")
+    leaves = _lookup(doc.leaf_names)
+    roots = _lookup([r.name for r in doc.roots])
+    wanted = set(step_indices)
+    out: dict[int, tuple[str, str]] = {}
+    for item in data:
+        if not isinstance(item, dict):
+            raise AnswerParseError("every array element must be an object")
+        index = item.get("step_index")
+        if isinstance(index, str) and index.strip().isdigit():
+            index = int(index.strip())
+        if not isinstance(index, int) or isinstance(index, bool) or index not in wanted:
+            raise AnswerParseError(f"step_index {index!r} is not one of the passage's steps")
+        if index in out:
+            raise AnswerParseError(f"step {index} is labeled twice")
+        symbol, category = item.get("symbol"), item.get("category")
+        if not isinstance(symbol, str) or not isinstance(category, str):
+            raise AnswerParseError(f"step {index} needs string 'category' and 'symbol'")
+        if symbol.strip().lower() == UNMAPPED or category.strip().lower() == UNMAPPED:
+            if symbol.strip().lower() != category.strip().lower():
+                raise AnswerParseError(f"step {index}: use unmapped for both fields or neither")
+            out[index] = (UNMAPPED, UNMAPPED)
+            continue
+        leaf = leaves.get(symbol.strip().lower())
+        if leaf is None:
+            raise AnswerParseError(f"step {index}: {symbol!r} is not a leaf of the ontology")
+        root = roots.get(category.strip().lower())
+        if root != doc.root_of[leaf]:
+            raise AnswerParseError(
+                f"step {index}: leaf {leaf!r} belongs to {doc.root_of[leaf]!r}, not {category!r}"
+            )
+        out[index] = (root, leaf)
+    missing = sorted(wanted - set(out))
+    if missing:
+        raise AnswerParseError(f"steps {missing} are missing")
+    return out
+
+
+def _one_block(text: str, tag: str) -> str:
+    blocks = re.findall(rf"<{tag}>(.*?)</{tag}>", text, re.DOTALL | re.IGNORECASE)
+    if len(blocks) != 1 or not blocks[0].strip():
+        raise AnswerParseError(f"expected exactly one non-empty <{tag}> block")
+    return str(blocks[0]).strip()
+
+
+def parse_definitions(text: str | None, *, count: int = 2) -> tuple[str, ...]:
+    """Parse ``<def1>…</def1>`` (and ``<def2>…</def2>``) from a rewrite answer.
+
+    Raises:
+        AnswerParseError: a block is missing, repeated or empty.
+    """
+    if not text:
+        raise AnswerParseError("the reply was empty")
+    return tuple(_one_block(text, f"def{i}") for i in range(1, count + 1))
+
+
+_TERMS_RE = re.compile(r"^\s*(triggers|exclusions)\s*:\s*(.*)$", re.IGNORECASE)
+
+
+def split_definition(text: str) -> tuple[str, tuple[str, ...] | None, tuple[str, ...] | None]:
+    """Split a rewritten definition into prose, triggers and exclusions.
+
+    Lines ``Triggers: a, b`` and ``Exclusions: c, d`` (any case) are taken out of the prose;
+    ``None`` means the line was absent, so the leaf keeps its current list.
+    """
+    prose: list[str] = []
+    found: dict[str, tuple[str, ...]] = {}
+    for line in text.splitlines():
+        m = _TERMS_RE.match(line)
+        if m:
+            terms = tuple(t.strip().strip(".") for t in m.group(2).split(",") if t.strip(" ."))
+            found[m.group(1).lower()] = terms
+        else:
+            prose.append(line)
+    return " ".join(" ".join(prose).split()), found.get("triggers"), found.get("exclusions")

