@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.questions_cmds",
     "app.cli.perturbations_cmds",
     "app.cli.stats_cmds",
+    "app.cli.sim_cmds",
 )
 
 

@@ -28,6 +28,39 @@ MALFORMED_KINDS: tuple[str, ...] = (
 )
 
 
+NOISE_CATEGORIES: tuple[str, ...] = ("whitespace", "punctuation", "filler")
+ATTRIBUTE_CATEGORIES: tuple[str, ...] = (
+    "gender",
+    "gender_identity",
+    "sexual_orientation",
+    "age",
+    "occupation",
+    "appearance",
+    "disability_health",
+    "education_income",
+    "physical_traits",
+    "socioeconomic",
+)
+LIFE_EVENT_CATEGORIES: tuple[str, ...] = (
+    "childhood_adversity",
+    "illness_diagnosis",
+    "accident",
+    "bereavement",
+    "new_parenthood",
+    "divorce",
+    "job_loss",
+    "forced_migration",
+    "natural_disaster",
+    "pandemic",
+)
+#: The condition class of every built-in category id (the catalog's category slugs).
+CATEGORY_CLASS: dict[str, str] = {
+    **dict.fromkeys(NOISE_CATEGORIES, "noise"),
+    **dict.fromkeys(ATTRIBUTE_CATEGORIES, "attribute"),
+    **dict.fromkeys(LIFE_EVENT_CATEGORIES, "life_event"),
+}
+
+
 class EditWeights(BaseModel):
     """Relative weights of the edit kinds (normalised when drawn)."""
 
@@ -97,6 +130,14 @@ class SimPreset(BaseModel):
             raise ValueError("min_steps must not exceed max_steps")
         return self
 
+    def dose_range(self, condition_class: str) -> tuple[float, float]:
+        """Return the smallest and largest dose of a class over its categories."""
+        doses = [self.class_doses.get(condition_class, 0.0)]
+        doses += [
+            d for c, d in self.category_doses.items() if CATEGORY_CLASS.get(c) == condition_class
+        ]
+        return min(doses), max(doses)
+
     def dose(self, condition_class: str, category: str | None) -> float:
         """Return the dose of a condition (0 for the baseline and unknown classes)."""
         if condition_class == "baseline":
@@ -140,7 +181,7 @@ PRESETS: dict[str, SimPreset] = {
     for p in (
         SimPreset(
             name="default",
-            description="noise ≈ 0, attributes medium (0.2–0.35), life events large (0.5–0.65)",
+            description="noise ≈ 0, attributes medium, life events large",
             seed=0,
             class_doses={"noise": 0.0, "attribute": 0.28, "life_event": 0.6},
             category_doses=_DEFAULT_CATEGORY_DOSES,
@@ -149,7 +190,7 @@ PRESETS: dict[str, SimPreset] = {
         ),
         SimPreset(
             name="null",
-            description="every dose 0; model noise as in default (false-positive calibration)",
+            description="all doses 0: false-positive check",
             seed=0,
             class_doses={"noise": 0.0, "attribute": 0.0, "life_event": 0.0},
             model_noise=0.05,
@@ -157,7 +198,7 @@ PRESETS: dict[str, SimPreset] = {
         ),
         SimPreset(
             name="strong",
-            description="noise 0, attributes 0.5, life events 0.85 (demo-sized effects)",
+            description="large doses for demos",
             seed=0,
             class_doses={"noise": 0.0, "attribute": 0.5, "life_event": 0.85},
             model_noise=0.05,

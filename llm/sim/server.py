@@ -28,6 +28,7 @@ from starlette.routing import Route
 from llm.sim.chat import simulate_chat
 from llm.sim.classify import Classifier
 from llm.sim.presets import PRESETS, SimPreset
+from storage.errors import ConfigError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -67,15 +68,25 @@ def create_app(
     presets: dict[str, SimPreset] | None = None,
     api_key: str | None = None,
     classify_memory: Classifier | None = None,
+    default_preset: str | None = None,
 ) -> Starlette:
     """Build the Starlette application.
 
     Args:
         presets: Presets served by name (default: the built-in ones).
+        default_preset: Preset also served under the bare model name ``sim``.
         api_key: When set, requests must carry ``Authorization: Bearer <api_key>``.
         classify_memory: Optional catalog-based classifier of memory lines.
     """
     table = dict(presets or PRESETS)
+    if default_preset is not None:
+        if default_preset not in table:
+            raise ConfigError(
+                f"Unknown simulator preset {default_preset!r}; known presets: "
+                f"{', '.join(sorted(table))}."
+            )
+        # A bare ``sim`` model name (e.g. ``openai-api/local/sim``) gets the chosen preset.
+        table.setdefault("sim", table[default_preset])
     expected = f"Bearer {api_key}".encode() if api_key else None
 
     def authorised(request: Request) -> bool:
@@ -95,6 +106,7 @@ def create_app(
         data = [
             {"id": f"sim/{name}", "object": "model", "created": 0, "owned_by": "driftlens-sim"}
             for name in sorted(table)
+            if name != "sim"
         ]
         return JSONResponse({"object": "list", "data": data})
 
@@ -184,6 +196,7 @@ def serve(
     *,
     api_key: str | None = None,
     classify_memory: Classifier | None = None,
+    default_preset: str = "default",
     log_level: str = "warning",
 ) -> None:
     """Run the simulator API in the foreground until interrupted.
@@ -193,12 +206,13 @@ def serve(
         port: TCP port.
         api_key: Bearer token to require (default: ``SIM_API_KEY`` if set, else none).
         classify_memory: Optional catalog-based classifier of memory lines.
+        default_preset: Preset answering the bare model name ``sim``.
         log_level: uvicorn log level.
     """
     import uvicorn
 
     key = api_key if api_key is not None else (os.environ.get("SIM_API_KEY") or None)
-    app = create_app(api_key=key, classify_memory=classify_memory)
+    app = create_app(api_key=key, classify_memory=classify_memory, default_preset=default_preset)
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off")
 
 
@@ -312,8 +326,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default=DEFAULT_HOST)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--api-key", default=None)
+    parser.add_argument("--preset", default="default")
     args = parser.parse_args(argv)
-    serve(args.host, args.port, api_key=args.api_key)
+    serve(args.host, args.port, api_key=args.api_key, default_preset=args.preset)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,112 @@
+"""The ``sim`` command group: serve the drift simulator over HTTP, list its presets."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from llm.sim.classify import Classifier
+
+_out = Console(highlight=False)
+_err = Console(stderr=True, highlight=False)
+
+sim_app = typer.Typer(
+    name="sim",
+    help="The built-in drift simulator (known doses, no network, clearly marked simulated).",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``sim`` group to the root application."""
+    app.add_typer(sim_app, name="sim")
+
+
+def _catalog_classifier() -> Classifier | None:
+    """Classify memory lines exactly by the shipped catalog (heuristic for other lines)."""
+    from llm.sim.classify import classifier_from_catalog
+
+    try:
+        from study.catalog.document import load_default_catalog
+
+        doc = load_default_catalog()
+    except ImportError:  # the study room is optional for the simulator
+        return None
+    return classifier_from_catalog((e.text, e.condition_class, e.category) for e in doc.entries())
+
+
+@sim_app.command("serve")
+def serve_cmd(
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind."),
+    port: int = typer.Option(8765, "--port", help="TCP port."),
+    preset: str = typer.Option(
+        "default", "--preset", help="Preset answering the bare model name 'sim'."
+    ),
+    api_key: str | None = typer.Option(
+        None,
+        "--api-key",
+        envvar="SIM_API_KEY",
+        help="Require this bearer token (default: SIM_API_KEY; none = open).",
+        show_default=False,
+    ),
+) -> None:
+    """Serve the simulator as an OpenAI-compatible API (POST /v1/chat/completions)."""
+    from llm.sim.presets import get_preset
+    from llm.sim.server import serve
+
+    chosen = get_preset(preset)  # fail early with the list of known presets
+    url = f"http://{host}:{port}/v1"
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        _err.print(f"[yellow]Warning:[/] binding {host} exposes the simulator beyond this machine.")
+    _out.print(f"DriftLens simulator (simulated answers) on [bold]{url}[/]")
+    _out.print(
+        f"  use: SIM_BASE_URL={url} SIM_API_KEY={'<your key>' if api_key else 'any'} "
+        f"with model openai-api/sim/{chosen.name}"
+    )
+    _out.print("  Ctrl-C stops it.")
+    serve(
+        host,
+        port,
+        api_key=api_key or None,
+        classify_memory=_catalog_classifier(),
+        default_preset=chosen.name,
+        log_level="warning",
+    )
+
+
+@sim_app.command("presets")
+def presets_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print the full presets as JSON."),
+) -> None:
+    """List the simulator presets and their doses."""
+    from llm.sim.presets import PRESETS
+
+    if as_json:
+        typer.echo(json.dumps({n: p.model_dump(mode="json") for n, p in PRESETS.items()}, indent=2))
+        return
+    table = Table(title="Simulator presets (dose = edit probability per step)")
+    for col in ("preset", "v", "noise", "attribute", "life event", "model noise", "malformed"):
+        table.add_column(col, justify="left" if col == "preset" else "right", no_wrap=True)
+    table.add_column("description")
+
+    def span(lo_hi: tuple[float, float]) -> str:
+        lo, hi = lo_hi
+        return f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f}"
+
+    for name, p in PRESETS.items():
+        table.add_row(
+            f"sim/{name}",
+            str(p.version),
+            span(p.dose_range("noise")),
+            span(p.dose_range("attribute")),
+            span(p.dose_range("life_event")),
+            f"{p.model_noise:.2f}",
+            f"{p.malformed_rate:.0%}",
+            p.description,
+        )
+    _out.print(table)
