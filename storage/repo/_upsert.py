@@ -40,7 +40,8 @@ def upsert(
     """Insert ``rows``; on a key conflict update the ``update`` columns (or do nothing).
 
     ``updated_at`` is refreshed on update when the table has it. Pending ORM changes are
-    flushed first. Returns the number of rows sent.
+    flushed first, and loaded objects of ``model`` are expired afterwards so they never show
+    pre-upsert values. Returns the number of rows sent.
     """
     if not rows:
         return 0
@@ -65,4 +66,7 @@ def upsert(
         else:
             stmt = stmt.on_conflict_do_nothing(index_elements=list(key))
         session.execute(stmt, chunk)
+    for obj in list(session.identity_map.values()):
+        if isinstance(obj, model):
+            session.expire(obj)
     return len(rows)

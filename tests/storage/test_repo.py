@@ -63,6 +63,18 @@ def test_upsert_dedupes_responses_within_and_across_calls(session: Session) -> N
     assert runs.count_responses(world.run_id, session=session) == 2
 
 
+def test_loaded_objects_see_upserted_values(session: Session) -> None:
+    world = seed_world(session)
+    q = world.question_ids[0]
+    loaded = runs.upsert_response(
+        Response(run_id=world.run_id, question_id=q, attempts=1), session=session
+    )
+    runs.upsert_responses(
+        [Response(run_id=world.run_id, question_id=q, attempts=5)], session=session
+    )
+    assert loaded.attempts == 5
+
+
 def test_questions_reimport_keeps_curation(session: Session) -> None:
     counts = questions.upsert_questions(
         [Question(external_id="a", text="t", domains=["x"]), Question(external_id="b", text="u")],
