@@ -90,9 +90,8 @@ def presets_cmd(
         typer.echo(json.dumps({n: p.model_dump(mode="json") for n, p in PRESETS.items()}, indent=2))
         return
     table = Table(title="Simulator presets (dose = edit probability per step)")
-    for col in ("preset", "v", "noise", "attribute", "life event", "model noise", "malformed"):
+    for col in ("preset", "noise", "attribute", "life event", "model noise", "malformed"):
         table.add_column(col, justify="left" if col == "preset" else "right", no_wrap=True)
-    table.add_column("description")
 
     def span(lo_hi: tuple[float, float]) -> str:
         lo, hi = lo_hi
@@ -101,12 +100,12 @@ def presets_cmd(
     for name, p in PRESETS.items():
         table.add_row(
             f"sim/{name}",
-            str(p.version),
             span(p.dose_range("noise")),
             span(p.dose_range("attribute")),
             span(p.dose_range("life_event")),
             f"{p.model_noise:.2f}",
             f"{p.malformed_rate:.0%}",
-            p.description,
         )
     _out.print(table)
+    for name, p in PRESETS.items():
+        _out.print(f"  sim/{name} (v{p.version}): {p.description}")
