@@ -24,6 +24,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.perturbations_cmds",
     "app.cli.stats_cmds",
     "app.cli.sim_cmds",
+    "app.cli.generate_cmds",
+    "app.cli.export_cmds",
 )
 
 

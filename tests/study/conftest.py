@@ -6,9 +6,8 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 
 import pytest
-from click.testing import Result
 from sqlmodel import Session
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 
 @pytest.fixture

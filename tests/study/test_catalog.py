@@ -108,7 +108,7 @@ def test_explicit_numbers_survive_round_trip() -> None:
     assert csv_doc.entries() == doc.entries()
 
 
-def test_versioning_in_db(session) -> None:  # type: ignore[no-untyped-def]
+def test_versioning_in_db(session) -> None:
     doc = load_default_catalog()
     first = import_catalog(doc, session=session)
     assert (first.version, first.created, first.perturbations) == (1, True, 98)
@@ -123,7 +123,7 @@ def test_versioning_in_db(session) -> None:  # type: ignore[no-untyped-def]
     assert resolve_catalog("driftlens-default@1", session=session).id == first.catalog_id
 
 
-def test_cli_export_import_round_trip(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_export_import_round_trip(cli, tmp_path: Path) -> None:
     out_yaml, out_csv = tmp_path / "cat.yaml", tmp_path / "cat.csv"
     assert cli("perturbations", "export", "--out", str(out_yaml)).exit_code == 0
     assert cli("perturbations", "export", "--out", str(out_csv)).exit_code == 0
@@ -190,7 +190,7 @@ def test_yaml_bad_node_names_line(tmp_path: Path) -> None:
         read_catalog_file(path)
 
 
-def test_cli_import_error_is_input_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_import_error_is_input_error(cli, tmp_path: Path) -> None:
     path = tmp_path / "bad.csv"
     path.write_text("key,condition_class,category,text\n,attribute,age,\n", encoding="utf-8")
     res = cli("perturbations", "import", str(path))

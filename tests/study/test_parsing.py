@@ -46,7 +46,7 @@ def test_usable_means_steps_and_answer() -> None:
 # Free text that cannot itself form tags, fences or entities: the round trip is then exact.
 _fragment = (
     st.text(
-        alphabet=st.characters(blacklist_characters="<>&`", blacklist_categories=("Cs",)),
+        alphabet=st.characters(blacklist_characters="<>&`", blacklist_categories=["Cs"]),
         min_size=1,
         max_size=60,
     )

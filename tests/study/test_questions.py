@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlmodel import select
+from sqlmodel import col, select
 
 from storage.errors import InputError
 from storage.models import Question
@@ -21,8 +21,8 @@ from study.questions import (
 )
 
 
-def _ids(session) -> list[str]:  # type: ignore[no-untyped-def]
-    return [q.external_id for q in session.exec(select(Question).order_by(Question.id)).all()]
+def _ids(session) -> list[str]:
+    return [q.external_id for q in session.exec(select(Question).order_by(col(Question.id))).all()]
 
 
 def test_sample_questions_are_complete() -> None:
@@ -35,7 +35,7 @@ def test_sample_questions_are_complete() -> None:
     assert all(r.text.rstrip().endswith(("?", ".")) for r in rows)
 
 
-def test_csv_import_with_question_column(tmp_path: Path, session) -> None:  # type: ignore[no-untyped-def]
+def test_csv_import_with_question_column(tmp_path: Path, session) -> None:
     path = tmp_path / "q.csv"
     path.write_text(
         "id,question,domains\nA1,Should I rent or buy?,finance\n,Is honesty always best?,"
@@ -49,13 +49,13 @@ def test_csv_import_with_question_column(tmp_path: Path, session) -> None:  # ty
     assert stored.source == "q.csv"
 
 
-def test_csv_with_text_column_and_bom(tmp_path: Path, session) -> None:  # type: ignore[no-untyped-def]
+def test_csv_with_text_column_and_bom(tmp_path: Path, session) -> None:
     path = tmp_path / "q.csv"
     path.write_bytes('\ufeffText\n"Which is better, A or B?"\n'.encode())
     assert len(import_questions(path, session=session).added) == 1
 
 
-def test_jsonl_import_and_duplicates(tmp_path: Path, session) -> None:  # type: ignore[no-untyped-def]
+def test_jsonl_import_and_duplicates(tmp_path: Path, session) -> None:
     path = tmp_path / "q.jsonl"
     lines = [
         {"id": "x1", "text": "Should I move cities?"},
@@ -96,7 +96,7 @@ def test_bad_rows_are_listed_and_nothing_is_imported(
     db,
     name: str,
     content: str,
-    expected: list[str],  # type: ignore[no-untyped-def]
+    expected: list[str],
 ) -> None:
     with db() as session:
         import_questions(
@@ -113,18 +113,18 @@ def test_bad_rows_are_listed_and_nothing_is_imported(
         assert _ids(session) == ["keep"]
 
 
-def test_missing_text_column(tmp_path: Path, session) -> None:  # type: ignore[no-untyped-def]
+def test_missing_text_column(tmp_path: Path, session) -> None:
     path = _write(tmp_path / "q.csv", "id,prompt\n1,hello?\n")
     with pytest.raises(InputError, match="'question' or 'text' column"):
         import_questions(path, session=session)
 
 
-def test_unknown_extension(tmp_path: Path, session) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_extension(tmp_path: Path, session) -> None:
     with pytest.raises(InputError, match=r"\.csv, \.tsv or \.jsonl"):
         import_questions(_write(tmp_path / "q.txt", "hello?\n"), session=session)
 
 
-def test_cli_import_and_list(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cli_import_and_list(cli, tmp_path: Path) -> None:
     res = cli("questions", "import", "--sample")
     assert res.exit_code == 0, res.output
     assert "Imported 48" in res.output
@@ -141,7 +141,7 @@ def test_cli_import_and_list(cli, tmp_path: Path) -> None:  # type: ignore[no-un
     assert "[bold]this[/bold]" in table.output
 
 
-def test_sample_import_is_idempotent(session) -> None:  # type: ignore[no-untyped-def]
+def test_sample_import_is_idempotent(session) -> None:
     assert len(import_sample_questions(session=session).added) == 48
     assert import_sample_questions(session=session).added == ()
 

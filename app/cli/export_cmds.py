@@ -1,0 +1,34 @@
+"""``driftlens export``: files for other tools (a group; more exports join it later)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from app.cli.context import session_for
+
+_out = Console(highlight=False)
+
+#: The ``export`` group; other modules' exports are added here as subcommands.
+export_app = typer.Typer(help="Export responses and other results to files.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``export`` group to the root application."""
+    app.add_typer(export_app, name="export")
+
+
+@export_app.command("responses")
+def responses_cmd(
+    ctx: typer.Context,
+    run: str = typer.Option(..., "--run", help="Name of the generation run."),
+    out: Path = typer.Option(..., "--out", help="Output .jsonl file."),
+) -> None:
+    """Write one JSON object per response of a run (question_id, condition, steps, ...)."""
+    from study.exports import export_responses_jsonl
+
+    with session_for(ctx) as session:
+        count = export_responses_jsonl(run, out, session=session)
+    _out.print(f"Wrote {count} responses of run {run} to {out}.", markup=False)

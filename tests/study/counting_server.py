@@ -1,0 +1,90 @@
+"""A small OpenAI-compatible server that counts requests per prompt and can hold answers.
+
+It answers well-formed stepped responses. After ``answer_first`` answers it holds every
+further request until :meth:`CountingServer.release` is called, so a test can kill a
+client while requests are in flight, at a point it chooses, without any timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from llm.sim.server import BackgroundServer
+from study.parsing import render_response
+
+
+class CountingServer(BackgroundServer):
+    """``with CountingServer() as url`` (url ends in ``/v1``).
+
+    Args:
+        answer_first: Answer this many requests, then hold the rest until released
+            (``None``: never hold).
+    """
+
+    def __init__(self, *, answer_first: int | None = None) -> None:
+        self.answer_first = answer_first
+        self.seen: Counter[tuple[str, int | None]] = Counter()
+        self.answered = 0
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._gate: asyncio.Event | None = None
+        super().__init__(self._build(), path="/v1")
+
+    @property
+    def received(self) -> int:
+        """Requests received so far (held ones included)."""
+        with self._lock:
+            return sum(self.seen.values())
+
+    def release(self) -> None:
+        """Answer held requests and every later one."""
+        with self._lock:
+            self.answer_first = None
+            loop, gate = self._loop, self._gate
+        if loop is not None and gate is not None:
+            loop.call_soon_threadsafe(gate.set)
+
+    def _build(self) -> Starlette:
+        async def chat(request: Request) -> JSONResponse:
+            body: dict[str, Any] = json.loads(await request.body())
+            user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+            key = (user, body.get("seed"))
+            with self._lock:
+                self.seen[key] += 1
+                if self._gate is None:
+                    self._loop, self._gate = asyncio.get_running_loop(), asyncio.Event()
+                gate = self._gate
+                hold = self.answer_first is not None and self.answered >= self.answer_first
+                if not hold:
+                    self.answered += 1
+            if hold:
+                await gate.wait()
+            text = render_response([f"Weigh: {user[-30:]}", "Decide."], "Do the careful thing.")
+            return JSONResponse(
+                {
+                    "id": "chatcmpl-count",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "counting"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                }
+            )
+
+        return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
