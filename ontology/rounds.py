@@ -25,7 +25,7 @@ from ontology.agreement_tracking import LabelRecord, RoundAgreement, compute_agr
 from ontology.labelers.base import LabelItem, Progress, StepLabelResult, label_items
 from ontology.labelers.registry import ensure_labeler_spec, make_labeler, parse_labeler_spec
 from ontology.schema import UNMAPPED, OntologyDoc
-from ontology.versions import document, get_version
+from ontology.versions import document, get_version, version_label
 from storage.errors import ConfigError, InputError, NotFoundError
 from storage.models import LabelingRound, OntologyVersion, Response, StepLabel
 from storage.repo import ontology_rounds as q
@@ -221,11 +221,6 @@ class RoundResult:
             "n_responses": self.n_responses,
             "labeling": self.stats,
         }
-
-
-def version_label(version: OntologyVersion) -> str:
-    """``name@N`` of a version."""
-    return f"{version.name}@{version.version}"
 
 
 def require_round(number: int, *, session: Session) -> LabelingRound:

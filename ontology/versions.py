@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from sqlmodel import Session, col, select
 
-from ontology.schema import OntologyDoc, load_seed
-from storage.errors import NotFoundError
+from ontology.schema import OntologyDoc, load_seed, parse_ontology
+from storage.errors import InputError, NotFoundError
 from storage.models import OntologyLeaf, OntologyVersion
 
 
@@ -93,3 +93,83 @@ def get_version(ref: str | int | None, *, session: Session) -> OntologyVersion:
 def document(version: OntologyVersion) -> OntologyDoc:
     """The ontology document stored in a version row."""
     return OntologyDoc.model_validate(version.content)
+
+
+def version_label(version: OntologyVersion) -> str:
+    """``name@N`` of a version."""
+    return f"{version.name}@{version.version}"
+
+
+def list_versions(name: str | None = None, *, session: Session) -> list[OntologyVersion]:
+    """Stored versions, by name then version number."""
+    from storage.repo.ontology import list_versions as _list
+
+    return _list(name, session=session)
+
+
+def new_version(
+    base: OntologyVersion,
+    doc: OntologyDoc,
+    *,
+    session: Session,
+    author: str | None = None,
+    note: str | None = None,
+) -> OntologyVersion:
+    """Store ``doc`` as a new version derived from ``base`` (never edits ``base``).
+
+    Identical content returns the existing version with that content.
+
+    Raises:
+        InputError: ``doc`` names a different ontology than ``base``.
+    """
+    if doc.name != base.name:
+        raise InputError(
+            f"the edited document is named {doc.name!r}; a new version of {base.name!r} "
+            "must keep its name (import it as a new ontology instead)"
+        )
+    return ensure_version(doc, session=session, author=author, note=note, parent_id=base.id)
+
+
+def import_version(
+    text: str,
+    *,
+    session: Session,
+    source: str = "<text>",
+    author: str | None = None,
+    note: str | None = None,
+) -> OntologyVersion:
+    """Parse a YAML document and store it (next version of its name, or version 1)."""
+    doc = parse_ontology(text, source=source)
+    return ensure_version(doc, session=session, author=author, note=note)
+
+
+def replace_definitions(doc: OntologyDoc, blocks: dict[str, str]) -> OntologyDoc:
+    """A copy of ``doc`` with leaf definitions replaced (``{leaf: definition block}``).
+
+    A block may end with ``Triggers:``/``Exclusions:`` lines
+    (:func:`ontology.parsing.split_definition`); when present they replace the leaf's lists.
+
+    Raises:
+        InputError: a leaf is unknown or a definition is empty.
+    """
+    from ontology.parsing import split_definition
+
+    data = doc.model_dump(mode="json")
+    seen = set()
+    for root in data["roots"]:
+        for leaf in root["leaves"]:
+            if leaf["name"] not in blocks:
+                continue
+            prose, triggers, exclusions = split_definition(blocks[leaf["name"]])
+            if not prose:
+                raise InputError(f"the new definition of {leaf['name']!r} is empty")
+            leaf["definition"] = prose
+            if triggers is not None:
+                leaf["triggers"] = list(triggers)
+            if exclusions is not None:
+                leaf["exclusions"] = list(exclusions)
+            seen.add(leaf["name"])
+    missing = set(blocks) - seen
+    if missing:
+        raise InputError(f"no leaf named {sorted(missing)} in ontology {doc.name!r}")
+    return OntologyDoc.model_validate(data)
