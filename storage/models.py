@@ -18,10 +18,10 @@ creation time.
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Text, UniqueConstraint
+from sqlalchemy import Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from storage.types import UTCDateTime, utcnow
+from storage.types import JSONType, NullableJSONType, UTCDateTime, utcnow
 
 # Stable constraint names on every backend (needed by Alembic batch mode on SQLite and
 # for predictable names on PostgreSQL). Set before any table is declared.
@@ -81,11 +81,11 @@ class Question(SQLModel, table=True):
     external_id: str = Field(unique=True)
     text: str = Field(sa_type=Text)
     source: str | None = None
-    domains: list[str] = Field(default_factory=list, sa_type=JSON)
+    domains: list[str] = Field(default_factory=list, sa_type=JSONType)
     tier: str | None = Field(default=None, index=True)
     filter_label: str | None = Field(default=None, index=True)
     filter_reason: str | None = Field(default=None, sa_type=Text)
-    filter_domains: list[str] | None = Field(default=None, sa_type=JSON(none_as_null=True))
+    filter_domains: list[str] | None = Field(default=None, sa_type=NullableJSONType)
     filter_model: str | None = None
     filter_error: str | None = Field(default=None, sa_type=Text)
     filter_raw: str | None = Field(default=None, sa_type=Text)
@@ -159,7 +159,7 @@ class ModelSpec(SQLModel, table=True):
     service: str | None = None
     model: str
     simulated: bool = False
-    params: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    params: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     created_at: datetime = _created()
 
 
@@ -173,8 +173,8 @@ class GenerationRun(SQLModel, table=True):
     model_spec_id: int = Field(foreign_key="model_spec.id", index=True)
     catalog_id: int | None = Field(default=None, foreign_key="perturbation_catalog.id", index=True)
     prompt_version: str
-    sampling: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
-    config: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    sampling: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
+    config: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     simulated: bool = False
     status: str = "pending"
     created_at: datetime = _created()
@@ -200,10 +200,10 @@ class Response(SQLModel, table=True):
     condition: str = BASELINE_CONDITION
     condition_class: str = "none"
     sample: int = 0
-    request: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    request: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     seed: int | None = None
     text: str | None = Field(default=None, sa_type=Text)
-    steps: list[str] = Field(default_factory=list, sa_type=JSON)
+    steps: list[str] = Field(default_factory=list, sa_type=JSONType)
     answer: str | None = Field(default=None, sa_type=Text)
     parse_status: str = "pending"
     finish_reason: str | None = None
@@ -232,7 +232,7 @@ class OntologyVersion(SQLModel, table=True):
     parent_id: int | None = Field(default=None, foreign_key="ontology_version.id", index=True)
     author: str | None = None
     note: str | None = Field(default=None, sa_type=Text)
-    content: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    content: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     content_hash: str
     created_at: datetime = _created()
 
@@ -252,9 +252,9 @@ class OntologyLeaf(SQLModel, table=True):
     leaf: str
     symbol: int
     definition: str = Field(default="", sa_type=Text)
-    triggers: list[str] = Field(default_factory=list, sa_type=JSON)
-    exclusions: list[str] = Field(default_factory=list, sa_type=JSON)
-    examples: list[str] = Field(default_factory=list, sa_type=JSON)
+    triggers: list[str] = Field(default_factory=list, sa_type=JSONType)
+    exclusions: list[str] = Field(default_factory=list, sa_type=JSONType)
+    examples: list[str] = Field(default_factory=list, sa_type=JSONType)
 
 
 class LabelerSpec(SQLModel, table=True):
@@ -270,7 +270,7 @@ class LabelerSpec(SQLModel, table=True):
     temperature: float | None = None
     seed: int | None = None
     prompt_version: str = ""
-    params: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    params: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     created_at: datetime = _created()
 
 
@@ -314,9 +314,9 @@ class LabelingRound(SQLModel, table=True):
     run_id: int = Field(foreign_key="generation_run.id", index=True)
     sample_size: int
     seed: int
-    labelers: list[str] = Field(default_factory=list, sa_type=JSON)
+    labelers: list[str] = Field(default_factory=list, sa_type=JSONType)
     status: str = "pending"
-    metrics: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    metrics: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     created_at: datetime = _created()
     updated_at: datetime = _updated()
 
@@ -342,13 +342,13 @@ class RewriteProposal(SQLModel, table=True):
     leaf_a: str
     leaf_b: str
     model: str | None = None
-    request: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    request: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     raw_output: str | None = Field(default=None, sa_type=Text)
     def_a_old: str = Field(default="", sa_type=Text)
     def_b_old: str = Field(default="", sa_type=Text)
     def_a_new: str | None = Field(default=None, sa_type=Text)
     def_b_new: str | None = Field(default=None, sa_type=Text)
-    evidence: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON)
+    evidence: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSONType)
     status: str = Field(default="pending", index=True)
     edited: bool = False
     resulting_version_id: int | None = Field(
@@ -385,7 +385,7 @@ class StudyTask(SQLModel, table=True):
     study_id: int = Field(foreign_key="study.id", index=True)
     external_key: str
     ls_task_id: int | None = Field(default=None, index=True)
-    payload: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    payload: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     created_at: datetime = _created()
 
 
@@ -409,7 +409,7 @@ class HumanAnnotation(SQLModel, table=True):
     study_task_id: int = Field(foreign_key="study_task.id", index=True)
     ls_annotation_id: int = Field(unique=True)
     annotator_id: int | None = Field(default=None, foreign_key="annotator.id", index=True)
-    result: Any = Field(default_factory=list, sa_type=JSON)
+    result: Any = Field(default_factory=list, sa_type=JSONType)
     lead_time: float | None = None
     ls_created_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     ls_updated_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
@@ -447,8 +447,8 @@ class Analysis(SQLModel, table=True):
     labeler_id: int = Field(foreign_key="labeler_spec.id", index=True)
     ontology_version_id: int = Field(foreign_key="ontology_version.id", index=True)
     out_dir: str | None = None
-    config: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
-    result: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    config: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
+    result: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     implementation: str = ""
     created_at: datetime = _created()
 
@@ -465,8 +465,8 @@ class LLMCacheEntry(SQLModel, table=True):
     provider: str
     endpoint: str | None = None
     model: str
-    request: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
-    response: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    request: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
+    response: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     created_at: datetime = _created()
     hits: int = 0
 

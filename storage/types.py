@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime
+from sqlalchemy import JSON, DateTime
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 
 def utcnow() -> datetime:
@@ -43,3 +44,24 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+
+def json_type(*, none_as_null: bool = False) -> TypeEngine[Any]:
+    """JSON column type: ``JSON`` on SQLite, ``JSONB`` on PostgreSQL.
+
+    JSONB has an equality operator (so ``DISTINCT``/``GROUP BY``/``UNION`` over rows work)
+    and can be indexed; plain PostgreSQL ``json`` has neither.
+
+    Args:
+        none_as_null: store Python ``None`` as SQL ``NULL`` rather than JSON ``null`` (use it
+            for nullable columns so ``IS NULL`` finds them).
+    """
+    return JSON(none_as_null=none_as_null).with_variant(
+        JSONB(none_as_null=none_as_null), "postgresql"
+    )
+
+
+#: The JSON type of every non-nullable JSON column.
+JSONType = json_type()
+#: The JSON type of nullable JSON columns (``None`` stored as SQL ``NULL``).
+NullableJSONType = json_type(none_as_null=True)
