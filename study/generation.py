@@ -370,8 +370,13 @@ def run_generation(
     tier = None if options.questions == "all" else options.questions
     questions = list_questions(session=session, tier=tier)
     if not questions:
+        if tier is not None:
+            raise InputError(
+                f"No {tier} questions yet (tiers come from human verification); "
+                "use --questions all or verify questions first."
+            )
         raise InputError(
-            f"No {options.questions} questions in this workspace; import some with "
+            "No questions in this workspace; import some with "
             "`driftlens questions import FILE` (or --sample)."
         )
 
