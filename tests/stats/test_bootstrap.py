@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from driftlens_core import use_implementation
 from driftlens_core.bootstrap import (
@@ -108,10 +109,14 @@ def test_reproducible_by_seed_and_generator(impl: str) -> None:
 
 
 def test_p_value_and_interval_formulas() -> None:
-    r = np.array([-1.0, 0.5, 1.0, 2.0, 3.0])
-    # plain: 2 * (1 + 1) / 6
-    assert bootstrap_p_value(r)[0] == pytest.approx(4 / 6)
-    assert bootstrap_p_value(np.ones(99))[0] == pytest.approx(2 / 100)
+    r = np.concatenate([-np.arange(1.0, 21.0), np.arange(1.0, 81.0)])
+    # plain: 2 * (20 + 1) / (100 + 1)
+    assert bootstrap_p_value(r)[0] == pytest.approx(42 / 101)
+    # fewer than 10 replicates beyond 0: the tail is extrapolated with a normal fit
+    far = np.random.default_rng(1).normal(5.0, 1.0, size=2000)
+    p_far = bootstrap_p_value(far)[0]
+    assert p_far < 2 / 2001
+    assert p_far == pytest.approx(2 * stats.norm.sf(far.mean() / far.std(ddof=1)), rel=1e-9)
     # the expanded tail is below alpha/2 and tends to it for many clusters
     assert expanded_tail(0.05, np.array([30.0]))[0] < 0.025
     assert expanded_tail(0.05, np.array([100000.0]))[0] == pytest.approx(0.025, abs=1e-4)
