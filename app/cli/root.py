@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.sim_cmds",
     "app.cli.generate_cmds",
     "app.cli.export_cmds",
+    "app.cli.ontology_cmds",
 )
 
 
