@@ -27,6 +27,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.generate_cmds",
     "app.cli.export_cmds",
     "app.cli.ontology_cmds",
+    "app.cli.annotate_cmds",
+    "app.cli.labelstudio_cmds",
 )
 
 

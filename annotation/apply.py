@@ -1,0 +1,495 @@
+"""Study status and applying aggregated human labels back to the workbench.
+
+* ``question_checks`` / ``persona_pair``: kept votes become curation votes and every
+  touched question gets its benchmark tier (SPEC §2): **core** when all three annotators
+  give the passing answer on every criterion, **relaxed** when two of three do, none
+  otherwise (written to ``question.tier``).
+* ``orthogonality``: each (question, memory) instance is kept when the annotators' mean
+  confidence that the memory is irrelevant exceeds 0.58 (Yes at confidence c counts c,
+  No counts 1 - c, Unsure 0.5).
+* ``label_check``: accuracy of the LLM labels per labeler: the share of decided items
+  (with a 2-of-3 label) whose label is Yes.
+* ``helpfulness``: mean score per model and condition (item means, then their mean).
+* ``distraction``: non-distraction rate per model and condition: the share of items with
+  at least two kept votes that two of three judged No.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from statistics import mean
+from typing import Any
+
+from sqlmodel import Session
+
+from annotation.aggregate import (
+    AggregationConfig,
+    AnnotationRecord,
+    ItemOutcome,
+    StudyAggregate,
+    aggregate,
+    decide,
+)
+from annotation.studies import STUDIES, get_spec
+from storage.errors import NotFoundError
+from storage.models import CurationVote, Study
+from storage.repo import studies as repo
+from storage.repo.annotations import upsert_curation_votes, votes_for_questions
+from storage.repo.questions import set_tiers
+
+ORTHOGONALITY_THRESHOLD = 0.58
+PERSONA_CRITERION = "persona_same_answer"
+
+
+@dataclass(frozen=True)
+class StudyStatus:
+    """What ``annotate status`` reports."""
+
+    study: str
+    project_id: int | None
+    ls_url: str | None
+    tasks: int
+    annotations: int
+    annotators: tuple[str, ...]
+    kept: int
+    dropped_fast: int
+    items_with_label: int
+    items_unanimous: int
+    krippendorff_alpha: float | None
+    alpha_by_question: dict[str, float | None]
+    disagreement_rate: float | None
+    min_lead_time_s: float
+
+
+@dataclass(frozen=True)
+class TierChange:
+    """A question's tier before and after applying."""
+
+    question_id: str
+    old: str | None
+    new: str | None
+
+
+@dataclass(frozen=True)
+class OrthogonalityOutcome:
+    """One (question, memory) instance and whether it stays."""
+
+    key: str
+    question_id: str
+    perturbation_key: str
+    category: str
+    mean_confidence: float | None
+    n_annotators: int
+    keep: bool
+
+
+@dataclass(frozen=True)
+class LabelerAccuracy:
+    """Human verdicts on one labeler's labels."""
+
+    labeler: str
+    items: int
+    decided: int
+    yes: int
+    no: int
+    unsure: int
+    accuracy: float | None
+
+
+@dataclass(frozen=True)
+class GroupRate:
+    """A mean or rate for one (model, condition) group."""
+
+    model: str
+    condition_class: str
+    condition: str
+    items: int
+    value: float | None
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """Everything ``annotate apply`` did and found."""
+
+    study: str
+    aggregate: StudyAggregate
+    tier_changes: tuple[TierChange, ...] = ()
+    tiers: dict[str, int] = field(default_factory=dict)
+    orthogonality: tuple[OrthogonalityOutcome, ...] = ()
+    labeler_accuracy: tuple[LabelerAccuracy, ...] = ()
+    helpfulness: tuple[GroupRate, ...] = ()
+    helpfulness_by_class: tuple[GroupRate, ...] = ()
+    non_distraction: tuple[GroupRate, ...] = ()
+    non_distraction_by_class: tuple[GroupRate, ...] = ()
+
+
+def require_study(name: str, *, session: Session) -> Study:
+    """The workspace's study of this kind.
+
+    Raises:
+        InputError: unknown study kind.
+        NotFoundError: nothing was pushed for it yet.
+    """
+    get_spec(name)
+    study = repo.latest_study(name, session=session)
+    if study is None:
+        raise NotFoundError(
+            f"Study {name} has not been pushed yet; run `driftlens annotate push {name}` first."
+        )
+    return study
+
+
+def annotator_label(email: str | None, ls_user_id: int | None, annotation_id: int) -> str:
+    """How an annotator is named everywhere: the e-mail, else the Label Studio user id."""
+    if email:
+        return email
+    if ls_user_id is not None:
+        return f"user-{ls_user_id}"
+    return f"unknown-annotator-{annotation_id}"
+
+
+def load_records(study: Study, *, session: Session) -> list[AnnotationRecord]:
+    """The study's stored annotations as aggregation records."""
+    assert study.id is not None
+    out = []
+    for task, ann, annotator in repo.study_annotations(study.id, session=session):
+        out.append(
+            AnnotationRecord(
+                item=task.external_key,
+                annotation_id=ann.ls_annotation_id,
+                annotator=annotator_label(
+                    annotator.email if annotator else None,
+                    annotator.ls_user_id if annotator else None,
+                    ann.ls_annotation_id,
+                ),
+                result=ann.result,
+                lead_time=ann.lead_time,
+                updated_at=ann.ls_updated_at,
+                payload=task.payload,
+            )
+        )
+    return out
+
+
+def study_aggregate(
+    name: str, *, session: Session, config: AggregationConfig | None = None
+) -> tuple[Study, StudyAggregate]:
+    """Aggregate the stored annotations of a study."""
+    study = require_study(name, session=session)
+    return study, aggregate(STUDIES[name], load_records(study, session=session), config)
+
+
+def study_status(
+    name: str, *, session: Session, config: AggregationConfig | None = None
+) -> StudyStatus:
+    """Counts, agreement and disagreement of a study (from what was pulled)."""
+    study, agg = study_aggregate(name, session=session, config=config)
+    assert study.id is not None
+    spec = STUDIES[name]
+    labelled = sum(
+        1
+        for it in agg.items
+        if all(
+            (o := it.outcome(q.name)) is not None and o.label is not None
+            for q in spec.agreement_questions
+        )
+    )
+    unanimous = sum(
+        1
+        for it in agg.items
+        if all(
+            (o := it.outcome(q.name)) is not None and o.unanimous for q in spec.agreement_questions
+        )
+    )
+    every = load_records(study, session=session)
+    return StudyStatus(
+        study=name,
+        project_id=study.ls_project_id,
+        ls_url=study.ls_url,
+        tasks=repo.count_study_tasks(study.id, session=session),
+        annotations=agg.n_annotations,
+        annotators=tuple(sorted({r.annotator for r in every})),
+        kept=agg.n_kept,
+        dropped_fast=agg.n_dropped_fast,
+        items_with_label=labelled,
+        items_unanimous=unanimous,
+        krippendorff_alpha=agg.alpha,
+        alpha_by_question=dict(agg.alpha_by_question),
+        disagreement_rate=agg.disagreement_rate,
+        min_lead_time_s=agg.config.min_lead_time_s,
+    )
+
+
+def apply_study(
+    name: str, *, session: Session, config: AggregationConfig | None = None
+) -> ApplyResult:
+    """Aggregate a study and apply the result (see the module docstring)."""
+    config = config or AggregationConfig()
+    _, agg = study_aggregate(name, session=session, config=config)
+    return _APPLIERS[name](agg, session, config)
+
+
+# ------------------------------------------------------------------ curation → tiers
+
+
+def _criterion(study: str, item: ItemOutcome, question: str) -> str:
+    if study == "persona_pair":
+        return f"{PERSONA_CRITERION}:{item.payload.get('dimension', 'pair')}"
+    return question
+
+
+def _apply_curation(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ApplyResult:
+    spec = STUDIES[agg.study]
+    qids = sorted(
+        {str(it.payload.get("question_id")) for it in agg.items if it.payload.get("question_id")}
+    )
+    questions = repo.questions_by_external_id(qids, session=session)
+    row_ids = {
+        a.ls_annotation_id: a.id
+        for a in repo.annotations_of_tasks(
+            [
+                t.id
+                for t in repo.tasks_by_key(_study_id(agg.study, session), session=session).values()
+                if t.id
+            ],
+            session=session,
+        )
+    }
+    votes: list[CurationVote] = []
+    criteria: set[str] = set()
+    for it in agg.items:
+        q = questions.get(str(it.payload.get("question_id")))
+        if q is None or q.id is None:
+            continue
+        for qs in spec.agreement_questions:
+            o = it.outcome(qs.name)
+            if o is None:
+                continue
+            criterion = _criterion(agg.study, it, qs.name)
+            criteria.add(criterion)
+            for (annotator, value), ann_id in zip(o.votes, o.annotation_ids, strict=True):
+                votes.append(
+                    CurationVote(
+                        question_id=q.id,
+                        criterion=criterion,
+                        annotator=annotator,
+                        vote=value,
+                        source="labelstudio",
+                        human_annotation_id=row_ids.get(ann_id),
+                    )
+                )
+    ids = [q.id for q in questions.values() if q.id is not None]
+    # Votes of annotations now dropped (too fast, edited away) must not linger.
+    if agg.study == "persona_pair":
+        stale = {
+            v.criterion
+            for vs in votes_for_questions(ids, session=session).values()
+            for v in vs
+            if v.criterion.startswith(PERSONA_CRITERION)
+        }
+        criteria |= stale
+    else:
+        criteria |= {q.name for q in spec.agreement_questions}
+    repo.delete_labelstudio_votes(ids, sorted(criteria), session=session)
+    if votes:
+        upsert_curation_votes(votes, session=session)
+    new_tiers = compute_tiers(ids, session=session, config=config)
+    changes = tuple(
+        TierChange(q.external_id, q.tier, new_tiers[q.id])
+        for q in sorted(questions.values(), key=lambda q: q.external_id)
+        if q.id is not None and q.tier != new_tiers[q.id]
+    )
+    set_tiers(new_tiers, session=session)
+    counts = {"core": 0, "relaxed": 0, "none": 0}
+    for tier in new_tiers.values():
+        counts[tier or "none"] += 1
+    return ApplyResult(agg.study, agg, tier_changes=changes, tiers=counts)
+
+
+def compute_tiers(
+    question_ids: Sequence[int], *, session: Session, config: AggregationConfig | None = None
+) -> dict[int, str | None]:
+    """The tier of each question from its stored curation votes (all sources).
+
+    Every question-check criterion must have votes; persona-pair criteria count when
+    present. ``core``: every criterion unanimous on its passing value; ``relaxed``: every
+    criterion's 2-of-3 label is the passing value.
+    """
+    config = config or AggregationConfig()
+    checks = STUDIES["question_checks"]
+    passing = {q.name: q.passing for q in checks.agreement_questions}
+    persona_pass = STUDIES["persona_pair"].agreement_questions[0].passing
+    out: dict[int, str | None] = {}
+    by_question = votes_for_questions(list(question_ids), session=session)
+    for qid in question_ids:
+        grouped: dict[str, list[str]] = defaultdict(list)
+        for v in by_question.get(qid, []):
+            grouped[v.criterion].append(v.vote)
+        if any(c not in grouped for c in passing):
+            out[qid] = None
+            continue
+        tier: str | None = "core"
+        for criterion, values in grouped.items():
+            want = passing.get(criterion)
+            if want is None and criterion.startswith(PERSONA_CRITERION):
+                want = persona_pass
+            if want is None:
+                continue  # a criterion of another study or source: not a tier rule
+            o = decide(values, config)
+            if o.label != want:
+                tier = None
+                break
+            if not o.unanimous:
+                tier = "relaxed"
+        out[qid] = tier
+    return out
+
+
+def _study_id(name: str, session: Session) -> int:
+    study = require_study(name, session=session)
+    assert study.id is not None
+    return study.id
+
+
+# ------------------------------------------------------------------ other studies
+
+
+def _apply_orthogonality(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ApplyResult:
+    out = []
+    for it in agg.items:
+        irr = it.outcome("irrelevant")
+        conf = dict(o.votes) if (o := it.outcome("confidence")) is not None else {}
+        scores = []
+        for annotator, value in irr.votes if irr is not None else ():
+            c = float(conf.get(annotator, "1.0"))
+            scores.append(c if value == "yes" else 1.0 - c if value == "no" else 0.5)
+        m = mean(scores) if scores else None
+        out.append(
+            OrthogonalityOutcome(
+                key=it.key,
+                question_id=str(it.payload.get("question_id", "")),
+                perturbation_key=str(it.payload.get("perturbation_key", "")),
+                category=str(it.payload.get("category", "")),
+                mean_confidence=m,
+                n_annotators=len(scores),
+                keep=m is not None and m > ORTHOGONALITY_THRESHOLD,
+            )
+        )
+    return ApplyResult(agg.study, agg, orthogonality=tuple(out))
+
+
+def _apply_label_check(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ApplyResult:
+    groups: dict[str, list[ItemOutcome]] = defaultdict(list)
+    for it in agg.items:
+        groups[str(it.payload.get("labeler", "unknown"))].append(it)
+    out = []
+    for labeler, items in sorted(groups.items()):
+        labels = [o.label if (o := it.outcome("agree")) is not None else None for it in items]
+        decided = [lab for lab in labels if lab is not None]
+        yes = decided.count("yes")
+        out.append(
+            LabelerAccuracy(
+                labeler=labeler,
+                items=len(items),
+                decided=len(decided),
+                yes=yes,
+                no=decided.count("no"),
+                unsure=decided.count("unsure"),
+                accuracy=yes / len(decided) if decided else None,
+            )
+        )
+    return ApplyResult(agg.study, agg, labeler_accuracy=tuple(out))
+
+
+def _grouped(
+    agg: StudyAggregate, value: Callable[[ItemOutcome], float | None], by_class: bool
+) -> tuple[GroupRate, ...]:
+    groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    for it in agg.items:
+        v = value(it)
+        if v is None:
+            continue
+        p = it.payload
+        cond = "*" if by_class else str(p.get("condition", ""))
+        groups[(str(p.get("model", "")), str(p.get("condition_class", "")), cond)].append(v)
+    return tuple(
+        GroupRate(model=m, condition_class=k, condition=c, items=len(vs), value=mean(vs))
+        for (m, k, c), vs in sorted(groups.items())
+    )
+
+
+def _helpfulness_value(it: ItemOutcome) -> float | None:
+    o = it.outcome("score")
+    if o is None or not o.votes:
+        return None
+    return mean(float(v) for _, v in o.votes)
+
+
+def _apply_helpfulness(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ApplyResult:
+    return ApplyResult(
+        agg.study,
+        agg,
+        helpfulness=_grouped(agg, _helpfulness_value, by_class=False),
+        helpfulness_by_class=_grouped(agg, _helpfulness_value, by_class=True),
+    )
+
+
+def _apply_distraction(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ApplyResult:
+    def not_distracted(it: ItemOutcome) -> float | None:
+        o = it.outcome("step")
+        if o is None or o.n_votes < config.majority:
+            return None
+        return 1.0 if o.label == "no" else 0.0
+
+    return ApplyResult(
+        agg.study,
+        agg,
+        non_distraction=_grouped(agg, not_distracted, by_class=False),
+        non_distraction_by_class=_grouped(agg, not_distracted, by_class=True),
+    )
+
+
+_APPLIERS: dict[str, Callable[[StudyAggregate, Session, AggregationConfig], ApplyResult]] = {
+    "question_checks": _apply_curation,
+    "persona_pair": _apply_curation,
+    "orthogonality": _apply_orthogonality,
+    "label_check": _apply_label_check,
+    "helpfulness": _apply_helpfulness,
+    "distraction": _apply_distraction,
+}
+
+
+def item_rows(agg: StudyAggregate) -> list[dict[str, Any]]:
+    """Every item with its key, each question's votes, 2-of-3 label and unanimity (JSON-ready)."""
+    rows = []
+    for it in agg.items:
+        rows.append(
+            {
+                "key": it.key,
+                "annotators": list(it.annotators),
+                "dropped_fast": it.dropped_fast,
+                "disagreement_rate": it.disagreement_rate,
+                "questions": {
+                    o.question: {
+                        "votes": {a: v for a, v in o.votes},
+                        "label": o.label,
+                        "unanimous": o.unanimous,
+                        "confidence": o.confidence,
+                    }
+                    for o in it.questions
+                },
+            }
+        )
+    return rows

@@ -1,0 +1,194 @@
+"""The six human studies: their questions, answer values and Label Studio configs.
+
+A study is one Label Studio project of one kind (``storage.models.STUDY_KIND_VALUES``).
+Each study asks one or more *questions* per task; a question is a ``<Choices>`` tag whose
+``name`` is the question name and whose choice ``alias`` values are what Label Studio
+stores in the annotation result (so results carry canonical values, not display text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from xml.sax.saxutils import quoteattr
+
+from storage.errors import InputError
+
+AlphaLevel = Literal["nominal", "ordinal", "interval"]
+VOTE_CHOICES: tuple[str, ...] = ("yes", "no", "unsure")
+#: The labeling-config templates, shipped as package data.
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+
+@dataclass(frozen=True)
+class QuestionSpec:
+    """One question of a study.
+
+    Attributes:
+        name: the ``from_name`` of its ``<Choices>`` tag.
+        prompt: the question as the annotator reads it (short).
+        values: the stored values (choice aliases); empty when dynamic (leaf names).
+        agreement: whether it takes part in the 2-of-3 label, unanimity and alpha; a
+            question that qualifies another answer (confidence, the better leaf) does not.
+        passing: for curation criteria, the value a good benchmark question gets.
+    """
+
+    name: str
+    prompt: str
+    values: tuple[str, ...]
+    agreement: bool = True
+    passing: str | None = None
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """One study kind."""
+
+    name: str
+    title: str
+    summary: str
+    questions: tuple[QuestionSpec, ...]
+    alpha_level: AlphaLevel = "nominal"
+
+    @property
+    def agreement_questions(self) -> tuple[QuestionSpec, ...]:
+        """The questions aggregated 2-of-3 and measured by alpha."""
+        return tuple(q for q in self.questions if q.agreement)
+
+    def question(self, name: str) -> QuestionSpec:
+        """The question called ``name``."""
+        for q in self.questions:
+            if q.name == name:
+                return q
+        raise KeyError(name)
+
+
+STUDIES: dict[str, StudySpec] = {
+    spec.name: spec
+    for spec in (
+        StudySpec(
+            name="question_checks",
+            title="Question checks",
+            summary=(
+                "Clear wording, vague terms, single verifiable answer, answerable by restating."
+            ),
+            questions=(
+                QuestionSpec("clear", "Clearly worded?", VOTE_CHOICES, passing="yes"),
+                QuestionSpec("no_vague_terms", "Free of vague terms?", VOTE_CHOICES, passing="yes"),
+                QuestionSpec(
+                    "single_verifiable_answer",
+                    "Single objectively verifiable answer?",
+                    VOTE_CHOICES,
+                    passing="no",
+                ),
+                QuestionSpec(
+                    "answerable_by_restating",
+                    "Answerable by restating the text?",
+                    VOTE_CHOICES,
+                    passing="no",
+                ),
+            ),
+        ),
+        StudySpec(
+            name="persona_pair",
+            title="Persona pair",
+            summary="Would two contrasting personas of one dimension get the same answer?",
+            questions=(
+                QuestionSpec("same_answer", "Same answer for both?", VOTE_CHOICES, passing="yes"),
+            ),
+        ),
+        StudySpec(
+            name="orthogonality",
+            title="Orthogonality",
+            summary="Is the memory irrelevant to the question, and how confident is the annotator?",
+            questions=(
+                QuestionSpec("irrelevant", "Persona irrelevant?", VOTE_CHOICES),
+                QuestionSpec(
+                    "confidence",
+                    "Confidence",
+                    ("0.5", "0.6", "0.7", "0.8", "0.9", "1.0"),
+                    agreement=False,
+                ),
+            ),
+        ),
+        StudySpec(
+            name="label_check",
+            title="LLM label check",
+            summary="Does the LLM's ontology label fit the step (Yes / No / Unsure + better leaf)?",
+            questions=(
+                QuestionSpec("agree", "Label fits?", VOTE_CHOICES),
+                QuestionSpec("better_leaf", "Better leaf", (), agreement=False),
+            ),
+        ),
+        StudySpec(
+            name="helpfulness",
+            title="Helpfulness",
+            summary="Helpfulness of a response, 0-4 with the rubric.",
+            questions=(QuestionSpec("score", "Helpfulness 0-4", ("0", "1", "2", "3", "4")),),
+            alpha_level="ordinal",
+        ),
+        StudySpec(
+            name="distraction",
+            title="Distraction",
+            summary=(
+                "Earliest step whose reasoning would differ without the memory (No / Step 1-6)."
+            ),
+            questions=(
+                QuestionSpec(
+                    "step", "Earliest influenced step", ("no", "1", "2", "3", "4", "5", "6")
+                ),
+            ),
+        ),
+    )
+}
+
+
+def get_spec(name: str) -> StudySpec:
+    """The study called ``name``.
+
+    Raises:
+        InputError: no such study.
+    """
+    try:
+        return STUDIES[name]
+    except KeyError:
+        raise InputError(f"Unknown study {name!r}; choose one of {', '.join(STUDIES)}.") from None
+
+
+def label_config(name: str) -> str:
+    """The Label Studio labeling config (XML) of a study, with dynamic parts filled in."""
+    get_spec(name)
+    text = (CONFIG_DIR / f"{name}.xml").read_text("utf-8")
+    if "{{LEAF_CHOICES}}" in text:
+        text = text.replace("{{LEAF_CHOICES}}", _leaf_choices())
+    return text
+
+
+def config_hash(config: str) -> str:
+    """A short hash of a labeling config, stored with the study to notice changes."""
+    return hashlib.sha256(config.encode("utf-8")).hexdigest()[:16]
+
+
+def leaf_names() -> tuple[str, ...]:
+    """The leaves an annotator can offer as the better label (seeded DriftLens ontology)."""
+    from ontology.schema import load_seed
+
+    return (*load_seed("driftlens").leaf_names, "unmapped")
+
+
+def _leaf_choices() -> str:
+    # The leaf name is both shown and stored; quoteattr keeps names with '&' or quotes valid.
+    return "\n".join(f"      <Choice value={quoteattr(leaf)}/>" for leaf in leaf_names())
+
+
+def instructions_html(name: str) -> str:
+    """Short HTML instructions shown by Label Studio before labeling starts."""
+    spec = get_spec(name)
+    items = "".join(f"<li>{q.prompt}</li>" for q in spec.questions)
+    return (
+        f"<p><b>{spec.title}.</b> {spec.summary}</p><ul>{items}</ul>"
+        "<p>Three annotators label every task; a label holds when two of three agree. "
+        "Answers given in under 10 seconds are not counted.</p>"
+    )

@@ -1,0 +1,348 @@
+"""Task builders: one Label Studio task per item of a study, from stored rows.
+
+Every task carries a stable ``external_key`` (built from external ids and names, never
+from database row ids) so that pushing the same selection again finds what is already there. The
+task data shown to annotators holds only text fields; the keys that link back to our rows
+ride along in the same data object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlmodel import Session
+
+from annotation.studies import get_spec
+from storage.errors import InputError, NotFoundError
+from storage.repo import studies as repo
+
+NO_MEMORY = "(no memory)"
+
+#: Contrasting personas of one dimension for the persona-pair check (SPEC §2).
+PERSONA_PAIRS: tuple[tuple[str, str, str], ...] = (
+    (
+        "education",
+        "a tenured professor with a doctorate",
+        "an adjunct lecturer with an associate degree",
+    ),
+    ("age", "a 19-year-old university student", "a 72-year-old retiree"),
+    ("gender", "a woman in her forties", "a man in his forties"),
+    (
+        "income",
+        "a senior manager earning well above the median",
+        "a part-time worker earning the minimum wage",
+    ),
+    ("disability", "a person who uses a wheelchair", "a person with no disability"),
+    ("occupation", "a nurse working night shifts", "a software engineer working from home"),
+    ("sexual_orientation", "a gay man", "a straight man"),
+    ("social_standing", "someone who grew up poor", "someone who grew up wealthy"),
+)
+
+
+class Selection(BaseModel):
+    """What to push: filters over stored rows (``--select key=value``, repeatable).
+
+    Attributes:
+        questions: question external ids.
+        filter: LLM-filter label of the questions (``ACCEPT``/``REJECT``).
+        tier: benchmark tier (``core``, ``relaxed``, ``none``).
+        run: generation run name (helpfulness, distraction, label_check).
+        conditions: response conditions (perturbation keys or ``baseline``).
+        condition_class: ``noise``, ``attribute``, ``life_event``... (responses or memories).
+        catalog: perturbation catalog name (orthogonality; newest version).
+        labeler: labeler name or key (label_check).
+        ontology: ``NAME`` or ``NAME@VERSION`` (label_check).
+        dimension: persona-pair dimension (default: one per question, by hash).
+        limit: at most this many tasks, chosen by a seeded hash order so that a larger
+            limit always contains the smaller one.
+        seed: seed of that order.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = 1
+    questions: tuple[str, ...] = ()
+    filter: str | None = None
+    tier: str | None = None
+    run: str | None = None
+    conditions: tuple[str, ...] = ()
+    condition_class: str | None = None
+    catalog: str | None = None
+    labeler: str | None = None
+    ontology: str | None = None
+    dimension: str | None = None
+    limit: int | None = Field(default=None, ge=1)
+    seed: int = 0
+
+
+_LIST_FIELDS = {"questions", "conditions"}
+
+
+def parse_selection(items: Sequence[str]) -> Selection:
+    """Parse ``key=value`` items (lists comma-separated) into a :class:`Selection`.
+
+    Raises:
+        InputError: an item is not ``key=value`` or names an unknown key.
+    """
+    values: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise InputError(f"Selection {item!r} is not key=value (e.g. run=demo, limit=50).")
+        if key == "question":
+            key = "questions"
+        if key == "condition":
+            key = "conditions"
+        if key in _LIST_FIELDS:
+            values[key] = tuple(v.strip() for v in value.split(",") if v.strip())
+        else:
+            values[key] = value.strip()
+    try:
+        return Selection(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "selection"
+        known = ", ".join(sorted(set(Selection.model_fields) - {"version"}))
+        raise InputError(
+            f"Invalid selection {where}: {first.get('msg')} (keys: {known})."
+        ) from None
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task to push: its stable key and the data object Label Studio receives."""
+
+    key: str
+    data: dict[str, Any]
+
+
+def build_tasks(study: str, selection: Selection, *, session: Session) -> list[TaskSpec]:
+    """Build the tasks of a study for a selection (deterministic order).
+
+    Raises:
+        InputError: the study is unknown or the selection names rows that do not exist.
+    """
+    get_spec(study)
+    builder = _BUILDERS[study]
+    tasks = builder(selection, session)
+    seen: set[str] = set()
+    unique = []
+    for t in tasks:
+        if t.key not in seen:
+            seen.add(t.key)
+            unique.append(t)
+    if selection.limit is not None and len(unique) > selection.limit:
+        unique.sort(key=lambda t: _order(selection.seed, t.key))
+        unique = unique[: selection.limit]
+    for t in unique:
+        t.data["external_key"] = t.key
+    return unique
+
+
+def _order(seed: int, key: str) -> str:
+    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
+
+
+def _questions(sel: Selection, session: Session) -> list[Any]:
+    rows = repo.select_questions(
+        session=session, external_ids=sel.questions, filter_label=sel.filter, tier=sel.tier
+    )
+    if sel.questions:
+        missing = set(sel.questions) - {q.external_id for q in rows}
+        if missing:
+            raise NotFoundError(f"No question with external id {sorted(missing)[0]!r}.")
+    return rows
+
+
+def _question_checks(sel: Selection, session: Session) -> list[TaskSpec]:
+    return [
+        TaskSpec(f"question:{q.external_id}", {"question": q.text, "question_id": q.external_id})
+        for q in _questions(sel, session)
+    ]
+
+
+def _persona_pair(sel: Selection, session: Session) -> list[TaskSpec]:
+    pairs = PERSONA_PAIRS
+    if sel.dimension:
+        pairs = tuple(p for p in PERSONA_PAIRS if p[0] == sel.dimension)
+        if not pairs:
+            names = ", ".join(p[0] for p in PERSONA_PAIRS)
+            raise InputError(f"Unknown persona dimension {sel.dimension!r}; choose one of {names}.")
+    out = []
+    for q in _questions(sel, session):
+        index = int(hashlib.sha256(q.external_id.encode()).hexdigest(), 16) % len(pairs)
+        dim, a, b = pairs[index]
+        out.append(
+            TaskSpec(
+                f"question:{q.external_id}:pair:{dim}",
+                {
+                    "question": q.text,
+                    "question_id": q.external_id,
+                    "dimension": dim,
+                    "persona_a": f"The question is asked by {a}.",
+                    "persona_b": f"The question is asked by {b}.",
+                },
+            )
+        )
+    return out
+
+
+def _orthogonality(sel: Selection, session: Session) -> list[TaskSpec]:
+    memories = repo.select_perturbations(
+        session=session, catalog=sel.catalog, condition_class=sel.condition_class or "attribute"
+    )
+    if not memories:
+        raise NotFoundError(
+            "No perturbations to pair with questions; import a perturbation catalog first."
+        )
+    out = []
+    for q in _questions(sel, session):
+        for cat, p in memories:
+            out.append(
+                TaskSpec(
+                    f"question:{q.external_id}:memory:{cat.name}:{p.key}",
+                    {
+                        "question": q.text,
+                        "memory": p.text,
+                        "question_id": q.external_id,
+                        "catalog": cat.name,
+                        "perturbation_key": p.key,
+                        "category": p.category,
+                        "condition_class": p.condition_class,
+                    },
+                )
+            )
+    return out
+
+
+def _response_key(run: str, question: str, condition: str, sample: int) -> str:
+    return f"response:{run}:{question}:{condition}:{sample}"
+
+
+def _responses(sel: Selection, session: Session, *, perturbed_only: bool) -> list[Any]:
+    rows = repo.select_responses(
+        session=session,
+        run=sel.run,
+        conditions=sel.conditions,
+        condition_class=sel.condition_class,
+        perturbed_only=perturbed_only,
+    )
+    if sel.questions:
+        wanted = set(sel.questions)
+        rows = [r for r in rows if r[3].external_id in wanted]
+    return rows
+
+
+def _helpfulness(sel: Selection, session: Session) -> list[TaskSpec]:
+    out = []
+    for resp, run, model, q, pert in _responses(sel, session, perturbed_only=False):
+        answer = resp.answer if resp.answer else resp.text
+        if not answer:
+            continue
+        out.append(
+            TaskSpec(
+                _response_key(run.name, q.external_id, resp.condition, resp.sample),
+                {
+                    "question": q.text,
+                    "memory": pert.text if pert is not None else NO_MEMORY,
+                    "response": answer,
+                    "question_id": q.external_id,
+                    "run": run.name,
+                    "model": model.spec,
+                    "condition": resp.condition,
+                    "condition_class": resp.condition_class,
+                    "sample": resp.sample,
+                },
+            )
+        )
+    return out
+
+
+def steps_text(steps: Sequence[str]) -> str:
+    """The stepped response as annotators see it: one numbered step per paragraph."""
+    return "\n\n".join(f"Step {i}: {s.strip()}" for i, s in enumerate(steps, start=1))
+
+
+def _distraction(sel: Selection, session: Session) -> list[TaskSpec]:
+    out = []
+    for resp, run, model, q, pert in _responses(sel, session, perturbed_only=True):
+        if not resp.steps or pert is None:
+            continue
+        out.append(
+            TaskSpec(
+                _response_key(run.name, q.external_id, resp.condition, resp.sample),
+                {
+                    "question": q.text,
+                    "memory": pert.text,
+                    "steps_text": steps_text(resp.steps),
+                    "n_steps": len(resp.steps),
+                    "question_id": q.external_id,
+                    "run": run.name,
+                    "model": model.spec,
+                    "condition": resp.condition,
+                    "condition_class": resp.condition_class,
+                    "sample": resp.sample,
+                },
+            )
+        )
+    return out
+
+
+def _label_check(sel: Selection, session: Session) -> list[TaskSpec]:
+    version_id = None
+    if sel.ontology:
+        name, _, number = sel.ontology.partition("@")
+        version = repo.find_ontology_version(
+            name, int(number) if number.isdigit() else None, session=session
+        )
+        if version is None:
+            raise NotFoundError(f"No ontology version {sel.ontology!r}.")
+        version_id = version.id
+    rows = repo.select_step_labels(
+        session=session, run=sel.run, labeler=sel.labeler, ontology_version_id=version_id
+    )
+    leaves: dict[int, dict[str, Any]] = {}
+    out = []
+    for label, labeler, version, resp, run, q in rows:
+        if not (0 <= label.step_index < len(resp.steps)):
+            continue
+        assert version.id is not None
+        if version.id not in leaves:
+            leaves[version.id] = repo.leaf_definitions(version.id, session=session)
+        leaf = leaves[version.id].get(label.symbol)
+        definition = leaf.definition if leaf is not None else "No step fits any leaf."
+        labeler_name = labeler.name or labeler.key
+        out.append(
+            TaskSpec(
+                f"steplabel:{_response_key(run.name, q.external_id, resp.condition, resp.sample)}"
+                f":{label.step_index}:{labeler.key}:{version.name}@{version.version}:{label.repeat}",
+                {
+                    "question": q.text,
+                    "step": resp.steps[label.step_index],
+                    "step_index": label.step_index,
+                    "assigned": f"{label.category} / {label.symbol}",
+                    "assigned_leaf": label.symbol,
+                    "definition": definition or "(no definition stored)",
+                    "labeler": labeler_name,
+                    "ontology": f"{version.name}@{version.version}",
+                    "question_id": q.external_id,
+                    "run": run.name,
+                },
+            )
+        )
+    return out
+
+
+_BUILDERS = {
+    "question_checks": _question_checks,
+    "persona_pair": _persona_pair,
+    "orthogonality": _orthogonality,
+    "label_check": _label_check,
+    "helpfulness": _helpfulness,
+    "distraction": _distraction,
+}

@@ -1,0 +1,354 @@
+"""``driftlens annotate``: human studies in Label Studio (push, pull, status, apply, annotators)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from app.cli.context import session_for, settings
+from app.cli.progress import progress_callback
+
+if TYPE_CHECKING:
+    from annotation.aggregate import AggregationConfig
+    from annotation.apply import ApplyResult
+    from annotation.client import LabelStudioClient
+
+_out = Console(highlight=False)
+
+annotate_app = typer.Typer(
+    help="Human studies in Label Studio: push tasks, pull annotations, agreement, apply.",
+    no_args_is_help=True,
+)
+
+STUDY_HELP = (
+    "Study: question_checks, persona_pair, orthogonality, label_check, helpfulness, distraction."
+)
+MIN_LEAD_HELP = "Drop annotations made in under this many seconds."
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``annotate`` to the root application."""
+    app.add_typer(annotate_app, name="annotate")
+
+
+def _client(ctx: typer.Context) -> LabelStudioClient:
+    from annotation.client import LabelStudioClient, resolve_connection
+
+    client = LabelStudioClient(resolve_connection(settings(ctx).workspace))
+    client.check()
+    return client
+
+
+def _config(min_lead_time: float) -> AggregationConfig:
+    from annotation.aggregate import AggregationConfig
+
+    return AggregationConfig(min_lead_time_s=min_lead_time)
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+@annotate_app.command("push")
+def push_cmd(
+    ctx: typer.Context,
+    study: str = typer.Argument(..., help=STUDY_HELP),
+    select: list[str] = typer.Option(
+        [],
+        "--select",
+        "-s",
+        help="Filter key=value, repeatable: questions=, filter=, tier=, run=, conditions=, "
+        "condition_class=, catalog=, labeler=, ontology=, dimension=, limit=, seed=.",
+    ),
+    new_project: bool = typer.Option(
+        False, "--new-project", help="Create a fresh project even if one is recorded."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Create or reuse the study's project and import the tasks it does not have yet."""
+    from annotation.studies import get_spec
+    from annotation.sync import ensure_project, push
+    from annotation.tasks import parse_selection
+
+    get_spec(study)
+    selection = parse_selection(select)
+    client = _client(ctx)
+    # The project is committed before any import, so a failed import never leaves a
+    # project that the workspace does not know about.
+    with session_for(ctx) as session:
+        project = ensure_project(study, client=client, session=session, new=new_project)
+    with session_for(ctx) as session, progress_callback(f"pushing {study}") as update:
+        result = push(study, selection, client=client, session=session, progress=update)
+    if as_json:
+        typer.echo(json.dumps({**asdict(result), "project_created": project.created}, indent=2))
+        return
+    verb = "Created" if project.created else "Reused"
+    _out.print(
+        f"{verb} project {result.project_id} for {study}; imported {result.imported} of "
+        f"{result.selected} selected tasks ({result.already_present} were already there). "
+        f"Open {result.project_url}",
+        markup=False,
+    )
+
+
+@annotate_app.command("pull")
+def pull_cmd(
+    ctx: typer.Context,
+    study: str | None = typer.Argument(None, help=STUDY_HELP + " Default: every study."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Mirror annotations from Label Studio (upsert on annotation ids; edits are picked up)."""
+    from annotation.studies import get_spec
+    from annotation.sync import pull
+
+    if study is not None:
+        get_spec(study)
+    client = _client(ctx)
+    with session_for(ctx) as session, progress_callback("pulling") as update:
+        results = pull(study, client=client, session=session, progress=update)
+    if as_json:
+        typer.echo(json.dumps([asdict(r) for r in results], indent=2))
+        return
+    if not results:
+        _out.print("No studies pushed to this server yet.")
+    for r in results:
+        _out.print(
+            f"{r.study} (project {r.project_id}): {r.annotations} annotations on {r.tasks} "
+            f"tasks; {r.inserted} new, {r.updated} updated, {r.unchanged} unchanged.",
+            markup=False,
+        )
+
+
+@annotate_app.command("status")
+def status_cmd(
+    ctx: typer.Context,
+    study: str = typer.Argument(..., help=STUDY_HELP),
+    min_lead_time: float = typer.Option(10.0, "--min-lead-time", help=MIN_LEAD_HELP),
+    offline: bool = typer.Option(
+        False, "--offline", help="Only what was pulled; do not ask Label Studio for progress."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+) -> None:
+    """Progress, annotators, Krippendorff's alpha and disagreement rate of a study."""
+    from annotation.apply import study_status
+
+    with session_for(ctx) as session:
+        st = study_status(study, session=session, config=_config(min_lead_time))
+    live: dict[str, Any] = {}
+    if not offline and st.project_id is not None:
+        project = _client(ctx).get_project(st.project_id)
+        live = {
+            "ls_tasks": project.task_number,
+            "ls_tasks_with_annotations": project.num_tasks_with_annotations,
+            "ls_annotations": project.total_annotations_number,
+        }
+    if as_json:
+        payload = {
+            "study": st.study,
+            "project_id": st.project_id,
+            "tasks": st.tasks,
+            "annotations": st.annotations,
+            "annotators": len(st.annotators),
+            "annotator_emails": list(st.annotators),
+            "kept_annotations": st.kept,
+            "dropped_fast": st.dropped_fast,
+            "items_with_label": st.items_with_label,
+            "items_unanimous": st.items_unanimous,
+            "krippendorff_alpha": st.krippendorff_alpha,
+            "alpha_by_question": st.alpha_by_question,
+            "disagreement_rate": st.disagreement_rate,
+            "min_lead_time_s": st.min_lead_time_s,
+            **live,
+        }
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    table = Table(title=f"{st.study} (project {st.project_id})")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    rows: list[tuple[str, str]] = [
+        ("tasks", str(st.tasks)),
+        ("annotations pulled", str(st.annotations)),
+        (f"dropped (< {st.min_lead_time_s:g} s)", str(st.dropped_fast)),
+        ("annotators", str(len(st.annotators))),
+        ("items with a 2-of-3 label", str(st.items_with_label)),
+        ("items unanimous", str(st.items_unanimous)),
+        ("Krippendorff's alpha", _num(st.krippendorff_alpha)),
+        ("disagreement rate", _num(st.disagreement_rate)),
+    ]
+    rows += [(f"  in Label Studio: {k[3:]}", str(v)) for k, v in live.items()]
+    for name, value in rows:
+        table.add_row(name, value)
+    _out.print(table)
+    if st.annotators:
+        _out.print("Annotators: " + ", ".join(st.annotators), markup=False)
+
+
+@annotate_app.command("apply")
+def apply_cmd(
+    ctx: typer.Context,
+    study: str = typer.Argument(..., help=STUDY_HELP),
+    min_lead_time: float = typer.Option(10.0, "--min-lead-time", help=MIN_LEAD_HELP),
+    no_pull: bool = typer.Option(
+        False, "--no-pull", help="Apply what was pulled before; do not pull first."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print every item and result as JSON."),
+) -> None:
+    """Pull, aggregate (2-of-3, unanimity, alpha) and apply the results of a study."""
+    from annotation.apply import apply_study, require_study
+    from annotation.studies import get_spec
+    from annotation.sync import pull
+
+    get_spec(study)
+    if not no_pull:
+        with session_for(ctx) as session:
+            require_study(study, session=session)
+            pull(study, client=_client(ctx), session=session)
+    with session_for(ctx) as session:
+        result = apply_study(study, session=session, config=_config(min_lead_time))
+    if as_json:
+        typer.echo(json.dumps(apply_payload(result), indent=2))
+        return
+    _print_apply(result)
+
+
+def apply_payload(result: ApplyResult) -> dict[str, Any]:
+    """The JSON form of an apply result: every item plus the study's outcomes."""
+    from annotation.apply import item_rows
+
+    agg = result.aggregate
+    out: dict[str, Any] = {
+        "study": result.study,
+        "annotations": agg.n_annotations,
+        "kept_annotations": agg.n_kept,
+        "dropped_fast": agg.n_dropped_fast,
+        "annotators": list(agg.annotators),
+        "krippendorff_alpha": agg.alpha,
+        "alpha_by_question": dict(agg.alpha_by_question),
+        "disagreement_rate": agg.disagreement_rate,
+        "items": item_rows(agg),
+    }
+    if result.study in ("question_checks", "persona_pair"):
+        out["tiers"] = result.tiers
+        out["tier_changes"] = [asdict(c) for c in result.tier_changes]
+    elif result.study == "orthogonality":
+        out["orthogonality"] = [asdict(o) for o in result.orthogonality]
+        out["kept_instances"] = sum(1 for o in result.orthogonality if o.keep)
+        out["removed_instances"] = sum(1 for o in result.orthogonality if not o.keep)
+    elif result.study == "label_check":
+        out["labeler_accuracy"] = [asdict(a) for a in result.labeler_accuracy]
+    elif result.study == "helpfulness":
+        out["helpfulness"] = [asdict(g) for g in result.helpfulness]
+        out["helpfulness_by_class"] = [asdict(g) for g in result.helpfulness_by_class]
+    elif result.study == "distraction":
+        out["non_distraction"] = [asdict(g) for g in result.non_distraction]
+        out["non_distraction_by_class"] = [asdict(g) for g in result.non_distraction_by_class]
+    return out
+
+
+def _print_apply(result: ApplyResult) -> None:
+    agg = result.aggregate
+    _out.print(
+        f"{result.study}: {len(agg.items)} items, {agg.n_kept} of {agg.n_annotations} "
+        f"annotations kept ({agg.n_dropped_fast} under {agg.config.min_lead_time_s:g} s); "
+        f"alpha {_num(agg.alpha)}, disagreement rate {_num(agg.disagreement_rate)}.",
+        markup=False,
+    )
+    if result.study in ("question_checks", "persona_pair"):
+        t = result.tiers
+        _out.print(
+            f"Tiers: {t.get('core', 0)} core, {t.get('relaxed', 0)} relaxed, "
+            f"{t.get('none', 0)} not in the benchmark; {len(result.tier_changes)} changed."
+        )
+    elif result.study == "orthogonality":
+        kept = sum(1 for o in result.orthogonality if o.keep)
+        _out.print(
+            f"Orthogonality: {kept} of {len(result.orthogonality)} (question, memory) "
+            "instances kept (mean confidence irrelevant > 0.58)."
+        )
+    elif result.study == "label_check":
+        table = Table(title="LLM-label accuracy")
+        for name in ("labeler", "items", "decided", "yes", "no", "unsure", "accuracy"):
+            table.add_column(name)
+        for a in result.labeler_accuracy:
+            table.add_row(
+                a.labeler,
+                str(a.items),
+                str(a.decided),
+                str(a.yes),
+                str(a.no),
+                str(a.unsure),
+                _num(a.accuracy),
+            )
+        _out.print(table)
+    else:
+        rates = result.helpfulness if result.study == "helpfulness" else result.non_distraction
+        title = "Helpfulness (mean 0-4)" if result.study == "helpfulness" else "Non-distraction"
+        table = Table(title=title)
+        for name in ("model", "class", "condition", "items", "value"):
+            table.add_column(name)
+        for g in rates:
+            table.add_row(g.model, g.condition_class, g.condition, str(g.items), _num(g.value))
+        _out.print(table)
+
+
+@annotate_app.command("annotators")
+def annotators_cmd(
+    ctx: typer.Context,
+    add: list[str] = typer.Option([], "--add", help="Create an account for this e-mail."),
+    set_password: bool = typer.Option(
+        False,
+        "--set-password",
+        help="Give new accounts a generated password, printed once (local server only).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the accounts as JSON."),
+) -> None:
+    """List annotator accounts (user id -> e-mail) or create new ones."""
+    from annotation.accounts import create_annotators, sync_annotators
+
+    client = _client(ctx)
+    with session_for(ctx) as session:
+        if add:
+            accounts = create_annotators(
+                add,
+                client=client,
+                session=session,
+                workspace=settings(ctx).workspace,
+                set_passwords=set_password,
+            )
+        else:
+            accounts = sync_annotators(client=client, session=session)
+    if as_json:
+        typer.echo(json.dumps([asdict(a) for a in accounts], indent=2))
+        return
+    table = Table(title="Label Studio users")
+    for name in ("user id", "e-mail", "created now", "password"):
+        table.add_column(name)
+    for a in accounts:
+        table.add_row(str(a.ls_user_id), a.email, "yes" if a.created else "", a.password or "")
+    _out.print(table)
+    if add and not set_password:
+        _out.print(
+            "New accounts sign in through the invite link: `driftlens annotate invite`.",
+            markup=False,
+        )
+
+
+@annotate_app.command("invite")
+def invite_cmd(ctx: typer.Context) -> None:
+    """Print the organisation's invite link for annotators to sign up."""
+    from annotation.accounts import invite_link
+
+    typer.echo(invite_link(client=_client(ctx)))
+
+
+@annotate_app.command("config")
+def config_cmd(study: str = typer.Argument(..., help=STUDY_HELP)) -> None:
+    """Print the Label Studio labeling config (XML) of a study."""
+    from annotation.studies import label_config
+
+    typer.echo(label_config(study))
