@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.questions_cmds",
     "app.cli.perturbations_cmds",
     "app.cli.stats_cmds",
+    "app.cli.analyze_cmds",
     "app.cli.sim_cmds",
     "app.cli.generate_cmds",
     "app.cli.export_cmds",

@@ -1,0 +1,104 @@
+"""``driftlens analyze``: drift table, statistics and the report folder of one run."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from app.cli.context import session_for
+from app.cli.progress import progress_callback
+
+# a pipe or file gets a wide table instead of rich's 80-column default
+_out = Console(highlight=False, width=None if os.isatty(1) else 150)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``analyze`` to the root application."""
+    app.command("analyze")(analyze_cmd)
+
+
+def _fmt(x: object, digits: int = 3) -> str:
+    if isinstance(x, float):
+        return f"{x:.{digits}f}" if math.isfinite(x) else "–"
+    return str(x)
+
+
+def analyze_cmd(
+    ctx: typer.Context,
+    run: str = typer.Option(..., "--run", help="Name of the generation run."),
+    labeler: str = typer.Option(..., "--labeler", help="Labeler spec whose labels to use."),
+    out: Path = typer.Option(..., "--out", help="Report folder (created; files replaced)."),
+    bootstrap: int = typer.Option(
+        10_000, "--bootstrap", "-B", min=1, help="Cluster-bootstrap replicates."
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", help="Bootstrap seed (default: the workbench's fixed seed)."
+    ),
+    ontology_version: str | None = typer.Option(
+        None, "--ontology-version", help="Version id, NAME or NAME@N (default: latest driftlens)."
+    ),
+    label: bool = typer.Option(
+        False, "--label", help="Label responses the labeler has not labeled yet, first."
+    ),
+) -> None:
+    """Compute DTW and SRI drift, the statistics and calibration, and write the report."""
+    # `escape` keeps rich from reading [..] in run or model names as markup.
+    from rich.markup import escape
+
+    from ontology.versions import seed_ontologies
+    from study.analysis import DEFAULT_SEED, analyze_run
+
+    with session_for(ctx) as session, progress_callback(f"labeling {run}") as update:
+        seed_ontologies(session=session)
+        result = analyze_run(
+            run,
+            labeler,
+            session=session,
+            out_dir=out,
+            bootstrap=bootstrap,
+            seed=DEFAULT_SEED if seed is None else seed,
+            ontology_version=ontology_version,
+            label_first=label,
+            progress=update,
+        )
+    tiers = result.tables.tiers
+    table = Table(
+        title=f"Drift tiers — {escape(run)} · {escape(labeler)} (B = {bootstrap})",
+        title_justify="left",
+    )
+    for col in (
+        "model",
+        "metric",
+        "class",
+        "conditions",
+        "mean drift",
+        "mean d_rel",
+        "above floor",
+    ):
+        table.add_column(col, justify="left" if col in ("model", "metric", "class") else "right")
+    for rec in tiers.to_dict(orient="records"):
+        table.add_row(
+            escape(str(rec["model"])),
+            escape(str(rec["metric"])),
+            str(rec["class"]),
+            str(rec["conditions"]),
+            _fmt(rec["mean_drift"]),
+            _fmt(rec["mean_d_rel"]),
+            str(rec["above_floor"]),
+        )
+    if result.simulated:
+        _out.print("[bold red]SIMULATED DATA[/] — the run's responses come from the simulator.")
+    _out.print(table)
+    for rec in result.tables.validity.to_dict(orient="records"):
+        verdict = {True: "pass", False: "FAIL", None: "not run"}.get(rec["passed"], "not run")
+        _out.print(
+            f"  {escape(str(rec['model']))} · {escape(str(rec['metric']))} · {rec['check']}: "
+            f"{verdict} — {escape(str(rec['detail']))}"
+        )
+    _out.print(f"Analysis {result.analysis_id} stored; core: {result.provenance.implementation}.")
+    _out.print(f"Open {result.files['report_html'].resolve()}", soft_wrap=True)

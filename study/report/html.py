@@ -1,0 +1,480 @@
+"""Render the drift report as one self-contained HTML file.
+
+Self-contained means: inline CSS, figures embedded as ``data:`` URIs, no script, no
+external resource of any kind, so the file opens offline and can be mailed around. A
+Content-Security-Policy ``<meta>`` forbids scripts and every non-inline resource as a
+second line of defence.
+
+Untrusted text stays text (ARCHITECTURE rule 9): every string that did not come from this
+module — questions, model output, memory lines, condition, model, labeler and ontology
+names, stored configuration — goes through :func:`esc` (``html.escape`` with quotes).
+CSS classes for the step-label colours are derived from the root's *position* in the
+ontology, never from its name.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from study.report.data import CLASS_COLORS, CLASS_LABELS, ExamplePair, ReportData, StepView
+
+#: Colours of the ontology roots in document order; ``unmapped`` is grey.
+ROOT_COLORS: tuple[str, ...] = ("#4477AA", "#228833", "#CC6677", "#AA7700", "#882255", "#44AA99")
+_UNMAPPED_COLOR = "#888888"
+
+#: Content-Security-Policy of the report: nothing but inline styles and data: images.
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
+max-width:1200px;padding:1.5rem;color:#222;line-height:1.45}
+h1{margin-bottom:.2rem}h2{border-bottom:2px solid #ddd;padding-bottom:.2rem;margin-top:2.2rem}
+.banner{background:#b00020;color:#fff;font-weight:700;font-size:1.3rem;padding:.8rem 1rem;
+border-radius:6px;margin:1rem 0;letter-spacing:.05em}
+.muted{color:#666}.small{font-size:.85rem}
+table{border-collapse:collapse;margin:.6rem 0 1.2rem;font-size:.85rem}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right;vertical-align:top}
+th{background:#f4f4f4}td.t,th.t{text-align:left}
+.pass{color:#0a7d32;font-weight:600}.fail{color:#b00020;font-weight:600}.na{color:#666}
+.sig{font-weight:700}
+.klass{display:inline-block;padding:0 .4rem;border-radius:3px;color:#fff;font-size:.8rem}
+figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #eee}
+figcaption{font-size:.85rem;color:#555}
+.pair{border:1px solid #ddd;border-radius:6px;padding:.8rem;margin:1rem 0}
+.cols{display:grid;grid-template-columns:1fr 1fr;gap:1rem}
+.steps{list-style:none;padding:0;margin:0}.steps li{margin:.3rem 0;white-space:pre-wrap}
+.chip{display:inline-block;color:#fff;border-radius:3px;padding:0 .35rem;margin-right:.4rem;
+font-size:.78rem;white-space:nowrap}
+blockquote{margin:.4rem 0;padding:.3rem .7rem;border-left:4px solid #ccc;background:#fafafa;
+white-space:pre-wrap}
+pre{background:#f7f7f7;padding:.6rem;overflow-x:auto;font-size:.8rem;white-space:pre-wrap}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}
+dd{margin:0}
+"""
+
+
+def esc(value: object) -> str:
+    """Escape any value for HTML text or a quoted attribute."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """Format a number for a table cell; NaN and ``None`` become an en dash."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "–"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def fmt_p(value: Any) -> str:
+    """Format a p-value (``<0.001`` below the smallest shown value)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return "<0.001" if float(value) < 0.001 else f"{float(value):.3f}"
+
+
+def _passed(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return '<span class="na">not run</span>'
+    return '<span class="pass">pass</span>' if bool(value) else '<span class="fail">FAIL</span>'
+
+
+def _klass(value: Any) -> str:
+    k = str(value)
+    colour = CLASS_COLORS.get(k, "#333333")
+    return f'<span class="klass" style="background:{colour}">{esc(k)}</span>'
+
+
+Cell = Callable[[Any], str]
+_T = ' class="t"'  # left-aligned text column
+
+
+def table(df: pd.DataFrame, columns: Sequence[tuple[str, str, Cell | None]]) -> str:
+    """Render ``df`` as an HTML table.
+
+    Args:
+        df: the rows.
+        columns: ``(column, header, render)``; ``render`` returns trusted HTML built from
+            the value and must escape it itself; ``None`` means: escape the formatted value.
+    """
+    if df.empty:
+        return '<p class="muted">No rows.</p>'
+    text_cols = {
+        "model",
+        "metric",
+        "condition",
+        "class",
+        "check",
+        "detail",
+        "failing",
+        "letters",
+        "term",
+        "reference",
+        "note",
+        "notes",
+        "null_note",
+        "metric_a",
+        "metric_b",
+    }
+    head = "".join(f"<th{_T if c in text_cols else ''}>{esc(h)}</th>" for c, h, _ in columns)
+    body = []
+    for rec in df.to_dict(orient="records"):
+        cells = []
+        for c, _, render in columns:
+            value = rec.get(c)
+            inner = render(value) if render is not None else esc(fmt(value))
+            cells.append(f"<td{_T if c in text_cols else ''}>{inner}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _figure(files: Sequence[Path], caption: str) -> str:
+    svg = next((p for p in files if p.suffix == ".svg"), None)
+    png = next((p for p in files if p.suffix == ".png"), None)
+    if svg is not None:
+        uri = "data:image/svg+xml;base64," + base64.b64encode(svg.read_bytes()).decode("ascii")
+    elif png is not None:
+        uri = "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+    else:
+        return ""
+    # An SVG shown through <img> cannot run script even if it held some.
+    return (
+        f'<figure><img alt="{esc(caption)}" src="{uri}">'
+        f"<figcaption>{esc(caption)}</figcaption></figure>"
+    )
+
+
+def _root_color(root: str, roots: Sequence[str]) -> str:
+    if root in roots:
+        return ROOT_COLORS[list(roots).index(root) % len(ROOT_COLORS)]
+    return _UNMAPPED_COLOR
+
+
+def _steps(steps: Sequence[StepView], roots: Sequence[str]) -> str:
+    if not steps:
+        return '<p class="muted">No parsed steps.</p>'
+    items = []
+    for s in steps:
+        colour = _root_color(s.root, roots)
+        chip = (
+            f'<span class="chip" style="background:{colour}" title="{esc(s.root)}">'
+            f"{esc(s.root)} · {esc(s.leaf)}</span>"
+        )
+        items.append(f"<li>{chip}<b>{s.index + 1}.</b> {esc(s.text)}</li>")
+    return f'<ol class="steps">{"".join(items)}</ol>'
+
+
+def _memory(text: str) -> str:
+    # Noise stimuli are whitespace; show them visibly instead of as an empty box.
+    if not text.strip():
+        return f'<span class="muted">(whitespace {esc(repr(text))})</span>'
+    return esc(text)
+
+
+def _example(ex: ExamplePair, roots: Sequence[str]) -> str:
+    return f"""
+<div class="pair">
+  <div>{_klass(ex.condition_class)} <b>{esc(ex.condition)}</b>
+  <span class="muted">· {esc(ex.model)} · question {esc(ex.question_id)} · sample
+  {esc(ex.sample)} · DTW {esc(fmt(ex.dtw))} · SRI {esc(fmt(ex.sri))}</span></div>
+  <p class="small muted">Question</p><blockquote>{esc(ex.question)}</blockquote>
+  <p class="small muted">Memory line</p><blockquote>{_memory(ex.memory)}</blockquote>
+  <div class="cols">
+    <div><h4>Baseline (no memory)</h4>{_steps(ex.baseline, roots)}
+      <p class="small"><b>Answer:</b> {esc(ex.baseline_answer)}</p></div>
+    <div><h4>With memory</h4>{_steps(ex.perturbed, roots)}
+      <p class="small"><b>Answer:</b> {esc(ex.perturbed_answer)}</p></div>
+  </div>
+</div>"""
+
+
+def _root_legend(roots: Sequence[str]) -> str:
+    chips = [
+        f'<span class="chip" style="background:{_root_color(r, roots)}">{esc(r)}</span>'
+        for r in roots
+    ]
+    chips.append(f'<span class="chip" style="background:{_UNMAPPED_COLOR}">unmapped</span>')
+    return "<p>Step labels by root: " + " ".join(chips) + "</p>"
+
+
+def _pre_json(value: Any) -> str:
+    return f"<pre>{esc(json.dumps(value, indent=2, sort_keys=True, default=str))}</pre>"
+
+
+_CONDITION_COLUMNS: list[tuple[str, str, Cell | None]] = [
+    ("class", "class", _klass),
+    ("condition", "condition", None),
+    ("n", "n", None),
+    ("n_questions", "questions", None),
+    ("mean", "mean drift", None),
+    ("d_rel", "d_rel", None),
+    ("ci_low", "CI low", None),
+    ("ci_high", "CI high", None),
+    ("p_adjusted", "p (BH)", lambda v: esc(fmt_p(v))),
+    ("significant", "above floor?", None),
+    ("cohens_d", "Cohen's d", None),
+    ("letters", "letters", None),
+    ("flags", "flags", None),
+]
+
+
+def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
+    """Return the report as one self-contained HTML document.
+
+    Args:
+        data: what to report.
+        figure_files: figure name → its ``[svg, png]`` files (embedded, not linked).
+    """
+    t = data.tables
+    prov = data.provenance
+    simulated = prov.simulated
+    banner = (
+        '<div class="banner">SIMULATED DATA — these responses come from the DriftLens '
+        "drift simulator with known doses, not from a real model.</div>"
+        if simulated
+        else ""
+    )
+    parts: list[str] = []
+    parts.append(f"<h1>{esc(data.title)}</h1>{banner}")
+    parts.append(
+        f'<p class="muted">Run <b>{esc(prov.run)}</b> · model {esc(prov.model.get("spec", ""))}'
+        f" · labeler {esc(prov.labeler.get('name', ''))} · ontology "
+        f"{esc(prov.ontology.get('name', ''))}@{esc(prov.ontology.get('version', ''))}"
+        f" · core {esc(prov.implementation)} · B = {esc(prov.analysis.get('bootstrap', ''))}"
+        f" · seed {esc(prov.analysis.get('seed', ''))} · generated {esc(prov.generated_at)}</p>"
+    )
+
+    # -- summary of the validity checks, first: it says whether to trust the rest
+    parts.append("<h2>Validity checks</h2>")
+    parts.append(
+        "<p>Specificity: no pragmatic-noise condition above the floor (BH-adjusted p &gt; "
+        "0.05). Sensitivity: every life event above the floor (adjusted p &lt; 0.001). "
+        "Convergent validity: the metrics rank conditions alike (Spearman ρ ≥ 0.7).</p>"
+    )
+    parts.append(
+        table(
+            t.validity,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("check", "check", None),
+                ("passed", "result", _passed),
+                ("detail", "detail", None),
+                ("failing", "failing", None),
+            ],
+        )
+    )
+
+    # -- forest plot and the full condition table
+    parts.append("<h2>Drift effect per condition (d_rel with 95% CI)</h2>")
+    parts.append(
+        "<p>d_rel = (mean drift of the condition − mean drift under pragmatic noise) / sd of "
+        "drift under noise; 95% percentile intervals from a cluster bootstrap over questions "
+        "(the floor re-estimated in every replicate); p-values Benjamini–Hochberg adjusted "
+        "across conditions. A condition is a perturbation <i>category</i>: its stimuli are "
+        "variants of one condition and the question is the independent unit.</p>"
+    )
+    if "forest" in figure_files:
+        parts.append(_figure(figure_files["forest"], "Forest plot of d_rel by condition"))
+    for (model, metric), g in t.conditions.groupby(["model", "metric"], sort=False):
+        parts.append(f"<h3>{esc(model)} · {esc(metric)}</h3>")
+        parts.append(table(g, _CONDITION_COLUMNS))
+
+    # -- tiers
+    parts.append("<h2>Drift tiers (noise / attributes / life events)</h2>")
+    parts.append(
+        "<p>Mean drift per condition class (row-weighted); a valid instrument puts pragmatic "
+        "noise at the floor, user attributes above it and major life events highest.</p>"
+    )
+    if "tiers" in figure_files:
+        parts.append(_figure(figure_files["tiers"], "Drift by condition class"))
+    parts.append(
+        table(
+            t.tiers,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("class", "class", _klass),
+                ("conditions", "conditions", None),
+                ("n", "rows", None),
+                ("mean_drift", "mean drift", None),
+                ("mean_d_rel", "mean d_rel", None),
+                ("min_d_rel", "min d_rel", None),
+                ("max_d_rel", "max d_rel", None),
+                ("above_floor", "above floor", None),
+            ],
+        )
+    )
+    parts.append(
+        "<p class='small muted'>"
+        + " · ".join(f"{_klass(k)} {esc(v)}" for k, v in CLASS_LABELS.items())
+        + "</p>"
+    )
+
+    # -- letters
+    parts.append("<h2>Separability (compact letter display)</h2>")
+    parts.append(
+        "<p>Pairwise Welch t-tests on question means, BH-adjusted; conditions sharing a "
+        "letter do not differ at α = 0.05.</p>"
+    )
+    parts.append(
+        table(
+            t.letters,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("condition", "condition", None),
+                ("class", "class", _klass),
+                ("mean", "mean drift", None),
+                ("letters", "letters", None),
+            ],
+        )
+    )
+
+    # -- calibration
+    parts.append("<h2>Calibration</h2>")
+    parts.append(
+        "<p>Null test: the difference between two samples of the same condition is pure "
+        "noise; its interval should exclude 0 in about 5% of conditions. MDD: minimum "
+        "detectable d_rel (2.8 × bootstrap SE, 80% power at the 5% level). Equivalence "
+        "bound: when nothing is detected, the effect lies within ± this d_rel (90% CI).</p>"
+    )
+    parts.append(
+        table(
+            t.calibration_summary,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("noise_mean", "noise mean", None),
+                ("noise_sd", "noise sd", None),
+                ("null_available", "null test?", None),
+                ("null_mean_difference", "null mean diff.", lambda v: esc(fmt(v, 4))),
+                ("null_fraction_excluding_zero", "share CI ∌ 0", None),
+                ("share_between_question", "var: question", None),
+                ("share_question_condition", "var: q×cond.", None),
+                ("share_model", "var: sampling", None),
+                ("null_note", "note", None),
+                ("notes", "notes", None),
+            ],
+        )
+    )
+    parts.append(
+        table(
+            t.calibration,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("condition", "condition", None),
+                ("class", "class", _klass),
+                ("detected", "detected?", None),
+                ("mdd", "MDD (d_rel)", None),
+                ("mdd_raw", "MDD (raw)", lambda v: esc(fmt(v, 4))),
+                ("equivalence_bound", "equiv. bound", None),
+                ("null_mean", "null mean", lambda v: esc(fmt(v, 4))),
+                ("null_ci_low", "null CI low", lambda v: esc(fmt(v, 4))),
+                ("null_ci_high", "null CI high", lambda v: esc(fmt(v, 4))),
+                ("null_excludes_zero", "excludes 0?", None),
+            ],
+        )
+    )
+
+    # -- agreement
+    parts.append("<h2>DTW–SRI agreement</h2>")
+    if "agreement" in figure_files:
+        parts.append(_figure(figure_files["agreement"], "DTW against SRI condition means"))
+    parts.append(
+        table(
+            t.agreement,
+            [
+                ("model", "model", None),
+                ("metric_a", "metric", None),
+                ("metric_b", "metric", None),
+                ("spearman", "Spearman ρ", None),
+                ("pearson", "Pearson r", None),
+                ("passed", "result", _passed),
+                ("detail", "detail", None),
+            ],
+        )
+    )
+
+    # -- mixed model
+    parts.append("<h2>Mixed model</h2>")
+    parts.append(
+        "<p>drift ~ condition + (1 | question), REML; fixed effects are differences from the "
+        "reference condition.</p>"
+    )
+    parts.append(
+        table(
+            t.mixed_model,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("reference", "reference", None),
+                ("term", "term", None),
+                ("estimate", "estimate", lambda v: esc(fmt(v, 4))),
+                ("se", "SE", lambda v: esc(fmt(v, 4))),
+                ("icc", "ICC", None),
+                ("note", "note", None),
+            ],
+        )
+    )
+
+    # -- examples
+    parts.append("<h2>Example response pairs</h2>")
+    parts.append(_root_legend(data.roots))
+    if data.examples:
+        parts.extend(_example(ex, data.roots) for ex in data.examples)
+    else:
+        parts.append('<p class="muted">No example pairs available.</p>')
+
+    # -- provenance
+    parts.append("<h2>Provenance</h2>")
+    soft = ", ".join(f"{k} {v}" for k, v in prov.software.items())
+    skipped = ", ".join(f"{k}: {v}" for k, v in prov.skipped.items()) or "none"
+    parts.append(
+        "<dl>"
+        f"<dt>Run</dt><dd>{esc(prov.run)}{' (simulated)' if simulated else ''}</dd>"
+        f"<dt>Model</dt><dd>{esc(prov.model.get('spec', ''))}</dd>"
+        f"<dt>Ontology version</dt><dd>{esc(prov.ontology.get('name', ''))}@"
+        f"{esc(prov.ontology.get('version', ''))} (sha256 "
+        f"{esc(str(prov.ontology.get('content_hash', ''))[:16])}…)</dd>"
+        f"<dt>Labeler</dt><dd>{esc(prov.labeler.get('name', ''))} (kind "
+        f"{esc(prov.labeler.get('kind', ''))}, prompt "
+        f"{esc(prov.labeler.get('prompt_version', ''))})</dd>"
+        f"<dt>Prompt version</dt><dd>{esc(prov.prompt_version)}</dd>"
+        f"<dt>Core implementation</dt><dd>{esc(prov.implementation)}</dd>"
+        f"<dt>Software</dt><dd>{esc(soft)}</dd>"
+        f"<dt>Compared pairs</dt><dd>{esc(prov.drift_pairs)}</dd>"
+        f"<dt>Not compared</dt><dd>{esc(skipped)}</dd>"
+        "</dl>"
+    )
+    parts.append("<h3>Sampling parameters</h3>" + _pre_json(prov.sampling))
+    parts.append("<h3>Analysis parameters and seeds</h3>" + _pre_json(prov.analysis))
+    parts.append("<h3>Model spec</h3>" + _pre_json(prov.model))
+    parts.append("<h3>Labeler spec</h3>" + _pre_json(prov.labeler))
+    parts.append("<h3>Run configuration</h3>" + _pre_json(prov.run_config))
+
+    title = ("[SIMULATED] " if simulated else "") + data.title
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>\n"
+        + "\n".join(parts)
+        + "\n</body></html>\n"
+    )

@@ -1,0 +1,280 @@
+"""Render the drift report as Markdown (``report.md``) next to its SVG figures.
+
+Untrusted text stays text: every string that did not come from this module is passed
+through :func:`md_escape`, which first HTML-escapes it (so no raw HTML passes through a
+Markdown renderer) and then backslash-escapes Markdown syntax (so a question cannot
+become a link, an image, a heading or a table column). Step labels are "coloured" with a
+coloured square per ontology root, since Markdown has no colour without HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from study.report.data import CLASS_LABELS, ExamplePair, ReportData, StepView
+from study.report.html import fmt, fmt_p
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>])")
+ROOT_MARKS: tuple[str, ...] = ("🟦", "🟩", "🟥", "🟧", "🟪", "🟫")
+_UNMAPPED_MARK = "⬜"
+
+
+def md_escape(value: object) -> str:
+    """Escape any value so a Markdown renderer shows it literally, on one line."""
+    text = " ".join(("" if value is None else str(value)).split())
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def _pass(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "not run"
+    return "pass" if bool(value) else "FAIL"
+
+
+Cell = Callable[[Any], str]
+
+
+def _cell(value: Any, render: Cell | None) -> str:
+    if render is not None:
+        return md_escape(render(value))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # Our own number formatting (digits, ".", "-", "–"): nothing to escape inside a
+        # table cell, and unescaped numbers keep the Markdown source readable.
+        return fmt(value)
+    return md_escape(fmt(value))
+
+
+def md_table(df: pd.DataFrame, columns: Sequence[tuple[str, str, Cell | None]]) -> str:
+    """Render ``df`` as a GitHub-flavoured Markdown table (every cell escaped).
+
+    Args:
+        df: the rows.
+        columns: ``(column, header, render)``; ``render`` formats the value (its result is
+            escaped too); ``None`` means :func:`~study.report.html.fmt`.
+    """
+    if df.empty:
+        return "_No rows._\n"
+    lines = [
+        "| " + " | ".join(md_escape(h) for _, h, _ in columns) + " |",
+        "|" + "|".join("---" for _ in columns) + "|",
+    ]
+    for rec in df.to_dict(orient="records"):
+        cells = [_cell(rec.get(c), render) for c, _, render in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _mark(root: str, roots: Sequence[str]) -> str:
+    if root in roots:
+        return ROOT_MARKS[list(roots).index(root) % len(ROOT_MARKS)]
+    return _UNMAPPED_MARK
+
+
+def _steps(steps: Sequence[StepView], roots: Sequence[str]) -> str:
+    if not steps:
+        return "_No parsed steps._\n"
+    return (
+        "\n".join(
+            f"{s.index + 1}\\. {_mark(s.root, roots)} "
+            f"**{md_escape(s.root)} · {md_escape(s.leaf)}** — {md_escape(s.text)}"
+            for s in steps
+        )
+        + "\n"
+    )
+
+
+def _example(ex: ExamplePair, roots: Sequence[str]) -> str:
+    memory = ex.memory if ex.memory.strip() else f"(whitespace {ex.memory!r})"
+    return (
+        f"#### {md_escape(ex.condition_class)} · {md_escape(ex.condition)}\n\n"
+        f"{md_escape(ex.model)} · question {md_escape(ex.question_id)} · sample "
+        f"{md_escape(ex.sample)} · DTW {md_escape(fmt(ex.dtw))} · SRI {md_escape(fmt(ex.sri))}\n\n"
+        f"> **Question:** {md_escape(ex.question)}\n>\n> **Memory line:** {md_escape(memory)}\n\n"
+        f"**Baseline (no memory)**\n\n{_steps(ex.baseline, roots)}\n"
+        f"Answer: {md_escape(ex.baseline_answer)}\n\n"
+        f"**With memory**\n\n{_steps(ex.perturbed, roots)}\n"
+        f"Answer: {md_escape(ex.perturbed_answer)}\n"
+    )
+
+
+def _code_json(value: Any) -> str:
+    # A fenced block shows text literally; a fence inside the value cannot close it
+    # because the fence is longer than any run of backticks json.dumps can produce here.
+    text = json.dumps(value, indent=2, sort_keys=True, default=str)
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}json\n{text}\n{fence}\n"
+
+
+def render_markdown(data: ReportData) -> str:
+    """Return the report as Markdown; figures are linked as ``figures/NAME.svg``."""
+    t = data.tables
+    prov = data.provenance
+    out: list[str] = [f"# {md_escape(data.title)}\n"]
+    if prov.simulated:
+        out.append(
+            "> **⚠ SIMULATED DATA** — these responses come from the DriftLens drift "
+            "simulator with known doses, not from a real model.\n"
+        )
+    out.append(
+        f"Run **{md_escape(prov.run)}** · model {md_escape(prov.model.get('spec', ''))} · "
+        f"labeler {md_escape(prov.labeler.get('name', ''))} · ontology "
+        f"{md_escape(prov.ontology.get('name', ''))}@{md_escape(prov.ontology.get('version', ''))}"
+        f" · core {md_escape(prov.implementation)} · B = "
+        f"{md_escape(prov.analysis.get('bootstrap', ''))} · seed "
+        f"{md_escape(prov.analysis.get('seed', ''))}\n"
+    )
+    out.append("## Validity checks\n")
+    out.append(
+        md_table(
+            t.validity,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("check", "check", None),
+                ("passed", "result", _pass),
+                ("detail", "detail", None),
+                ("failing", "failing", None),
+            ],
+        )
+    )
+    out.append("## Drift effect per condition (d_rel with 95% CI)\n")
+    if "forest" in data.figures:
+        out.append(f"![Forest plot of d_rel]({data.figures['forest']}.svg)\n")
+    for (model, metric), g in t.conditions.groupby(["model", "metric"], sort=False):
+        out.append(f"### {md_escape(model)} · {md_escape(metric)}\n")
+        out.append(
+            md_table(
+                g,
+                [
+                    ("class", "class", None),
+                    ("condition", "condition", None),
+                    ("n", "n", None),
+                    ("mean", "mean drift", None),
+                    ("d_rel", "d_rel", None),
+                    ("ci_low", "CI low", None),
+                    ("ci_high", "CI high", None),
+                    ("p_adjusted", "p (BH)", fmt_p),
+                    ("significant", "above floor?", None),
+                    ("cohens_d", "Cohen's d", None),
+                    ("letters", "letters", None),
+                    ("flags", "flags", None),
+                ],
+            )
+        )
+    out.append("## Drift tiers (noise / attributes / life events)\n")
+    if "tiers" in data.figures:
+        out.append(f"![Drift by condition class]({data.figures['tiers']}.svg)\n")
+    out.append(
+        md_table(
+            t.tiers,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("class", "class", None),
+                ("conditions", "conditions", None),
+                ("n", "rows", None),
+                ("mean_drift", "mean drift", None),
+                ("mean_d_rel", "mean d_rel", None),
+                ("above_floor", "above floor", None),
+            ],
+        )
+    )
+    out.append(
+        "Classes: "
+        + "; ".join(f"{md_escape(k)} = {md_escape(v)}" for k, v in CLASS_LABELS.items())
+        + "\n"
+    )
+    out.append("## Separability (compact letter display)\n")
+    out.append(
+        md_table(
+            t.letters,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("condition", "condition", None),
+                ("class", "class", None),
+                ("mean", "mean drift", None),
+                ("letters", "letters", None),
+            ],
+        )
+    )
+    out.append("## Calibration\n")
+    out.append(
+        md_table(
+            t.calibration_summary,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("noise_mean", "noise mean", None),
+                ("noise_sd", "noise sd", None),
+                ("null_available", "null test?", None),
+                ("null_mean_difference", "null mean diff.", lambda v: fmt(v, 4)),
+                ("null_fraction_excluding_zero", "share CI excl. 0", None),
+                ("null_note", "note", None),
+            ],
+        )
+    )
+    out.append(
+        md_table(
+            t.calibration,
+            [
+                ("model", "model", None),
+                ("metric", "metric", None),
+                ("condition", "condition", None),
+                ("detected", "detected?", None),
+                ("mdd", "MDD (d_rel)", None),
+                ("equivalence_bound", "equiv. bound", None),
+                ("null_mean", "null mean", lambda v: fmt(v, 4)),
+                ("null_excludes_zero", "null CI excl. 0?", None),
+            ],
+        )
+    )
+    out.append("## DTW–SRI agreement\n")
+    if "agreement" in data.figures:
+        out.append(f"![DTW against SRI condition means]({data.figures['agreement']}.svg)\n")
+    out.append(
+        md_table(
+            t.agreement,
+            [
+                ("model", "model", None),
+                ("metric_a", "metric", None),
+                ("metric_b", "metric", None),
+                ("spearman", "Spearman rho", None),
+                ("pearson", "Pearson r", None),
+                ("passed", "result", _pass),
+            ],
+        )
+    )
+    out.append("## Example response pairs\n")
+    legend = " ".join(f"{_mark(r, data.roots)} {md_escape(r)}" for r in data.roots)
+    out.append(f"Step labels by root: {legend} {_UNMAPPED_MARK} unmapped\n")
+    out.extend(_example(ex, data.roots) for ex in data.examples)
+    if not data.examples:
+        out.append("_No example pairs available._\n")
+    out.append("## Provenance\n")
+    soft = ", ".join(f"{k} {v}" for k, v in prov.software.items())
+    out.append(
+        f"- Run: {md_escape(prov.run)}{' (simulated)' if prov.simulated else ''}\n"
+        f"- Model: {md_escape(prov.model.get('spec', ''))}\n"
+        f"- Ontology version: {md_escape(prov.ontology.get('name', ''))}@"
+        f"{md_escape(prov.ontology.get('version', ''))}\n"
+        f"- Labeler: {md_escape(prov.labeler.get('name', ''))}\n"
+        f"- Prompt version: {md_escape(prov.prompt_version)}\n"
+        f"- Core implementation: {md_escape(prov.implementation)}\n"
+        f"- Software: {md_escape(soft)}\n"
+        f"- Compared pairs: {prov.drift_pairs}; not compared: "
+        f"{md_escape(', '.join(f'{k}: {v}' for k, v in prov.skipped.items()) or 'none')}\n"
+    )
+    out.append("### Sampling parameters\n\n" + _code_json(prov.sampling))
+    out.append("### Analysis parameters and seeds\n\n" + _code_json(prov.analysis))
+    out.append("### Model spec\n\n" + _code_json(prov.model))
+    out.append("### Labeler spec\n\n" + _code_json(prov.labeler))
+    out.append("### Run configuration\n\n" + _code_json(prov.run_config))
+    return "\n".join(out)
