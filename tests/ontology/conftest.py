@@ -1,0 +1,97 @@
+"""Fixtures: a simulated generation run, built once per session and copied per test."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+from sqlmodel import Session
+from typer.testing import CliRunner
+
+RUN = "demo"
+
+
+def _make_run(ws: Path) -> None:
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+    from study.generation import GenerationOptions, run_generation
+    from study.questions import import_sample_questions
+
+    settings = resolve_settings(workspace=ws)
+    with open_workspace_session(settings) as session:
+        import_sample_questions(session=session)
+        session.commit()
+        run_generation(
+            GenerationOptions(
+                model="sim/default",
+                run=RUN,
+                perturbations="noise,bereavement,age,job_loss",
+                samples=2,
+            ),
+            session=session,
+        )
+
+
+@pytest.fixture(scope="session")
+def _sim_run_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ws = tmp_path_factory.mktemp("sim-run-template")
+    _make_run(ws)
+    return ws
+
+
+@pytest.fixture
+def sim_run(_sim_run_template: Path, workspace: Path) -> str:
+    """The test workspace holds a simulated run named ``demo`` (its name is returned)."""
+    from storage.workspace import reset_migration_memo
+
+    for item in _sim_run_template.iterdir():
+        if item.is_file():
+            shutil.copy2(item, workspace / item.name)
+    reset_migration_memo()
+    return RUN
+
+
+@pytest.fixture
+def db() -> Callable[[], AbstractContextManager[Session]]:
+    """Open a committing session on the test workspace database."""
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+
+    def opener() -> AbstractContextManager[Session]:
+        return open_workspace_session(resolve_settings())
+
+    return opener
+
+
+@pytest.fixture
+def session(db: Callable[[], AbstractContextManager[Session]]) -> Iterator[Session]:
+    """One session for the whole test."""
+    with db() as s:
+        from ontology.versions import seed_ontologies
+
+        seed_ontologies(session=s)
+        s.commit()
+        yield s
+
+
+@pytest.fixture
+def cli() -> Callable[..., Result]:
+    """Run ``driftlens ARGS`` in-process."""
+    from app.cli.root import build_app
+
+    def run(*args: str) -> Result:
+        return CliRunner().invoke(build_app(), list(args), catch_exceptions=True)
+
+    return run
+
+
+def cli_json(result: Result) -> Any:
+    """The JSON a ``--json`` command printed (fails the test with the output otherwise)."""
+    assert result.exit_code == 0, (result.output, result.exception)
+    return json.loads(result.stdout)
