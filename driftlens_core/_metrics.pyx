@@ -31,6 +31,9 @@ cdef extern from *:
     """
     #include <stdint.h>
     #include <string.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
     #define DL_LANES 32
     #define DL_LANE_MAX 127
     #define DL_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -93,10 +96,11 @@ cdef extern from *:
     {
         int i, k, l;
         for (k = 0; k < K; k++) {
+            const uint8_t kk = (uint8_t)k;  /* a byte, so the compare stays a byte compare */
             uint8_t acc[DL_LANES] = {0};
             for (i = 0; i < rows; i++) {
                 const uint8_t *s = S + (size_t)i * DL_LANES;
-                for (l = 0; l < DL_LANES; l++) acc[l] += (uint8_t)(s[l] == k);
+                for (l = 0; l < DL_LANES; l++) acc[l] = (uint8_t)(acc[l] + (s[l] == kk ? 1 : 0));
             }
             memcpy(cnt + (size_t)k * DL_LANES, acc, DL_LANES);
         }
@@ -104,14 +108,83 @@ cdef extern from *:
 
     /* Square root without the errno branch (arguments are never negative here). */
     #if defined(__SSE2__)
-    #include <emmintrin.h>
     static inline double dl_sqrt(double x) { return _mm_cvtsd_f64(_mm_sqrt_sd(_mm_setzero_pd(), _mm_set_sd(x))); }
     #else
     #include <math.h>
     static inline double dl_sqrt(double x) { return sqrt(x); }
     #endif
 
+    /* Gather 32 byte sequences into lane rows: S[i][l] = symbol i of lane l, 255 past its
+       end (and for lanes l >= nl), for i < rows rounded up to 16. Lane l's bytes start at
+       base + start[l]; up to 15 bytes past a sequence's end are read (the buffer is padded).
+       With SSE2 each block of 16 lanes x 16 symbols is one 16x16 byte transpose. */
+    #if defined(__SSE2__)
+    static inline void dl_transpose16(__m128i *a)
+    {
+        __m128i b[16], c[16], d[2][4][2];
+        int k, q, o, blk, h;
+        for (k = 0; k < 8; k++) {          /* 16-bit units: lanes (2k, 2k+1) at symbol j */
+            b[2 * k] = _mm_unpacklo_epi8(a[2 * k], a[2 * k + 1]);      /* j 0..7  */
+            b[2 * k + 1] = _mm_unpackhi_epi8(a[2 * k], a[2 * k + 1]);  /* j 8..15 */
+        }
+        for (q = 0; q < 4; q++) {          /* 32-bit units: lanes 4q..4q+3 at symbol j */
+            c[4 * q + 0] = _mm_unpacklo_epi16(b[4 * q], b[4 * q + 2]);          /* j 0..3   */
+            c[4 * q + 1] = _mm_unpackhi_epi16(b[4 * q], b[4 * q + 2]);          /* j 4..7   */
+            c[4 * q + 2] = _mm_unpacklo_epi16(b[4 * q + 1], b[4 * q + 3]);      /* j 8..11  */
+            c[4 * q + 3] = _mm_unpackhi_epi16(b[4 * q + 1], b[4 * q + 3]);      /* j 12..15 */
+        }
+        for (o = 0; o < 2; o++)            /* 64-bit units: lanes 8o..8o+7 at symbol j */
+            for (blk = 0; blk < 4; blk++) {
+                d[o][blk][0] = _mm_unpacklo_epi32(c[8 * o + blk], c[8 * o + 4 + blk]);
+                d[o][blk][1] = _mm_unpackhi_epi32(c[8 * o + blk], c[8 * o + 4 + blk]);
+            }
+        for (blk = 0; blk < 4; blk++)      /* rows: lanes 0..15 at symbol j */
+            for (h = 0; h < 2; h++) {
+                a[4 * blk + 2 * h] = _mm_unpacklo_epi64(d[0][blk][h], d[1][blk][h]);
+                a[4 * blk + 2 * h + 1] = _mm_unpackhi_epi64(d[0][blk][h], d[1][blk][h]);
+            }
+    }
+    #endif
+
+    static void dl_gather(const uint8_t *base, const int64_t *start, const int32_t *len,
+                          int nl, int rows, uint8_t *S)
+    {
+        int rb, l, i;
+    #if defined(__SSE2__)
+        const __m128i all = _mm_set1_epi8((char)0xFF);
+        const __m128i idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        int half;
+        for (rb = 0; rb < rows; rb += 16) {
+            for (half = 0; half < 2; half++) {
+                __m128i a[16];
+                for (i = 0; i < 16; i++) {
+                    int rem;
+                    l = 16 * half + i;
+                    rem = l < nl ? len[l] - rb : 0;
+                    if (rem <= 0) {
+                        a[i] = all;
+                    } else {
+                        __m128i v = _mm_loadu_si128((const __m128i *)(base + start[l] + rb));
+                        __m128i keep = _mm_cmplt_epi8(idx, _mm_set1_epi8((char)(rem > 16 ? 16 : rem)));
+                        a[i] = _mm_or_si128(v, _mm_andnot_si128(keep, all));
+                    }
+                }
+                dl_transpose16(a);
+                for (i = 0; i < 16; i++)
+                    _mm_storeu_si128((__m128i *)(S + (size_t)(rb + i) * DL_LANES + 16 * half), a[i]);
+            }
+        }
+    #else
+        int rows16 = (rows + 15) & ~15;
+        memset(S, 255, (size_t)rows16 * DL_LANES);
+        for (l = 0; l < nl; l++)
+            for (i = 0; i < len[l]; i++)
+                S[(size_t)i * DL_LANES + l] = base[start[l] + i];
+    #endif
+    }
+
     /* Narrow symbols known to be below 256 to bytes. */
+    DL_CLONES
     static void dl_narrow(const int32_t *restrict src, uint8_t *restrict dst, int64_t n)
     {
         int64_t i;
@@ -126,6 +199,8 @@ cdef extern from *:
     void dl_lane_counts(const uint8_t *S, int rows, int K, uint8_t *cnt) noexcept nogil
     double dl_sqrt(double x) noexcept nogil
     void dl_narrow(const int32_t *src, uint8_t *dst, int64_t n) noexcept nogil
+    void dl_gather(const uint8_t *base, const int64_t *start, const int32_t *len,
+                   int nl, int rows, uint8_t *S) noexcept nogil
 
 cdef enum:
     LANES = 32  # pairs per lane group (must match DL_LANES)
@@ -315,17 +390,18 @@ cdef double _js_sparse(const int32_t *a, Py_ssize_t n, const int32_t *b, Py_ssiz
 
 cdef double _js_dense(const uint8_t *cnt_s, const uint8_t *cnt_t, int lane, int K,
                       int64_t n, int64_t m, const double *xl) noexcept nogil:
-    """JS distance of lane ``lane`` from byte-vector histograms ``[K][32]`` (table covers 2nm)."""
+    """JS distance of lane ``lane`` from byte-vector histograms ``[K][32]`` (table covers 2nm).
+
+    No test for equal histograms is needed: they give d² ≈ 0 in the table formula, so
+    they take the log1p form, whose terms are exactly 0 for equal bins.
+    """
     cdef int k
-    cdef int64_t x, y, differ = 0
+    cdef int64_t x, y
     cdef double g = 0.0, d2
     for k in range(K):
         x = m * cnt_s[k * LANES + lane]
         y = n * cnt_t[k * LANES + lane]
-        differ |= x ^ y
         g += xl[x + y] - xl[x] - xl[y]
-    if differ == 0:
-        return 0.0
     d2 = _js_finish(g, n, m)
     if d2 < PRECISE_BELOW:
         g = 0.0
@@ -452,8 +528,8 @@ cdef void _lane_groups(const uint8_t *b8, const uint8_t *o8, Py_ssize_t b0, Py_s
 
     ``b8``/``o8`` hold the chunk's symbols as bytes, starting at symbol ``b0``/``o0``.
     """
-    cdef uint8_t S[LANE_MAX * LANES]
-    cdef uint8_t T[LANE_MAX * LANES]
+    cdef uint8_t S[(LANE_MAX + 1) * LANES]
+    cdef uint8_t T[(LANE_MAX + 1) * LANES]
     cdef uint8_t cnt_s[DENSE_BINS * LANES]
     cdef uint8_t cnt_t[DENSE_BINS * LANES]
     cdef int32_t ln[LANES]
@@ -461,8 +537,9 @@ cdef void _lane_groups(const uint8_t *b8, const uint8_t *o8, Py_ssize_t b0, Py_s
     cdef int32_t dtw_raw[LANES]
     cdef int32_t lev_raw[LANES]
     cdef int64_t lp[LANES]
-    cdef Py_ssize_t g, p, i
-    cdef const uint8_t *src
+    cdef int64_t bst[LANES]
+    cdef int64_t ost[LANES]
+    cdef Py_ssize_t g, p
     cdef int l, nl, NN, MM, n, m, mx
     cdef double dj, dl_
     cdef bint dense = K <= DENSE_BINS
@@ -476,20 +553,14 @@ cdef void _lane_groups(const uint8_t *b8, const uint8_t *o8, Py_ssize_t b0, Py_s
             lp[l] = p
             ln[l] = <int32_t>(boff[p + 1] - boff[p])
             lm[l] = <int32_t>(ooff[p + 1] - ooff[p])
+            bst[l] = boff[p] - b0
+            ost[l] = ooff[p] - o0
             if ln[l] > NN:
                 NN = ln[l]
             if lm[l] > MM:
                 MM = lm[l]
-        memset(S, 255, NN * LANES)
-        memset(T, 255, MM * LANES)
-        for l in range(nl):
-            p = lp[l]
-            src = b8 + (boff[p] - b0)
-            for i in range(ln[l]):
-                S[i * LANES + l] = src[i]
-            src = o8 + (ooff[p] - o0)
-            for i in range(lm[l]):
-                T[i * LANES + l] = src[i]
+        dl_gather(b8, bst, ln, nl, NN, S)
+        dl_gather(o8, ost, lm, nl, MM, T)
         dl_lane_dp(S, T, NN, MM, ln, lm, nl, dtw_raw, lev_raw)
         if dense:
             dl_lane_counts(S, NN, K, cnt_s)
@@ -569,8 +640,9 @@ def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
                 c0 = c1
     cdef int64_t[::1] order = np.empty(CHUNK, dtype=np.int64)
     cdef int64_t[::1] bucket = np.empty(maxn * maxm + 1, dtype=np.int64)
-    cdef uint8_t[::1] b8 = np.empty(bspan + 1, dtype=np.uint8)
-    cdef uint8_t[::1] o8 = np.empty(ospan + 1, dtype=np.uint8)
+    # + 16: dl_gather reads up to 15 bytes past a sequence
+    cdef uint8_t[::1] b8 = np.zeros(bspan + 16, dtype=np.uint8)
+    cdef uint8_t[::1] o8 = np.zeros(ospan + 16, dtype=np.uint8)
     # x log x for every integer the lane path can meet (a + b <= 2nm)
     cdef Py_ssize_t nxl = max(2 * maxn * maxm + 1, min(2 * maxlen * maxlen + 1, 1 << 16))
     cdef double[::1] xl = _xlogx_table(nxl)
