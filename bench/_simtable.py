@@ -20,14 +20,16 @@ def simulate_table(
     metrics: tuple[str, ...] = ("dtw", "sri"),
     base: float = 0.3,
     with_none: bool = True,
+    errors: str = "normal",
 ) -> tuple[pd.DataFrame, dict[str, float]]:
     """Simulate ``drift = base + δ_c + u_q + e`` for every question and condition.
 
     Noise conditions have δ = 0, so the noise rows have marginal SD ``sqrt(τ² + σ²)`` and the
     true d_rel of a condition with shift δ is ``δ / sqrt(τ² + σ²)``. ``attributes`` and
     ``life_events`` map condition names to their *true d_rel*. The second metric is the first
-    plus independent noise (a correlated second instrument). Returns the table and the
-    true d_rel of every condition.
+    plus independent noise (a correlated second instrument). ``errors="gamma"`` draws
+    right-skewed residuals (centred Gamma(2), skewness 1.4) with the same variance, so the
+    true d_rel is unchanged. Returns the table and the true d_rel of every condition.
     """
     attributes = attributes or {}
     life_events = life_events or {}
@@ -44,7 +46,11 @@ def simulate_table(
     c = np.tile(np.repeat(np.arange(n_c), reps), n_questions)
     u = rng.normal(0.0, tau, n_questions)
     delta = np.array([d for _, _, d in conds])
-    y = base + delta[c] + u[q] + rng.normal(0.0, sigma, q.size)
+    if errors == "gamma":
+        e = (rng.gamma(2.0, 1.0, q.size) - 2.0) * sigma / np.sqrt(2.0)
+    else:
+        e = rng.normal(0.0, sigma, q.size)
+    y = base + delta[c] + u[q] + e
     data: dict[str, object] = {
         "question_id": np.char.add("q", q.astype(str)),
         "condition": np.array([n for n, _, _ in conds])[c],

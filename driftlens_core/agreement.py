@@ -78,7 +78,9 @@ def pairwise_agreement(labels: Sequence[Sequence[Any]]) -> PairwiseAgreement:
     rows = _matrix(labels)
     pairs = []
     for i, j in itertools.combinations(range(len(rows)), 2):
-        both = [(a, b) for a, b in zip(rows[i], rows[j], strict=True) if a is not None and b is not None]
+        both = [
+            (a, b) for a, b in zip(rows[i], rows[j], strict=True) if a is not None and b is not None
+        ]
         share = sum(a == b for a, b in both) / len(both) if both else float("nan")
         pairs.append((i, j, share, len(both)))
     vals = [p[2] for p in pairs if p[3] > 0]
@@ -88,7 +90,9 @@ def pairwise_agreement(labels: Sequence[Sequence[Any]]) -> PairwiseAgreement:
 def cohens_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
     """Cohen's κ of two labelers over the items both labeled (NaN when undefined)."""
     rows = _matrix([a, b])
-    both = [(x, y) for x, y in zip(rows[0], rows[1], strict=True) if x is not None and y is not None]
+    both = [
+        (x, y) for x, y in zip(rows[0], rows[1], strict=True) if x is not None and y is not None
+    ]
     if not both:
         return float("nan")
     n = len(both)
@@ -105,7 +109,9 @@ def cohens_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
     return float((p_o - p_e) / (1.0 - p_e))
 
 
-def encode_labels(labels: Sequence[Sequence[Any]]) -> tuple[NDArray[np.float64], tuple[Hashable, ...]]:
+def encode_labels(
+    labels: Sequence[Sequence[Any]],
+) -> tuple[NDArray[np.float64], tuple[Hashable, ...]]:
     """Map labels to integer codes (float array, NaN = missing) and return the domain."""
     rows = _matrix(labels)
     dom = _domain(rows)

@@ -138,7 +138,8 @@ def stats_input_from_columns(table: Any, *, metrics: Sequence[str] | None = None
         mo, mnames = _codes(table["model"])
     else:
         mo, mnames = np.zeros(q.size, dtype=np.int64), ("model",)
-    sample, snames = (None, ())
+    sample: NDArray[np.int64] | None = None
+    snames: tuple[str, ...] = ()
     if "sample" in columns:
         sample, snames = _codes(table["sample"])
     vals = np.column_stack([np.asarray(table[m], dtype=np.float64) for m in metric_names])
@@ -323,7 +324,7 @@ def _analyze_model(
     c_keys, c = np.unique(c_all, return_inverse=True)
     names = tuple(inp.condition_names[k] for k in c_keys)
     classes = tuple(inp.condition_classes[k] for k in c_keys)
-    n_q, n_c, n_m = q_keys.size, c_keys.size, x.shape[1]
+    n_q, n_c = q_keys.size, c_keys.size
     noise = np.array([k == "noise" for k in classes])
     if not noise.any():
         raise ValueError(f"model {model_name!r} has no noise rows: the floor cannot be estimated")
@@ -337,8 +338,10 @@ def _analyze_model(
     in_family = np.array([k != "none" and n_quest[j] >= 2 for j, k in enumerate(classes)])
     none_codes = [j for j, k in enumerate(classes) if k == "none"]
     ref = none_codes[0] if none_codes else int(np.flatnonzero(noise)[0])
-    ref_flag = () if none_codes else (
-        f"no 'none' condition: mixed-model reference is noise condition {names[ref]!r}",
+    ref_flag = (
+        ()
+        if none_codes
+        else (f"no 'none' condition: mixed-model reference is noise condition {names[ref]!r}",)
     )
     none_rows = np.isin(c, none_codes)
     sumsq = ((x - qs.shift) ** 2).sum(axis=0)
@@ -348,9 +351,7 @@ def _analyze_model(
         p[n_quest < 2] = np.nan
         p_adj = np.full(n_c, np.nan)
         p_adj[in_family] = bh_adjust(p[in_family])
-        sep = separability(
-            [q_means[qs.n[:, j] > 0, j, m] for j in range(n_c)], names, alpha=alpha
-        )
+        sep = separability([q_means[qs.n[:, j] > 0, j, m] for j in range(n_c)], names, alpha=alpha)
         none_x = x[none_rows, m]
         mdd = minimum_detectable(boot.se[:, m])
         mdd_raw = minimum_detectable(boot.diff_se[:, m])
@@ -368,7 +369,11 @@ def _analyze_model(
                 )
             detected = bool(p_adj[j] < alpha) if np.isfinite(p_adj[j]) else False
             eq_j = float("nan") if detected or not np.isfinite(p_adj[j]) else float(eq[j])
-            cd = cohens_d(x[c == j, m], none_x) if none_codes and classes[j] != "none" else float("nan")
+            cd = (
+                cohens_d(x[c == j, m], none_x)
+                if none_codes and classes[j] != "none"
+                else float("nan")
+            )
             conds.append(
                 ConditionStats(
                     name=names[j],
@@ -403,7 +408,11 @@ def _analyze_model(
             mixed_err = str(exc)
             mflags.append(f"mixed model not fitted: {exc}")
         nt = null_test(
-            x[:, m], q, c, samp, condition_names=names,
+            x[:, m],
+            q,
+            c,
+            samp,
+            condition_names=names,
             sample_names=tuple(inp.sample_names),
         )
         try:
@@ -468,14 +477,22 @@ def analyze_table(
     Raises:
         ValueError: the table cannot be analysed (message says why).
     """
-    inp = table if isinstance(table, StatsInput) else stats_input_from_columns(table, metrics=metrics)
+    inp = (
+        table if isinstance(table, StatsInput) else stats_input_from_columns(table, metrics=metrics)
+    )
     if metrics and isinstance(table, StatsInput) and tuple(metrics) != inp.metrics:
         idx = [inp.metrics.index(m) for m in metrics]
         inp = StatsInput(
-            question=inp.question, condition=inp.condition, model=inp.model,
-            values=inp.values[:, idx], metrics=tuple(metrics),
-            condition_names=inp.condition_names, condition_classes=inp.condition_classes,
-            model_names=inp.model_names, sample=inp.sample, sample_names=inp.sample_names,
+            question=inp.question,
+            condition=inp.condition,
+            model=inp.model,
+            values=inp.values[:, idx],
+            metrics=tuple(metrics),
+            condition_names=inp.condition_names,
+            condition_classes=inp.condition_classes,
+            model_names=inp.model_names,
+            sample=inp.sample,
+            sample_names=inp.sample_names,
         )
     if inp.values.shape[0] == 0:
         raise ValueError("the table has no rows")

@@ -75,7 +75,8 @@ B = 10,000 the smallest expanded p would be ≈ 0.002 however large the effect).
 than 10 replicates lie beyond 0, F is therefore extrapolated with a normal fit to the
 bootstrap distribution, ``F = min(count-based F, Φ(−|mean(d*)| / sd(d*)))``. This never
 touches p-values near 0.05 (which need hundreds of replicates in the tail), so the
-interval/p-value consistency and the false-positive rate are unaffected. Without ``n`` (``n_clusters=None``) both reduce to the plain percentile
+interval/p-value consistency and the false-positive rate are unaffected. Without ``n``
+(``n_clusters=None``) both reduce to the plain percentile
 interval and ``p = min(1, 2F)``. Replicates in which the statistic is undefined
 (σ*_noise = 0, or a condition absent from every drawn question) are dropped and their share
 is reported as ``valid_fraction``.
@@ -88,7 +89,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-
 from scipy import stats
 
 from driftlens_core._impl import compiled_module
@@ -308,9 +308,7 @@ class QuestionSums:
     def columns(self) -> NDArray[np.float64]:
         """``(Q, K)`` matrix ``[n_c..., Σx_cm..., Σx²_noise,m...]`` for the bootstrap."""
         q = self.n_questions
-        return np.concatenate(
-            [self.n, self.sums.reshape(q, -1), self.noise_sumsq], axis=1
-        )
+        return np.concatenate([self.n, self.sums.reshape(q, -1), self.noise_sumsq], axis=1)
 
     def split(
         self, col: NDArray[np.float64]
@@ -363,12 +361,8 @@ def question_sums(
     sums = np.empty((n_q, n_c, n_m))
     sumsq = np.empty((n_q, n_m))
     for j in range(n_m):
-        sums[:, :, j] = np.bincount(cell, weights=xs[:, j], minlength=n_q * n_c).reshape(
-            n_q, n_c
-        )
-        sumsq[:, j] = np.bincount(
-            q[is_noise], weights=xs[is_noise, j] ** 2, minlength=n_q
-        )
+        sums[:, :, j] = np.bincount(cell, weights=xs[:, j], minlength=n_q * n_c).reshape(n_q, n_c)
+        sumsq[:, j] = np.bincount(q[is_noise], weights=xs[is_noise, j] ** 2, minlength=n_q)
     return QuestionSums(n=n, sums=sums, noise_sumsq=sumsq, noise=mask, shift=shift)
 
 
@@ -444,10 +438,10 @@ def drel_bootstrap(
     sums = cluster_bootstrap_sums(cols, n_boot=n_boot, seed=seed, chunk=chunk)
     d, diff, _, _ = _drel_from_sums(qs, sums)
     c, m = qs.n_conditions, qs.n_metrics
-    d2 = d.reshape(n_boot, c * m)
+    d_raw = d.reshape(n_boot, c * m)
     diff2 = diff.reshape(n_boot, c * m)
-    finite = np.isfinite(d2)
-    d2 = np.where(finite, d2, np.nan)
+    finite = np.isfinite(d_raw)
+    d2: NDArray[np.float64] = np.where(finite, d_raw, np.nan)
     # questions informing each condition: with rows of it, at most those with noise rows
     n_cond = (qs.n > 0).sum(axis=0)
     n_noise = int((qs.n[:, qs.noise].sum(axis=1) > 0).sum())

@@ -158,9 +158,7 @@ def null_test(
         mean, lo, hi = _t_interval(d, level)
         results.append((name, NullTestCondition(mean, lo, hi, int(d.size))))
         used.add(
-            tuple(
-                sample_names[int(k)] if sample_names else str(int(k)) for k in codes[:2]
-            )  # type: ignore[arg-type]
+            tuple(sample_names[int(k)] if sample_names else str(int(k)) for k in codes[:2])  # type: ignore[arg-type]
         )
     names = sorted(used)[0] if len(used) == 1 else None
     return NullTest(True, "", names, tuple(results))
@@ -185,7 +183,7 @@ class NoiseDecomposition:
     def total(self) -> float:
         parts = [
             v
-                for v in (
+            for v in (
                 self.between_question,
                 self.question_condition,
                 self.model,
@@ -205,7 +203,9 @@ class NoiseDecomposition:
             "labeler": self.labeler,
             "within_cell": self.within_cell,
         }
-        return {k: (v / tot if tot > 0 and np.isfinite(v) else float("nan")) for k, v in parts.items()}
+        return {
+            k: (v / tot if tot > 0 and np.isfinite(v) else float("nan")) for k, v in parts.items()
+        }
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -156,9 +156,7 @@ def compact_letter_display(
                     new.append(g)
             # absorb: drop duplicates and groups contained in another group
             uniq = list(dict.fromkeys(new))
-            groups = [
-                g for g in uniq if not any(g < h for h in uniq if h is not g)
-            ]
+            groups = [g for g in uniq if not any(g < h for h in uniq if h is not g)]
     groups.sort(key=lambda g: sorted(rank[c] for c in g))
     letters = ["" for _ in range(k)]
     for n, g in enumerate(groups):

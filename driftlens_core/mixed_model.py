@@ -104,7 +104,7 @@ class _Design:
 
 
 def _design(n_qc: NDArray[np.float64], reference: int) -> _Design:
-    q, c = n_qc.shape
+    c = n_qc.shape[1]
     keep = [j for j in range(c) if j != reference]
     t = np.concatenate([n_qc.sum(axis=1, keepdims=True), n_qc[:, keep]], axis=1)
     tot = t.sum(axis=0)
@@ -183,7 +183,7 @@ def _observed_fe_cov(
         cov = sigma2 * a_inv
     if not np.all(np.diag(cov) > 0):
         cov = sigma2 * a_inv
-    return cov
+    return np.asarray(cov, dtype=np.float64)
 
 
 def fit_random_intercept_sums(
@@ -220,7 +220,9 @@ def fit_random_intercept_sums(
         raise ValueError("every condition needs at least one row for the mixed model")
     d = _design(n, reference)
     if q < 2 or d.n_obs <= d.p:
-        raise ValueError("the mixed model needs at least two questions and more rows than conditions")
+        raise ValueError(
+            "the mixed model needs at least two questions and more rows than conditions"
+        )
     # centre y: sums shift by n·m, squares by 2m·Σy − N m²
     total = float(s.sum())
     mean = total / d.n_obs

@@ -55,7 +55,7 @@ def format_reward(steps: Sequence[str] | None, answer: str | None) -> float:
 
 
 def dtw_reward(labels: Sequence[int], reference: Sequence[int]) -> float:
-    """``−DTW(labels, reference)`` (normalised DTW of :func:`driftlens_core.metrics.dtw_distance`)."""
+    """``−DTW(labels, reference)`` (:func:`driftlens_core.metrics.dtw_distance`)."""
     from driftlens_core.metrics import dtw_distance
 
     return -float(dtw_distance(list(labels), list(reference)))

@@ -64,7 +64,10 @@ class MetricValidity:
     sensitivity: Check
 
     def to_dict(self) -> dict[str, object]:
-        return {"specificity": self.specificity.to_dict(), "sensitivity": self.sensitivity.to_dict()}
+        return {
+            "specificity": self.specificity.to_dict(),
+            "sensitivity": self.sensitivity.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -98,8 +101,12 @@ def specificity(
         return Check(None, "no noise conditions")
     failing = tuple(names[i] for i in idx if p[i] <= alpha and d[i] > 0)
     if failing:
-        return Check(False, f"{len(failing)} of {len(idx)} noise conditions above the floor", failing)
-    return Check(True, f"none of {len(idx)} noise conditions above the floor (adjusted p > {alpha})")
+        return Check(
+            False, f"{len(failing)} of {len(idx)} noise conditions above the floor", failing
+        )
+    return Check(
+        True, f"none of {len(idx)} noise conditions above the floor (adjusted p > {alpha})"
+    )
 
 
 def sensitivity(
@@ -119,7 +126,9 @@ def sensitivity(
     failing = tuple(names[i] for i in idx if not (p[i] < alpha and d[i] > 0))
     if failing:
         return Check(
-            False, f"{len(failing)} of {len(idx)} life events not above the floor at p < {alpha}", failing
+            False,
+            f"{len(failing)} of {len(idx)} life events not above the floor at p < {alpha}",
+            failing,
         )
     return Check(True, f"all {len(idx)} life events above the floor (adjusted p < {alpha})")
 
@@ -150,7 +159,9 @@ def convergent_validity(
     finite = [p for p in pairs if np.isfinite(p[2])]
     if not finite:
         return Convergence(
-            float("nan"), float("nan"), tuple(pairs),
+            float("nan"),
+            float("nan"),
+            tuple(pairs),
             Check(None, "fewer than three conditions with varying means"),
         )
     worst = min(finite, key=lambda p: p[2])

@@ -41,15 +41,24 @@ def read_stats_csv(path: Path) -> pd.DataFrame:
 
 
 def default_metrics(df: pd.DataFrame) -> tuple[str, ...]:
-    """Numeric columns that are neither reserved nor bookkeeping (``n_*``)."""
+    """Every column that is neither reserved nor bookkeeping (``n_*``).
+
+    A text column there is an error rather than silently skipped: a metric column spoilt by
+    text would otherwise vanish from the results.
+
+    Raises:
+        InputError: one of those columns is not numeric.
+    """
     reserved = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
-    return tuple(
-        str(c)
-        for c in df.columns
-        if str(c) not in reserved
-        and not str(c).startswith("n_")
-        and pd.api.types.is_numeric_dtype(df[c])
+    chosen = tuple(
+        str(c) for c in df.columns if str(c) not in reserved and not str(c).startswith("n_")
     )
+    for c in chosen:
+        if not pd.api.types.is_numeric_dtype(df[c]):
+            raise InputError(
+                f"Column {c!r} is not numeric; fix it or pick the metric columns with --metrics."
+            )
+    return chosen
 
 
 def _factorize(col: pd.Series) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -112,11 +121,11 @@ def stats_input(df: pd.DataFrame, *, metrics: Sequence[str] | None = None) -> St
     q_codes, _ = _factorize(df["question_id"].astype(str))
     if "model" in df.columns:
         m_codes, m_names = _factorize(df["model"].astype(str))
-        no_noise = [
-            m for j, m in enumerate(m_names) if not (klass[m_codes == j] == "noise").any()
-        ]
+        no_noise = [m for j, m in enumerate(m_names) if not (klass[m_codes == j] == "noise").any()]
         if no_noise:
-            raise InputError(f"Model {no_noise[0]!r} has no noise rows; the noise floor needs them.")
+            raise InputError(
+                f"Model {no_noise[0]!r} has no noise rows; the noise floor needs them."
+            )
     else:
         m_codes, m_names = np.zeros(len(df), dtype=np.int64), ("model",)
     sample = None

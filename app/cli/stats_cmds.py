@@ -46,9 +46,22 @@ def _render(result: dict[str, Any]) -> None:
                 ),
                 title_justify="left",
             )
-            for col in ("condition", "class", "n", "mean", "d_rel", "95% CI", "p adj",
-                        "Cohen d", "letters", "MDD", "equiv."):
-                table.add_column(col, justify="left" if col in ("condition", "class", "letters") else "right")
+            for col in (
+                "condition",
+                "class",
+                "n",
+                "mean",
+                "d_rel",
+                "95% CI",
+                "p adj",
+                "Cohen d",
+                "letters",
+                "MDD",
+                "equiv.",
+            ):
+                table.add_column(
+                    col, justify="left" if col in ("condition", "class", "letters") else "right"
+                )
             for name, c in sorted(
                 r["conditions"].items(), key=lambda kv: -(kv[1]["d_rel"] or float("-inf"))
             ):
@@ -88,7 +101,8 @@ def _render(result: dict[str, Any]) -> None:
             nt = r["null_test"]
             if nt["available"]:
                 _out.print(
-                    f"  null test: mean sample-vs-sample difference {_fmt(nt['mean_difference'], 4)}, "
+                    "  null test: mean sample-vs-sample difference "
+                    f"{_fmt(nt['mean_difference'], 4)}, "
                     f"CI excludes 0 in {_fmt(nt['fraction_excluding_zero'], 2)} of conditions"
                 )
             for flag in r["flags"]:
@@ -101,9 +115,15 @@ def _render(result: dict[str, Any]) -> None:
 
 
 def stats_cmd(
-    table: Path = typer.Argument(..., help="CSV drift table (question_id, condition, condition_class, metrics...)."),
-    json_out: Path | None = typer.Option(None, "--json", help="Write the full results as JSON here."),
-    bootstrap: int = typer.Option(10_000, "--bootstrap", "-B", min=1, help="Cluster-bootstrap replicates."),
+    table: Path = typer.Argument(
+        ..., help="CSV drift table (question_id, condition, condition_class, metrics...)."
+    ),
+    json_out: Path | None = typer.Option(
+        None, "--json", help="Write the full results as JSON here."
+    ),
+    bootstrap: int = typer.Option(
+        10_000, "--bootstrap", "-B", min=1, help="Cluster-bootstrap replicates."
+    ),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
     metrics: str | None = typer.Option(
         None, "--metrics", help="Comma-separated metric columns (default: every numeric column)."

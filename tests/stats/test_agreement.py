@@ -15,7 +15,7 @@ from driftlens_core.agreement import (
     pairwise_agreement,
 )
 
-LABELS = [
+LABELS: list[list[str | None]] = [
     ["Social", "Practical", "Social", None, "Personal", "Protective"],
     ["Social", "Practical", "Practical", "Personal", "Personal", "Protective"],
     ["Social", "Protective", "Practical", "Personal", "", "Protective"],
@@ -61,7 +61,7 @@ def test_krippendorff_random_against_package(seed: int) -> None:
 
 
 def test_krippendorff_single_category_is_undefined() -> None:
-    same = [["a", "a", "a"], ["a", "a", None]]
+    same: list[list[str | None]] = [["a", "a", "a"], ["a", "a", None]]
     with pytest.raises(ValueError):  # the package refuses
         krippendorff.alpha(reliability_data=encode_labels(same)[0], level_of_measurement="nominal")
     assert np.isnan(krippendorff_alpha(same))

@@ -87,9 +87,11 @@ def test_parity_compiled_vs_python() -> None:
     seed=st.integers(0, 2**32 - 1),
 )
 def test_counts_kernel_matches_bincount(n_clusters: int, n_rep: int, seed: int) -> None:
-    from driftlens_core import _bootstrap  # type: ignore[attr-defined]
+    from driftlens_core import _bootstrap
 
-    idx = np.random.default_rng(seed).integers(0, n_clusters, size=(n_rep, n_clusters), dtype=np.uint16)
+    idx = np.random.default_rng(seed).integers(
+        0, n_clusters, size=(n_rep, n_clusters), dtype=np.uint16
+    )
     ref = _counts_numpy(idx, n_clusters)
     got = _bootstrap.counts_from_indices(idx, n_clusters)
     np.testing.assert_array_equal(ref, got)

@@ -72,9 +72,12 @@ def test_noise_decomposition_recovers_components() -> None:
     rng = np.random.default_rng(2)
     n_q, n_c, n_s, n_l = 150, 4, 3, 2
     tau, inter, model, labeler = 0.8, 0.4, 0.5, 0.3
-    q, c, s, lab = (a.ravel() for a in np.meshgrid(
-        np.arange(n_q), np.arange(n_c), np.arange(n_s), np.arange(n_l), indexing="ij"
-    ))
+    q, c, s, lab = (
+        a.ravel()
+        for a in np.meshgrid(
+            np.arange(n_q), np.arange(n_c), np.arange(n_s), np.arange(n_l), indexing="ij"
+        )
+    )
     u = rng.normal(0, tau, n_q)
     v = rng.normal(0, inter, (n_q, n_c))
     w = rng.normal(0, model, (n_q, n_c, n_s))

@@ -40,7 +40,9 @@ def test_welch_matches_scipy(seed: int) -> None:
 def test_bh_matches_scipy(seed: int) -> None:
     rng = np.random.default_rng(seed)
     p = rng.uniform(size=int(rng.integers(1, 30))) ** 3
-    np.testing.assert_allclose(bh_adjust(p), stats.false_discovery_control(p, method="bh"), rtol=1e-14)
+    np.testing.assert_allclose(
+        bh_adjust(p), stats.false_discovery_control(p, method="bh"), rtol=1e-14
+    )
 
 
 def test_bh_ties_and_nan() -> None:
@@ -71,7 +73,9 @@ def _shares(letters: tuple[str, ...], i: int, j: int) -> bool:
         (4, [(0, 2), (0, 3), (1, 3)], ("a", "ab", "bc", "c")),
     ],
 )
-def test_letters_constructed(k: int, pairs: list[tuple[int, int]], expected: tuple[str, ...]) -> None:
+def test_letters_constructed(
+    k: int, pairs: list[tuple[int, int]], expected: tuple[str, ...]
+) -> None:
     letters = compact_letter_display(_diff(k, pairs))
     assert letters == expected
 

@@ -24,12 +24,10 @@ def _unbalanced(seed: int, tau: float, n_q: int = 40, n_c: int = 5) -> pd.DataFr
     return pd.DataFrame(rows, columns=["question", "cond", "drift"])
 
 
-def _statsmodels(df: pd.DataFrame, *, tight: bool = True):  # type: ignore[no-untyped-def]
+def _statsmodels(df: pd.DataFrame, *, tight: bool = True):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = sm_formula.mixedlm(
-            "drift ~ C(cond, Treatment('c0'))", df, groups=df["question"]
-        )
+        model = sm_formula.mixedlm("drift ~ C(cond, Treatment('c0'))", df, groups=df["question"])
         # tight gradient tolerance: the default stops ~1e-6 (relative) short of the optimum
         if not tight:  # at the boundary bfgs leaves the Hessian singular; keep the default
             return model.fit(reml=True)
@@ -39,7 +37,7 @@ def _statsmodels(df: pd.DataFrame, *, tight: bool = True):  # type: ignore[no-un
             return model.fit(reml=True)
 
 
-def _ours(df: pd.DataFrame):  # type: ignore[no-untyped-def]
+def _ours(df: pd.DataFrame):
     names = tuple(sorted(df["cond"].unique()))
     codes = df["cond"].map({n: i for i, n in enumerate(names)}).to_numpy()
     return fit_random_intercept(
