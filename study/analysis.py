@@ -616,3 +616,30 @@ def latest_analysis(
             implementation=row.implementation,
         )
     return None
+
+
+def analysis_examples(
+    stored: StoredAnalysis, *, session: Session, per_class: int = 2
+) -> tuple[ExamplePair, ...]:
+    """Example response pairs of a stored analysis (recomputed from the stored labels).
+
+    The drift table is rebuilt from the database rather than read from ``out_dir``, so the
+    examples are available even when the report folder was moved.
+    """
+    run = _require_run(stored.config.run, session=session)
+    name, _, number = stored.config.ontology_version.partition("@")
+    version = get_version(f"{name}@{number}" if number else name, session=session)
+    labeler = ensure_labeler_spec(stored.config.labeler, session=session)
+    assert labeler.id is not None
+    trajectories = load_trajectories(
+        run.name, stored.config.labeler, session=session, ontology_version=version.id
+    )
+    table = build_drift_table(trajectories, alpha=stored.config.sri_alpha)
+    return select_examples(
+        table.rows,
+        run=run,
+        labeler_id=labeler.id,
+        version=version,
+        per_class=per_class,
+        session=session,
+    )

@@ -1,0 +1,227 @@
+"""Analysis: run the drift analysis of a run, or show the latest stored one.
+
+Everything shown that came from a model, a user or a catalog (questions, steps, answers,
+memory lines, run, model and condition names) is rendered through dataframes, ``st.text``
+or :func:`app.ui.safe.escape_markdown`, never as live Markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import streamlit as st
+from sqlmodel import col, select
+
+from app.ui.db import page_session, page_settings
+from app.ui.safe import escape_markdown
+from ontology.versions import seed_ontologies
+from storage.errors import DriftLensError
+from storage.models import LabelerSpec, OntologyVersion
+from storage.repo.runs import list_runs
+from study.analysis import (
+    DEFAULT_SEED,
+    StoredAnalysis,
+    analysis_examples,
+    analyze_run,
+    latest_analysis,
+)
+from study.report.data import CLASS_ORDER, ExamplePair
+from study.report.figures import agreement_plot, forest_plot, tier_plot
+
+# Streamlit's coloured-text names, one per ontology root in document order.
+_ROOT_COLOURS = ("blue", "green", "red", "orange", "violet", "gray")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "run"
+
+
+def _verdict(value: object) -> str:
+    if value is True:
+        return "pass"
+    if value is False:
+        return "FAIL"
+    return "not run"
+
+
+def _show_steps(example: ExamplePair, which: str, roots: list[str]) -> None:
+    steps = example.baseline if which == "baseline" else example.perturbed
+    if not steps:
+        st.text("No parsed steps.")
+        return
+    for s in steps:
+        colour = (
+            _ROOT_COLOURS[roots.index(s.root) % len(_ROOT_COLOURS)] if s.root in roots else "gray"
+        )
+        label = escape_markdown(f"{s.root} · {s.leaf}")
+        st.markdown(f"{s.index + 1}\\. :{colour}-background[{label}] {escape_markdown(s.text)}")
+
+
+def _show(stored: StoredAnalysis) -> None:
+    prov = stored.provenance
+    if prov.simulated:
+        st.error("**SIMULATED DATA** — this run's responses come from the drift simulator.")
+    st.text(
+        f"Analysis {stored.id} · {stored.created_at:%Y-%m-%d %H:%M} UTC · "
+        f"B = {stored.config.bootstrap} · seed {stored.config.seed} · "
+        f"ontology {stored.config.ontology_version} · labeler {stored.config.labeler} · "
+        f"core {stored.implementation}"
+    )
+    tables = stored.tables
+
+    st.subheader("Validity checks")
+    validity = tables.validity.assign(result=tables.validity["passed"].map(_verdict))
+    st.dataframe(
+        validity[["model", "metric", "check", "result", "detail", "failing"]],
+        hide_index=True,
+        width="stretch",
+    )
+
+    st.subheader("Drift tiers")
+    st.dataframe(tables.tiers, hide_index=True, width="stretch")
+
+    html_file = stored.files.get("report_html")
+    figure_dir = html_file.parent / "figures" if html_file is not None else None
+    tab_forest, tab_tiers, tab_agree = st.tabs(["Forest plot", "Tiers", "DTW vs SRI"])
+    for tab, name in ((tab_forest, "forest"), (tab_tiers, "tiers"), (tab_agree, "agreement")):
+        with tab:
+            png = figure_dir / f"{name}.png" if figure_dir is not None else None
+            if png is not None and png.is_file():
+                st.image(str(png))
+            else:
+                # report folder moved or deleted: draw from the stored statistics instead
+                fig = {
+                    "forest": lambda: forest_plot(tables.conditions),
+                    "tiers": lambda: tier_plot(tables.tiers, tables.conditions),
+                    "agreement": lambda: agreement_plot(tables.condition_means, tables.agreement),
+                }[name]()
+                st.pyplot(fig)
+
+    st.subheader("Conditions")
+    metrics = sorted(tables.conditions["metric"].unique()) if len(tables.conditions) else []
+    metric = st.radio("Metric", metrics, horizontal=True) if metrics else None
+    conditions = tables.conditions[tables.conditions["metric"] == metric]
+    st.dataframe(conditions, hide_index=True, width="stretch")
+
+    tab_letters, tab_cal, tab_agree2, tab_mm = st.tabs(
+        ["Letters", "Calibration", "Agreement", "Mixed model"]
+    )
+    with tab_letters:
+        st.dataframe(tables.letters, hide_index=True, width="stretch")
+    with tab_cal:
+        st.dataframe(tables.calibration_summary, hide_index=True, width="stretch")
+        st.dataframe(tables.calibration, hide_index=True, width="stretch")
+    with tab_agree2:
+        st.dataframe(tables.agreement, hide_index=True, width="stretch")
+    with tab_mm:
+        st.dataframe(tables.mixed_model, hide_index=True, width="stretch")
+
+    st.subheader("Example response pairs")
+    try:
+        with page_session() as session:
+            examples = analysis_examples(stored, session=session)
+            version_name = stored.config.ontology_version.partition("@")[0]
+            row = session.exec(
+                select(OntologyVersion)
+                .where(OntologyVersion.name == version_name)
+                .order_by(col(OntologyVersion.version).desc())
+            ).first()
+            roots = [r["name"] for r in (row.content.get("roots", []) if row else [])]
+    except DriftLensError as exc:
+        st.warning(escape_markdown(str(exc)))
+        examples, roots = (), []
+    for ex in examples:
+        with st.expander(f"{ex.condition_class} · {ex.condition} · DTW {ex.dtw:.3f}"):
+            st.caption("Question")
+            st.text(ex.question)
+            st.caption("Memory line")
+            st.text(repr(ex.memory) if not ex.memory.strip() else ex.memory)
+            left, right = st.columns(2)
+            with left:
+                st.markdown("**Baseline (no memory)**")
+                _show_steps(ex, "baseline", roots)
+                st.text(f"Answer: {ex.baseline_answer}")
+            with right:
+                st.markdown("**With memory**")
+                _show_steps(ex, "perturbed", roots)
+                st.text(f"Answer: {ex.perturbed_answer}")
+
+    if html_file is not None and html_file.is_file():
+        st.download_button(
+            "Download report.html",
+            data=html_file.read_bytes(),
+            file_name="report.html",
+            mime="text/html",
+        )
+        st.text(f"Report folder: {html_file.parent}")
+    else:
+        st.info("The report folder of this analysis is no longer on disk; run it again.")
+
+
+st.title("Analysis")
+st.caption(
+    "Drift of every response against its question's baseline (DTW, SRI), effect sizes with "
+    "cluster-bootstrap CIs against the noise floor, calibration and validity (SPEC §6–§8)."
+)
+
+with page_session() as session:
+    seed_ontologies(session=session)
+    runs = [r.name for r in list_runs(session=session)]
+    labelers = sorted({s.name for s in session.exec(select(LabelerSpec)).all() if s.name})
+    versions = [
+        f"{v.name}@{v.version}"
+        for v in session.exec(
+            select(OntologyVersion).order_by(
+                col(OntologyVersion.name), col(OntologyVersion.version).desc()
+            )
+        ).all()
+    ]
+
+if not runs:
+    st.info("No generation runs yet: `driftlens generate --model sim/default --run demo`.")
+    st.stop()
+
+left, right = st.columns(2)
+run_name = left.selectbox("Run", runs)
+labeler = right.selectbox("Labeler", labelers or ["keywords"])
+default_version = next((i for i, v in enumerate(versions) if v.startswith("driftlens@")), 0)
+version = left.selectbox("Ontology version", versions, index=default_version)
+bootstrap = int(right.number_input("Bootstrap replicates B", 100, 100_000, 2_000, step=500))
+seed = int(left.number_input("Seed", value=DEFAULT_SEED, step=1))
+label_first = right.checkbox("Label unlabeled responses first")
+
+if st.button("Run analysis", type="primary"):
+    out_dir = page_settings().workspace / "reports" / f"{_slug(run_name)}-{_slug(labeler)}"
+    try:
+        with st.spinner("Computing drift and statistics…"), page_session() as session:
+            result = analyze_run(
+                run_name,
+                labeler,
+                session=session,
+                out_dir=out_dir,
+                bootstrap=bootstrap,
+                seed=seed,
+                ontology_version=version,
+                label_first=label_first,
+            )
+    except (DriftLensError, ValueError) as exc:
+        st.error(escape_markdown(str(exc)))
+    else:
+        st.success(f"Analysis {result.analysis_id} stored.")
+        st.text(f"Report: {Path(result.files['report_html']).resolve()}")
+
+with page_session() as session:
+    stored = latest_analysis(run_name, session=session, labeler_spec=labeler)
+
+if stored is None:
+    st.info("No stored analysis for this run and labeler yet: press *Run analysis*.")
+else:
+    _show(stored)
+
+# Keep the class order visible next to the tables.
+st.caption(
+    "Classes: "
+    + " · ".join(CLASS_ORDER)
+    + ". Conditions are perturbation categories; questions are the bootstrap cluster."
+)
