@@ -49,8 +49,7 @@ cdef extern from *:
        lanes are sorted by n ascending and lane l's answer sits in cell (n[l]-1, m[l]-1):
        it is read out when row n[l]-1 is complete. Values stay below 255 because
        n, m <= 127 (DTW_raw <= max(n, m), Levenshtein <= max(n, m)). */
-    DL_CLONES
-    static void dl_lane_dp(const uint8_t *restrict S, const uint8_t *restrict T,
+    static void dl_lane_dp_generic(const uint8_t *restrict S, const uint8_t *restrict T,
                            int NN, int MM, const int32_t *n, const int32_t *m, int nl,
                            int32_t *dtw_out, int32_t *lev_out)
     {
@@ -91,8 +90,7 @@ cdef extern from *:
     }
 
     /* cnt[k][l] = number of k in lane l's column of S ([rows][32]); padding 255 never counts. */
-    DL_CLONES
-    static void dl_lane_counts(const uint8_t *restrict S, int rows, int K, uint8_t *restrict cnt)
+    static void dl_lane_counts_generic(const uint8_t *restrict S, int rows, int K, uint8_t *restrict cnt)
     {
         int i, k, l;
         for (k = 0; k < K; k++) {
@@ -104,6 +102,111 @@ cdef extern from *:
             }
             memcpy(cnt + (size_t)k * DL_LANES, acc, DL_LANES);
         }
+    }
+
+    /* The same two kernels with explicit x86 intrinsics: W lanes per vector (32 with AVX2,
+       16 with SSE2, which then runs each group as two halves). The 0/1 cost c = 1 + eq is
+       computed off the dependency chain, so each cell's chain is one add and one min. */
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #include <immintrin.h>
+    #define DL_X86 1
+
+    #define DL_DP_KERNEL(NAME, ATTR, VT, W, LOAD, MIN, ADD, ADDS, EQ, SET1)                      \
+    ATTR static void NAME(const uint8_t *restrict S, const uint8_t *restrict T, int NN, int MM, \
+                          const int32_t *n, const int32_t *m, int nl,                         \
+                          int32_t *dtw_out, int32_t *lev_out)                                 \
+    {                                                                                         \
+        VT D[DL_LANE_MAX], L[DL_LANE_MAX];                                                    \
+        const VT one = SET1(1), inf = SET1(255);                                              \
+        int h, i, j, p;                                                                       \
+        for (h = 0; h * (W) < nl; h++) {                                                      \
+            const int lo = h * (W), hi = nl < lo + (W) ? nl : lo + (W);                       \
+            p = lo;                                                                           \
+            for (j = 0; j < MM; j++) { D[j] = inf; L[j] = SET1(j + 1); }                      \
+            for (i = 0; i < NN && p < hi; i++) {                                              \
+                const VT s = LOAD(S + (size_t)i * DL_LANES + lo);                             \
+                VT dd = i ? inf : SET1(0), dl = inf, ld = SET1(i), ll = SET1(i + 1);         \
+                for (j = 0; j < MM; j++) {                                                    \
+                    const VT c = ADD(one, EQ(s, LOAD(T + (size_t)j * DL_LANES + lo)));       \
+                    const VT du = D[j], lu = L[j];                                            \
+                    const VT d = MIN(ADDS(MIN(dd, du), c), ADDS(dl, c)); /* 255 = inf sticks */\
+                    const VT lv = MIN(MIN(ADD(lu, one), ADD(ld, c)), ADD(ll, one));           \
+                    dd = du; ld = lu; D[j] = d; L[j] = lv; dl = d; ll = lv;                   \
+                }                                                                             \
+                for (; p < hi && n[p] - 1 == i; p++) {                                        \
+                    dtw_out[p] = ((const uint8_t *)&D[m[p] - 1])[p - lo];                     \
+                    lev_out[p] = ((const uint8_t *)&L[m[p] - 1])[p - lo];                     \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+    /* Four bins at a time so that four independent accumulators stay in registers;
+       cnt has room for K rounded up to 4 (K <= 32). */
+    #define DL_COUNT_KERNEL(NAME, ATTR, VT, W, LOAD, STORE, SUB, EQ, SET1, ZERO)             \
+    ATTR static void NAME(const uint8_t *restrict S, int rows, int K, uint8_t *restrict cnt) \
+    {                                                                                         \
+        int h, i, k;                                                                          \
+        for (h = 0; h * (W) < DL_LANES; h++) {                                                \
+            const int lo = h * (W);                                                           \
+            for (k = 0; k < K; k += 4) {                                                      \
+                VT a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();                        \
+                const VT k0 = SET1(k), k1 = SET1(k + 1), k2 = SET1(k + 2), k3 = SET1(k + 3);  \
+                for (i = 0; i < rows; i++) {                                                  \
+                    const VT s = LOAD(S + (size_t)i * DL_LANES + lo);                         \
+                    a0 = SUB(a0, EQ(s, k0)); a1 = SUB(a1, EQ(s, k1));                         \
+                    a2 = SUB(a2, EQ(s, k2)); a3 = SUB(a3, EQ(s, k3));                         \
+                }                                                                             \
+                STORE(cnt + (size_t)k * DL_LANES + lo, a0);                                   \
+                STORE(cnt + (size_t)(k + 1) * DL_LANES + lo, a1);                             \
+                STORE(cnt + (size_t)(k + 2) * DL_LANES + lo, a2);                             \
+                STORE(cnt + (size_t)(k + 3) * DL_LANES + lo, a3);                             \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+    #define DL_L256(p) _mm256_loadu_si256((const __m256i *)(p))
+    #define DL_S256(p, v) _mm256_storeu_si256((__m256i *)(p), (v))
+    #define DL_B256(x) _mm256_set1_epi8((char)(x))
+    #define DL_L128(p) _mm_loadu_si128((const __m128i *)(p))
+    #define DL_S128(p, v) _mm_storeu_si128((__m128i *)(p), (v))
+    #define DL_B128(x) _mm_set1_epi8((char)(x))
+    DL_DP_KERNEL(dl_lane_dp_avx2, __attribute__((target("avx2"))), __m256i, 32, DL_L256,
+                 _mm256_min_epu8, _mm256_add_epi8, _mm256_adds_epu8, _mm256_cmpeq_epi8, DL_B256)
+    DL_DP_KERNEL(dl_lane_dp_sse2, , __m128i, 16, DL_L128,
+                 _mm_min_epu8, _mm_add_epi8, _mm_adds_epu8, _mm_cmpeq_epi8, DL_B128)
+    DL_COUNT_KERNEL(dl_lane_counts_avx2, __attribute__((target("avx2"))), __m256i, 32, DL_L256,
+                    DL_S256, _mm256_sub_epi8, _mm256_cmpeq_epi8, DL_B256, _mm256_setzero_si256)
+    DL_COUNT_KERNEL(dl_lane_counts_sse2, , __m128i, 16, DL_L128,
+                    DL_S128, _mm_sub_epi8, _mm_cmpeq_epi8, DL_B128, _mm_setzero_si128)
+    #endif
+
+    typedef void (*dl_dp_fn)(const uint8_t *, const uint8_t *, int, int, const int32_t *,
+                             const int32_t *, int, int32_t *, int32_t *);
+    typedef void (*dl_count_fn)(const uint8_t *, int, int, uint8_t *);
+    static dl_dp_fn dl_lane_dp = dl_lane_dp_generic;
+    static dl_count_fn dl_lane_counts = dl_lane_counts_generic;
+    static const char *dl_simd = "generic";
+
+    /* Pick the widest kernels this CPU runs (called once at import). */
+    static void dl_init(int max_level)  /* 0 generic C, 1 up to SSE2, 2 up to AVX2 */
+    {
+        dl_lane_dp = dl_lane_dp_generic;
+        dl_lane_counts = dl_lane_counts_generic;
+        dl_simd = "generic";
+    #if defined(DL_X86)
+        if (max_level < 1) return;
+        __builtin_cpu_init();
+        if (max_level >= 2 && __builtin_cpu_supports("avx2")) {
+            dl_lane_dp = dl_lane_dp_avx2;
+            dl_lane_counts = dl_lane_counts_avx2;
+            dl_simd = "avx2";
+        } else if (__builtin_cpu_supports("sse2")) {
+            dl_lane_dp = dl_lane_dp_sse2;
+            dl_lane_counts = dl_lane_counts_sse2;
+            dl_simd = "sse2";
+        }
+    #endif
     }
 
     /* Square root without the errno branch (arguments are never negative here). */
@@ -197,6 +300,8 @@ cdef extern from *:
                     const int32_t *n, const int32_t *m, int nl,
                     int32_t *dtw_out, int32_t *lev_out) noexcept nogil
     void dl_lane_counts(const uint8_t *S, int rows, int K, uint8_t *cnt) noexcept nogil
+    void dl_init(int max_level) noexcept nogil
+    const char *dl_simd
     double dl_sqrt(double x) noexcept nogil
     void dl_narrow(const int32_t *src, uint8_t *dst, int64_t n) noexcept nogil
     void dl_gather(const uint8_t *base, const int64_t *start, const int32_t *len,
@@ -213,6 +318,19 @@ cdef enum:
 cdef double PRECISE_BELOW = 1e-3
 
 cdef double LOG2 = log(2.0)
+
+dl_init(2)
+
+
+def simd_level():
+    """The lane kernels in use: ``"avx2"``, ``"sse2"`` or ``"generic"`` (plain C)."""
+    return dl_simd.decode()
+
+
+def _limit_simd(str level):
+    """Use lane kernels no wider than ``level`` (tests run every variant); returns the choice."""
+    dl_init({"generic": 0, "sse2": 1, "avx2": 2}[level])
+    return simd_level()
 
 
 # ---------------------------------------------------------------- scalar kernels

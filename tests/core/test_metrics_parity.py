@@ -169,3 +169,26 @@ def test_compiled_requested_but_missing_fails_loudly(monkeypatch: pytest.MonkeyP
     assert implementation() == "python"
     assert pair_drift([[1]], [[2]]).implementation == "python"
     assert levenshtein([1, 2], [2]) == 1
+
+
+@pytest.mark.parametrize("level", ["generic", "sse2", "avx2"])
+def test_every_lane_kernel_variant_agrees(level: str) -> None:
+    from driftlens_core import _metrics
+
+    rng = np.random.default_rng(11)
+    base, other = _random_pairs(rng, 1200, 12, 0, 20)
+    extra_b, extra_o = _random_pairs(rng, 60, 3, 20, 127)
+    edge_b, edge_o = _edge_pairs()
+    base += extra_b + edge_b
+    other += extra_o + edge_o
+    with use_implementation("python"):
+        ref = pair_drift(base, other)
+    try:
+        if _metrics._limit_simd(level) != level:
+            pytest.skip(f"this CPU does not run the {level} kernels")
+        with use_implementation("compiled"):
+            fast = pair_drift(base, other)
+    finally:
+        _metrics._limit_simd("avx2")
+    for name in ("dtw", "levenshtein", "jsd", "sri"):
+        np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=0, atol=TOL)
