@@ -18,15 +18,16 @@ from app.cli.context import CliState
 # One line per command module; a missing module is a bug, so no silent skipping.
 COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.workspace_cmds",
+    "app.cli.demo_cmds",
     "app.cli.label_cmds",
     "app.cli.app_cmds",
     "app.cli.questions_cmds",
     "app.cli.perturbations_cmds",
     "app.cli.stats_cmds",
     "app.cli.analyze_cmds",
-    "app.cli.sim_cmds",
     "app.cli.generate_cmds",
     "app.cli.export_cmds",
+    "app.cli.sim_cmds",
     "app.cli.ontology_cmds",
     "app.cli.annotate_cmds",
     "app.cli.labelstudio_cmds",

@@ -1,0 +1,100 @@
+"""``driftlens demo``: the whole pipeline on the embedded default, offline, no keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from app.cli.context import session_for, settings
+from app.cli.progress import progress_callback
+
+_out = Console(highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``demo`` to the root application."""
+    app.command("demo")(demo_cmd)
+
+
+def demo_cmd(
+    ctx: typer.Context,
+    samples: int = typer.Option(2, "--samples", min=1, help="Samples per question and condition."),
+    bootstrap: int = typer.Option(10_000, "--bootstrap", min=100, help="Bootstrap replicates."),
+) -> None:
+    """Seed a workspace, generate with the simulator over HTTP, label offline, analyse, report.
+
+    Runs with no network and no keys; running it again resumes and reuses what is stored.
+    """
+    from contextlib import ExitStack
+
+    from study.demo import DEMO_LABELER, DEMO_MODEL, DEMO_RUN, run_demo
+
+    conf = settings(ctx)
+    out_dir = conf.workspace / "reports" / DEMO_RUN
+    _out.print(f"Workspace: {conf.workspace}")
+    with ExitStack() as stack, session_for(ctx) as session:
+
+        def stage(name: str):  # type: ignore[no-untyped-def]
+            return stack.enter_context(progress_callback(name))
+
+        result = run_demo(
+            session=session, out_dir=out_dir, bootstrap=bootstrap, samples=samples, stage=stage
+        )
+    gen, lab, ana = result.generation, result.labeling, result.analysis
+    _out.print("[bold red]SIMULATED DATA[/] — every response comes from the built-in simulator.")
+    _out.print(
+        f"Questions added: {result.questions_added}. Responses: {gen.planned} planned, "
+        f"{gen.already_done} already stored, {gen.succeeded} generated now, {gen.failed} failed; "
+        f"parse status {dict(sorted(gen.parse_status.items()))}."
+    )
+    _out.print(
+        f"Labeled {lab.labeled_now} responses ({lab.steps_labeled} steps, "
+        f"{lab.unmapped_steps} unmapped) with {DEMO_LABELER} under {lab.ontology_version}."
+    )
+    _print_tiers(ana)
+    html = Path(ana.files["report_html"]).resolve()
+    _out.print(
+        f"\nModel: {escape(DEMO_MODEL)} · core implementation: {ana.provenance.implementation}"
+    )
+    _out.print("\n[bold]Next:[/]")
+    _out.print(f"  open the report      {html}")
+    _out.print(f"  open the workbench   .venv/bin/driftlens --workspace {conf.workspace} app")
+    _out.print(
+        f"  re-run the stats     .venv/bin/driftlens stats {ana.files['drift_csv']} "
+        f"--json stats.json"
+    )
+
+
+def _print_tiers(result) -> None:  # type: ignore[no-untyped-def]
+    """Mean drift per condition class and metric, and the validity verdicts."""
+    from rich.table import Table
+
+    table = Table(title="Drift by condition class (lower = more stable)", title_justify="left")
+    for col in ("metric", "class", "conditions", "mean drift", "mean d_rel", "above floor"):
+        table.add_column(col, justify="left" if col in ("metric", "class") else "right")
+    for rec in result.tables.tiers.to_dict(orient="records"):
+        table.add_row(
+            escape(str(rec["metric"])),
+            str(rec["class"]),
+            str(rec["conditions"]),
+            _fmt(rec["mean_drift"]),
+            _fmt(rec["mean_d_rel"]),
+            str(rec["above_floor"]),
+        )
+    _out.print(table)
+    for rec in result.tables.validity.to_dict(orient="records"):
+        verdict = {True: "pass", False: "FAIL"}.get(rec["passed"], "not run")
+        _out.print(
+            f"  {escape(str(rec['metric']))} · {rec['check']}: {verdict} — "
+            f"{escape(str(rec['detail']))}"
+        )
+
+
+def _fmt(value: object) -> str:
+    try:
+        return f"{float(value):.3f}"  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "—"
