@@ -412,3 +412,106 @@ def reject_cmd(
     with session_for(ctx) as session:
         reject_proposal(proposal, session=session)
     _out.print(f"Rejected proposal {proposal}.", markup=False)
+
+
+# ----------------------------------------------------------------------- validation
+
+validate_app = typer.Typer(
+    help="Validation experiments: stability, robustness, cross-ontology table, human check.",
+    no_args_is_help=True,
+)
+ontology_app.add_typer(validate_app, name="validate")
+
+
+def _report(report: Any, as_json: bool) -> None:
+    from dataclasses import asdict
+
+    from ontology.agreement_tracking import _json_safe
+
+    data = _json_safe(asdict(report))
+    if as_json:
+        _json(data)
+        return
+    _out.print(f"{report.description} ({report.reference})", markup=False)
+    for row in data["rows"]:
+        _out.print(
+            "  "
+            + ", ".join(f"{k}: {_num(v) if isinstance(v, float) else v}" for k, v in row.items()),
+            markup=False,
+        )
+    for note in report.notes:
+        _out.print(f"  note: {note}", markup=False)
+
+
+@validate_app.command("stability")
+def validate_stability_cmd(
+    ctx: typer.Context,
+    round_number: int = typer.Option(..., "--round", help="Round whose responses to relabel."),
+    labeler: str = typer.Option(..., "--labeler", help="Labeler spec."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Within-model agreement: the same labeler twice at T = 1 on a round's responses."""
+    from ontology.validation import within_model_stability
+
+    with session_for(ctx) as session, progress_callback("labeling twice") as update:
+        report = within_model_stability(
+            round_number, labeler, session=session, temperature=temperature, progress=update
+        )
+    _report(report, as_json)
+
+
+@validate_app.command("robustness")
+def validate_robustness_cmd(
+    ctx: typer.Context,
+    round_number: int = typer.Option(..., "--round", help="Round whose responses to relabel."),
+    labeler: str = typer.Option(..., "--labeler", help="Labeler spec."),
+    model: str = typer.Option(..., "--model", help="Model that paraphrases the definitions."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Definition robustness: relabel under an equivalent rewrite of every definition."""
+    from ontology.validation import definition_robustness
+
+    with session_for(ctx) as session, progress_callback("relabeling") as update:
+        report = definition_robustness(
+            round_number, labeler, model=model, session=session, progress=update
+        )
+    _report(report, as_json)
+
+
+@validate_app.command("cross")
+def validate_cross_cmd(
+    ctx: typer.Context,
+    run: str = typer.Option(..., "--run", help="Generation run."),
+    labelers: str = typer.Option(..., "--labelers", help="Comma-separated labeler specs."),
+    sample: int = typer.Option(100, "--sample", help="Responses to sample."),
+    seed: int = typer.Option(0, "--seed", help="Sampling seed."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Refined versus original-style ontology: cross-labeler agreement side by side."""
+    from ontology.validation import cross_model_table
+    from ontology.versions import seed_ontologies
+
+    with session_for(ctx) as session, progress_callback("labeling") as update:
+        seed_ontologies(session=session)
+        session.commit()
+        report = cross_model_table(
+            run, labelers.split(","), session=session, sample=sample, seed=seed, progress=update
+        )
+    _report(report, as_json)
+
+
+@validate_app.command("human")
+def validate_human_cmd(
+    ctx: typer.Context,
+    round_number: int = typer.Option(..., "--round", help="Round number."),
+    labeler: str = typer.Option(..., "--labeler", help="Labeler whose labels to check."),
+    limit: int = typer.Option(100, "--limit", help="Labels to check (reference 100)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Human check of LLM labels: the Label Studio command for a round's labels."""
+    from ontology.validation import human_label_check
+
+    with session_for(ctx) as session:
+        report = human_label_check(round_number, labeler, session=session, limit=limit)
+    _report(report, as_json)
