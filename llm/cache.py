@@ -19,6 +19,7 @@ from sqlmodel import Session, col, select
 from llm.types import ChatRequest, ChatResult
 from storage.hashing import canonical_json, content_hash
 from storage.models import LLMCacheEntry
+from storage.types import utcnow
 
 CACHE_FORMAT = 1  # bump when the payload layout changes; old rows then simply miss
 
@@ -98,12 +99,12 @@ class ChatCache:
     """
 
     def __init__(
-        self, session: Session, *, commit_every: int = 32, commit_interval_s: float = 2.0
+        self, session: Session, *, commit_every: int = 64, commit_interval_s: float = 1.0
     ) -> None:
         self.session = session
         self.commit_every = commit_every
         self.commit_interval_s = commit_interval_s
-        self._pending = 0
+        self._rows: list[dict[str, Any]] = []
         self._last_commit = time.monotonic()
         self.written = 0
 
@@ -144,29 +145,49 @@ class ChatCache:
         """
         if result.error is not None or result.text is None:
             raise ValueError("errors are never cached")
-        # merge, not add: another process may have stored the same key meanwhile.
-        self.session.merge(
-            LLMCacheEntry(
-                key=key,
-                provider=str(payload["provider"]),
-                endpoint=str(payload["endpoint"]),
-                model=str(payload["model"]),
-                request=payload,
-                response=result_to_json(result),
-            )
+        self._rows.append(
+            {
+                "key": key,
+                "provider": str(payload["provider"]),
+                "endpoint": str(payload["endpoint"]),
+                "model": str(payload["model"]),
+                "request": payload,
+                "response": result_to_json(result),
+                "created_at": utcnow(),
+                "hits": 0,
+            }
         )
-        self._pending += 1
         self.written += 1
         due = time.monotonic() - self._last_commit >= self.commit_interval_s
-        if self._pending >= self.commit_every or due:
+        if len(self._rows) >= self.commit_every or due:
             self.flush()
 
     def flush(self) -> None:
-        """Commit staged rows."""
-        if self._pending:
+        """Insert and commit staged rows (a key stored meanwhile by another run is kept)."""
+        if self._rows:
+            rows, self._rows = self._rows, []
+            dialect = self.session.get_bind().dialect.name
+            if dialect in ("sqlite", "postgresql"):
+                # One multi-row INSERT ... ON CONFLICT DO NOTHING per batch: a per-row
+                # merge() costs a SELECT each and held the event loop for milliseconds.
+                insert = _dialect_insert(dialect)
+                stmt = insert(LLMCacheEntry).on_conflict_do_nothing(index_elements=["key"])
+                self.session.execute(stmt, rows)
+            else:  # pragma: no cover - other databases: portable, slower
+                for row in rows:
+                    self.session.merge(LLMCacheEntry(**row))
             self.session.commit()
-            self._pending = 0
         self._last_commit = time.monotonic()
+
+
+def _dialect_insert(dialect: str) -> Any:
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert
 
 
 def payload_text(payload: dict[str, Any]) -> str:

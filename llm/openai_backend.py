@@ -102,31 +102,32 @@ class OpenAIBackend:
         """Return the secret-free base URL (part of the cache key)."""
         return clean_url(self._base_url)
 
-    def request_kwargs(self, request: ChatRequest) -> dict[str, Any]:
-        """Return the keyword arguments of ``chat.completions.create`` for one request."""
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """Return the JSON body of ``POST /chat/completions`` for one request.
+
+        vLLM's sampling extras (``top_k``, ``repetition_penalty``) sit at the top level,
+        exactly where ``extra_body`` would put them.
+        """
         sp = request.sampling
-        kwargs: dict[str, Any] = {
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "temperature": sp.temperature,
             "top_p": sp.top_p,
         }
         if self._max_completion_tokens:
-            kwargs["max_completion_tokens"] = sp.max_tokens
+            body["max_completion_tokens"] = sp.max_tokens
         else:
-            kwargs["max_tokens"] = sp.max_tokens
+            body["max_tokens"] = sp.max_tokens
         seed = derive_seed(sp.seed, request.sample_index)
         if seed is not None:
-            kwargs["seed"] = seed
+            body["seed"] = seed
         if self._vllm_extras:
-            extra: dict[str, Any] = {}
             if sp.top_k is not None:
-                extra["top_k"] = sp.top_k
+                body["top_k"] = sp.top_k
             if sp.repetition_penalty is not None:
-                extra["repetition_penalty"] = sp.repetition_penalty
-            if extra:
-                kwargs["extra_body"] = extra
-        return kwargs
+                body["repetition_penalty"] = sp.repetition_penalty
+        return body
 
     async def achat(
         self,
@@ -177,8 +178,8 @@ class OpenAIBackend:
     async def _one(
         self, client: Any, req: ChatRequest, sem: asyncio.Semaphore, state: _BatchState
     ) -> ChatResult:
-        kwargs = self.request_kwargs(req)
-        seed = kwargs.get("seed")
+        body = self.request_body(req)
+        seed = body.get("seed")
         self.stats.requests += 1
         attempt = 0
         while True:
@@ -192,7 +193,13 @@ class OpenAIBackend:
                 self.stats.attempts += 1
                 start = time.perf_counter()
                 try:
-                    resp = await client.chat.completions.create(**kwargs)
+                    # The client's documented low-level ``post``: same HTTP stack, errors
+                    # and response model as ``chat.completions.create``, minus the
+                    # TypedDict transform of the body (~1 ms CPU per request, a third of
+                    # the client's cost), which is a no-op on our plain-JSON bodies.
+                    resp = await client.post(
+                        "/chat/completions", body=body, cast_to=_completion_type()
+                    )
                     failure = None
                 except Exception as exc:  # classified below; nothing escapes a batch
                     failure = self._classify(exc)
@@ -308,6 +315,12 @@ class OpenAIBackend:
             return _Failure("bad_request", msg + ".", False)
         msg = f"{where} answered {status}" + (f": {detail}" if detail else "")
         return _Failure("server", msg + ".", False)
+
+
+def _completion_type() -> Any:
+    from openai.types.chat import ChatCompletion
+
+    return ChatCompletion
 
 
 def _limits(concurrency: int) -> Any:

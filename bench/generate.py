@@ -1,0 +1,216 @@
+"""Generation throughput through ``run_chat_batch`` against the simulator's HTTP API.
+
+Starts the simulator (``python -m llm.sim.server``) as its own process on 127.0.0.1 so
+the server and the client each get a core, sends N distinct requests at the given
+concurrency through the real ``openai`` client, then repeats the batch fully cached.
+
+Phases:
+  * ``http, no cache``    — pure request throughput (no database);
+  * ``http + cache write`` — the real generation path: requests plus SQLite cache rows;
+  * ``cached re-run``     — the same batch again: every answer from the cache, no request.
+
+Usage::
+
+    .venv/bin/python bench/generate.py [--n 3000] [--concurrency 64] [--server process|thread]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from llm.batch import get_backend, run_chat_batch  # noqa: E402
+from llm.types import ChatMessage, ChatRequest, ChatResult, SamplingParams  # noqa: E402
+
+MEMORIES = [
+    "",
+    " ",
+    "Hi. ",
+    "I am a teacher.",
+    "I use a wheelchair.",
+    "The user lost their job last spring. They are retraining as a nurse.",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def process_cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system) used so far by a process (``None``: this one)."""
+    if pid is None:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return ru.ru_utime + ru.ru_stime
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+SERVER_PID: list[int | None] = [None]
+
+
+@contextmanager
+def sim_server(mode: str) -> Iterator[str]:
+    """Yield the base URL of a simulator server (own process, or a thread of this one)."""
+    if mode == "thread":
+        from llm.sim.server import SimServer
+
+        with SimServer(api_key="bench") as url:
+            yield url
+        return
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llm.sim.server", "--port", str(port), "--api-key", "bench"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    SERVER_PID[0] = proc.pid
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{url}/models", headers={"Authorization": "Bearer bench"})
+                break
+            except httpx.ConnectError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("simulator server did not start") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def build_requests(n: int, offset: int = 0) -> list[ChatRequest]:
+    system = ChatMessage("system", "Reason step by step in <step_N> tags, then answer.")
+    out = []
+    for i in range(offset, offset + n):
+        memory = MEMORIES[i % len(MEMORIES)]
+        question = f"Question {i // len(MEMORIES)}: should I choose option A or option B?"
+        user = f"{memory}\n\n{question}" if memory else question
+        out.append(ChatRequest((system, ChatMessage("user", user)), SamplingParams(seed=i)))
+    return out
+
+
+Row = tuple[str, int, float, float, float, float]
+
+
+def timed(name: str, n: int, fn, *args, **kwargs) -> tuple[Row, list[ChatResult]]:  # type: ignore[no-untyped-def]
+    """Run ``fn`` and return (name, n, wall s, req/s, client CPU ms/req, server CPU ms/req)."""
+    server = SERVER_PID[0]
+    c0, s0 = process_cpu_s(None), process_cpu_s(server) if server else 0.0
+    start = time.perf_counter()
+    results = fn(*args, **kwargs)
+    wall = time.perf_counter() - start
+    c1, s1 = process_cpu_s(None), process_cpu_s(server) if server else 0.0
+    return (name, n, wall, n / wall, 1000 * (c1 - c0) / n, 1000 * (s1 - s0) / n), results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=3000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--server", choices=("process", "thread"), default="process")
+    args = parser.parse_args()
+
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+
+    rows: list[Row] = []
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp, sim_server(args.server) as url:
+        os.environ["SIM_BASE_URL"] = url
+        os.environ["SIM_API_KEY"] = "bench"
+        backend = get_backend("openai-api/sim/sim/default")
+        run_chat_batch(backend, build_requests(128, offset=10**6), concurrency=args.concurrency)
+
+        row, res = timed(
+            "http, no cache",
+            args.n,
+            run_chat_batch,
+            backend,
+            build_requests(args.n, offset=10**7),
+            concurrency=args.concurrency,
+        )
+        assert all(r.error is None for r in res), "requests failed"
+        rows.append(row)
+
+        requests = build_requests(args.n)
+        settings = resolve_settings(workspace=Path(tmp))
+        with open_workspace_session(settings) as session:
+            row, res = timed(
+                "http + cache write",
+                args.n,
+                run_chat_batch,
+                backend,
+                requests,
+                session=session,
+                concurrency=args.concurrency,
+            )
+        assert all(r.error is None and not r.cached for r in res), "first run failed"
+        rows.append(row)
+
+        with open_workspace_session(settings) as session:
+            row, res = timed(
+                "cached re-run",
+                args.n,
+                run_chat_batch,
+                backend,
+                requests,
+                session=session,
+                concurrency=args.concurrency,
+            )
+        assert all(r.cached for r in res), "re-run was not fully cached"
+        rows.append(row)
+        ratio = rows[1][2] / rows[2][2]
+
+    from importlib.metadata import version
+
+    print(f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}")
+    print(
+        f"command: .venv/bin/python bench/generate.py --n {args.n} "
+        f"--concurrency {args.concurrency} --server {args.server}"
+    )
+    print(
+        f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"openai {version('openai')}, simulator server in a {args.server}; "
+        f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+    )
+    print()
+    print("| phase | requests | wall s | requests/s | client CPU ms/req | server CPU ms/req |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, n, wall, rate, client_ms, server_ms in rows:
+        server_txt = f"{server_ms:.2f}" if args.server == "process" else "(in client)"
+        print(f"| {name} | {n} | {wall:.2f} | {rate:,.0f} | {client_ms:.2f} | {server_txt} |")
+    print()
+    print(f"cached re-run is {ratio:.0f}x faster than the first (cache-writing) run")
+    if args.server == "process":
+        busiest = max(rows[0][4], rows[0][5])
+        print(
+            f"CPU-bound ceiling with one free core per process: {1000 / busiest:,.0f} "
+            "requests/s (1000 / the busier process's CPU ms per request, http, no cache)"
+        )
+
+
+if __name__ == "__main__":
+    main()
