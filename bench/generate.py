@@ -25,10 +25,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -115,7 +116,9 @@ def build_requests(n: int, offset: int = 0) -> list[ChatRequest]:
 Row = tuple[str, int, float, float, float, float]
 
 
-def timed(name: str, n: int, fn, *args, **kwargs) -> tuple[Row, list[ChatResult]]:  # type: ignore[no-untyped-def]
+def timed(
+    name: str, n: int, fn: Callable[..., list[ChatResult]], *args: Any, **kwargs: Any
+) -> tuple[Row, list[ChatResult]]:
     """Run ``fn`` and return (name, n, wall s, req/s, client CPU ms/req, server CPU ms/req)."""
     server = SERVER_PID[0]
     c0, s0 = process_cpu_s(None), process_cpu_s(server) if server else 0.0
