@@ -336,7 +336,8 @@ class PairDrift:
 def _py_dtw(a: Sequence[int], b: Sequence[int], cost: Callable[[int, int], float]) -> float:
     """DTW_raw / max(n, m) by the textbook recurrence on non-empty sequences.
 
-    D[i][j] = c(a_i, b_j) + min(D[i-1][j-1], D[i-1][j], D[i][j-1]), D[-1][-1] = 0.
+    D[i][j] = c(a_i, b_j) + min(D[i-1][j-1], D[i-1][j], D[i][j-1]), D[-1][-1] = 0 and
+    D[-1][j] = D[i][-1] = ∞ otherwise; one row is kept.
     """
     inf = math.inf
     n, m = len(a), len(b)
@@ -347,6 +348,22 @@ def _py_dtw(a: Sequence[int], b: Sequence[int], cost: Callable[[int, int], float
         ai = a[i]
         for j in range(m):
             cur[j + 1] = cost(ai, b[j]) + min(prev[j], prev[j + 1], cur[j])
+        prev = cur
+    return prev[m] / max(n, m)
+
+
+def _py_dtw01(a: Sequence[int], b: Sequence[int]) -> float:
+    """:func:`_py_dtw` under the 0/1 cost, written inline (no function call per cell)."""
+    inf = math.inf
+    n, m = len(a), len(b)
+    prev = [inf] * (m + 1)
+    prev[0] = 0.0
+    for ai in a:
+        cur = [inf] * (m + 1)
+        left = inf
+        for j, bj in enumerate(b):
+            left = (ai != bj) + min(prev[j], prev[j + 1], left)
+            cur[j + 1] = left
         prev = cur
     return prev[m] / max(n, m)
 
@@ -383,7 +400,7 @@ def _py_pair(a: Sequence[int], b: Sequence[int], alpha: float) -> tuple[float, f
         v = 0.0 if not a and not b else 1.0
         return v, v, v, v
     mx = max(len(a), len(b))
-    d_dtw = _py_dtw(a, b, lambda v, u: float(v != u))
+    d_dtw = _py_dtw01(a, b)
     d_lev = _py_levenshtein(a, b) / mx
     d_js = _py_js(a, b)
     return d_dtw, d_lev, d_js, alpha * d_lev + (1 - alpha) * d_js
@@ -496,7 +513,7 @@ def dtw_distance(
             assert matrix is not None
             rows = matrix.tolist()
             return _py_dtw(xs, ys, lambda v, u: math.dist(rows[v], rows[u]))
-        return _py_dtw(xs, ys, lambda v, u: float(v != u))
+        return _py_dtw01(xs, ys)
     x32, y32 = x.astype(np.int32), y.astype(np.int32)
     if cost is not None:
         return float(mod.dtw_cost(x32, y32, matrix))

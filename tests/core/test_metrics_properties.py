@@ -100,3 +100,16 @@ def test_pair_drift_matches_single_pair_functions(
         assert result.sri[i] == pytest.approx(sri(a, b, alpha=alpha), abs=TOL)
     for arr in (result.dtw, result.levenshtein, result.jsd, result.sri):
         assert np.all((arr >= 0.0) & (arr <= 1.0 + TOL))
+
+
+@SETTINGS
+@given(a=seqs, b=seqs)
+def test_cost_matrix_and_one_hot_embeddings_reproduce_the_0_1_cost(
+    a: list[int], b: list[int]
+) -> None:
+    # c = 1 - I is the 0/1 cost; one-hot rows are sqrt(2) apart, so DTW scales by sqrt(2)
+    plain = dtw_distance(a, b)
+    assert dtw_distance(a, b, cost=1.0 - np.eye(6)) == pytest.approx(plain, abs=TOL)
+    scaled = dtw_distance(a, b, embeddings=np.eye(6))
+    if a and b:
+        assert scaled == pytest.approx(np.sqrt(2) * plain, abs=TOL)
