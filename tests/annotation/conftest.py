@@ -1,0 +1,127 @@
+"""Fixtures for the human-studies tests: the Label Studio server and a CLI runner.
+
+Integration tests (``@pytest.mark.labelstudio``) talk to the real server that
+``scripts/test.sh`` starts (``scripts/ci/labelstudio.sh``) and find through
+``LABEL_STUDIO_URL``/``LABEL_STUDIO_API_KEY``. Without it they are skipped locally with a
+reason, but fail in CI (``CI`` set), where skipping would hide a broken setup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from annotation.client import LabelStudioClient, LabelStudioConnection
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """Exit status and output of one ``driftlens`` invocation."""
+
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        """The standard output parsed as JSON."""
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Run ``driftlens ARGS`` exactly as the console script does (errors → one line, exit code)."""
+    from app.cli import main
+
+    def run(*args: str) -> CliResult:
+        capsys.readouterr()
+        monkeypatch.setattr(sys, "argv", ["driftlens", *args])
+        code = 0
+        try:
+            main()
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def ls_connection() -> LabelStudioConnection:
+    """The test server's connection (skip locally / fail in CI when there is none)."""
+    url = os.environ.get("LABEL_STUDIO_URL", "").strip()
+    key = os.environ.get("LABEL_STUDIO_API_KEY", "").strip()
+    if not url or not key:
+        message = (
+            "no Label Studio server: run scripts/test.sh, or "
+            'eval "$(scripts/ci/labelstudio.sh)" before pytest'
+        )
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the Label Studio tests but found {message}")
+        pytest.skip(message)
+    conn = LabelStudioConnection(url=url.rstrip("/"), api_key=key)
+    LabelStudioClient(conn).check()
+    return conn
+
+
+@pytest.fixture
+def ls_client(ls_connection: LabelStudioConnection) -> LabelStudioClient:
+    """A client on the test server."""
+    return LabelStudioClient(ls_connection)
+
+
+def make_users(client: LabelStudioClient, n: int = 3) -> list[tuple[int, str]]:
+    """Create ``n`` fresh users (unique e-mails: the server outlives one test)."""
+    tag = uuid.uuid4().hex[:8]
+    out = []
+    for i in range(n):
+        email = f"annotator{i + 1}-{tag}@example.org"
+        user = client.create_user(email=email, username=f"ann{i + 1}-{tag}")
+        out.append((user.id, email))
+    return out
+
+
+def choices(values: dict[str, str], to_name: str) -> list[dict[str, Any]]:
+    """A Label Studio result list answering each question (from_name) with one choice."""
+    return [
+        {"from_name": name, "to_name": to_name, "type": "choices", "value": {"choices": [v]}}
+        for name, v in values.items()
+    ]
+
+
+def export_project(conn: LabelStudioConnection, project_id: int) -> list[dict[str, Any]]:
+    """Label Studio's own JSON export of a project (plain HTTP, not our client)."""
+    import httpx
+
+    resp = httpx.get(
+        f"{conn.url}/api/projects/{project_id}/export",
+        params={"exportType": "JSON"},
+        headers={"Authorization": f"Token {conn.api_key}"},
+        timeout=60,
+    )
+    resp.raise_for_status()
+    data = resp.json()
+    assert isinstance(data, list)
+    return data
+
+
+def users_by_id(conn: LabelStudioConnection) -> dict[int, str]:
+    """User id → e-mail from Label Studio's user list (plain HTTP)."""
+    import httpx
+
+    resp = httpx.get(
+        f"{conn.url}/api/users",
+        headers={"Authorization": f"Token {conn.api_key}"},
+        timeout=60,
+    )
+    resp.raise_for_status()
+    body = resp.json()
+    rows: Sequence[dict[str, Any]] = body["results"] if isinstance(body, dict) else body
+    return {int(u["id"]): str(u["email"]) for u in rows}

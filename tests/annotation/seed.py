@@ -1,0 +1,99 @@
+"""A small workspace with every kind of row the six studies are built from."""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from storage.models import (
+    GenerationRun,
+    LabelerSpec,
+    ModelSpec,
+    OntologyLeaf,
+    OntologyVersion,
+    Perturbation,
+    PerturbationCatalog,
+    Question,
+    Response,
+    StepLabel,
+)
+
+QUESTIONS = (
+    "Should I take a stable job or start a company? <b>bold?</b>",
+    "Is it better to rent or buy a home in a city you may leave in five years?",
+    "How should a team weigh speed against thoroughness when fixing a bug?",
+    "Should I tell a friend an uncomfortable truth about their plan?",
+)
+
+
+def seed(session: Session) -> None:
+    """Four questions, two memories, one run with baseline and perturbed answers, labels."""
+    questions = [Question(external_id=f"q{i}", text=t) for i, t in enumerate(QUESTIONS)]
+    session.add_all(questions)
+    catalog = PerturbationCatalog(name="test-catalog", version=1)
+    session.add(catalog)
+    session.flush()
+    memories = [
+        Perturbation(
+            catalog_id=catalog.id,
+            key="teacher",
+            condition_class="attribute",
+            category="occupation",
+            text="I am a teacher.",
+        ),
+        Perturbation(
+            catalog_id=catalog.id,
+            key="limp",
+            condition_class="attribute",
+            category="disability",
+            text="I have a noticeable limp.",
+        ),
+    ]
+    session.add_all(memories)
+    model = ModelSpec(spec="sim/test", provider="sim", model="test", simulated=True)
+    session.add(model)
+    session.flush()
+    run = GenerationRun(name="demo", model_spec_id=model.id, prompt_version="v1")
+    session.add(run)
+    session.flush()
+    responses = []
+    for q in questions[:2]:
+        for cond, pert in (("baseline", None), ("teacher", memories[0])):
+            responses.append(
+                Response(
+                    run_id=run.id,
+                    question_id=q.id,
+                    condition=cond,
+                    condition_class="none" if pert is None else "attribute",
+                    perturbation_id=pert.id if pert else None,
+                    steps=["Weigh the risks.", "Consider <i>your</i> savings.", "Decide."],
+                    answer="Keep the stable job for now.",
+                    parse_status="ok",
+                    text="<think>...</think><answer>Keep the stable job for now.</answer>",
+                )
+            )
+    session.add_all(responses)
+    version = OntologyVersion(name="driftlens", version=1, content={}, content_hash="x")
+    labeler = LabelerSpec(key="keywords-test", name="keywords", kind="keywords")
+    session.add_all([version, labeler])
+    session.flush()
+    session.add(
+        OntologyLeaf(
+            version_id=version.id,
+            root="Protective",
+            leaf="Security and stability",
+            symbol=5,
+            definition="Prevents loss; keeps income and housing secure.",
+        )
+    )
+    for i in range(2):
+        session.add(
+            StepLabel(
+                response_id=responses[0].id,
+                step_index=i,
+                labeler_id=labeler.id,
+                ontology_version_id=version.id,
+                category="Protective",
+                symbol="Security and stability",
+            )
+        )
+    session.flush()
