@@ -6,19 +6,26 @@ input (non-negative int32 symbols below ``K``, monotone offsets) before calling 
 
 How ``pair_drift`` reaches tens of millions of pairs per second on one core:
 
-* Pairs whose lengths are both in 1..127 (and whose alphabet fits in a byte) are
-  counting-sorted by shape ``(n, m)`` and processed 32 at a time, one pair per byte
-  lane. The DTW and Levenshtein dynamic programmes of the 32 pairs advance together
-  as byte vectors (every cell is a handful of ``pminub``/``paddb``/``pcmpeqb``), and
-  pairs of equal shape waste no lanes. The lane kernel is plain C that GCC
-  auto-vectorises; ``target_clones`` adds an AVX2 build picked at load time on CPUs
-  that have it, so no ``-march`` flag is needed and the wheel stays portable.
-* Symbol histograms of the 32 lanes are counted with the same byte vectors; the
-  Jensen–Shannon divergence then needs only table look-ups of ``x log x`` for small
-  integers (see ``_js_from_counts``).
-* Everything else (empty sequences, long sequences, big alphabets) takes a scalar
-  path: Myers/Hyyrö bit-parallel Levenshtein for patterns of at most 64 symbols
-  (DP beyond), a single rolling row for DTW, sparse histograms for JSD.
+* Pairs are taken in chunks of ``CHUNK``; a chunk's symbols are narrowed to bytes in
+  one streaming pass, so everything the chunk touches afterwards stays in cache.
+* Within a chunk, pairs whose lengths are both in 1..127 (alphabet of at most 255
+  symbols) are counting-sorted by shape ``(n, m)`` and processed 32 at a time, one
+  pair per byte lane; equal shapes waste no lanes. 16×16 byte transposes gather the
+  32 sequences into rows (``dl_gather``); the DTW and Levenshtein dynamic programmes
+  of the 32 pairs then advance together, one byte vector per cell
+  (``pminub``/``paddb``/``pcmpeqb``; values stay below 255 because n, m ≤ 127), and
+  the symbol histograms of the 32 lanes are counted with byte compares.
+* The kernels exist as AVX2 (32 lanes per vector) and SSE2 (two halves of 16)
+  intrinsics and as plain C for other CPUs; ``dl_init`` picks the widest the CPU
+  runs when the module is imported (``simd_level()`` says which). No ``-march``
+  flag is needed, so one build runs on any x86-64.
+* The Jensen–Shannon distance from integer counts needs only look-ups of
+  ``x log x`` for integers up to 2nm (see ``_js_finish``); nearly equal histograms,
+  where that formula would lose digits, are recomputed with ``log1p`` terms.
+* Everything else (empty sequences, longer sequences, bigger alphabets) takes a
+  scalar path: Myers/Hyyrö bit-parallel Levenshtein when the shorter sequence has at
+  most 64 symbols (a one-row DP beyond), one rolling row for DTW, sparse histograms
+  for the JSD.
 """
 
 import numpy as np
@@ -37,12 +44,6 @@ cdef extern from *:
     #define DL_LANES 32
     #define DL_LANE_MAX 127
     #define DL_MIN(a, b) ((a) < (b) ? (a) : (b))
-    #if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
-    /* An AVX2 clone chosen at load time (ifunc) where the CPU has it; SSE2 otherwise. */
-    #define DL_CLONES __attribute__((target_clones("avx2", "default")))
-    #else
-    #define DL_CLONES
-    #endif
 
     /* DTW (0/1 cost) and Levenshtein of up to 32 pairs at once, one pair per byte lane.
        S is [NN][32] and T is [MM][32] (lane l holds pair l's symbols, padded with 255);
@@ -287,7 +288,6 @@ cdef extern from *:
     }
 
     /* Narrow symbols known to be below 256 to bytes. */
-    DL_CLONES
     static void dl_narrow(const int32_t *restrict src, uint8_t *restrict dst, int64_t n)
     {
         int64_t i;
