@@ -169,8 +169,16 @@ class OpenAIBackend:
             if on_result is not None:
                 on_result(i, req, res)
 
+        tasks = [asyncio.ensure_future(run_one(i, r)) for i, r in enumerate(requests)]
         try:
-            await asyncio.gather(*(run_one(i, r) for i, r in enumerate(requests)))
+            await asyncio.gather(*tasks)
+        except BaseException:
+            # A callback failed or the run was interrupted: stop the requests still
+            # queued or in flight instead of letting them finish unobserved.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         finally:
             await client.close()
         return [r for r in results if r is not None]

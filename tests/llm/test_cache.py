@@ -137,3 +137,25 @@ def test_sim_backend_results_are_cached(session: Session) -> None:
     assert [r.text for r in first] == [r.text for r in second]
     entry = session.exec(select(LLMCacheEntry)).first()
     assert entry is not None and entry.provider == "sim" and entry.model == "default"
+
+
+def test_an_interrupted_run_keeps_what_arrived(chaos: ChaosServer, session: Session) -> None:
+    reqs = [req(f"ok interrupt {i}") for i in range(30)]
+    arrived: list[int] = []
+
+    def stop_after_ten(i: int, _r: ChatRequest, _res: object) -> None:
+        arrived.append(i)
+        if len(arrived) == 10:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_chat_batch(
+            backend(chaos), reqs, session=session, concurrency=2, on_result=stop_after_ten
+        )
+    stored = len(session.exec(select(LLMCacheEntry.key)).all())
+    assert stored >= 10  # committed despite the interruption
+    assert chaos.stats.requests < 30  # the rest were cancelled, not sent
+    chaos.reset()
+    again = run_chat_batch(backend(chaos), reqs, session=session, concurrency=2)
+    assert sum(r.cached for r in again) == stored
+    assert chaos.stats.requests == 30 - stored  # the rerun resumes where it stopped
