@@ -13,6 +13,11 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
         ("analysis.py", "Analysis", ":material/analytics:"),
         ("settings.py", "Settings", ":material/settings:"),
     ],
+    "Ontology studio": [
+        ("ontology_versions.py", "Ontology", ":material/account_tree:"),
+        ("ontology_rounds.py", "Rounds", ":material/groups:"),
+        ("ontology_rewrite.py", "Rewrite", ":material/edit_note:"),
+    ],
 }
 
 DEFAULT_PAGE = "home.py"

@@ -1,0 +1,92 @@
+"""Ontology studio pages perform their primary action through ``AppTest``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
+
+
+def _open(page: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(f"pages/{page}")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _small_run() -> None:
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+    from study.generation import GenerationOptions, run_generation
+    from study.questions import import_sample_questions
+
+    with open_workspace_session(resolve_settings()) as session:
+        import_sample_questions(session=session)
+        session.commit()
+        run_generation(
+            GenerationOptions(model="sim/default", run="demo", perturbations="filler", samples=1),
+            session=session,
+        )
+
+
+def _round(labelers: list[str], sample: int = 40) -> int:
+    from ontology.rounds import run_round
+    from ontology.versions import seed_ontologies
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+
+    with open_workspace_session(resolve_settings()) as session:
+        seed_ontologies(session=session)
+        session.commit()
+        return run_round("demo", labelers, session=session, sample=sample, seed=1).round
+
+
+def test_ontology_page_shows_definitions_and_saves_an_edit_as_a_new_version() -> None:
+    at = _open("ontology_versions.py")
+    assert len(at.dataframe[0].value) == 11
+    editor = next(t for t in at.text_area if t.label == "YAML")
+    data = yaml.safe_load(editor.value)
+    data["roots"][0]["leaves"][0]["triggers"].append("pilgrimage")
+    editor.set_value(yaml.safe_dump(data, sort_keys=False))
+    next(b for b in at.button if b.label == "Save as new version").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "driftlens@2" in at.success[0].value
+    # The new version is listed and the diff against its parent shows the new trigger.
+    at.run()
+    assert any("driftlens@2" in o for o in at.selectbox(key="version").options)
+
+
+def test_rounds_page_runs_a_round_and_shows_the_injected_confusion() -> None:
+    _small_run()
+    at = _open("ontology_rounds.py")
+    at.text_input(key="labelers").set_value("sim,sim:confuse=3~4@0.5;seed=1")
+    at.number_input(key="sample").set_value(60)
+    next(b for b in at.button if b.label == "Run round").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Round 1" in at.success[0].value
+    pairs = at.dataframe[3].value
+    top = pairs.iloc[0]
+    assert (top["leaf A"], top["leaf B"]) == (
+        "Efficiency and resource optimization",
+        "Professional advancement",
+    )
+    assert at.metric[2].value != "0"
+
+
+def test_rewrite_page_proposes_and_accepts_a_new_version() -> None:
+    _small_run()
+    number = _round(["sim", "keywords"], sample=60)
+    at = _open("ontology_rewrite.py")
+    assert at.selectbox(key="round").value == number
+    next(b for b in at.button if b.label == "Propose rewrite").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Proposal 1 stored (pending)" in at.success[0].value
+    at.run()
+    next(b for b in at.button if b.label.startswith("Accept")).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("new version driftlens@2" in s.value for s in at.success)
