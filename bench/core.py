@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import platform
 import time
 from collections.abc import Callable
@@ -36,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from driftlens_core import pack_sequences, pair_drift, use_implementation
+from driftlens_core import _metrics, pack_sequences, pair_drift, use_implementation
 from driftlens_core._impl import implementation
 
 ALPHABET = 12
@@ -168,9 +169,13 @@ def main() -> None:
     print(
         f"# bench/core.py — {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, {cpu_name()}, "
         f"one core, Python {platform.python_version()}, numpy {np.__version__}, "
-        f"core implementation: {implementation()}"
+        f"core implementation: {implementation()} (lane kernels: {_metrics.simd_level()})"
     )
-    print(f"# {count:,} pairs, seed {args.seed}, {ALPHABET} symbols, lengths {MIN_LEN}–{MAX_LEN}")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"# {count:,} pairs, seed {args.seed}, {ALPHABET} symbols, lengths {MIN_LEN}–{MAX_LEN}; "
+        f"load average at the end: {load} ({os.cpu_count()} CPUs)"
+    )
     print()
     print("| method | pairs/s | × library combination | note |")
     print("|---|---:|---:|---|")
