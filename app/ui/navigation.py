@@ -10,6 +10,7 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
         ("home.py", "Home", ":material/home:"),
         ("benchmark.py", "Benchmark", ":material/quiz:"),
         ("perturbations.py", "Perturbations", ":material/psychology:"),
+        ("runs.py", "Runs", ":material/play_circle:"),
         ("analysis.py", "Analysis", ":material/analytics:"),
         ("settings.py", "Settings", ":material/settings:"),
     ],

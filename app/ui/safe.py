@@ -23,3 +23,12 @@ def escape_markdown(text: str | None) -> str:
 def escape_html(text: str | None) -> str:
     """Escape for inclusion in HTML we build ourselves (``unsafe_allow_html`` blocks)."""
     return html.escape(text or "", quote=True)
+
+
+def inline_html(text: str | None) -> str:
+    """Escape for one-line use inside an HTML block rendered with ``unsafe_allow_html``.
+
+    Newlines become ``<br>``: a blank line would end the HTML block and let the rest be
+    parsed as Markdown again.
+    """
+    return escape_html(text).replace("\r\n", "\n").replace("\n", "<br>")

@@ -1,0 +1,118 @@
+"""Runs: launch a generation run with progress; compare a question's responses side by side."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.ui.db import page_session
+from app.ui.safe import escape_markdown, inline_html
+from ontology.schema import load_seed
+from storage.errors import DriftLensError
+from storage.repo.runs import list_runs
+from study.browse import question_responses, run_overview
+from study.generation import GenerationOptions, run_generation
+from study.questions import import_sample_questions
+from study.trajectories import label_run
+
+# One colour per ontology root (document order); unmapped is grey.
+_ROOT_COLOURS = dict(
+    zip(
+        [r.name for r in load_seed().roots],
+        ["#4477AA", "#228833", "#CC6677", "#AA7700"],
+        strict=True,
+    )
+)
+
+st.title("Runs")
+
+with st.expander("Launch a run", expanded=False):
+    st.caption(
+        "sim/… models run in-process; openai-api/<service>/<model> reads "
+        "<SERVICE>_BASE_URL and <SERVICE>_API_KEY from the environment."
+    )
+    model = st.text_input("Model", value="sim/default")
+    name = st.text_input("Run name", value="sim-run")
+    selection = st.text_input("Perturbations (all, none, a class, a category, keys)", value="all")
+    samples = st.number_input("Samples", min_value=1, max_value=10, value=2)
+    if st.button("Generate and label"):
+        bar = st.progress(0.0, text="generating")
+
+        def show(done: int, total: int) -> None:
+            bar.progress(done / max(total, 1), text=f"generating {done}/{total}")
+
+        try:
+            with page_session() as session:
+                import_sample_questions(session=session)
+                summary = run_generation(
+                    GenerationOptions(
+                        model=model, run=name, perturbations=selection, samples=int(samples)
+                    ),
+                    session=session,
+                    progress=show,
+                )
+                label_run(name, "keywords", session=session)
+        except DriftLensError as exc:
+            st.error(str(exc))
+        else:
+            st.success(
+                f"Run {summary.run}: {summary.succeeded} generated, "
+                f"{summary.already_done} already stored, {summary.failed} failed."
+            )
+
+with page_session() as session:
+    runs = [r.name for r in list_runs(session=session)]
+if not runs:
+    st.info("No runs yet: launch one above or run `driftlens demo`.")
+    st.stop()
+
+run = st.selectbox("Run", runs)
+with page_session() as session:
+    overview = run_overview(run, session=session)
+if overview.simulated:
+    st.error("SIMULATED DATA — responses come from the built-in simulator.")
+cols = st.columns(4)
+cols[0].metric("Responses", overview.responses)
+cols[1].metric("Failed", overview.failed)
+cols[2].metric("Questions", len(overview.question_ids))
+cols[3].metric("Parsed ok", overview.by_parse_status.get("ok", 0))
+st.text(f"Model: {overview.model} · status: {overview.status}")
+st.dataframe(
+    pd.DataFrame(sorted(overview.by_parse_status.items()), columns=["parse status", "responses"]),
+    hide_index=True,
+)
+
+if overview.question_ids:
+    question_id = st.selectbox("Question", overview.question_ids)
+    with page_session() as session:
+        question, views = question_responses(run, question_id, session=session)
+    st.markdown(f"**Question:** {escape_markdown(question)}")
+    conditions = sorted({v.condition for v in views if v.condition != "baseline"})
+    other = st.selectbox("Compare the baseline with", conditions) if conditions else None
+
+    def render(title: str, view_list: list) -> None:  # type: ignore[type-arg]
+        st.markdown(f"#### {escape_markdown(title)}")
+        for v in view_list:
+            if v.memory_line.strip():
+                st.markdown(f"*Memory:* {escape_markdown(v.memory_line)}")
+            chips = []
+            for s in v.steps:
+                colour = _ROOT_COLOURS.get(s.root, "#888888")
+                chips.append(
+                    f'<div style="margin:.25rem 0"><span style="background:{colour};color:#fff;'
+                    f'border-radius:3px;padding:0 .35rem;font-size:.78rem">'
+                    f"{inline_html(s.root)} · {inline_html(s.leaf)}</span> "
+                    f"<b>{s.index + 1}.</b> {inline_html(s.text)}</div>"
+                )
+            st.caption(f"sample {v.sample} · parse status {v.parse_status}")
+            # Every piece of model text above went through inline_html: it stays inert.
+            st.markdown("".join(chips) or "*(no parsed steps)*", unsafe_allow_html=True)
+            if v.answer:
+                st.markdown(f"*Answer:* {escape_markdown(v.answer)}")
+
+    left, right = st.columns(2)
+    with left:
+        render("Baseline (no memory)", [v for v in views if v.condition == "baseline"])
+    with right:
+        if other:
+            render(other, [v for v in views if v.condition == other])

@@ -1,0 +1,146 @@
+"""Read-only views of a run for the browser: overview counts and one question side by side."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from sqlmodel import Session, col, select
+
+from ontology.labelers.registry import ensure_labeler_spec
+from ontology.versions import document, get_version, seed_ontologies
+from storage.errors import NotFoundError
+from storage.models import (
+    BASELINE_CONDITION,
+    GenerationRun,
+    ModelSpec,
+    Perturbation,
+    Question,
+    Response,
+)
+from storage.repo.labels import step_labels_for
+from study.report.data import StepView
+
+
+@dataclass(frozen=True)
+class RunOverview:
+    """Counts that tell a researcher what a run holds."""
+
+    name: str
+    model: str
+    simulated: bool
+    status: str
+    responses: int
+    failed: int
+    by_class: dict[str, int]
+    by_parse_status: dict[str, int]
+    question_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ResponseView:
+    """One response of a question, with its steps and their labels."""
+
+    condition: str
+    condition_class: str
+    memory_line: str
+    sample: int
+    steps: tuple[StepView, ...]
+    answer: str | None
+    parse_status: str
+    error: str | None
+
+
+def _run(name: str, *, session: Session) -> GenerationRun:
+    run = session.exec(select(GenerationRun).where(GenerationRun.name == name)).first()
+    if run is None:
+        raise NotFoundError(f"no run named {name!r} in this workspace")
+    return run
+
+
+def run_overview(name: str, *, session: Session) -> RunOverview:
+    """Counts per condition class and parse status, and the questions the run covers."""
+    run = _run(name, session=session)
+    model = session.get(ModelSpec, run.model_spec_id)
+    rows = session.exec(
+        select(Response.condition_class, Response.parse_status, Response.error).where(
+            Response.run_id == run.id
+        )
+    ).all()
+    questions = session.exec(
+        select(Question.external_id)
+        .join(Response, col(Response.question_id) == col(Question.id))
+        .where(Response.run_id == run.id)
+        .distinct()
+        .order_by(col(Question.external_id))
+    ).all()
+    return RunOverview(
+        name=run.name,
+        model=model.spec if model else "?",
+        simulated=run.simulated,
+        status=run.status,
+        responses=len(rows),
+        failed=sum(1 for _, _, err in rows if err),
+        by_class=dict(Counter(cls for cls, _, _ in rows)),
+        by_parse_status=dict(Counter(status for _, status, _ in rows)),
+        question_ids=tuple(questions),
+    )
+
+
+def question_responses(
+    run_name: str,
+    question_id: str,
+    *,
+    session: Session,
+    labeler: str = "keywords",
+    ontology_version: str | int | None = None,
+) -> tuple[str, list[ResponseView]]:
+    """The question text and every response to it, baseline first, with step labels."""
+    run = _run(run_name, session=session)
+    question = session.exec(select(Question).where(Question.external_id == question_id)).first()
+    if question is None:
+        raise NotFoundError(f"no question {question_id!r} in this workspace")
+    if ontology_version is None:
+        seed_ontologies(session=session)
+    version = get_version(ontology_version, session=session)
+    doc = document(version)
+    spec = ensure_labeler_spec(labeler, session=session)
+    responses = session.exec(
+        select(Response, Perturbation.text)
+        .join(Perturbation, col(Perturbation.id) == col(Response.perturbation_id), isouter=True)
+        .where(Response.run_id == run.id, Response.question_id == question.id)
+        .order_by(col(Response.condition), col(Response.sample))
+    ).all()
+    assert spec.id is not None and version.id is not None
+    labels = step_labels_for(
+        [r.id for r, _ in responses if r.id is not None],
+        labeler_id=spec.id,
+        ontology_version_id=version.id,
+        session=session,
+    )
+    views = []
+    for response, memory in responses:
+        by_index = {lab.step_index: lab.symbol for lab in labels.get(response.id or -1, [])}
+        steps = tuple(
+            StepView(
+                index=i,
+                text=text,
+                leaf=by_index.get(i, "unmapped"),
+                root=doc.root_of.get(by_index.get(i, "unmapped"), "unmapped"),
+            )
+            for i, text in enumerate(response.steps)
+        )
+        views.append(
+            ResponseView(
+                condition=response.condition,
+                condition_class=response.condition_class,
+                memory_line=memory or "",
+                sample=response.sample,
+                steps=steps,
+                answer=response.answer,
+                parse_status=response.parse_status,
+                error=response.error,
+            )
+        )
+    views.sort(key=lambda v: (v.condition != BASELINE_CONDITION, v.condition, v.sample))
+    return question.text, views

@@ -1,0 +1,83 @@
+"""The Runs page launches a run and shows responses side by side with untrusted text inert."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlmodel import select
+from streamlit.testing.v1 import AppTest
+
+from storage.models import GenerationRun, ModelSpec, Question, Response
+from storage.settings import resolve_settings
+from storage.workspace import open_workspace_session
+
+APP = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
+SCRIPT = "<script>alert(1)</script>"
+IMG = "<img src=x onerror=alert(1)>"
+
+
+def _open_runs() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/runs.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_launch_a_simulated_run_with_progress_and_browse_it() -> None:
+    at = _open_runs()
+    assert "No runs yet" in at.info[0].value
+    at.text_input[1].set_value("page-run")
+    at.text_input[2].set_value("age")
+    at.number_input[0].set_value(1)
+    next(b for b in at.button if b.label == "Generate and label").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Run page-run" in at.success[0].value
+    assert int(at.metric[0].value) == 48 * (1 + 6)  # baseline + six age stimuli, one sample
+    assert any("SIMULATED" in e.value for e in at.error)
+
+
+def test_untrusted_question_and_response_render_as_inert_text() -> None:
+    settings = resolve_settings()
+    with open_workspace_session(settings) as session:
+        question = Question(external_id="xss-1", text=f"Which is better? {SCRIPT}")
+        spec = ModelSpec(spec="sim/default", provider="sim", model="default", simulated=True)
+        session.add_all([question, spec])
+        session.flush()
+        run = GenerationRun(name="xss", model_spec_id=spec.id, prompt_version="steps-v1")
+        session.add(run)
+        session.flush()
+        for condition, cls, step in (
+            ("baseline", "none", f"Weigh the cost first. {IMG}"),
+            (
+                "attribute/age/1",
+                "attribute",
+                f"Think about feelings.\n\n[x](javascript:alert(1)) {IMG}",
+            ),
+        ):
+            session.add(
+                Response(
+                    run_id=run.id,
+                    question_id=question.id,
+                    condition=condition,
+                    condition_class=cls,
+                    text=step,
+                    steps=[step],
+                    answer=IMG,
+                    parse_status="no_answer",
+                )
+            )
+    from ontology.versions import seed_ontologies
+    from study.trajectories import label_run
+
+    with open_workspace_session(settings) as session:
+        seed_ontologies(session=session)
+        label_run("xss", "keywords", session=session)
+        assert session.exec(select(Response)).all()
+    at = _open_runs()
+    assert not at.exception
+    sources = " ".join(m.value for m in at.markdown)
+    assert "&lt;script&gt;" in sources and SCRIPT not in sources
+    assert "&lt;img src=x onerror=alert(1)&gt;" in sources and IMG not in sources
+    assert "<br><br>" in sources  # the blank line stayed inside the HTML block
