@@ -78,6 +78,7 @@ from study.report import (
     ReportTables,
     StepView,
     build_tables,
+    question_table,
     write_report,
 )
 from study.stats_table import read_stats_csv, stats_input
@@ -508,6 +509,13 @@ def analyze_run(
         provenance.model_dump_json(indent=2) + "\n", encoding="utf-8"
     )
     tables = build_tables(stats)
+    ids = sorted({str(q) for q in drift["question_id"]})
+    texts = {
+        str(k): t
+        for k, t in session.exec(
+            select(Question.external_id, Question.text).where(col(Question.external_id).in_(ids))
+        ).all()
+    }
     examples = select_examples(
         table.rows,
         run=run,
@@ -524,6 +532,7 @@ def analyze_run(
         provenance=provenance,
         examples=examples,
         roots=tuple(r.name for r in doc.roots),
+        questions=question_table(drift, texts),
     )
     written = write_report(data, out_dir)
     files["report_html"] = written.html

@@ -19,7 +19,13 @@ from study.report.data import ExamplePair, Provenance, ReportData, StepView
 from study.report.figures import write_figures
 from study.report.html import render_html
 from study.report.markdown import render_markdown
-from study.report.tables import ReportTables, build_tables, write_tables
+from study.report.tables import (
+    ReportTables,
+    build_tables,
+    question_table,
+    write_frames,
+    write_tables,
+)
 
 FIGURE_NAMES: tuple[str, ...] = ("forest", "tiers", "agreement")
 
@@ -47,6 +53,8 @@ def write_report(data: ReportData, out_dir: Path) -> ReportFiles:
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = write_tables(data.tables, out_dir / "tables")
+    if data.questions is not None:
+        tables.update(write_frames({"questions": data.questions}, out_dir / "tables"))
     figures = write_figures(data.tables, out_dir / "figures")
     stems = {name: f"figures/{name}" for name in figures}
     content = ReportData(
@@ -57,6 +65,7 @@ def write_report(data: ReportData, out_dir: Path) -> ReportFiles:
         examples=data.examples,
         roots=data.roots,
         figures=stems,
+        questions=data.questions,
     )
     md = out_dir / "report.md"
     md.write_text(render_markdown(content), encoding="utf-8")
@@ -74,5 +83,6 @@ __all__ = [
     "ReportTables",
     "StepView",
     "build_tables",
+    "question_table",
     "write_report",
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from study.report.tables import ReportTables
@@ -144,6 +145,8 @@ class ReportData:
         examples: example response pairs with labeled steps.
         roots: ontology root names in document order (fixes the step-label colours).
         figures: figure name → file stem (``figures/forest``) of the SVG and PNG files.
+        questions: per-question drift (:func:`study.report.tables.question_table`), with
+            the question texts; ``None`` when not available.
     """
 
     title: str
@@ -153,3 +156,4 @@ class ReportData:
     examples: tuple[ExamplePair, ...] = ()
     roots: tuple[str, ...] = ()
     figures: dict[str, str] = field(default_factory=dict)
+    questions: pd.DataFrame | None = None

@@ -104,13 +104,19 @@ Cell = Callable[[Any], str]
 _T = ' class="t"'  # left-aligned text column
 
 
-def table(df: pd.DataFrame, columns: Sequence[tuple[str, str, Cell | None]]) -> str:
+def table(
+    df: pd.DataFrame,
+    columns: Sequence[tuple[str, str, Cell | None]],
+    *,
+    text: Sequence[str] = (),
+) -> str:
     """Render ``df`` as an HTML table.
 
     Args:
         df: the rows.
         columns: ``(column, header, render)``; ``render`` returns trusted HTML built from
             the value and must escape it itself; ``None`` means: escape the formatted value.
+        text: extra left-aligned (text) columns.
     """
     if df.empty:
         return '<p class="muted">No rows.</p>'
@@ -130,6 +136,7 @@ def table(df: pd.DataFrame, columns: Sequence[tuple[str, str, Cell | None]]) -> 
         "null_note",
         "metric_a",
         "metric_b",
+        *text,
     }
     head = "".join(f"<th{_T if c in text_cols else ''}>{esc(h)}</th>" for c, h, _ in columns)
     body = []
@@ -441,6 +448,22 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
         parts.extend(_example(ex, data.roots) for ex in data.examples)
     else:
         parts.append('<p class="muted">No example pairs available.</p>')
+
+    # -- questions
+    if data.questions is not None and not data.questions.empty:
+        q = data.questions
+        cols: list[tuple[str, str, Cell | None]] = [
+            ("question_id", "question id", None),
+            ("question", "question", None),
+            ("pairs", "pairs", None),
+        ]
+        cols += [(c, c.replace("_", " "), None) for c in q.columns[3:]]
+        parts.append("<h2>Questions</h2>")
+        parts.append(
+            f"<details><summary>Mean drift per question and condition class "
+            f"({len(q)} questions)</summary>{table(q, cols, text=('question_id', 'question'))}"
+            "</details>"
+        )
 
     # -- provenance
     parts.append("<h2>Provenance</h2>")

@@ -258,6 +258,20 @@ def render_markdown(data: ReportData) -> str:
     out.extend(_example(ex, data.roots) for ex in data.examples)
     if not data.examples:
         out.append("_No example pairs available._\n")
+    if data.questions is not None and not data.questions.empty:
+        q = data.questions
+        out.append("## Questions\n")
+        out.append(
+            md_table(
+                q,
+                [
+                    ("question_id", "question id", None),
+                    ("question", "question", None),
+                    ("pairs", "pairs", None),
+                ]
+                + [(c, c.replace("_", " "), None) for c in q.columns[3:]],
+            )
+        )
     out.append("## Provenance\n")
     soft = ", ".join(f"{k} {v}" for k, v in prov.software.items())
     out.append(

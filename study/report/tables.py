@@ -17,6 +17,9 @@ Tables (one row per …):
 * ``agreement`` — model × metric pair: Spearman ρ and Pearson r of condition means;
 * ``condition_means`` — model × condition: mean drift of each metric (the DTW–SRI scatter);
 * ``mixed_model`` — model × metric × term: the random-intercept model's fixed effects.
+
+:func:`question_table` (per-question drift by class, with the question text) is the one
+table computed from the drift table itself rather than from the statistics.
 """
 
 from __future__ import annotations
@@ -347,20 +350,63 @@ def build_tables(stats: dict[str, Any]) -> ReportTables:
     )
 
 
-def write_tables(tables: ReportTables, folder: Path) -> dict[str, list[Path]]:
-    """Write every table as ``NAME.csv``, ``NAME.parquet`` and ``NAME.json`` into ``folder``.
+def write_frames(frames: dict[str, pd.DataFrame], folder: Path) -> dict[str, list[Path]]:
+    """Write each frame as ``NAME.csv``, ``NAME.parquet`` and ``NAME.json`` into ``folder``.
 
     JSON is a list of records with NaN written as ``null``.
 
     Returns:
-        Table name → the three written paths.
+        Frame name → the three written paths.
     """
     folder.mkdir(parents=True, exist_ok=True)
     written: dict[str, list[Path]] = {}
-    for name, df in tables.items():
+    for name, df in frames.items():
         csv, parquet, js = (folder / f"{name}.{ext}" for ext in ("csv", "parquet", "json"))
         df.to_csv(csv, index=False)
         df.to_parquet(parquet, index=False)
         js.write_text(df.to_json(orient="records", indent=2, double_precision=15) + "\n")
         written[name] = [csv, parquet, js]
     return written
+
+
+def write_tables(tables: ReportTables, folder: Path) -> dict[str, list[Path]]:
+    """Write every report table (see :func:`write_frames`) into ``folder``."""
+    return write_frames(dict(tables.items()), folder)
+
+
+def question_table(drift: pd.DataFrame, texts: dict[str, str]) -> pd.DataFrame:
+    """Per-question mean drift by condition class and metric (from the drift table).
+
+    Args:
+        drift: the ``drift.csv`` rows (``question_id``, ``condition_class``, metric columns).
+        texts: question id → question text (untrusted; renderers escape it).
+
+    Returns:
+        One row per question: ``question_id``, ``question``, ``pairs`` and one
+        ``METRIC_CLASS`` column per metric and class (e.g. ``dtw_life_event``).
+    """
+    metrics = [c for c in drift.columns if c in ("dtw", "sri")] or [
+        c
+        for c in drift.columns
+        if c not in ("model", "question_id", "condition", "condition_class", "sample")
+        and not str(c).startswith("n_")
+        and pd.api.types.is_numeric_dtype(drift[c])
+    ]
+    if drift.empty:
+        return pd.DataFrame(columns=["question_id", "question", "pairs"])
+    keys = drift["question_id"].astype(str)
+    means = drift.assign(question_id=keys).pivot_table(
+        index="question_id", columns="condition_class", values=metrics, aggfunc="mean"
+    )
+    classes = sorted(
+        {str(k) for k in drift["condition_class"]},
+        key=lambda k: _CLASS_RANK.get(k, len(_CLASS_RANK)),
+    )
+    out = pd.DataFrame(index=means.index)
+    for m in metrics:
+        for k in classes:
+            if (m, k) in means.columns:
+                out[f"{m}_{k}"] = means[(m, k)]
+    out.insert(0, "pairs", keys.value_counts().reindex(out.index).fillna(0).astype(int))
+    out.insert(0, "question", [texts.get(q, "") for q in out.index])
+    return out.reset_index().sort_values("question_id", kind="stable").reset_index(drop=True)

@@ -76,7 +76,15 @@ def test_report_folder_has_every_output(analysed: Analysed) -> None:
         svg = (out / "figures" / f"{fig}.svg").read_text()
         assert svg.lstrip().startswith("<?xml") and "<svg" in svg
         assert (out / "figures" / f"{fig}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    for table in ("conditions", "tiers", "validity", "calibration", "letters", "agreement"):
+    for table in (
+        "conditions",
+        "tiers",
+        "validity",
+        "calibration",
+        "letters",
+        "agreement",
+        "questions",
+    ):
         csv = pd.read_csv(out / "tables" / f"{table}.csv")
         parquet = pd.read_parquet(out / "tables" / f"{table}.parquet")
         records = json.loads((out / "tables" / f"{table}.json").read_text())
