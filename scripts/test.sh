@@ -6,8 +6,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh dev
 
 started_pg=0
+started_ls=0
 cleanup() {
   if [ "$started_pg" = 1 ]; then scripts/ci/postgres.sh --stop >/dev/null 2>&1 || true; fi
+  if [ "$started_ls" = 1 ]; then scripts/ci/labelstudio.sh --stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 
@@ -17,6 +19,15 @@ if [ "${DRIFTLENS_SKIP_POSTGRES:-0}" != "1" ]; then
   pg_env="$(scripts/ci/postgres.sh)"
   eval "$pg_env"
   started_pg=1
+fi
+
+# Label Studio 1.23.2 for the human-studies tests (own virtualenv, reused between runs;
+# 127.0.0.1; temporary data; generated admin and token). In CI a missing server is an
+# error, not a skip (tests/annotation/conftest.py).
+if [ "${DRIFTLENS_SKIP_LABELSTUDIO:-0}" != "1" ]; then
+  ls_env="$(scripts/ci/labelstudio.sh)"
+  eval "$ls_env"
+  started_ls=1
 fi
 
 # Debian chromium for the browser tests (Playwright drives it; no browser download).
