@@ -389,3 +389,34 @@ class SimStudioBackend:
             if i % 64 == 63:
                 await asyncio.sleep(0)
         return results
+
+
+def answer_studio_messages(
+    messages: Sequence[tuple[str, str]],
+    *,
+    seed: int | None = None,
+    sample_index: int = 0,
+    config: SimLabelConfig | None = None,
+) -> str | None:
+    """The simulated answer to a studio request, or ``None`` for any other conversation.
+
+    This is the hook for the HTTP simulator (``SimServer``): when a chat's system message
+    starts with a studio marker, answer it with this instead of a generated response.
+
+    Args:
+        messages: ``(role, content)`` pairs.
+        seed: The request's sampling seed.
+        sample_index: The repeated-sample index (``n`` position).
+        config: How labels err (default: a perfect labeler).
+    """
+    system = next((c for r, c in messages if r == "system"), "")
+    if not system.startswith((LABELING_MARKER, REWRITE_MARKER, PARAPHRASE_MARKER)):
+        return None
+    from llm.types import ChatMessage, SamplingParams
+
+    request = ChatRequest(
+        messages=tuple(ChatMessage(role=r, content=c) for r, c in messages),
+        sampling=SamplingParams(seed=seed),
+        sample_index=sample_index,
+    )
+    return SimStudioBackend(config).answer(request).text
