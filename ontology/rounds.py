@@ -143,11 +143,15 @@ def label_responses(
             }
             futures: dict[str, Future[list[list[StepLabelResult]]]] = {}
             results: dict[str, list[list[StepLabelResult]]] = {}
-            for spec, batch in jobs.items():
-                if not batch:
+            # Offline labelers go to worker threads first; LLM labelers then send their
+            # requests from this thread (they use the session for the request cache).
+            offline = [s for s in labelers if parse_labeler_spec(s).kind in OFFLINE_KINDS]
+            online = [s for s in labelers if s not in offline]
+            for spec in [*offline, *online]:
+                if not jobs[spec]:
                     continue
-                items = [LabelItem(str(r.id), tuple(r.steps), repeat) for r in batch]
-                if parse_labeler_spec(spec).kind in OFFLINE_KINDS:
+                items = [LabelItem(str(r.id), tuple(r.steps), repeat) for r in jobs[spec]]
+                if spec in offline:
                     futures[spec] = pool.submit(label_items, made[spec], items, ontology=doc)
                 else:
                     results[spec] = label_items(made[spec], items, ontology=doc, session=session)

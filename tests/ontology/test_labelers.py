@@ -185,3 +185,28 @@ def test_split_definition_reads_trigger_and_exclusion_lines() -> None:
     prose, t, x = split_definition("Keeps things safe.\nTriggers: a, b c\nExclusions: d.")
     assert (prose, t, x) == ("Keeps things safe.", ("a", "b c"), ("d",))
     assert split_definition("Only prose.") == ("Only prose.", None, None)
+
+
+def test_llm_labeler_over_http_stores_and_counts_what_it_cannot_parse(
+    sim_run: str, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real OpenAI-compatible endpoint (the simulator's server) that answers labeling
+    requests with a generated response: every reply fails the strict parse, gets one repair
+    request, and is stored as ``unparseable`` with its raw text; requests are cached."""
+    from sqlmodel import select
+
+    from llm.sim.server import SimServer
+    from ontology.rounds import run_round
+    from storage.models import LLMCacheEntry, StepLabel
+
+    spec = "llm:openai-api/simhttp/sim/default"
+    with SimServer() as url:
+        monkeypatch.setenv("SIMHTTP_BASE_URL", url)
+        monkeypatch.setenv("SIMHTTP_API_KEY", "k")
+        result = run_round(sim_run, ["sim", spec], session=session, sample=5, seed=1)
+    stats = result.stats[spec]
+    assert stats["labeled_now"] == 5 and stats["unparseable"] == stats["steps"] > 0
+    labels = session.exec(select(StepLabel).where(StepLabel.parse_status == "unparseable")).all()
+    assert len(labels) == stats["steps"]
+    assert all(lab.symbol == UNMAPPED and "repair" in (lab.raw_output or "") for lab in labels)
+    assert len(session.exec(select(LLMCacheEntry)).all()) >= 10  # first tries and repairs
