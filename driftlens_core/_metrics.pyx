@@ -287,6 +287,17 @@ cdef extern from *:
     #endif
     }
 
+    /* Ask for the chunk's bytes ahead of the (shape-ordered, so random) reads. */
+    static void dl_prefetch(const uint8_t *p, int64_t n)
+    {
+        int64_t i;
+    #if defined(__GNUC__)
+        for (i = 0; i < n; i += 64) __builtin_prefetch(p + i);
+    #else
+        (void)p; (void)n; (void)i;
+    #endif
+    }
+
     /* Narrow symbols known to be below 256 to bytes. */
     static void dl_narrow(const int32_t *restrict src, uint8_t *restrict dst, int64_t n)
     {
@@ -304,6 +315,7 @@ cdef extern from *:
     const char *dl_simd
     double dl_sqrt(double x) noexcept nogil
     void dl_narrow(const int32_t *src, uint8_t *dst, int64_t n) noexcept nogil
+    void dl_prefetch(const uint8_t *p, int64_t n) noexcept nogil
     void dl_gather(const uint8_t *base, const int64_t *start, const int32_t *len,
                    int nl, int rows, uint8_t *S) noexcept nogil
 
@@ -706,15 +718,18 @@ cdef inline bint _lane_pair(Py_ssize_t n, Py_ssize_t m, bint lanes_ok) noexcept 
 
 def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
                const int32_t[::1] osym, const int64_t[::1] ooff,
-               Py_ssize_t K, double alpha):
+               Py_ssize_t K, double alpha,
+               const uint8_t[::1] bbytes=None, const uint8_t[::1] obytes=None):
     """DTW, normalised Levenshtein, JS distance and SRI of every pair ``(base_i, other_i)``.
 
     Returns four new float64 arrays. Inputs are packed, validated sequences with symbols
-    below ``K`` (see :class:`driftlens_core.metrics.PackedSequences`).
+    below ``K`` (see :class:`driftlens_core.metrics.PackedSequences`); ``bbytes`` and
+    ``obytes`` may give the same symbols as bytes (K <= 255) followed by 16 bytes of
+    padding, which saves narrowing them here.
 
-    Pairs are taken in chunks of ``CHUNK`` so that the chunk's symbols (copied to bytes
-    in one streaming pass) and results stay in cache while the chunk is counting-sorted
-    by shape and gathered into lane groups.
+    Pairs are taken in chunks of ``CHUNK`` so that the chunk's symbols (as bytes) and
+    results stay in cache while the chunk is counting-sorted by shape and gathered into
+    lane groups.
     """
     cdef Py_ssize_t N = boff.shape[0] - 1
     if N < 0 or ooff.shape[0] - 1 != N:
@@ -731,6 +746,9 @@ def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
     cdef Py_ssize_t p, n, m, nlane = 0, maxn = 0, maxm = 0, maxlen = 0, nscalar = 0, key
     cdef Py_ssize_t c0, c1, bspan = 0, ospan = 0
     cdef bint lanes_ok = K <= 255
+    cdef bint have_bytes = bbytes is not None and obytes is not None and lanes_ok
+    if have_bytes and (bbytes.shape[0] < bsym.shape[0] + 16 or obytes.shape[0] < osym.shape[0] + 16):
+        raise ValueError("byte copies of the symbols must be padded with 16 bytes")
     with nogil:
         for p in range(N):
             n = boff[p + 1] - boff[p]
@@ -747,7 +765,7 @@ def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
                     maxlen = n
                 if m > maxlen:
                     maxlen = m
-        if nlane:
+        if nlane and not have_bytes:
             c0 = 0
             while c0 < N:
                 c1 = c0 + CHUNK if c0 + CHUNK < N else N
@@ -759,8 +777,8 @@ def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
     cdef int64_t[::1] order = np.empty(CHUNK, dtype=np.int64)
     cdef int64_t[::1] bucket = np.empty(maxn * maxm + 1, dtype=np.int64)
     # + 16: dl_gather reads up to 15 bytes past a sequence
-    cdef uint8_t[::1] b8 = np.zeros(bspan + 16, dtype=np.uint8)
-    cdef uint8_t[::1] o8 = np.zeros(ospan + 16, dtype=np.uint8)
+    cdef const uint8_t[::1] b8 = bbytes if have_bytes else np.zeros(bspan + 16, dtype=np.uint8)
+    cdef const uint8_t[::1] o8 = obytes if have_bytes else np.zeros(ospan + 16, dtype=np.uint8)
     # x log x for every integer the lane path can meet (a + b <= 2nm)
     cdef Py_ssize_t nxl = max(2 * maxn * maxm + 1, min(2 * maxlen * maxlen + 1, 1 << 16))
     cdef double[::1] xl = _xlogx_table(nxl)
@@ -800,11 +818,17 @@ def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
                         c = bucket[key]
                         order[c] = p
                         bucket[key] = c + 1
-                # one streaming pass: the chunk's symbols as bytes (all below K <= 255)
-                b0 = boff[c0]
-                o0 = ooff[c0]
-                dl_narrow(&bsym[0] + b0, &b8[0], boff[c1] - b0)
-                dl_narrow(&osym[0] + o0, &o8[0], ooff[c1] - o0)
+                if have_bytes:
+                    b0 = 0
+                    o0 = 0
+                    dl_prefetch(&b8[0] + boff[c0], boff[c1] - boff[c0])
+                    dl_prefetch(&o8[0] + ooff[c0], ooff[c1] - ooff[c0])
+                else:
+                    # one streaming pass: the chunk's symbols as bytes (all below K <= 255)
+                    b0 = boff[c0]
+                    o0 = ooff[c0]
+                    dl_narrow(&bsym[0] + b0, <uint8_t *>&b8[0], boff[c1] - b0)
+                    dl_narrow(&osym[0] + o0, <uint8_t *>&o8[0], ooff[c1] - o0)
                 _lane_groups(&b8[0], &o8[0], b0, o0,
                              &bsym[0] if bsym.shape[0] else NULL, &boff[0],
                              &osym[0] if osym.shape[0] else NULL, &ooff[0],

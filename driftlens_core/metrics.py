@@ -172,6 +172,9 @@ class PackedSequences:
     symbols: npt.NDArray[Any]
     offsets: npt.NDArray[Any]
     max_symbol: int = field(init=False)
+    # The symbols as bytes plus 16 bytes of padding when they all fit (the compiled lane
+    # kernels read these directly), else None.
+    _bytes: npt.NDArray[np.uint8] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         sym = _symbols(self.symbols, "PackedSequences.symbols")
@@ -206,7 +209,14 @@ class PackedSequences:
         off.flags.writeable = False
         object.__setattr__(self, "symbols", sym32)
         object.__setattr__(self, "offsets", off)
-        object.__setattr__(self, "max_symbol", int(sym32.max()) if sym32.size else -1)
+        top = int(sym32.max()) if sym32.size else -1
+        object.__setattr__(self, "max_symbol", top)
+        as_bytes = None
+        if top < _BYTE_ALPHABET:
+            as_bytes = np.zeros(sym32.size + 16, dtype=np.uint8)
+            as_bytes[: sym32.size] = sym32
+            as_bytes.flags.writeable = False
+        object.__setattr__(self, "_bytes", as_bytes)
 
     def __len__(self) -> int:
         return int(self.offsets.size - 1)
@@ -654,12 +664,16 @@ def pair_drift(
         )
     top = max(pb.max_symbol, po.max_symbol)
     bsym, osym = pb.symbols, po.symbols
+    bbytes, obytes = pb._bytes, po._bytes
     if top >= _BYTE_ALPHABET:
+        bbytes = obytes = None
         _, inverse = np.unique(np.concatenate([bsym, osym]), return_inverse=True)
         inverse = inverse.astype(np.int32)
         bsym, osym = inverse[: bsym.size], inverse[bsym.size :]
         top = int(inverse.max()) if inverse.size else -1
-    dtw, lev, jsd, sri_ = mod.pair_drift(bsym, pb.offsets, osym, po.offsets, top + 1, weight)
+    dtw, lev, jsd, sri_ = mod.pair_drift(
+        bsym, pb.offsets, osym, po.offsets, top + 1, weight, bbytes, obytes
+    )
     return PairDrift(
         dtw=dtw, levenshtein=lev, jsd=jsd, sri=sri_, alpha=weight, implementation="compiled"
     )

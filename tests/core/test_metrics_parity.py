@@ -192,3 +192,18 @@ def test_every_lane_kernel_variant_agrees(level: str) -> None:
         _metrics._limit_simd("avx2")
     for name in ("dtw", "levenshtein", "jsd", "sri"):
         np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=0, atol=TOL)
+
+
+def test_byte_copies_and_narrowing_agree() -> None:
+    # PackedSequences hands the kernel byte copies; without them it narrows per chunk
+    from driftlens_core import _metrics
+
+    rng = np.random.default_rng(5)
+    base, other = _random_pairs(rng, 9000, 12, 0, 20)  # more than one chunk
+    pb, po = pack_sequences(base), pack_sequences(other)
+    with use_implementation("compiled"):
+        via_bytes = pair_drift(pb, po)
+    k = max(pb.max_symbol, po.max_symbol) + 1
+    narrowed = _metrics.pair_drift(pb.symbols, pb.offsets, po.symbols, po.offsets, k, 0.5)
+    for name, values in zip(("dtw", "levenshtein", "jsd", "sri"), narrowed, strict=True):
+        np.testing.assert_array_equal(getattr(via_bytes, name), values)
