@@ -231,9 +231,11 @@ def pull(
             if s.ls_project_id is not None
             and (s.ls_url or "").rstrip("/") == client.url.rstrip("/")
         ]
-        # Only the newest study of each kind is live.
-        seen: set[str] = set()
-        studies = [s for s in studies if not (s.name in seen or seen.add(s.name))]  # type: ignore[func-returns-value]
+        # Only the newest study of each kind is live (list_studies is newest first).
+        newest: dict[str, Study] = {}
+        for s in studies:
+            newest.setdefault(s.name, s)
+        studies = list(newest.values())
     emails = {u.id: u.email or None for u in client.list_users()}
     return [
         _pull_one(s, client=client, session=session, emails=emails, progress=progress)

@@ -223,6 +223,29 @@ def test_question_checks_end_to_end(
     assert loose.json()["dropped_fast"] == 0
 
 
+def test_deleted_project_is_one_sentence_and_new_project_recovers(
+    run_cli: Any, ls_connection: LabelStudioConnection
+) -> None:
+    import httpx
+
+    with open_workspace_session(resolve_settings()) as s:
+        seed(s)
+    project_id = run_cli("annotate", "push", "persona_pair", "--json").json()["project_id"]
+    httpx.delete(
+        f"{ls_connection.url}/api/projects/{project_id}",
+        headers={"Authorization": f"Token {ls_connection.api_key}"},
+        timeout=60,
+    ).raise_for_status()
+    for args in (("annotate", "push", "persona_pair"), ("annotate", "pull", "persona_pair")):
+        res = run_cli(*args)
+        assert res.code != 0
+        (line,) = res.err.strip().splitlines()
+        assert f"Label Studio project {project_id} no longer exists" in line, line
+    fresh = run_cli("annotate", "push", "persona_pair", "--new-project", "--json").json()
+    assert fresh["project_id"] != project_id and fresh["imported"] == 4
+    assert run_cli("annotate", "pull", "--json").code == 0
+
+
 def test_every_study_pushes_pulls_and_applies(run_cli: Any, ls_client: LabelStudioClient) -> None:
     with open_workspace_session(resolve_settings()) as s:
         seed(s)

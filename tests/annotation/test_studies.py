@@ -110,3 +110,43 @@ def test_connection_comes_from_env_or_the_local_server(
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", "secret-token")
     conn = resolve_connection(workspace)
     assert conn.url == "http://127.0.0.1:9" and "secret-token" not in repr(conn)
+
+
+class _FakeLabelStudio:
+    """A tiny HTTP server answering /api/version with a chosen release."""
+
+    def __init__(self, release: str) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        body = json.dumps({"release": release}).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_unsupported_version_is_one_clear_sentence() -> None:
+    fake = _FakeLabelStudio("0.9.1")
+    try:
+        client = LabelStudioClient(LabelStudioConnection(url=fake.url, api_key="k" * 40))
+        with pytest.raises(ServiceError, match=r"Label Studio 0\.9\.1 at .* is not supported"):
+            client.check()
+    finally:
+        fake.close()
