@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import json
 import platform
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -70,7 +71,7 @@ from storage.models import (
     StepLabel,
 )
 from storage.repo.analyses import list_analyses, record_analysis
-from study.drift import build_drift_table
+from study.drift import Trajectory, build_drift_table
 from study.report import (
     ExamplePair,
     Provenance,
@@ -106,7 +107,8 @@ class AnalysisConfig(BaseModel):
 
     Attributes:
         version: schema version of this record.
-        run: generation run name.
+        run: generation run name (the first, when several runs are analysed together).
+        runs: every analysed run (one model each).
         labeler: labeler spec string.
         ontology_version: ``name@N`` of the ontology version the labels belong to.
         bootstrap: cluster-bootstrap replicates B.
@@ -121,6 +123,7 @@ class AnalysisConfig(BaseModel):
 
     version: int = 1
     run: str
+    runs: tuple[str, ...] = ()
     labeler: str
     ontology_version: str
     bootstrap: int = DEFAULT_BOOTSTRAP
@@ -270,7 +273,7 @@ def _step_views(
 def select_examples(
     pairs: pd.DataFrame,
     *,
-    run: GenerationRun,
+    run_of: dict[str, GenerationRun],
     labeler_id: int,
     version: OntologyVersion,
     per_class: int,
@@ -280,6 +283,14 @@ def select_examples(
 
     The choice is deterministic (ties broken by question, condition, sample) so the same
     analysis shows the same examples.
+
+    Args:
+        pairs: the pair table (``model`` holds the model label of :func:`load_runs`).
+        run_of: model label → the run its responses belong to.
+        labeler_id: the labeler whose labels to show.
+        version: the ontology version of the labels.
+        per_class: examples per condition class.
+        session: open session.
     """
     if pairs.empty or per_class <= 0:
         return ()
@@ -302,16 +313,21 @@ def select_examples(
                 break
     out: list[ExamplePair] = []
     for rec in chosen:
+        run = run_of.get(str(rec["model"]))
+        if run is None:
+            continue
         question = session.exec(
             select(Question).where(Question.external_id == str(rec["question_id"]))
         ).first()
         if question is None:
             continue
 
-        def response(condition: str, sample: int, question_id: int) -> Response | None:
+        def response(
+            condition: str, sample: int, question_id: int, run_id: int | None = run.id
+        ) -> Response | None:
             return session.exec(
                 select(Response)
-                .where(Response.run_id == run.id)
+                .where(Response.run_id == run_id)
                 .where(Response.question_id == question_id)
                 .where(Response.condition == condition)
                 .where(Response.sample == sample)
@@ -347,20 +363,11 @@ def select_examples(
     return tuple(out)
 
 
-def _provenance(
-    *,
-    run: GenerationRun,
-    model: ModelSpec | None,
-    version: OntologyVersion,
-    labeler: LabelerSpec,
-    config: AnalysisConfig,
-    n_pairs: int,
-    skipped: dict[str, int],
-) -> Provenance:
-    return Provenance(
-        run=run.name,
-        simulated=bool(run.simulated or (model is not None and model.simulated)),
-        model=(
+def _run_record(run: GenerationRun, model: ModelSpec | None) -> dict[str, Any]:
+    return {
+        "run": run.name,
+        "simulated": bool(run.simulated or (model is not None and model.simulated)),
+        "model": (
             {
                 "spec": model.spec,
                 "provider": model.provider,
@@ -372,9 +379,31 @@ def _provenance(
             if model is not None
             else {"spec": str(run.model_spec_id)}
         ),
-        sampling=dict(run.sampling),
-        prompt_version=run.prompt_version,
-        run_config=dict(run.config),
+        "sampling": dict(run.sampling),
+        "prompt_version": run.prompt_version,
+        "run_config": dict(run.config),
+    }
+
+
+def _provenance(
+    *,
+    runs: list[tuple[GenerationRun, ModelSpec | None]],
+    version: OntologyVersion,
+    labeler: LabelerSpec,
+    config: AnalysisConfig,
+    n_pairs: int,
+    skipped: dict[str, int],
+) -> Provenance:
+    records = [_run_record(run, model) for run, model in runs]
+    first = records[0]
+    return Provenance(
+        run=", ".join(r["run"] for r in records),
+        simulated=any(r["simulated"] for r in records),
+        model=first["model"],
+        sampling=first["sampling"],
+        prompt_version=first["prompt_version"],
+        run_config=first["run_config"],
+        runs=records,
         ontology={
             "id": version.id,
             "name": version.name,
@@ -408,11 +437,56 @@ def _provenance(
     )
 
 
+def _run_names(run_name: str | Sequence[str]) -> list[str]:
+    names = [run_name] if isinstance(run_name, str) else list(run_name)
+    # "a,b" is accepted too, so one CLI/page string can name several runs.
+    out = [n.strip() for name in names for n in name.split(",") if n.strip()]
+    if not out:
+        raise InputError("Name at least one generation run.")
+    return list(dict.fromkeys(out))
+
+
+def load_runs(
+    run_names: Sequence[str],
+    labeler_spec: str,
+    *,
+    session: Session,
+    version: OntologyVersion,
+) -> tuple[list[Trajectory], dict[str, GenerationRun]]:
+    """Trajectories of several runs, with one model label per run.
+
+    The label is the run's model spec; when two runs share a model spec the run name is
+    appended (``spec [run]``), so their drift is never pooled as one model.
+
+    Returns:
+        The trajectories and the map model label → run.
+    """
+    runs = [_require_run(name, session=session) for name in run_names]
+    specs = {run.name: session.get(ModelSpec, run.model_spec_id) for run in runs}
+    counts: dict[str, int] = {}
+    for run in runs:
+        spec = specs[run.name]
+        key = spec.spec if spec is not None else str(run.model_spec_id)
+        counts[key] = counts.get(key, 0) + 1
+    trajectories: list[Trajectory] = []
+    run_of: dict[str, GenerationRun] = {}
+    for run in runs:
+        spec = specs[run.name]
+        key = spec.spec if spec is not None else str(run.model_spec_id)
+        label = key if counts[key] == 1 else f"{key} [{run.name}]"
+        run_of[label] = run
+        for t in load_trajectories(
+            run.name, labeler_spec, session=session, ontology_version=version.id
+        ):
+            trajectories.append(t if t.model == label else replace(t, model=label))
+    return trajectories, run_of
+
+
 # -------------------------------------------------------------------------- service
 
 
 def analyze_run(
-    run_name: str,
+    run_name: str | Sequence[str],
     labeler_spec: str,
     *,
     session: Session,
@@ -424,10 +498,11 @@ def analyze_run(
     label_first: bool = False,
     progress: Progress | None = None,
 ) -> AnalysisResult:
-    """Analyse drift of one run under one labeler and write the report folder.
+    """Analyse drift of one run (or several: one model each) and write the report folder.
 
     Args:
-        run_name: the generation run.
+        run_name: the generation run, or several (a sequence or ``"a,b"``); each run's
+            model is analysed separately and shown side by side.
         labeler_spec: labeler whose step labels define the trajectories (e.g. ``keywords``).
         session: open session (the caller commits).
         out_dir: report folder (created; existing report files are replaced).
@@ -439,7 +514,7 @@ def analyze_run(
         progress: ``(done, total)`` callback for the labeling pass.
 
     Returns:
-        The stored analysis and everything written.
+        The stored analysis (one ``Analysis`` row per run) and everything written.
 
     Raises:
         NotFoundError: no such run or ontology version.
@@ -448,32 +523,33 @@ def analyze_run(
     """
     if bootstrap < 1:
         raise InputError("--bootstrap must be at least 1.")
-    run = _require_run(run_name, session=session)
+    names = _run_names(run_name)
+    runs = [_require_run(name, session=session) for name in names]
     version = get_version(ontology_version, session=session)
     if label_first:
-        label_run(
-            run_name, labeler_spec, session=session, ontology_version=version.id, progress=progress
-        )
+        for name in names:
+            label_run(
+                name, labeler_spec, session=session, ontology_version=version.id, progress=progress
+            )
     labeler = ensure_labeler_spec(labeler_spec, session=session)
-    assert run.id is not None and version.id is not None and labeler.id is not None
+    assert version.id is not None and labeler.id is not None
     config = AnalysisConfig(
-        run=run.name,
+        run=names[0],
+        runs=tuple(names),
         labeler=labeler_spec,
         ontology_version=f"{version.name}@{version.version}",
         bootstrap=bootstrap,
         seed=seed,
         examples_per_class=examples_per_class,
     )
-    trajectories = load_trajectories(
-        run_name, labeler_spec, session=session, ontology_version=version.id
-    )
+    trajectories, run_of = load_runs(names, labeler_spec, session=session, version=version)
     table = build_drift_table(trajectories, alpha=config.sri_alpha)
     if table.rows.empty:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(table.skipped.items())) or "no responses"
         raise InputError(
-            f"Run {run_name!r} has no comparable responses under labeler {labeler_spec!r} "
-            f"({reasons}); label it first: driftlens label --run {run_name} "
-            f"--labeler {labeler_spec}"
+            f"Run {', '.join(names)!r} has no comparable responses under labeler "
+            f"{labeler_spec!r} ({reasons}); label it first: driftlens label --run "
+            f"{names[0]} --labeler {labeler_spec}"
         )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -494,10 +570,8 @@ def analyze_run(
     files["stats_json"] = out_dir / "stats.json"
     files["stats_json"].write_text(stats_json_text(stats), encoding="utf-8")
 
-    model = session.get(ModelSpec, run.model_spec_id)
     provenance = _provenance(
-        run=run,
-        model=model,
+        runs=[(run, session.get(ModelSpec, run.model_spec_id)) for run in runs],
         version=version,
         labeler=labeler,
         config=config,
@@ -518,7 +592,7 @@ def analyze_run(
     }
     examples = select_examples(
         table.rows,
-        run=run,
+        run_of=run_of,
         labeler_id=labeler.id,
         version=version,
         per_class=examples_per_class,
@@ -526,7 +600,7 @@ def analyze_run(
     )
     doc = document(version)
     data = ReportData(
-        title=f"DriftLens drift report — {run.name}",
+        title=f"DriftLens drift report — {', '.join(names)}",
         stats=stats,
         tables=tables,
         provenance=provenance,
@@ -544,24 +618,29 @@ def analyze_run(
         for p in paths:
             files[f"table_{name}_{p.suffix[1:]}"] = p
 
-    row = record_analysis(
-        run_id=run.id,
-        labeler_id=labeler.id,
-        ontology_version_id=version.id,
-        config=config.model_dump(mode="json"),
-        result={
-            "stats": stats,
-            "tiers": json.loads(tables.tiers.to_json(orient="records")),
-            "provenance": provenance.model_dump(mode="json"),
-            "files": {k: str(v) for k, v in files.items()},
-        },
-        implementation=provenance.implementation,
-        out_dir=str(out_dir.resolve()),
-        session=session,
-    )
-    assert row.id is not None
+    result = {
+        "stats": stats,
+        "tiers": json.loads(tables.tiers.to_json(orient="records")),
+        "provenance": provenance.model_dump(mode="json"),
+        "files": {k: str(v) for k, v in files.items()},
+    }
+    # One row per run, so each run's latest analysis is found from the run.
+    rows = [
+        record_analysis(
+            run_id=run.id or 0,
+            labeler_id=labeler.id,
+            ontology_version_id=version.id,
+            config=config.model_dump(mode="json"),
+            result=result,
+            implementation=provenance.implementation,
+            out_dir=str(out_dir.resolve()),
+            session=session,
+        )
+        for run in runs
+    ]
+    assert rows[0].id is not None
     return AnalysisResult(
-        analysis_id=row.id,
+        analysis_id=rows[0].id,
         out_dir=out_dir,
         files=files,
         config=config,
@@ -635,18 +714,16 @@ def analysis_examples(
     The drift table is rebuilt from the database rather than read from ``out_dir``, so the
     examples are available even when the report folder was moved.
     """
-    run = _require_run(stored.config.run, session=session)
     name, _, number = stored.config.ontology_version.partition("@")
     version = get_version(f"{name}@{number}" if number else name, session=session)
     labeler = ensure_labeler_spec(stored.config.labeler, session=session)
     assert labeler.id is not None
-    trajectories = load_trajectories(
-        run.name, stored.config.labeler, session=session, ontology_version=version.id
-    )
+    names = list(stored.config.runs) or [stored.config.run]
+    trajectories, run_of = load_runs(names, stored.config.labeler, session=session, version=version)
     table = build_drift_table(trajectories, alpha=stored.config.sri_alpha)
     return select_examples(
         table.rows,
-        run=run,
+        run_of=run_of,
         labeler_id=labeler.id,
         version=version,
         per_class=per_class,

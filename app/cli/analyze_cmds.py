@@ -30,7 +30,9 @@ def _fmt(x: object, digits: int = 3) -> str:
 
 def analyze_cmd(
     ctx: typer.Context,
-    run: str = typer.Option(..., "--run", help="Name of the generation run."),
+    run: list[str] = typer.Option(
+        ..., "--run", help="Generation run; repeat (or a,b) to put several models side by side."
+    ),
     labeler: str = typer.Option(..., "--labeler", help="Labeler spec whose labels to use."),
     out: Path = typer.Option(..., "--out", help="Report folder (created; files replaced)."),
     bootstrap: int = typer.Option(
@@ -53,7 +55,8 @@ def analyze_cmd(
     from ontology.versions import seed_ontologies
     from study.analysis import DEFAULT_SEED, analyze_run
 
-    with session_for(ctx) as session, progress_callback(f"labeling {run}") as update:
+    names = ", ".join(run)
+    with session_for(ctx) as session, progress_callback(f"labeling {names}") as update:
         seed_ontologies(session=session)
         result = analyze_run(
             run,
@@ -68,7 +71,7 @@ def analyze_cmd(
         )
     tiers = result.tables.tiers
     table = Table(
-        title=f"Drift tiers — {escape(run)} · {escape(labeler)} (B = {bootstrap})",
+        title=f"Drift tiers — {escape(names)} · {escape(labeler)} (B = {bootstrap})",
         title_justify="left",
     )
     for col in (
@@ -92,7 +95,7 @@ def analyze_cmd(
             str(rec["above_floor"]),
         )
     if result.simulated:
-        _out.print("[bold red]SIMULATED DATA[/] — the run's responses come from the simulator.")
+        _out.print("[bold red]SIMULATED DATA[/] — responses come from the drift simulator.")
     _out.print(table)
     for rec in result.tables.validity.to_dict(orient="records"):
         verdict = {True: "pass", False: "FAIL", None: "not run"}.get(rec["passed"], "not run")

@@ -190,13 +190,21 @@ version = left.selectbox("Ontology version", versions, index=default_version)
 bootstrap = int(right.number_input("Bootstrap replicates B", 100, 100_000, 2_000, step=500))
 seed = int(left.number_input("Seed", value=DEFAULT_SEED, step=1))
 label_first = right.checkbox("Label unlabeled responses first")
+others = st.multiselect(
+    "Add runs of other models (shown side by side)", [r for r in runs if r != run_name]
+)
 
 if st.button("Run analysis", type="primary"):
-    out_dir = page_settings().workspace / "reports" / f"{_slug(run_name)}-{_slug(labeler)}"
+    chosen = [run_name, *others]
+    out_dir = (
+        page_settings().workspace
+        / "reports"
+        / f"{'+'.join(_slug(r) for r in chosen)}-{_slug(labeler)}"
+    )
     try:
         with st.spinner("Computing drift and statistics…"), page_session() as session:
             result = analyze_run(
-                run_name,
+                chosen,
                 labeler,
                 session=session,
                 out_dir=out_dir,

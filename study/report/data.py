@@ -98,12 +98,14 @@ class Provenance(BaseModel):
 
     Attributes:
         version: schema version of this record.
-        run: generation run name.
-        simulated: whether the run's responses came from the drift simulator.
-        model: the model spec row (spec, provider, model, params).
-        sampling: the run's sampling parameters.
-        prompt_version: the generation prompt version.
-        run_config: the run's stored configuration (questions, perturbations, seeds…).
+        run: generation run name(s), comma-separated.
+        simulated: whether any run's responses came from the drift simulator.
+        model: the (first) run's model spec row (spec, provider, model, params).
+        sampling: the (first) run's sampling parameters.
+        prompt_version: the (first) run's generation prompt version.
+        run_config: the (first) run's stored configuration (questions, perturbations, seeds…).
+        runs: one record per analysed run: run, simulated, model, sampling,
+            prompt_version, run_config.
         ontology: name, version, id and content hash of the ontology version.
         labeler: the labeler spec (name, kind, prompt version, params).
         analysis: analysis parameters (bootstrap, seed, SRI alpha, metrics, unit).
@@ -123,6 +125,7 @@ class Provenance(BaseModel):
     sampling: dict[str, Any] = Field(default_factory=dict)
     prompt_version: str = ""
     run_config: dict[str, Any] = Field(default_factory=dict)
+    runs: list[dict[str, Any]] = Field(default_factory=list)
     ontology: dict[str, Any] = Field(default_factory=dict)
     labeler: dict[str, Any] = Field(default_factory=dict)
     analysis: dict[str, Any] = Field(default_factory=dict)

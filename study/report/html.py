@@ -24,7 +24,14 @@ from typing import Any
 
 import pandas as pd
 
-from study.report.data import CLASS_COLORS, CLASS_LABELS, ExamplePair, ReportData, StepView
+from study.report.data import (
+    CLASS_COLORS,
+    CLASS_LABELS,
+    ExamplePair,
+    Provenance,
+    ReportData,
+    StepView,
+)
 
 #: Colours of the ontology roots in document order; ``unmapped`` is grey.
 ROOT_COLORS: tuple[str, ...] = ("#4477AA", "#228833", "#CC6677", "#AA7700", "#882255", "#44AA99")
@@ -219,6 +226,20 @@ def _root_legend(roots: Sequence[str]) -> str:
     return "<p>Step labels by root: " + " ".join(chips) + "</p>"
 
 
+def simulated_note(prov: Provenance) -> str:
+    """Say which responses are simulated (all of them, or the named runs)."""
+    sims = [str(r.get("run", "")) for r in prov.runs if r.get("simulated")]
+    if prov.runs and len(sims) < len(prov.runs):
+        return (
+            f"the responses of run(s) {', '.join(sims)} come from the DriftLens drift "
+            "simulator with known doses, not from a real model."
+        )
+    return (
+        "these responses come from the DriftLens drift simulator with known doses, "
+        "not from a real model."
+    )
+
+
 def _pre_json(value: Any) -> str:
     return f"<pre>{esc(json.dumps(value, indent=2, sort_keys=True, default=str))}</pre>"
 
@@ -251,8 +272,7 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
     prov = data.provenance
     simulated = prov.simulated
     banner = (
-        '<div class="banner">SIMULATED DATA — these responses come from the DriftLens '
-        "drift simulator with known doses, not from a real model.</div>"
+        f'<div class="banner">SIMULATED DATA — {esc(simulated_note(prov))}</div>'
         if simulated
         else ""
     )
@@ -491,6 +511,8 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
     parts.append("<h3>Model spec</h3>" + _pre_json(prov.model))
     parts.append("<h3>Labeler spec</h3>" + _pre_json(prov.labeler))
     parts.append("<h3>Run configuration</h3>" + _pre_json(prov.run_config))
+    if len(prov.runs) > 1:
+        parts.append("<h3>Every analysed run</h3>" + _pre_json(prov.runs))
 
     title = ("[SIMULATED] " if simulated else "") + data.title
     return (

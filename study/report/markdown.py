@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from study.report.data import CLASS_LABELS, ExamplePair, ReportData, StepView
-from study.report.html import fmt, fmt_p
+from study.report.html import fmt, fmt_p, simulated_note
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>])")
 ROOT_MARKS: tuple[str, ...] = ("🟦", "🟩", "🟥", "🟧", "🟪", "🟫")
@@ -118,10 +118,7 @@ def render_markdown(data: ReportData) -> str:
     prov = data.provenance
     out: list[str] = [f"# {md_escape(data.title)}\n"]
     if prov.simulated:
-        out.append(
-            "> **⚠ SIMULATED DATA** — these responses come from the DriftLens drift "
-            "simulator with known doses, not from a real model.\n"
-        )
+        out.append(f"> **⚠ SIMULATED DATA** — {md_escape(simulated_note(prov))}\n")
     out.append(
         f"Run **{md_escape(prov.run)}** · model {md_escape(prov.model.get('spec', ''))} · "
         f"labeler {md_escape(prov.labeler.get('name', ''))} · ontology "
@@ -291,4 +288,6 @@ def render_markdown(data: ReportData) -> str:
     out.append("### Model spec\n\n" + _code_json(prov.model))
     out.append("### Labeler spec\n\n" + _code_json(prov.labeler))
     out.append("### Run configuration\n\n" + _code_json(prov.run_config))
+    if len(prov.runs) > 1:
+        out.append("### Every analysed run\n\n" + _code_json(prov.runs))
     return "\n".join(out)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import document, seed_ontologies
@@ -81,24 +81,42 @@ def build_sim_workspace(
     samples: int = 2,
     seed: int = 7,
     run_name: str = RUN,
+    model: str = "sim/test",
+    dose_scale: float = 1.0,
 ) -> SimWorkspace:
-    """Write questions, a catalog, a simulated run, responses and step labels."""
+    """Write questions, a catalog, a simulated run, responses and step labels.
+
+    Calling it again with another ``run_name`` and ``model`` adds a second run over the same
+    questions and catalog (``dose_scale`` multiplies the memory doses of that run).
+    """
     rng = np.random.default_rng(seed)
     version = seed_ontologies(session=session)[0]
     doc = document(version)
     leaves = list(doc.leaf_names)
     labeler = ensure_labeler_spec(LABELER, session=session)
-    catalog = PerturbationCatalog(name="test-catalog", version=1)
-    session.add(catalog)
-    session.flush()
-    perts: dict[str, Perturbation] = {}
-    for key, klass, category, text in STIMULI:
-        p = Perturbation(
-            catalog_id=catalog.id or 0, key=key, condition_class=klass, category=category, text=text
-        )
-        session.add(p)
-        perts[key] = p
-    spec = ModelSpec(spec="sim/test", provider="sim", model="test", simulated=True)
+    catalog = session.exec(
+        select(PerturbationCatalog).where(PerturbationCatalog.name == "test-catalog")
+    ).first()
+    if catalog is None:
+        catalog = PerturbationCatalog(name="test-catalog", version=1)
+        session.add(catalog)
+        session.flush()
+        for key, klass, category, text in STIMULI:
+            session.add(
+                Perturbation(
+                    catalog_id=catalog.id or 0,
+                    key=key,
+                    condition_class=klass,
+                    category=category,
+                    text=text,
+                )
+            )
+        session.flush()
+    perts = {
+        p.key: p
+        for p in session.exec(select(Perturbation).where(Perturbation.catalog_id == catalog.id))
+    }
+    spec = ModelSpec(spec=model, provider="sim", model=model.split("/")[-1], simulated=True)
     session.add(spec)
     session.flush()
     run = GenerationRun(
@@ -115,18 +133,20 @@ def build_sim_workspace(
     session.flush()
     n_responses = 0
     for i in range(n_questions):
-        q = Question(
-            external_id=f"q{i:03d}",
-            text=f"{SCRIPT_PROBE} Should I choose option {i} or wait a year?",
-            domains=["personal decision"],
-        )
-        session.add(q)
-        session.flush()
+        q = session.exec(select(Question).where(Question.external_id == f"q{i:03d}")).first()
+        if q is None:
+            q = Question(
+                external_id=f"q{i:03d}",
+                text=f"{SCRIPT_PROBE} Should I choose option {i} or wait a year?",
+                domains=["personal decision"],
+            )
+            session.add(q)
+            session.flush()
         base = [int(x) for x in rng.integers(len(leaves), size=int(rng.integers(4, 8)))]
         conditions = [("baseline", "none", None)] + [(k, c, perts[k]) for k, c, _, _ in STIMULI]
         for key, klass, pert in conditions:
             for s in range(samples):
-                seq = _edit(base, DOSES.get(klass, 0.0), len(leaves), rng)
+                seq = _edit(base, DOSES.get(klass, 0.0) * dose_scale, len(leaves), rng)
                 seq = _edit(seq, MODEL_NOISE, len(leaves), rng)
                 steps = [f"Weigh {leaves[x].lower()} first {IMG_PROBE}" for x in seq]
                 r = Response(

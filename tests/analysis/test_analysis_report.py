@@ -338,3 +338,35 @@ def test_condition_category_and_stats_frame() -> None:
         "n_base",
         "n_other",
     } == {"dtw", "sri"}
+
+
+def test_several_runs_are_models_side_by_side(workspace: Path, tmp_path: Path) -> None:
+    settings = _settings(workspace)
+    with open_workspace_session(settings) as session:
+        build_sim_workspace(session, n_questions=8, run_name="run-a", model="sim/a")
+        build_sim_workspace(
+            session, n_questions=8, run_name="run-b", model="sim/b", dose_scale=0.5, seed=8
+        )
+    out = tmp_path / "two"
+    with open_workspace_session(settings) as session:
+        result = analyze_run(
+            ["run-a", "run-b"], LABELER, session=session, out_dir=out, bootstrap=300, seed=2
+        )
+    assert set(result.stats["models"]) == {"sim/a", "sim/b"}
+    assert set(pd.read_csv(out / "drift.csv")["model"]) == {"sim/a", "sim/b"}
+    tiers = result.tables.tiers.set_index(["model", "metric", "class"])["mean_drift"]
+    # run-b got half the memory dose: its life-event tier sits below run-a's
+    assert tiers[("sim/b", "dtw", "life_event")] < tiers[("sim/a", "dtw", "life_event")]
+    page = (out / "report.html").read_text()
+    assert "run-a, run-b" in page and "Every analysed run" in page
+    with open_workspace_session(settings) as session:
+        for run in ("run-a", "run-b"):
+            stored = latest_analysis(run, session=session)
+            assert stored is not None and stored.config.runs == ("run-a", "run-b")
+    res = CliRunner().invoke(
+        build_app(),
+        ["stats", str(out / "drift.csv"), "--json", str(tmp_path / "x.json"),
+         "--bootstrap", "300", "--seed", "2"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "x.json").read_text()) == result.stats
