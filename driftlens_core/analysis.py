@@ -306,6 +306,13 @@ class StudyStats:
         }
 
 
+def _compact(codes: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Codes present in this model, renumbered ``0..K-1`` in order, in O(N) (no sort)."""
+    present = np.bincount(codes) > 0
+    index = np.cumsum(present) - 1
+    return np.flatnonzero(present), index[codes]
+
+
 def _analyze_model(
     inp: StatsInput,
     rows: NDArray[np.bool_] | slice,
@@ -320,8 +327,8 @@ def _analyze_model(
     x = inp.values[rows]
     samp = inp.sample[rows] if inp.sample is not None else None
     # compact codes for this model
-    q_keys, q = np.unique(q_all, return_inverse=True)
-    c_keys, c = np.unique(c_all, return_inverse=True)
+    q_keys, q = _compact(q_all)
+    c_keys, c = _compact(c_all)
     names = tuple(inp.condition_names[k] for k in c_keys)
     classes = tuple(inp.condition_classes[k] for k in c_keys)
     n_q, n_c = q_keys.size, c_keys.size

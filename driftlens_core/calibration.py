@@ -220,17 +220,23 @@ class NoiseDecomposition:
         }
 
 
+def _dense(groups: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Compact non-negative integer group codes to ``0..G-1`` in O(N) (no sort)."""
+    present = np.bincount(groups) > 0
+    index = np.cumsum(present) - 1
+    return index[groups], np.flatnonzero(present)
+
+
 def _pooled_within(values: NDArray[np.float64], groups: NDArray[np.int64]) -> tuple[float, float]:
-    """Pooled within-group variance and the mean group size (groups with ≥ 2 members)."""
-    _, inv, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    sums = np.bincount(inv, weights=values)
-    means = sums / counts
+    """Pooled within-group variance and the mean size of groups with ≥ 2 members."""
+    inv, _ = _dense(groups)
+    counts = np.bincount(inv)
+    means = np.bincount(inv, weights=values) / counts
     resid = values - means[inv]
     dof = int((counts - 1).sum())
     if dof <= 0:
         return float("nan"), float("nan")
     multi = counts[counts > 1]
-    # ANOVA "n0" for unbalanced groups: (N − Σn²/N)/(g − 1) on the groups with replicates
     size = float(multi.mean()) if multi.size else float("nan")
     return float((resid**2).sum() / dof), size
 
@@ -238,7 +244,8 @@ def _pooled_within(values: NDArray[np.float64], groups: NDArray[np.int64]) -> tu
 def _group_means(
     values: NDArray[np.float64], groups: NDArray[np.int64]
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    keys, inv = np.unique(groups, return_inverse=True)
+    """Means per group and the (sorted) group codes they belong to."""
+    inv, keys = _dense(groups)
     means = np.bincount(inv, weights=values) / np.bincount(inv)
     return means, keys
 

@@ -136,6 +136,29 @@ def _criterion(
     return crit, beta, a_inv, sigma2
 
 
+def _criterion_batch(
+    gammas: NDArray[np.float64],
+    d: _Design,
+    xty: NDArray[np.float64],
+    y_i: NDArray[np.float64],
+    yy: float,
+) -> NDArray[np.float64]:
+    """``−2ℓ_R`` (without constants) for many variance ratios at once (the grid search)."""
+    g = np.asarray(gammas, dtype=np.float64)
+    c = g[:, None] / (1.0 + g[:, None] * d.n_i[None, :])  # (G, Q)
+    a = d.xtx[None] - np.einsum("gq,qi,qj->gij", c, d.t, d.t, optimize=True)
+    b = xty[None] - (c * y_i[None]) @ d.t
+    yvy = yy - c @ (y_i * y_i)
+    beta = np.linalg.solve(a, b[..., None])[..., 0]
+    rss = np.maximum(yvy - np.einsum("gi,gi->g", b, beta), 1e-300)
+    dof = d.n_obs - d.p
+    _, logdet = np.linalg.slogdet(a)
+    out: NDArray[np.float64] = (
+        dof * np.log(rss / dof) + np.log1p(g[:, None] * d.n_i[None, :]).sum(axis=1) + logdet
+    )
+    return out
+
+
 def _observed_fe_cov(
     gamma: float,
     d: _Design,
@@ -233,10 +256,10 @@ def fit_random_intercept_sums(
     xty = np.concatenate([[y_i.sum()], s_c.sum(axis=0)[keep]])
 
     def f(log_g: float) -> float:
-        return _criterion(float(np.exp(log_g)), d, xty, y_i, yy)[0]
+        return float(_criterion_batch(np.array([np.exp(log_g)]), d, xty, y_i, yy)[0])
 
     grid = np.linspace(*_LOG_GAMMA_BOUNDS, 38)
-    vals = np.array([f(g) for g in grid])
+    vals = _criterion_batch(np.exp(grid), d, xty, y_i, yy)
     k = int(np.argmin(vals))
     lo = grid[max(k - 1, 0)]
     hi = grid[min(k + 1, grid.size - 1)]
