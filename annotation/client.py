@@ -160,12 +160,14 @@ class LabelStudioClient:
 
             # api_key is passed explicitly: the SDK's default reads the environment at
             # import time, which would ignore the local server's token.
-            self._sdk = LabelStudio(
-                base_url=self.connection.url,
-                api_key=self.connection.api_key,
-                timeout=self._timeout,
-                max_retries=0,
-            )
+            # The SDK inspects JWT-shaped keys on construction and may refuse them already.
+            with self._call("use the API token"):
+                self._sdk = LabelStudio(
+                    base_url=self.connection.url,
+                    api_key=self.connection.api_key,
+                    timeout=self._timeout,
+                    max_retries=0,
+                )
         return self._sdk
 
     @contextmanager

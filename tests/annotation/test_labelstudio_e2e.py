@@ -307,21 +307,23 @@ def test_wrong_token_is_one_sentence_for_every_command(
     with open_workspace_session(resolve_settings()) as s:
         seed(s)
     assert run_cli("annotate", "push", "question_checks").code == 0
-    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "0" * 40)
-    for args in (
-        ("annotate", "push", "question_checks"),
-        ("annotate", "pull"),
-        ("annotate", "status", "question_checks"),
-        ("annotate", "apply", "question_checks"),
-        ("annotate", "annotators"),
-        ("annotate", "invite"),
-    ):
-        res = run_cli(*args)
-        assert res.code != 0, args
-        lines = res.err.strip().splitlines()
-        assert len(lines) == 1, (args, res.err)
-        assert "rejected the API token" in lines[0], lines[0]
-        assert "0" * 40 not in res.err + res.out
+    # A legacy-looking token and a JWT-looking one (the SDK treats those differently).
+    for token in ("0" * 40, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"):
+        monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
+        for args in (
+            ("annotate", "push", "question_checks"),
+            ("annotate", "pull"),
+            ("annotate", "status", "question_checks"),
+            ("annotate", "apply", "question_checks"),
+            ("annotate", "annotators"),
+            ("annotate", "invite"),
+        ):
+            res = run_cli(*args)
+            assert res.code != 0, args
+            lines = res.err.strip().splitlines()
+            assert len(lines) == 1, (args, res.err)
+            assert "rejected the API token" in lines[0], lines[0]
+            assert token not in res.err + res.out
 
 
 def test_local_server_start_push_stop_and_the_stopped_server_message(
