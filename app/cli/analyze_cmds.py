@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from contextlib import nullcontext
 from pathlib import Path
 
 import typer
@@ -56,7 +57,10 @@ def analyze_cmd(
     from study.analysis import DEFAULT_SEED, analyze_run
 
     names = ", ".join(run)
-    with session_for(ctx) as session, progress_callback(f"labeling {names}") as update:
+    # One live display at a time: the labeling bar when labeling, else a spinner.
+    labeling = progress_callback(f"labeling {names}") if label else nullcontext(None)
+    status = nullcontext() if label else Console(stderr=True).status(f"Analysing {escape(names)}…")
+    with session_for(ctx) as session, labeling as update, status:
         seed_ontologies(session=session)
         result = analyze_run(
             run,

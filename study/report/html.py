@@ -53,7 +53,7 @@ th{background:#f4f4f4}td.t,th.t{text-align:left}
 .pass{color:#0a7d32;font-weight:600}.fail{color:#b00020;font-weight:600}.na{color:#666}
 .sig{font-weight:700}
 .klass{display:inline-block;padding:0 .4rem;border-radius:3px;color:#fff;font-size:.8rem}
-figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #eee}
+figure{margin:1rem 0}figure img{width:100%;max-width:960px;height:auto;border:1px solid #eee}
 figcaption{font-size:.85rem;color:#555}
 .pair{border:1px solid #ddd;border-radius:6px;padding:.8rem;margin:1rem 0}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:1rem}
