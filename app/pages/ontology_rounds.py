@@ -34,7 +34,8 @@ with st.form("new_round"):
     c1, c2, c3 = st.columns(3)
     sample = c1.number_input("Responses", min_value=1, value=100, step=10, key="sample")
     seed = c2.number_input("Seed", min_value=0, value=0, step=1, key="seed")
-    default = versions.index("driftlens@1") if "driftlens@1" in versions else 0
+    latest = [i for i, v in enumerate(versions) if v.startswith("driftlens@")]
+    default = latest[-1] if latest else 0  # the newest operational version
     version = c3.selectbox("Ontology version", versions, index=default, key="ontology")
     submitted = st.form_submit_button("Run round")
 
