@@ -255,24 +255,38 @@ def percentile_interval(
         n_clusters: clusters informing each column; ``None`` gives the plain percentile
             interval, otherwise Hesterberg's expanded interval (module docstring).
     """
+    (bounds,) = _intervals(replicates, (level,), n_clusters)
+    return bounds
+
+
+def _intervals(
+    replicates: NDArray[np.float64],
+    levels: tuple[float, ...],
+    n_clusters: ArrayLike | None,
+) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """Intervals at several levels with one partial sort per group of columns."""
     r = np.asarray(replicates, dtype=np.float64)
     if r.ndim == 1:
         r = r[:, None]
     k = r.shape[1]
-    tails = np.broadcast_to(expanded_tail(1.0 - level, n_clusters), (k,))
-    lo = np.full(k, np.nan)
-    hi = np.full(k, np.nan)
+    tails = np.stack(
+        [np.broadcast_to(expanded_tail(1.0 - lv, n_clusters), (k,)) for lv in levels], axis=1
+    )  # (k, L)
+    probs = np.concatenate([tails, 1.0 - tails], axis=1)  # (k, 2L): lows then highs
+    out = np.full((k, probs.shape[1]), np.nan)
     complete = ~np.isnan(r).any(axis=0)
-    # columns sharing a tail level and without NaN: one vectorised quantile call
-    for tail in np.unique(tails[complete]):
-        cols = np.flatnonzero(complete & (tails == tail))
-        q = np.quantile(r[:, cols], [tail, 1.0 - tail], axis=0)
-        lo[cols], hi[cols] = q[0], q[1]
+    # columns without NaN that share their quantile levels: one vectorised call
+    groups: dict[tuple[float, ...], list[int]] = {}
+    for j in np.flatnonzero(complete):
+        groups.setdefault(tuple(probs[j]), []).append(int(j))
+    for key, cols in groups.items():
+        out[cols] = np.quantile(r[:, cols], list(key), axis=0).T
     for j in np.flatnonzero(~complete):
         col = r[:, j][~np.isnan(r[:, j])]
         if col.size:
-            lo[j], hi[j] = np.quantile(col, [tails[j], 1.0 - tails[j]])
-    return lo, hi
+            out[j] = np.quantile(col, probs[j])
+    n_lv = len(levels)
+    return [(out[:, i], out[:, n_lv + i]) for i in range(n_lv)]
 
 
 @dataclass(frozen=True)
@@ -446,16 +460,17 @@ def drel_bootstrap(
     n_cond = (qs.n > 0).sum(axis=0)
     n_noise = int((qs.n[:, qs.noise].sum(axis=1) > 0).sum())
     n_inf = np.repeat(np.minimum(n_cond, n_noise), m) if expand else None
-    lo, hi = percentile_interval(d2, level, n_inf)
-    lo90, hi90 = percentile_interval(d2, 0.90, n_inf)
+    (lo, hi), (lo90, hi90) = _intervals(d2, (level, 0.90), n_inf)
     p = bootstrap_p_value(d2, 0.0, n_inf)
     with np.errstate(invalid="ignore"):
-        se = np.nanstd(d2, axis=0, ddof=1) if n_boot > 1 else np.full(c * m, np.nan)
-        diff_se = (
-            np.nanstd(np.where(finite, diff2, np.nan), axis=0, ddof=1)
-            if n_boot > 1
-            else np.full(c * m, np.nan)
-        )
+        if n_boot < 2:
+            se = diff_se = np.full(c * m, np.nan)
+        elif finite.all():  # the usual case: no NaN bookkeeping needed
+            se = d2.std(axis=0, ddof=1)
+            diff_se = diff2.std(axis=0, ddof=1)
+        else:
+            se = np.nanstd(d2, axis=0, ddof=1)
+            diff_se = np.nanstd(np.where(finite, diff2, np.nan), axis=0, ddof=1)
     shape = (c, m)
     return DrelBootstrap(
         estimate=d0,
