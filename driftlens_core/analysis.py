@@ -81,6 +81,8 @@ class StatsInput:
         condition_names, condition_classes: one entry per condition code.
         model_names: one entry per model code.
         sample: ``(N,)`` int64 sample codes or ``None``; ``sample_names`` names them.
+        label_run: ``(N,)`` int64 codes of repeated labelings of the same response (for the
+            labeler share of the noise decomposition) or ``None``.
     """
 
     question: NDArray[np.int64]
@@ -93,6 +95,7 @@ class StatsInput:
     model_names: tuple[str, ...]
     sample: NDArray[np.int64] | None = None
     sample_names: tuple[str, ...] = ()
+    label_run: NDArray[np.int64] | None = None
 
 
 def _codes(values: Any) -> tuple[NDArray[np.int64], tuple[str, ...]]:
@@ -116,7 +119,7 @@ def stats_input_from_columns(table: Any, *, metrics: Sequence[str] | None = None
     for col in ("question_id", "condition", "condition_class"):
         if col not in columns:
             raise ValueError(f"missing column {col!r}")
-    reserved = {"question_id", "condition", "condition_class", "model", "sample"}
+    reserved = {"question_id", "condition", "condition_class", "model", "sample", "label_run"}
     metric_names = tuple(metrics) if metrics else tuple(c for c in columns if c not in reserved)
     if not metric_names:
         raise ValueError("no metric columns")
@@ -142,6 +145,7 @@ def stats_input_from_columns(table: Any, *, metrics: Sequence[str] | None = None
     snames: tuple[str, ...] = ()
     if "sample" in columns:
         sample, snames = _codes(table["sample"])
+    label_run = _codes(table["label_run"])[0] if "label_run" in columns else None
     vals = np.column_stack([np.asarray(table[m], dtype=np.float64) for m in metric_names])
     if not np.isfinite(vals).all():
         raise ValueError("metric values must be finite numbers")
@@ -156,6 +160,7 @@ def stats_input_from_columns(table: Any, *, metrics: Sequence[str] | None = None
         model_names=mnames,
         sample=sample,
         sample_names=snames,
+        label_run=label_run,
     )
 
 
@@ -326,6 +331,7 @@ def _analyze_model(
     c_all = inp.condition[rows]
     x = inp.values[rows]
     samp = inp.sample[rows] if inp.sample is not None else None
+    labs = inp.label_run[rows] if inp.label_run is not None and samp is not None else None
     # compact codes for this model
     q_keys, q = _compact(q_all)
     c_keys, c = _compact(c_all)
@@ -423,7 +429,7 @@ def _analyze_model(
             sample_names=tuple(inp.sample_names),
         )
         try:
-            nd: NoiseDecomposition | None = noise_decomposition(x[:, m], q, c, samp)
+            nd: NoiseDecomposition | None = noise_decomposition(x[:, m], q, c, samp, labs)
         except ValueError:
             nd = None
         validity = MetricValidity(
@@ -500,6 +506,7 @@ def analyze_table(
             model_names=inp.model_names,
             sample=inp.sample,
             sample_names=inp.sample_names,
+            label_run=inp.label_run,
         )
     if inp.values.shape[0] == 0:
         raise ValueError("the table has no rows")

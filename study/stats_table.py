@@ -2,8 +2,10 @@
 
 A drift table has one row per measurement: ``question_id``, ``condition``,
 ``condition_class`` (``none`` | ``noise`` | ``attribute`` | ``life_event`` | ``other``), one
-numeric column per metric, optional ``model`` and ``sample``. Columns named ``n_*`` (the
-trajectory lengths written by :mod:`study.drift`) are bookkeeping, not metrics. Every
+numeric column per metric, optional ``model``, ``sample`` and ``label_run`` (the same
+response labeled again: with ``sample`` it separates the labeler share of the noise).
+Columns named ``n_*`` (the trajectory lengths written by :mod:`study.drift`) are
+bookkeeping, not metrics. Every
 problem is reported as one :class:`~storage.errors.InputError` sentence that says what to
 fix.
 """
@@ -20,7 +22,7 @@ from driftlens_core.analysis import CONDITION_CLASSES, StatsInput
 from storage.errors import InputError
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("question_id", "condition", "condition_class")
-OPTIONAL_COLUMNS: tuple[str, ...] = ("model", "sample")
+OPTIONAL_COLUMNS: tuple[str, ...] = ("model", "sample", "label_run")
 
 
 def read_stats_csv(path: Path) -> pd.DataFrame:
@@ -132,6 +134,7 @@ def stats_input(df: pd.DataFrame, *, metrics: Sequence[str] | None = None) -> St
     s_names: tuple[str, ...] = ()
     if "sample" in df.columns:
         sample, s_names = _factorize(df["sample"])
+    label_run = _factorize(df["label_run"])[0] if "label_run" in df.columns else None
     return StatsInput(
         question=q_codes,
         condition=c_codes,
@@ -143,4 +146,5 @@ def stats_input(df: pd.DataFrame, *, metrics: Sequence[str] | None = None) -> St
         model_names=m_names,
         sample=sample,
         sample_names=s_names,
+        label_run=label_run,
     )

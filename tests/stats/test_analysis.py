@@ -133,3 +133,15 @@ def test_missing_noise_raises() -> None:
     df, _ = _study(7)
     with pytest.raises(ValueError, match="noise"):
         analyze_table(df[df["condition_class"] != "noise"], bootstrap=10, seed=0)
+
+
+def test_label_runs_give_labeler_share() -> None:
+    df, _ = _study(8, samples=2)
+    rng = np.random.default_rng(0)
+    twice = pd.concat([df.assign(label_run=0), df.assign(label_run=1)], ignore_index=True)
+    twice["dtw"] = twice["dtw"] + rng.normal(0.0, 0.3, len(twice))
+    res = analyze_table(twice, bootstrap=100, seed=0).models[0].metric("dtw")
+    nd = res.noise_decomposition
+    assert nd is not None
+    assert nd.labeler == pytest.approx(0.09, rel=0.25)
+    assert np.isfinite(nd.model) and np.isfinite(nd.between_question)
