@@ -7,7 +7,7 @@ import streamlit as st
 
 from annotation.aggregate import AggregationConfig
 from annotation.apply import apply_study, item_rows, study_status
-from annotation.client import LabelStudioClient, resolve_connection
+from annotation.client import LabelStudioClient, LabelStudioConnection, resolve_connection
 from annotation.studies import STUDIES
 from annotation.sync import ensure_project, pull, push
 from annotation.tasks import parse_selection
@@ -35,6 +35,7 @@ def _fail(exc: DriftLensError) -> None:
 
 
 # ------------------------------------------------------------------ connection
+conn: LabelStudioConnection | None
 try:
     conn = resolve_connection(settings.workspace)
     st.text(f"Label Studio: {conn.url} ({conn.source})")

@@ -25,6 +25,11 @@ QUESTIONS = (
 )
 
 
+def _id(value: int | None) -> int:
+    assert value is not None, "flush before reading an id"
+    return value
+
+
 def seed(session: Session) -> None:
     """Four questions, two memories, one run with baseline and perturbed answers, labels."""
     questions = [Question(external_id=f"q{i}", text=t) for i, t in enumerate(QUESTIONS)]
@@ -34,14 +39,14 @@ def seed(session: Session) -> None:
     session.flush()
     memories = [
         Perturbation(
-            catalog_id=catalog.id,
+            catalog_id=_id(catalog.id),
             key="teacher",
             condition_class="attribute",
             category="occupation",
             text="I am a teacher.",
         ),
         Perturbation(
-            catalog_id=catalog.id,
+            catalog_id=_id(catalog.id),
             key="limp",
             condition_class="attribute",
             category="disability",
@@ -52,7 +57,7 @@ def seed(session: Session) -> None:
     model = ModelSpec(spec="sim/test", provider="sim", model="test", simulated=True)
     session.add(model)
     session.flush()
-    run = GenerationRun(name="demo", model_spec_id=model.id, prompt_version="v1")
+    run = GenerationRun(name="demo", model_spec_id=_id(model.id), prompt_version="v1")
     session.add(run)
     session.flush()
     responses = []
@@ -60,8 +65,8 @@ def seed(session: Session) -> None:
         for cond, pert in (("baseline", None), ("teacher", memories[0])):
             responses.append(
                 Response(
-                    run_id=run.id,
-                    question_id=q.id,
+                    run_id=_id(run.id),
+                    question_id=_id(q.id),
                     condition=cond,
                     condition_class="none" if pert is None else "attribute",
                     perturbation_id=pert.id if pert else None,
@@ -78,7 +83,7 @@ def seed(session: Session) -> None:
     session.flush()
     session.add(
         OntologyLeaf(
-            version_id=version.id,
+            version_id=_id(version.id),
             root="Protective",
             leaf="Security and stability",
             symbol=5,
@@ -88,10 +93,10 @@ def seed(session: Session) -> None:
     for i in range(2):
         session.add(
             StepLabel(
-                response_id=responses[0].id,
+                response_id=_id(responses[0].id),
                 step_index=i,
-                labeler_id=labeler.id,
-                ontology_version_id=version.id,
+                labeler_id=_id(labeler.id),
+                ontology_version_id=_id(version.id),
                 category="Protective",
                 symbol="Security and stability",
             )

@@ -4,6 +4,7 @@ against the real Label Studio."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlmodel import select
@@ -28,7 +29,7 @@ def _open() -> AppTest:
     return at
 
 
-def _button(at: AppTest, key: str):  # type: ignore[no-untyped-def]
+def _button(at: AppTest, key: str) -> Any:
     return next(b for b in at.button if b.key == key)
 
 

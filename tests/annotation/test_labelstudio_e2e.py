@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from sqlmodel import select
+from sqlmodel import col, select
 
 from annotation.client import LabelStudioClient, LabelStudioConnection
 from annotation.studies import STUDIES
@@ -128,7 +128,7 @@ def _snapshot() -> list[tuple[Any, ...]]:
                 a.ls_updated_at,
                 a.pulled_at,
             )
-            for a in s.exec(select(HumanAnnotation).order_by(HumanAnnotation.ls_annotation_id))
+            for a in s.exec(select(HumanAnnotation).order_by(col(HumanAnnotation.ls_annotation_id)))
         ]
         tasks = [(t.external_key, t.ls_task_id) for t in s.exec(select(StudyTask))]
         return [*anns, *tasks]

@@ -25,7 +25,7 @@ def test_config_is_xml_with_one_choices_tag_per_question(name: str) -> None:
     spec = STUDIES[name]
     assert set(choices) == {q.name for q in spec.questions}
     for q in spec.questions:
-        stored = [c.get("alias") or c.get("value") for c in choices[q.name].iter("Choice")]
+        stored = [c.get("alias") or c.get("value") or "" for c in choices[q.name].iter("Choice")]
         assert sorted(stored) == sorted(q.values or leaf_names())
     # Instructions (and the rubric, for helpfulness) are visible to the annotator.
     texts = {t.get("name"): t.get("value") or "" for t in root.iter("Text")}
