@@ -21,6 +21,7 @@ import os
 import platform
 import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -129,89 +130,114 @@ def timed(
     return (name, n, wall, n / wall, 1000 * (c1 - c0) / n, 1000 * (s1 - s0) / n), results
 
 
+def one_round(args: argparse.Namespace, backend: Any, offset: int, tmp: Path) -> list[Row]:
+    """Measure the three phases once with fresh requests and a fresh workspace."""
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+
+    rows: list[Row] = []
+    row, res = timed(
+        "http, no cache",
+        args.n,
+        run_chat_batch,
+        backend,
+        build_requests(args.n, offset=offset + 10**7),
+        concurrency=args.concurrency,
+    )
+    assert all(r.error is None for r in res), "requests failed"
+    rows.append(row)
+
+    requests = build_requests(args.n, offset=offset)
+    settings = resolve_settings(workspace=tmp)
+    with open_workspace_session(settings) as session:
+        row, res = timed(
+            "http + cache write",
+            args.n,
+            run_chat_batch,
+            backend,
+            requests,
+            session=session,
+            concurrency=args.concurrency,
+        )
+    assert all(r.error is None and not r.cached for r in res), "first run failed"
+    rows.append(row)
+
+    with open_workspace_session(settings) as session:
+        row, res = timed(
+            "cached re-run",
+            args.n,
+            run_chat_batch,
+            backend,
+            requests,
+            session=session,
+            concurrency=args.concurrency,
+        )
+    assert all(r.cached for r in res), "re-run was not fully cached"
+    rows.append(row)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--server", choices=("process", "thread"), default="process")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; the median is reported")
     args = parser.parse_args()
 
-    from storage.settings import resolve_settings
-    from storage.workspace import open_workspace_session
-
-    rows: list[Row] = []
+    rounds: list[list[Row]] = []
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp, sim_server(args.server) as url:
         os.environ["SIM_BASE_URL"] = url
         os.environ["SIM_API_KEY"] = "bench"
         backend = get_backend("openai-api/sim/sim/default")
-        run_chat_batch(backend, build_requests(128, offset=10**6), concurrency=args.concurrency)
-
-        row, res = timed(
-            "http, no cache",
-            args.n,
-            run_chat_batch,
-            backend,
-            build_requests(args.n, offset=10**7),
-            concurrency=args.concurrency,
-        )
-        assert all(r.error is None for r in res), "requests failed"
-        rows.append(row)
-
-        requests = build_requests(args.n)
-        settings = resolve_settings(workspace=Path(tmp))
-        with open_workspace_session(settings) as session:
-            row, res = timed(
-                "http + cache write",
-                args.n,
-                run_chat_batch,
-                backend,
-                requests,
-                session=session,
-                concurrency=args.concurrency,
-            )
-        assert all(r.error is None and not r.cached for r in res), "first run failed"
-        rows.append(row)
-
-        with open_workspace_session(settings) as session:
-            row, res = timed(
-                "cached re-run",
-                args.n,
-                run_chat_batch,
-                backend,
-                requests,
-                session=session,
-                concurrency=args.concurrency,
-            )
-        assert all(r.cached for r in res), "re-run was not fully cached"
-        rows.append(row)
-        ratio = rows[1][2] / rows[2][2]
+        run_chat_batch(backend, build_requests(128, offset=10**9), concurrency=args.concurrency)
+        for k in range(args.repeat):
+            workspace = Path(tmp) / f"round{k}"
+            workspace.mkdir()
+            rounds.append(one_round(args, backend, k * 10**5, workspace))
 
     from importlib.metadata import version
 
     print(f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}")
     print(
         f"command: .venv/bin/python bench/generate.py --n {args.n} "
-        f"--concurrency {args.concurrency} --server {args.server}"
+        f"--concurrency {args.concurrency} --server {args.server} --repeat {args.repeat}"
     )
     print(
-        f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"machine: {os.cpu_count()} cores (shared), Python {platform.python_version()}, "
         f"openai {version('openai')}, simulator server in a {args.server}; "
         f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     )
     print()
-    print("| phase | requests | wall s | requests/s | client CPU ms/req | server CPU ms/req |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, n, wall, rate, client_ms, server_ms in rows:
+    print(
+        "| phase | requests | wall s (median) | requests/s (median) | requests/s (range) "
+        "| client CPU ms/req | server CPU ms/req |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    medians: dict[str, float] = {}
+    for p, name in enumerate(r[0] for r in rounds[0]):
+        walls = [rnd[p][2] for rnd in rounds]
+        rates = [rnd[p][3] for rnd in rounds]
+        client_ms = statistics.median(rnd[p][4] for rnd in rounds)
+        server_ms = statistics.median(rnd[p][5] for rnd in rounds)
+        medians[name] = statistics.median(walls)
         server_txt = f"{server_ms:.2f}" if args.server == "process" else "(in client)"
-        print(f"| {name} | {n} | {wall:.2f} | {rate:,.0f} | {client_ms:.2f} | {server_txt} |")
-    print()
-    print(f"cached re-run is {ratio:.0f}x faster than the first (cache-writing) run")
-    if args.server == "process":
-        busiest = max(rows[0][4], rows[0][5])
         print(
-            f"CPU-bound ceiling with one free core per process: {1000 / busiest:,.0f} "
-            "requests/s (1000 / the busier process's CPU ms per request, http, no cache)"
+            f"| {name} | {args.n} | {statistics.median(walls):.2f} | "
+            f"{statistics.median(rates):,.0f} | {min(rates):,.0f}–{max(rates):,.0f} | "
+            f"{client_ms:.2f} | {server_txt} |"
+        )
+    print()
+    ratio = medians["http + cache write"] / medians["cached re-run"]
+    print(f"cached re-run is {ratio:.0f}x faster than the first (cache-writing) run (medians)")
+    if args.server == "process":
+        client_ms = statistics.median(rnd[0][4] for rnd in rounds)
+        server_ms = statistics.median(rnd[0][5] for rnd in rounds)
+        print(
+            f"CPU-bound ceiling with one free core per process: "
+            f"{1000 / max(client_ms, server_ms):,.0f} requests/s "
+            "(1000 / the busier process's median CPU ms per request, http, no cache)"
         )
 
 

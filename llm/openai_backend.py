@@ -33,6 +33,37 @@ class BackendStats:
     by_kind: dict[str, int] = field(default_factory=dict)
 
 
+class _ClientPool:
+    """A few clients with small connection pools instead of one with a large pool.
+
+    The HTTP stack scans every pooled connection each time it places a request, so one
+    pool of 64 connections spends a fifth of the client's CPU on that scan; eight pools
+    of 8 do the same work for less. Each request goes to the least busy client, so no
+    pool is asked for more connections than it has; the batch's semaphore still bounds
+    the total in flight.
+    """
+
+    CONNECTIONS_PER_CLIENT = 8
+
+    def __init__(self, make_client: Any, concurrency: int) -> None:
+        shards = max(1, -(-concurrency // self.CONNECTIONS_PER_CLIENT))
+        per = -(-concurrency // shards)
+        self.clients = [make_client(per) for _ in range(shards)]
+        self.busy = [0] * shards
+
+    async def post(self, path: str, body: dict[str, Any], cast_to: Any) -> Any:
+        k = min(range(len(self.busy)), key=self.busy.__getitem__)
+        self.busy[k] += 1
+        try:
+            return await self.clients[k].post(path, body=body, cast_to=cast_to)
+        finally:
+            self.busy[k] -= 1
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.close()
+
+
 @dataclass(frozen=True)
 class _Failure:
     kind: str
@@ -146,25 +177,16 @@ class OpenAIBackend:
         Returns:
             One result per request, in request order; failures carry ``error``.
         """
-        import openai
 
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        limits = _limits(concurrency)
-        http_client = openai.DefaultAsyncHttpxClient(limits=limits)
-        client = openai.AsyncOpenAI(
-            api_key=self._api_key,
-            base_url=self._base_url,
-            max_retries=0,
-            timeout=self.timeout_s,
-            http_client=http_client,
-        )
+        pool = _ClientPool(self._make_client, concurrency)
         sem = asyncio.Semaphore(concurrency)
         state = _BatchState()
         results: list[ChatResult | None] = [None] * len(requests)
 
         async def run_one(i: int, req: ChatRequest) -> None:
-            res = await self._one(client, req, sem, state)
+            res = await self._one(pool, req, sem, state)
             results[i] = res
             if on_result is not None:
                 on_result(i, req, res)
@@ -180,11 +202,22 @@ class OpenAIBackend:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
-            await client.close()
+            await pool.close()
         return [r for r in results if r is not None]
 
+    def _make_client(self, connections: int) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=self.timeout_s,
+            http_client=openai.DefaultAsyncHttpxClient(limits=_limits(connections)),
+        )
+
     async def _one(
-        self, client: Any, req: ChatRequest, sem: asyncio.Semaphore, state: _BatchState
+        self, pool: _ClientPool, req: ChatRequest, sem: asyncio.Semaphore, state: _BatchState
     ) -> ChatResult:
         body = self.request_body(req)
         seed = body.get("seed")
@@ -205,9 +238,7 @@ class OpenAIBackend:
                     # and response model as ``chat.completions.create``, minus the
                     # TypedDict transform of the body (~1 ms CPU per request, a third of
                     # the client's cost), which is a no-op on our plain-JSON bodies.
-                    resp = await client.post(
-                        "/chat/completions", body=body, cast_to=_completion_type()
-                    )
+                    resp = await pool.post("/chat/completions", body, _completion_type())
                     failure = None
                 except Exception as exc:  # classified below; nothing escapes a batch
                     failure = self._classify(exc)
