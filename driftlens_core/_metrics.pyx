@@ -30,6 +30,9 @@ How ``pair_drift`` reaches tens of millions of pairs per second on one core:
 
 import numpy as np
 
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.long cimport PyLong_Check
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.math cimport INFINITY, log, log1p, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memset
@@ -862,3 +865,56 @@ def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
                 vjsd[p] = dj
                 vsri[p] = alpha * dl_ + (1.0 - alpha) * dj
     return dtw_a, lev_a, jsd_a, sri_a
+
+
+# ---------------------------------------------------------------- packing
+
+
+def pack_lists(list seqs, long long max_symbol):
+    """Pack a list of lists/tuples of plain ints into (int32 symbols, int64 offsets).
+
+    Returns ``None`` as soon as anything is not a list/tuple of ints in
+    ``[0, max_symbol]``; the caller then takes its careful path, which names the problem.
+    """
+    cdef Py_ssize_t n = len(seqs), i, j, size, total = 0, pos = 0
+    cdef object seq, item
+    cdef long long v
+    offsets = np.empty(n + 1, dtype=np.int64)
+    cdef int64_t[::1] off = offsets
+    off[0] = 0
+    for i in range(n):
+        seq = seqs[i]
+        if type(seq) is list:
+            size = PyList_GET_SIZE(seq)
+        elif type(seq) is tuple:
+            size = PyTuple_GET_SIZE(seq)
+        else:
+            return None
+        total += size
+        off[i + 1] = total
+    symbols = np.empty(total, dtype=np.int32)
+    cdef int32_t[::1] sym = symbols
+    for i in range(n):
+        seq = seqs[i]
+        size = off[i + 1] - off[i]
+        if type(seq) is list:
+            if PyList_GET_SIZE(seq) != size:
+                return None
+        elif PyTuple_GET_SIZE(seq) != size:
+            return None
+        for j in range(size):
+            if type(seq) is list:
+                item = <object>PyList_GET_ITEM(seq, j)
+            else:
+                item = <object>PyTuple_GET_ITEM(seq, j)
+            if not PyLong_Check(item):
+                return None
+            try:
+                v = item
+            except OverflowError:
+                return None
+            if v < 0 or v > max_symbol:
+                return None
+            sym[pos] = <int32_t>v
+            pos += 1
+    return symbols, offsets

@@ -28,6 +28,7 @@ sequences are compared repeatedly.
 
 from __future__ import annotations
 
+import array
 import itertools
 import math
 import numbers
@@ -267,17 +268,28 @@ def _pack(sequences: Any, name: str) -> PackedSequences:
         raise ValueError(
             f"{name} must be a list of symbol sequences, got {type(sequences).__name__}"
         ) from None
-    lengths = np.zeros(len(seqs) + 1, dtype=np.int64)
+    # fast paths for lists/tuples of plain ints; None sends anything else to the careful path
+    mod = _kernels()
+    if mod is not None:
+        arrays = mod.pack_lists(seqs, _MAX_SYMBOL)
+        if arrays is not None:
+            return PackedSequences(*arrays)
+    elif seqs and set(map(type, seqs)) <= {list, tuple}:
+        packed = _pack_plain_lists(seqs)
+        if packed is not None:
+            return packed
+    # the careful path: accepts arrays and integral floats, names the offending sequence
+    sizes = [0]
     for i, seq in enumerate(seqs):
         try:
             if isinstance(seq, str | bytes | dict | set):
                 raise TypeError
-            lengths[i + 1] = len(seq)
+            sizes.append(len(seq))
         except TypeError:
             raise ValueError(
                 f"{name}[{i}] must be a sequence of integer symbols, got {type(seq).__name__}"
             ) from None
-    offsets = np.cumsum(lengths)
+    offsets = np.cumsum(np.array(sizes, dtype=np.int64))
     if offsets[-1] == 0:
         return PackedSequences(np.zeros(0, dtype=np.int32), offsets)
     if all(isinstance(s, np.ndarray) for s in seqs):
@@ -304,6 +316,25 @@ def _pack(sequences: Any, name: str) -> PackedSequences:
         for i, seq in enumerate(seqs):
             _symbols(seq, f"{name}[{i}]")
         raise
+    return PackedSequences(flat, offsets)
+
+
+def _pack_plain_lists(seqs: list[Any]) -> PackedSequences | None:
+    """Pure-Python twin of ``_metrics.pack_lists``; ``None`` if anything needs a closer look.
+
+    ``array.array("q", ...)`` accepts only integers (no floats, strings or nested lists),
+    so whatever it takes is a valid flat int64 array.
+    """
+    lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+    try:
+        buffer = array.array("q", itertools.chain.from_iterable(seqs))
+    except (TypeError, OverflowError):
+        return None
+    flat = np.frombuffer(buffer, dtype=np.int64) if len(buffer) else np.zeros(0, np.int64)
+    if flat.size and (flat.min() < 0 or flat.max() > _MAX_SYMBOL):
+        return None
+    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
     return PackedSequences(flat, offsets)
 
 

@@ -207,3 +207,26 @@ def test_byte_copies_and_narrowing_agree() -> None:
     narrowed = _metrics.pair_drift(pb.symbols, pb.offsets, po.symbols, po.offsets, k, 0.5)
     for name, values in zip(("dtw", "levenshtein", "jsd", "sri"), narrowed, strict=True):
         np.testing.assert_array_equal(getattr(via_bytes, name), values)
+
+
+@pytest.mark.parametrize(
+    "sequences",
+    [
+        [[1, 2, 3], [], (4, 5), [True, 0]],
+        [[0] * 70, [2**31 - 2]],
+        [[1.0, 2.0], [3]],  # integral floats: the careful path
+        [np.array([1, 2], dtype=np.uint8), [3, 4]],
+        [[np.int64(7), 8]],
+        [],
+        [[], []],
+    ],
+)
+def test_packing_agrees(sequences: list) -> None:
+    packed = {}
+    for name in ("python", "compiled"):
+        with use_implementation(name):
+            packed[name] = pack_sequences(sequences)
+    np.testing.assert_array_equal(packed["python"].symbols, packed["compiled"].symbols)
+    np.testing.assert_array_equal(packed["python"].offsets, packed["compiled"].offsets)
+    assert packed["compiled"].symbols.dtype == np.int32
+    assert len(packed["compiled"]) == len(sequences)
