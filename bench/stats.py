@@ -39,15 +39,21 @@ from driftlens_core.mixed_model import fit_random_intercept, fit_random_intercep
 from study.stats_table import read_stats_csv, stats_input
 
 
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """Best and median wall time in seconds over ``repeat`` calls (after one warm-up)."""
+def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float, float]:
+    """Best and median wall time and best process CPU time (s) over ``repeat`` calls.
+
+    The CPU time (all threads of this process) is less sensitive to other jobs on a
+    shared machine than wall time; BLAS threads count twice when both cores work.
+    """
     fn()
-    times = []
+    times, cpus = [], []
     for _ in range(repeat):
+        c0 = time.process_time()
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return min(times), statistics.median(times)
+        cpus.append(time.process_time() - c0)
+    return min(times), statistics.median(times), min(cpus)
 
 
 def naive_pandas(df: pd.DataFrame, n_boot: int, seed: int) -> np.ndarray:
@@ -81,6 +87,8 @@ def main() -> None:
         n_noise=1,
         rows_per_cell=25,
     )
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    print(f"load average before the run: {' '.join(load)} (2-core machine shared with other jobs)")
     print(
         f"table: {len(df):,} rows, {df['question_id'].nunique()} questions, "
         f"{df['condition'].nunique()} conditions, 2 metrics; B = {b:,}; "
@@ -94,7 +102,7 @@ def main() -> None:
         def end_to_end() -> object:
             return analyze_table(stats_input(read_stats_csv(csv)), bootstrap=b, seed=1)
 
-        rows: list[tuple[str, float, float]] = []
+        rows: list[tuple[str, float, float, float]] = []
         with use_implementation("compiled"):
             rows.append(
                 (
@@ -169,11 +177,13 @@ def main() -> None:
     t0 = time.perf_counter()
     naive_pandas(df, args.naive_boot, 1)
     naive = (time.perf_counter() - t0) / args.naive_boot * b
-    rows.append((f"naive pandas loop (B = {args.naive_boot}, extrapolated to {b:,})", naive, naive))
+    rows.append(
+        (f"naive pandas loop (B = {args.naive_boot}, extrapolated to {b:,})", naive, naive, naive)
+    )
 
-    print("\n| step | best | median |\n|---|---|---|")
-    for name, best, med in rows:
-        print(f"| {name} | {1000 * best:.1f} ms | {1000 * med:.1f} ms |")
+    print("\n| step | best wall | median wall | best CPU |\n|---|---|---|---|")
+    for name, best, med, cpu in rows:
+        print(f"| {name} | {1000 * best:.1f} ms | {1000 * med:.1f} ms | {1000 * cpu:.1f} ms |")
     print("\nratios (best times):")
     print(
         f"  bootstrap: numpy twin / compiled = {boot_p[0] / boot_c[0]:.1f}x; "
