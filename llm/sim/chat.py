@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from llm.sim.classify import Classifier, split_user_message
 from llm.sim.generator import SimResponse, simulate
 from llm.sim.presets import SimPreset
+from llm.sim.tasks import answer_task
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,14 @@ def simulate_chat(
         seed: The sampling seed.
         classify_memory: Optional catalog-based classifier of memory lines.
     """
+    # Task requests (question filter, judge) carry a marker in the system message and are
+    # answered by their registered handler instead of a stepped response (llm.sim.tasks);
+    # both the in-process backend and the HTTP server come through here.
+    task = answer_task(messages, preset=preset, sample_index=sample_index, seed=seed)
+    if task is not None:
+        prompt_tokens = sum(word_count(content) for _, content in messages)
+        return SimChatAnswer(task, prompt_tokens, word_count(task.text))
+
     memory, question = prompt_parts(messages)
     resp = simulate(
         question,
