@@ -185,34 +185,6 @@ cdef extern from *:
                     DL_S128, _mm_sub_epi8, _mm_cmpeq_epi8, DL_B128, _mm_setzero_si128)
     #endif
 
-    typedef void (*dl_dp_fn)(const uint8_t *, const uint8_t *, int, int, const int32_t *,
-                             const int32_t *, int, int32_t *, int32_t *);
-    typedef void (*dl_count_fn)(const uint8_t *, int, int, uint8_t *);
-    static dl_dp_fn dl_lane_dp = dl_lane_dp_generic;
-    static dl_count_fn dl_lane_counts = dl_lane_counts_generic;
-    static const char *dl_simd = "generic";
-
-    /* Pick the widest kernels this CPU runs (called once at import). */
-    static void dl_init(int max_level)  /* 0 generic C, 1 up to SSE2, 2 up to AVX2 */
-    {
-        dl_lane_dp = dl_lane_dp_generic;
-        dl_lane_counts = dl_lane_counts_generic;
-        dl_simd = "generic";
-    #if defined(DL_X86)
-        if (max_level < 1) return;
-        __builtin_cpu_init();
-        if (max_level >= 2 && __builtin_cpu_supports("avx2")) {
-            dl_lane_dp = dl_lane_dp_avx2;
-            dl_lane_counts = dl_lane_counts_avx2;
-            dl_simd = "avx2";
-        } else if (__builtin_cpu_supports("sse2")) {
-            dl_lane_dp = dl_lane_dp_sse2;
-            dl_lane_counts = dl_lane_counts_sse2;
-            dl_simd = "sse2";
-        }
-    #endif
-    }
-
     /* Square root without the errno branch (arguments are never negative here). */
     #if defined(__SSE2__)
     static inline double dl_sqrt(double x) { return _mm_cvtsd_f64(_mm_sqrt_sd(_mm_setzero_pd(), _mm_set_sd(x))); }
@@ -253,11 +225,21 @@ cdef extern from *:
     }
     #endif
 
-    static void dl_gather(const uint8_t *base, const int64_t *start, const int32_t *len,
-                          int nl, int rows, uint8_t *S)
+    static void dl_gather_generic(const uint8_t *base, const int64_t *start, const int32_t *len,
+                                  int nl, int rows, uint8_t *S)
+    {
+        int rows16 = (rows + 15) & ~15, l, i;
+        memset(S, 255, (size_t)rows16 * DL_LANES);
+        for (l = 0; l < nl; l++)
+            for (i = 0; i < len[l]; i++)
+                S[(size_t)i * DL_LANES + l] = base[start[l] + i];
+    }
+
+    #if defined(__SSE2__)
+    static void dl_gather_sse2(const uint8_t *base, const int64_t *start, const int32_t *len,
+                               int nl, int rows, uint8_t *S)
     {
         int rb, l, i;
-    #if defined(__SSE2__)
         const __m128i all = _mm_set1_epi8((char)0xFF);
         const __m128i idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
         int half;
@@ -281,14 +263,8 @@ cdef extern from *:
                     _mm_storeu_si128((__m128i *)(S + (size_t)(rb + i) * DL_LANES + 16 * half), a[i]);
             }
         }
-    #else
-        int rows16 = (rows + 15) & ~15;
-        memset(S, 255, (size_t)rows16 * DL_LANES);
-        for (l = 0; l < nl; l++)
-            for (i = 0; i < len[l]; i++)
-                S[(size_t)i * DL_LANES + l] = base[start[l] + i];
-    #endif
     }
+    #endif
 
     /* Ask for the chunk's bytes ahead of the (shape-ordered, so random) reads. */
     static void dl_prefetch(const uint8_t *p, int64_t n)
@@ -306,6 +282,41 @@ cdef extern from *:
     {
         int64_t i;
         for (i = 0; i < n; i++) dst[i] = (uint8_t)src[i];
+    }
+
+    typedef void (*dl_dp_fn)(const uint8_t *, const uint8_t *, int, int, const int32_t *,
+                             const int32_t *, int, int32_t *, int32_t *);
+    typedef void (*dl_count_fn)(const uint8_t *, int, int, uint8_t *);
+    typedef void (*dl_gather_fn)(const uint8_t *, const int64_t *, const int32_t *, int, int,
+                                 uint8_t *);
+    static dl_dp_fn dl_lane_dp = dl_lane_dp_generic;
+    static dl_count_fn dl_lane_counts = dl_lane_counts_generic;
+    static dl_gather_fn dl_gather = dl_gather_generic;
+    static const char *dl_simd = "generic";
+
+    /* Pick the widest kernels this CPU runs (called once at import). */
+    static void dl_init(int max_level)  /* 0 generic C, 1 up to SSE2, 2 up to AVX2 */
+    {
+        dl_lane_dp = dl_lane_dp_generic;
+        dl_lane_counts = dl_lane_counts_generic;
+        dl_gather = dl_gather_generic;
+        dl_simd = "generic";
+    #if defined(__SSE2__)
+        if (max_level >= 1) dl_gather = dl_gather_sse2;
+    #endif
+    #if defined(DL_X86)
+        if (max_level < 1) return;
+        __builtin_cpu_init();
+        if (max_level >= 2 && __builtin_cpu_supports("avx2")) {
+            dl_lane_dp = dl_lane_dp_avx2;
+            dl_lane_counts = dl_lane_counts_avx2;
+            dl_simd = "avx2";
+        } else if (__builtin_cpu_supports("sse2")) {
+            dl_lane_dp = dl_lane_dp_sse2;
+            dl_lane_counts = dl_lane_counts_sse2;
+            dl_simd = "sse2";
+        }
+    #endif
     }
     """
     int DL_LANES
