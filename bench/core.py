@@ -19,8 +19,9 @@ seed. Each row gives pairs per second on one core (best of ``--repeats`` runs):
    ``np.bincount``. Encoding the inputs (strings, one-hot arrays) is left out of the
    library timings, which favours the libraries; the combination's time is the sum;
 3. ``pair_drift`` on :class:`~driftlens_core.metrics.PackedSequences` (all four metrics
-   in one pass), ``pair_drift`` on the Python lists (packing included), and
-   ``pack_sequences`` alone.
+   in one pass) with the widest lane kernels the CPU runs and, for comparison, with the
+   SSE2 and portable-C kernels; ``pair_drift`` on the Python lists (packing included);
+   and ``pack_sequences`` alone.
 
 The script also checks that the libraries and ``pair_drift`` agree. It never asserts on
 time: numbers depend on the machine (see docs/performance.md).
@@ -153,9 +154,20 @@ def main() -> None:
             lambda: (pack_sequences(base), pack_sequences(other)), args.repeats
         )
         t_fast, result = best_time(lambda: pair_drift(pb, po), args.repeats * 4)
-    with use_implementation("compiled"):
         t_lists, _ = best_time(lambda: pair_drift(base, other), args.repeats)
+        variants = []
+        best_level = _metrics.simd_level()
+        try:
+            for level in ("sse2", "generic"):
+                if level != best_level and _metrics._limit_simd(level) == level:
+                    t_level, _ = best_time(lambda: pair_drift(pb, po), args.repeats * 2)
+                    variants.append((level, t_level))
+        finally:
+            _metrics._limit_simd("avx2")
     rows.append(("pair_drift, compiled (all metrics)", count / t_fast, "PackedSequences input"))
+    for level, t_level in variants:
+        label = "SSE2 lane kernels" if level == "sse2" else "portable C lane kernels"
+        rows.append((f"pair_drift, {label}", count / t_level, "PackedSequences input"))
     rows.append(("pair_drift, compiled, from lists", count / t_lists, "packing included"))
     rows.append(("pack_sequences (2 × lists → packed)", count / t_pack, "one-off, compiled"))
 
