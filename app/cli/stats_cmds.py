@@ -126,7 +126,9 @@ def stats_cmd(
     ),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
     metrics: str | None = typer.Option(
-        None, "--metrics", help="Comma-separated metric columns (default: every numeric column)."
+        None,
+        "--metrics",
+        help="Comma-separated metric columns (default: all but the reserved ones and n_*).",
     ),
 ) -> None:
     """Effect sizes with cluster-bootstrap CIs, mixed model, calibration and validity checks."""
