@@ -1,0 +1,149 @@
+"""XSS probes stay inert in a real browser: the Analysis page and the report file.
+
+A workspace with an analysed simulated run whose questions contain
+``<script>alert(1)</script>`` and whose steps and answers contain
+``<img src=x onerror=alert(1)>`` is served by ``driftlens app``; chromium opens the
+Analysis page and ``report.html``. No dialog may open, no element built from the probes may
+exist, and the probes must be visible as text.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from storage.settings import default_db_url, resolve_settings
+from storage.workspace import open_workspace_session
+from study.analysis import analyze_run
+from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
+from tests.app.test_browser import CHROMIUM, _free_port, _require_chromium, _wait_for_streamlit
+
+pytestmark = pytest.mark.browser
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str
+    report: Path
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    _require_chromium()
+    ws = tmp_path_factory.mktemp("browser-analysis-ws")
+    settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
+    with open_workspace_session(settings) as session:
+        build_sim_workspace(session, n_questions=6)
+    with open_workspace_session(settings) as session:
+        result = analyze_run(
+            RUN, LABELER, session=session, out_dir=ws / "report", bootstrap=200, seed=1
+        )
+    port = _free_port()
+    env = dict(os.environ, DRIFTLENS_WORKSPACE=str(ws))
+    env.pop("DRIFTLENS_DB_URL", None)
+    driftlens = Path(sys.executable).with_name("driftlens")
+    proc = subprocess.Popen(
+        [str(driftlens), "app", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+                pytest.fail(f"driftlens app did not start:\n{out[-3000:]}")
+            time.sleep(0.5)
+        yield Served(url=url, report=result.files["report_html"])
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _assert_inert(page: object, dialogs: list[str]) -> None:
+    # an <img src=x> built from the probe would exist in the DOM (and fire onerror)
+    assert page.locator('img[src="x"]').count() == 0  # type: ignore[attr-defined]
+    assert page.locator("[onerror]").count() == 0  # type: ignore[attr-defined]
+    scripts = page.eval_on_selector_all(  # type: ignore[attr-defined]
+        "script", "els => els.map(e => e.textContent)"
+    )
+    assert not [s for s in scripts if "alert(1)" in (s or "")]
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]
+    assert not dialogs, dialogs
+
+
+def test_analysis_page_shows_probes_as_text(served: Served, browser: object) -> None:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
+    page = context.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(f"{served.url}/analysis", wait_until="domcontentloaded")
+    _wait_for_streamlit(page, "Analysis")
+    page.get_by_text("Example response pairs").first.wait_for(timeout=60_000)
+    # open every example so its steps are rendered
+    for header in page.locator('[data-testid="stExpander"] summary').all():
+        header.click()
+    page.wait_for_timeout(500)
+    body = page.inner_text("body")
+    assert SCRIPT_PROBE in body
+    assert IMG_PROBE in body
+    assert "SIMULATED DATA" in body
+    _assert_inert(page, dialogs)
+    context.close()
+
+
+def test_report_html_shows_probes_as_text(served: Served, browser: object) -> None:
+    context = browser.new_context()  # type: ignore[attr-defined]
+    page = context.new_page()
+    dialogs: list[str] = []
+    requests: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(served.report.resolve().as_uri(), wait_until="load")
+    body = page.inner_text("body")
+    assert SCRIPT_PROBE in body and IMG_PROBE in body and "SIMULATED DATA" in body
+    # the figures are embedded: nothing but the file itself and data: URIs is requested
+    assert all(u.startswith(("file:", "data:")) for u in requests), requests
+    assert page.locator("figure img").count() == 3
+    assert all(
+        page.evaluate("img => img.complete && img.naturalWidth > 0", img.element_handle())
+        for img in page.locator("figure img").all()
+    )
+    _assert_inert(page, dialogs)
+    context.close()
