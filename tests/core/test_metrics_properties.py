@@ -19,7 +19,7 @@ seqs = st.one_of(
     st.lists(symbols, min_size=60, max_size=80),
 )
 SETTINGS = settings(
-    max_examples=40,
+    max_examples=75,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
