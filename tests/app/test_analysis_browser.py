@@ -96,6 +96,16 @@ def browser() -> Iterator[object]:
             b.close()
 
 
+def _recorder(dialogs: list[str]) -> object:
+    """A dialog handler that records the message and dismisses the dialog."""
+
+    def handle(dialog: object) -> None:
+        dialogs.append(dialog.message)  # type: ignore[attr-defined]
+        dialog.dismiss()  # type: ignore[attr-defined]
+
+    return handle
+
+
 def _assert_inert(page: object, dialogs: list[str]) -> None:
     # an <img src=x> built from the probe would exist in the DOM (and fire onerror)
     assert page.locator('img[src="x"]').count() == 0  # type: ignore[attr-defined]
@@ -112,7 +122,7 @@ def test_analysis_page_shows_probes_as_text(served: Served, browser: object) -> 
     context = browser.new_context(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
     page = context.new_page()
     dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("dialog", _recorder(dialogs))
     page.goto(f"{served.url}/analysis", wait_until="domcontentloaded")
     _wait_for_streamlit(page, "Analysis")
     page.get_by_text("Example response pairs").first.wait_for(timeout=60_000)
@@ -133,7 +143,7 @@ def test_report_html_shows_probes_as_text(served: Served, browser: object) -> No
     page = context.new_page()
     dialogs: list[str] = []
     requests: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("dialog", _recorder(dialogs))
     page.on("request", lambda r: requests.append(r.url))
     page.goto(served.report.resolve().as_uri(), wait_until="load")
     body = page.inner_text("body")
