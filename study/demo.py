@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ class DemoResult:
     generation: GenerationSummary
     labeling: LabelSummary
     analysis: AnalysisResult
+    seconds: dict[str, float]
 
 
 @contextmanager
@@ -86,6 +88,8 @@ def run_demo(
         seed: bootstrap seed.
         stage: ``stage(name)`` returns a ``(done, total)`` progress callback for that stage.
     """
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
     seed_ontologies(session=session)
     catalog = ensure_default_catalog(session=session)
     added = import_sample_questions(session=session)
@@ -100,6 +104,7 @@ def run_demo(
     def classify(line: str) -> tuple[str, str | None]:
         return exact.get(line) or default_classify_memory(line)
 
+    seconds["seed"] = time.perf_counter() - t0
     key = secrets.token_urlsafe(16)  # a fresh key per demo; never stored
     with SimServer(api_key=key, classify_memory=classify) as url, _endpoint_env(url, key):
         generation = run_generation(
@@ -112,12 +117,14 @@ def run_demo(
             session=session,
             progress=stage("generating (simulator over HTTP)") if stage else None,
         )
+    seconds["generate"] = time.perf_counter() - t0 - sum(seconds.values())
     labeling = label_run(
         DEMO_RUN,
         DEMO_LABELER,
         session=session,
         progress=stage("labeling steps (keywords)") if stage else None,
     )
+    seconds["label"] = time.perf_counter() - t0 - sum(seconds.values())
     analysis = analyze_run(
         DEMO_RUN,
         DEMO_LABELER,
@@ -127,9 +134,11 @@ def run_demo(
         seed=seed,
     )
     session.commit()
+    seconds["analyze"] = time.perf_counter() - t0 - sum(seconds.values())
     return DemoResult(
         questions_added=len(added.added),
         generation=generation,
         labeling=labeling,
         analysis=analysis,
+        seconds=seconds,
     )

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
 from ontology.labelers.registry import ensure_labeler_spec, make_labeler
 from ontology.versions import document, get_version, seed_ontologies
 from storage.errors import NotFoundError
 from storage.models import GenerationRun, ModelSpec, Question, Response, StepLabel
+from storage.types import utcnow
 from study.drift import Trajectory
 
 Progress = Callable[[int, int], None]
@@ -77,24 +79,30 @@ def label_run(
     todo = [r for r in responses if r.id not in done_ids and r.steps]
     without_steps = sum(1 for r in responses if not r.steps)
     steps_labeled = unmapped = 0
+    pending: list[dict[str, object]] = []
     for i, response in enumerate(todo, start=1):
         assert response.id is not None
         for result in labeler.label_steps(response.steps, ontology=doc):
-            session.add(
-                StepLabel(
-                    response_id=response.id,
-                    step_index=result.step_index,
-                    labeler_id=spec_row.id,
-                    ontology_version_id=version.id,
-                    category=result.category,
-                    symbol=result.symbol,
-                    parse_status=result.parse_status,
-                )
+            pending.append(
+                {
+                    "response_id": response.id,
+                    "step_index": result.step_index,
+                    "labeler_id": spec_row.id,
+                    "ontology_version_id": version.id,
+                    "repeat": 0,
+                    "category": result.category,
+                    "symbol": result.symbol,
+                    "parse_status": result.parse_status,
+                    "created_at": utcnow(),
+                }
             )
             steps_labeled += 1
             unmapped += result.symbol == "unmapped"
         if i % batch_size == 0 or i == len(todo):
+            # Core bulk insert: tens of thousands of rows, where ORM objects cost seconds.
+            session.execute(insert(StepLabel), pending)
             session.commit()
+            pending = []
             if progress is not None:
                 progress(i, len(todo))
     return LabelSummary(

@@ -55,6 +55,7 @@ def demo_cmd(
         f"{lab.unmapped_steps} unmapped) with {DEMO_LABELER} under {lab.ontology_version}."
     )
     _print_tiers(ana)
+    _out.print("Time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items()))
     html = Path(ana.files["report_html"]).resolve()
     _out.print(
         f"\nModel: {escape(DEMO_MODEL)} · core implementation: {ana.provenance.implementation}"
