@@ -144,11 +144,17 @@ def _counts_numpy(idx: NDArray[np.unsignedinteger], n_clusters: int) -> NDArray[
     return counts.reshape(n_rep, n_clusters).astype(np.float64)
 
 
-def _counts(idx: NDArray[np.unsignedinteger], n_clusters: int) -> NDArray[np.float64]:
+def _counts(
+    idx: NDArray[np.unsignedinteger], n_clusters: int, buf: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Multiplicities of one chunk, compiled kernel or numpy twin (``buf``: reusable output)."""
     mod = compiled_module("_bootstrap")
     if mod is None:
         return _counts_numpy(idx, n_clusters)
-    return np.asarray(mod.counts_from_indices(np.ascontiguousarray(idx), n_clusters))
+    out = buf[: idx.shape[0]]
+    kernel = mod.counts_u16 if idx.dtype == np.uint16 else mod.counts_u32
+    kernel(idx, out)
+    return out
 
 
 def cluster_bootstrap_sums(
@@ -184,11 +190,22 @@ def cluster_bootstrap_sums(
         raise ValueError("n_boot and chunk must be positive")
     rng = as_generator(seed)
     out = np.empty((n_boot, a.shape[1]), dtype=np.float64)
+    # Columns equal for every cluster (e.g. row counts of a balanced design) need no
+    # product: the multiplicities of a replicate always sum to Q, so their sum is Q·value.
+    constant = np.all(a == a[0], axis=0)
+    varying = np.flatnonzero(~constant)
+    out[:, constant] = a[0, constant] * n_clusters
+    a_var = np.ascontiguousarray(a[:, varying])
+    part = np.empty((min(chunk, n_boot), varying.size), dtype=np.float64)
+    buf = np.empty((min(chunk, n_boot), n_clusters), dtype=np.float64)
     start = 0
     for idx in _draw_chunks(n_clusters, n_boot, rng, chunk):
-        counts = _counts(idx, n_clusters)
+        counts = _counts(idx, n_clusters, buf)
         stop = start + idx.shape[0]
-        np.matmul(counts, a, out=out[start:stop])
+        if varying.size:
+            res = part[: idx.shape[0]]
+            np.matmul(counts, a_var, out=res)
+            out[start:stop, varying] = res
         start = stop
     return out
 
