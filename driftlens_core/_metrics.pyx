@@ -319,8 +319,6 @@ cdef extern from *:
     #endif
     }
     """
-    int DL_LANES
-    int DL_LANE_MAX
     void dl_lane_dp(const uint8_t *S, const uint8_t *T, int NN, int MM,
                     const int32_t *n, const int32_t *m, int nl,
                     int32_t *dtw_out, int32_t *lev_out) noexcept nogil
