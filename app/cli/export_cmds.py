@@ -32,3 +32,41 @@ def responses_cmd(
     with session_for(ctx) as session:
         count = export_responses_jsonl(run, out, session=session)
     _out.print(f"Wrote {count} responses of run {run} to {out}.", markup=False)
+
+
+@export_app.command("benchmark")
+def benchmark_cmd(
+    ctx: typer.Context,
+    out: Path = typer.Option(..., "--out", help="Output folder."),
+    tier: str = typer.Option("core", "--tier", help="core, relaxed (core + relaxed) or all."),
+) -> None:
+    """Write benchmark.jsonl, benchmark.parquet and datasheet.md for a tier selection."""
+    from study.benchmark_export import export_benchmark
+
+    with session_for(ctx) as session:
+        result = export_benchmark(out, session=session, tier=tier)
+    _out.print(
+        f"Wrote {result.questions} question(s) ({tier}) to "
+        + ", ".join(str(p) for p in result.files)
+        + ".",
+        markup=False,
+    )
+
+
+@export_app.command("preferences")
+def preferences_cmd(
+    ctx: typer.Context,
+    run: str = typer.Option(..., "--run", help="Name of the generation run."),
+    judge: str = typer.Option(..., "--judge", help="Judge model whose scores decide."),
+    out: Path = typer.Option(..., "--out", help="Output .jsonl file."),
+) -> None:
+    """Write DPO preference pairs (prompt, chosen, rejected) from a run's judge scores."""
+    from study.preferences import export_preferences
+
+    with session_for(ctx) as session:
+        s = export_preferences(run, judge, out, session=session)
+    _out.print(
+        f"Wrote {s.pairs} pair(s) to {out} ({s.chosen} chosen and {s.rejected} rejected "
+        f"candidates among {s.judged} judged responses).",
+        markup=False,
+    )

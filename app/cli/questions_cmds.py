@@ -17,9 +17,10 @@ _out = Console(highlight=False)
 
 def register(app: typer.Typer) -> None:
     """Add the ``questions`` group to the root application."""
-    group = typer.Typer(help="Import and list benchmark questions.", no_args_is_help=True)
+    group = typer.Typer(help="Import, filter and list benchmark questions.", no_args_is_help=True)
     group.command("import")(import_cmd)
     group.command("list")(list_cmd)
+    group.command("filter")(filter_cmd)
     app.add_typer(group, name="questions")
 
 
@@ -86,17 +87,62 @@ def list_cmd(
                         "domains": list(q.domains or []),
                         "tier": q.tier,
                         "source": q.source,
+                        "filter_label": q.filter_label,
+                        "filter_reason": q.filter_reason,
+                        "filter_domains": q.filter_domains,
+                        "filter_model": q.filter_model,
+                        "filter_error": q.filter_error,
                     },
                     ensure_ascii=False,
                 )
             )
         return
     table = Table(title=f"{len(rows)} question(s)")
-    for column in ("id", "domains", "tier", "text"):
+    for column in ("id", "domains", "tier", "filter", "reason", "text"):
         table.add_column(column)
     for q in rows:
-        # Text objects: question text is data, never rich markup.
+        # Text objects: question text is data, never rich markup. Rejected questions stay
+        # listed with the filter's reason; an unparseable verdict shows its error.
+        verdict = q.filter_label or ("ERROR" if q.filter_error else "")
         table.add_row(
-            Text(q.external_id), Text(", ".join(q.domains or [])), Text(q.tier or ""), Text(q.text)
+            Text(q.external_id),
+            Text(", ".join(q.domains or q.filter_domains or [])),
+            Text(q.tier or ""),
+            Text(verdict),
+            Text(q.filter_reason or q.filter_error or ""),
+            Text(q.text),
         )
     _out.print(table)
+
+
+def filter_cmd(
+    ctx: typer.Context,
+    model: str = typer.Option(..., "--model", help="Filter model, provider/model (sim/default)."),
+    concurrency: int = typer.Option(16, "--concurrency", help="Requests in flight."),
+    redo: bool = typer.Option(
+        False, "--redo", help="Ask again about questions this model already screened."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Screen questions with an LLM (SPEC §2): label, reason and domains per question."""
+    from dataclasses import asdict
+
+    from app.cli.progress import progress_callback
+    from study.question_filter import filter_questions
+
+    with session_for(ctx) as session, progress_callback("filtering questions") as bar:
+        s = filter_questions(
+            model, session=session, concurrency=concurrency, progress=bar, redo=redo
+        )
+    if as_json:
+        typer.echo(json.dumps(asdict(s), indent=2))
+        return
+    _out.print(
+        f"Filtered with {s.model}: {s.requested} asked now ({s.accepted} accepted, "
+        f"{s.rejected} rejected, {s.errors} unparseable after repair, {s.failed} failed), "
+        f"{s.skipped} already screened by this model; {s.repaired} needed a repair request, "
+        f"{s.long_reasons} reason(s) over 15 words.",
+        markup=False,
+    )
+    if s.failed:
+        _out.print("Run the command again to retry the failed requests.", markup=False)

@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.ontology_cmds",
     "app.cli.annotate_cmds",
     "app.cli.labelstudio_cmds",
+    "app.cli.judge_cmds",
 )
 
 

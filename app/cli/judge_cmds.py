@@ -1,0 +1,67 @@
+"""``driftlens judge``: LLM judges of a run's responses (helpfulness, distraction, ack)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from app.cli.context import session_for
+from app.cli.progress import progress_callback
+
+_out = Console(highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``judge`` to the root application."""
+    app.command("judge")(judge_cmd)
+
+
+def _rate(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def judge_cmd(
+    ctx: typer.Context,
+    run: str = typer.Option(..., "--run", help="Name of the generation run."),
+    model: str = typer.Option(..., "--model", help="Judge model, provider/model (sim/default)."),
+    concurrency: int = typer.Option(16, "--concurrency", help="Requests in flight."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Score every response of a run; scores already stored for this judge are kept.
+
+    Helpfulness (0-4) for every response; distraction and acknowledgement (0/1) for
+    perturbed ones only. Unparseable replies get one repair request, then are stored as
+    errors.
+    """
+    from study.judges import judge_run
+
+    with session_for(ctx) as session, progress_callback(f"judging {run}") as bar:
+        summary = judge_run(run, model, session=session, concurrency=concurrency, progress=bar)
+    if as_json:
+        typer.echo(json.dumps(asdict(summary), indent=2))
+        return
+    _out.print(
+        f"Judged run {run} with {summary.model}: {summary.requested} response(s) asked now, "
+        f"{summary.skipped} already scored, {summary.repaired} repaired, "
+        f"{summary.errors} unparseable, {summary.failed} failed at the endpoint.",
+        markup=False,
+    )
+    table = Table(title="stored scores by parse status")
+    for column in ("kind", "ok", "repaired", "error"):
+        table.add_column(column)
+    for kind, counts in summary.by_kind.items():
+        table.add_row(Text(kind), *(str(counts.get(s, 0)) for s in ("ok", "repaired", "error")))
+    _out.print(table)
+    _out.print(
+        f"mean helpfulness {_rate(summary.mean_helpfulness)}, distraction rate "
+        f"{_rate(summary.distraction_rate)}, acknowledgement rate "
+        f"{_rate(summary.acknowledgement_rate)}",
+        markup=False,
+    )
+    if summary.failed:
+        _out.print("Run the command again to retry the failed requests.", markup=False)
