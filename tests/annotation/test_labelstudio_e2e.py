@@ -373,3 +373,16 @@ def test_the_recomputation_itself_on_a_textbook_case() -> None:
     """The independent alpha above is checked by hand: D_o = 2/9, D_e = 5/9, alpha = 0.6."""
     units = [["y", "y", "y"], ["n", "n", "n"], ["y", "y", "n"]]
     assert _alpha_nominal(units) == pytest.approx(0.6)
+
+
+def test_push_is_idempotent_beyond_one_page_of_tasks(
+    run_cli: Any, ls_client: LabelStudioClient
+) -> None:
+    """More tasks than one API page (100): the second push must still find them all."""
+    with open_workspace_session(resolve_settings()) as s:
+        s.add_all([Question(external_id=f"bulk{i:03d}", text=f"Question {i}?") for i in range(230)])
+    first = run_cli("annotate", "push", "question_checks", "--json").json()
+    assert (first["selected"], first["imported"]) == (230, 230)
+    second = run_cli("annotate", "push", "question_checks", "--json").json()
+    assert (second["imported"], second["already_present"]) == (0, 230)
+    assert len(ls_client.list_tasks(first["project_id"])) == 230
