@@ -46,6 +46,59 @@ with st.expander("Import questions", expanded=False):
             f"Added {len(report.added)} questions; {len(report.duplicates)} were already there."
         )
 
+with st.expander("Run the LLM filter", expanded=False):
+    # SPEC §2: one request per question; verdicts of the same model are kept unless redo.
+    filter_model = st.text_input("Filter model (provider/model)", value="sim/default")
+    redo = st.checkbox("Ask again about questions this model already screened", value=False)
+    if st.button("Run the filter"):
+        from study.question_filter import filter_questions
+
+        bar = st.progress(0.0, text="filtering")
+
+        def show_filter(done: int, total: int) -> None:
+            bar.progress(done / max(total, 1), text=f"filtering {done}/{total}")
+
+        try:
+            with page_session() as session:
+                fs = filter_questions(
+                    filter_model.strip(), session=session, progress=show_filter, redo=redo
+                )
+        except DriftLensError as exc:
+            st.error(str(exc))
+        else:
+            st.success(
+                f"Filtered {fs.requested} question(s) with {fs.model}: {fs.accepted} accepted, "
+                f"{fs.rejected} rejected, {fs.errors} unparseable after a repair request, "
+                f"{fs.failed} failed; {fs.skipped} already screened."
+            )
+
+with st.expander("Export the benchmark", expanded=False):
+    export_tier = st.selectbox("Tier", ["core", "relaxed", "all"], index=0)
+    if st.button("Prepare the export"):
+        import io
+        import zipfile
+
+        from study.benchmark_export import export_benchmark
+
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                with page_session() as session:
+                    result = export_benchmark(Path(tmp), session=session, tier=export_tier)
+            except DriftLensError as exc:
+                st.error(str(exc))
+            else:
+                buffer = io.BytesIO()
+                with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+                    for path in result.files:
+                        zf.write(path, arcname=path.name)
+                st.success(f"{result.questions} question(s) ready ({export_tier}).")
+                st.download_button(
+                    "Download benchmark (JSONL, Parquet, datasheet)",
+                    data=buffer.getvalue(),
+                    file_name=f"driftlens-benchmark-{export_tier}.zip",
+                    mime="application/zip",
+                )
+
 with page_session() as session:
     questions = list_questions(session=session)
     frame = pd.DataFrame(
@@ -54,8 +107,8 @@ with page_session() as session:
                 "id": q.external_id,
                 "question": q.text,
                 "domains": ", ".join(q.domains or []),
-                "filter": q.filter_label or "",
-                "reason": q.filter_reason or "",
+                "filter": q.filter_label or ("ERROR" if q.filter_error else ""),
+                "reason": q.filter_reason or q.filter_error or "",
                 "tier": q.tier or "",
             }
             for q in questions
