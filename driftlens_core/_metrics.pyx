@@ -30,9 +30,9 @@ How ``pair_drift`` reaches tens of millions of pairs per second on one core:
 
 import numpy as np
 
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.long cimport PyLong_Check
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.list cimport PyList_GET_SIZE
+from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_SIZE
 from libc.math cimport INFINITY, log, log1p, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memset
@@ -879,6 +879,13 @@ def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
 # ---------------------------------------------------------------- packing
 
 
+cdef extern from "Python.h":
+    # PyObject* versions, so the loop below touches no reference counts
+    bint _is_int "PyLong_Check" (PyObject *o)
+    long long _as_long_long "PyLong_AsLongLongAndOverflow" (PyObject *o, int *overflow)
+    PyObject **_fast_items "PySequence_Fast_ITEMS" (object o)
+
+
 def pack_lists(list seqs, long long max_symbol):
     """Pack a list of lists/tuples of plain ints into (int32 symbols, int64 offsets).
 
@@ -886,8 +893,10 @@ def pack_lists(list seqs, long long max_symbol):
     ``[0, max_symbol]``; the caller then takes its careful path, which names the problem.
     """
     cdef Py_ssize_t n = len(seqs), i, j, size, total = 0, pos = 0
-    cdef object seq, item
+    cdef object seq
+    cdef PyObject **items
     cdef long long v
+    cdef int overflow = 0
     offsets = np.empty(n + 1, dtype=np.int64)
     cdef int64_t[::1] off = offsets
     off[0] = 0
@@ -909,20 +918,14 @@ def pack_lists(list seqs, long long max_symbol):
         if type(seq) is list:
             if PyList_GET_SIZE(seq) != size:
                 return None
-        elif PyTuple_GET_SIZE(seq) != size:
+        elif type(seq) is not tuple or PyTuple_GET_SIZE(seq) != size:
             return None
+        items = _fast_items(seq)
         for j in range(size):
-            if type(seq) is list:
-                item = <object>PyList_GET_ITEM(seq, j)
-            else:
-                item = <object>PyTuple_GET_ITEM(seq, j)
-            if not PyLong_Check(item):
+            if not _is_int(items[j]):
                 return None
-            try:
-                v = item
-            except OverflowError:
-                return None
-            if v < 0 or v > max_symbol:
+            v = _as_long_long(items[j], &overflow)
+            if overflow or v < 0 or v > max_symbol:
                 return None
             sym[pos] = <int32_t>v
             pos += 1
