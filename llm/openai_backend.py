@@ -324,7 +324,7 @@ class OpenAIBackend:
         status = int(exc.status_code)
         detail = self._redact(_server_message(exc))
         if status == 401:
-            hint = f" (check {self._key_env})" if self._key_env else ""
+            hint = f"; check {self._key_env}" if self._key_env else ""
             # The server's own text is dropped: OpenAI echoes a masked key in it.
             return _Failure("auth", f"{where} rejected the API key (401){hint}.", False)
         if status == 403:

@@ -222,6 +222,10 @@ def simulate(
 ) -> SimResponse:
     """Simulate one response with known drift (pure: same inputs, same output).
 
+    Only the seed and the sample index of a request's sampling reach the simulator;
+    temperature, top-p and the rest do not change what it writes (its variation between
+    samples is the preset's ``model_noise``).
+
     Args:
         question: The question text.
         memory_line: The memory line before it (``""`` for the baseline).

@@ -154,7 +154,7 @@ def test_wrong_key_raises_one_clear_error_and_stops_sending(chaos: ChaosServer) 
     with pytest.raises(ServiceError) as err:
         run_chat_batch(backend(chaos.url, key=secret), requests, concurrency=4)
     msg = str(err.value)
-    assert msg == (f"Model endpoint {chaos.url} rejected the API key (401) (check CHAOS_API_KEY).")
+    assert msg == (f"Model endpoint {chaos.url} rejected the API key (401); check CHAOS_API_KEY.")
     assert secret not in msg
     assert chaos.stats.requests <= 4  # the rest were never sent
 

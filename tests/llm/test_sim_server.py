@@ -88,7 +88,7 @@ def test_batch_runner_against_the_served_simulator(
     assert all(r.error is None and r.simulated for r in results)
     assert len({r.text for r in results}) > 1  # samples differ through their seeds
     monkeypatch.setenv("SIM_API_KEY", "wrong")
-    with pytest.raises(ServiceError, match=r"rejected the API key \(401\) \(check SIM_API_KEY\)"):
+    with pytest.raises(ServiceError, match=r"rejected the API key \(401\); check SIM_API_KEY\."):
         run_chat_batch("openai-api/sim/sim/default", reqs)
 
 
