@@ -57,9 +57,10 @@ def serve_cmd(
 ) -> None:
     """Serve the simulator as an OpenAI-compatible API (POST /v1/chat/completions)."""
     from llm.sim.presets import get_preset
-    from llm.sim.server import serve
+    from llm.sim.server import bind_socket, serve
 
     chosen = get_preset(preset)  # fail early with the list of known presets
+    sock = bind_socket(host, port)  # and on a busy port, before printing "serving"
     url = f"http://{host}:{port}/v1"
     if host not in ("127.0.0.1", "localhost", "::1"):
         _err.print(f"[yellow]Warning:[/] binding {host} exposes the simulator beyond this machine.")
@@ -76,6 +77,7 @@ def serve_cmd(
         classify_memory=_catalog_classifier(),
         default_preset=chosen.name,
         log_level="warning",
+        sock=sock,
     )
 
 

@@ -190,6 +190,20 @@ def create_app(
     )
 
 
+def bind_socket(host: str, port: int) -> socket.socket:
+    """Bind a listening TCP socket, with a one-line :class:`ConfigError` when that fails."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"Cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --port."
+        ) from None
+    return sock
+
+
 def serve(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
@@ -198,6 +212,7 @@ def serve(
     classify_memory: Classifier | None = None,
     default_preset: str = "default",
     log_level: str = "warning",
+    sock: socket.socket | None = None,
 ) -> None:
     """Run the simulator API in the foreground until interrupted.
 
@@ -208,12 +223,24 @@ def serve(
         classify_memory: Optional catalog-based classifier of memory lines.
         default_preset: Preset answering the bare model name ``sim``.
         log_level: uvicorn log level.
+        sock: A socket already bound by :func:`bind_socket` (then host and port are
+            informational).
+
+    Raises:
+        ConfigError: When the address cannot be bound (port in use, bad interface).
     """
     import uvicorn
 
     key = api_key if api_key is not None else (os.environ.get("SIM_API_KEY") or None)
     app = create_app(api_key=key, classify_memory=classify_memory, default_preset=default_preset)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off")
+    sock = sock if sock is not None else bind_socket(host, port)
+    config = uvicorn.Config(
+        app, log_level=log_level, access_log=False, lifespan="off", backlog=2048
+    )
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 class BackgroundServer:

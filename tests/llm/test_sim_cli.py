@@ -70,3 +70,17 @@ def test_server_module_runs_as_a_process() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_busy_port_is_a_one_line_config_error() -> None:
+    import pytest
+
+    from llm.sim.server import bind_socket
+    from storage.errors import ConfigError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(ConfigError, match=rf"Cannot listen on 127.0.0.1:{port} .*--port"):
+            bind_socket("127.0.0.1", port)
