@@ -379,6 +379,11 @@ class PairDrift:
     def __len__(self) -> int:
         return int(self.dtw.size)
 
+    @property
+    def robustness(self) -> FloatArray:
+        """Robustness index 1 − σ_SRI of every pair (SPEC §6)."""
+        return 1.0 - self.sri
+
 
 # ------------------------------------------------------------------ pure-Python twins
 

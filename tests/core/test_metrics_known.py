@@ -117,6 +117,7 @@ def test_pair_drift_known_and_forms() -> None:
     np.testing.assert_allclose(result.sri, 0.5 * result.levenshtein + 0.5 * result.jsd)
     assert result.alpha == 0.5
     assert len(result) == 3
+    np.testing.assert_array_equal(result.robustness, 1.0 - result.sri)
     # the packed form and a 2-D array give the same answer
     packed = pair_drift(pack_sequences(base), pack_sequences(other))
     np.testing.assert_array_equal(packed.sri, result.sri)
