@@ -44,6 +44,9 @@ cdef extern from *:
     #if defined(__SSE2__)
     #include <emmintrin.h>
     #endif
+    #if defined(_MSC_VER) && !defined(__clang__)
+    #define restrict __restrict
+    #endif
     #define DL_LANES 32
     #define DL_LANE_MAX 127
     #define DL_MIN(a, b) ((a) < (b) ? (a) : (b))
