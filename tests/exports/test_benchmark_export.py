@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -90,7 +91,7 @@ def _seed(session: Session) -> None:
     session.commit()
 
 
-def _read(out: Path) -> tuple[list[dict], pd.DataFrame, str]:  # type: ignore[type-arg]
+def _read(out: Path) -> tuple[list[dict[str, Any]], pd.DataFrame, str]:
     records = [json.loads(x) for x in (out / "benchmark.jsonl").read_text().splitlines()]
     frame = pd.read_parquet(out / "benchmark.parquet")
     return records, frame, (out / "datasheet.md").read_text(encoding="utf-8")

@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from typing import Any
 
 import pytest
 from sqlmodel import Session
@@ -105,7 +106,7 @@ def sim_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     calls: list[str] = []
 
-    def counted(messages, **kwargs):  # type: ignore[no-untyped-def]
+    def counted(messages: Any, **kwargs: Any) -> Any:
         calls.append(messages[-1][1])
         return simulate_chat(messages, **kwargs)
 

@@ -21,6 +21,7 @@ from llm.sim.tasks import (
     registered_tasks,
     task_marker,
 )
+from llm.types import ChatMessage
 from study.judges import JudgeCase, build_judge_messages, parse_judge_answer
 from study.parsing import parse_response
 from study.question_filter import build_filter_messages, parse_filter_answer
@@ -29,7 +30,7 @@ QUESTION = "Should someone take a stable job or start a business? Weigh the trad
 NULL = get_preset("null")  # malformed_rate 0: every task reply is well-formed
 
 
-def _msgs(messages: tuple) -> list[tuple[str, str]]:  # type: ignore[type-arg]
+def _msgs(messages: tuple[ChatMessage, ...]) -> list[tuple[str, str]]:
     return [(m.role, m.content) for m in messages]
 
 
