@@ -27,6 +27,7 @@ from storage.repo import studies as repo
 from storage.repo.annotations import (
     create_study,
     get_or_create_annotator,
+    get_study_by_project,
     list_studies,
     upsert_human_annotation,
 )
@@ -130,6 +131,7 @@ def ensure_project(
         label_config=config,
         instructions=instructions_html(name),
     )
+    _release_project_id(project.id, session=session)
     study = create_study(
         name,
         ls_project_id=project.id,
@@ -140,6 +142,22 @@ def ensure_project(
     )
     assert study.id is not None
     return ProjectResult(name, study.id, project.id, client.url, True, False)
+
+
+def _release_project_id(project_id: int, *, session: Session) -> None:
+    """Unlink an older study recorded under the same project id.
+
+    Project ids are per server, and a reset server hands them out again, but the study table
+    keeps ``ls_project_id`` unique: the older study keeps its rows and a note of where its
+    project was, and stops being pulled.
+    """
+    old = get_study_by_project(project_id, session=session)
+    if old is None:
+        return
+    old.title = f"{old.title or old.name} (was project {project_id} on {old.ls_url})"
+    old.ls_project_id = None
+    session.add(old)
+    session.flush()
 
 
 def _by_key(tasks: list[LsTask]) -> dict[str, LsTask]:

@@ -386,3 +386,25 @@ def test_push_is_idempotent_beyond_one_page_of_tasks(
     second = run_cli("annotate", "push", "question_checks", "--json").json()
     assert (second["imported"], second["already_present"]) == (0, 230)
     assert len(ls_client.list_tasks(first["project_id"])) == 230
+
+
+def test_a_project_id_already_recorded_for_another_server_is_released(
+    run_cli: Any, ls_connection: LabelStudioConnection
+) -> None:
+    """Project ids are per server: a workspace that moved servers must still push."""
+    from storage.models import Study
+
+    with open_workspace_session(resolve_settings()) as s:
+        seed(s)
+    first = run_cli("annotate", "push", "helpfulness", "--json").json()["project_id"]
+    with open_workspace_session(resolve_settings()) as s:
+        # Label Studio numbers projects with AUTOINCREMENT: the next one gets first + 1.
+        s.add(Study(name="distraction", ls_project_id=first + 1, ls_url="http://old:8080"))
+    refused = run_cli("annotate", "push", "distraction")
+    assert refused.code != 0 and "lives on the Label Studio at http://old:8080" in refused.err
+    res = run_cli("annotate", "push", "distraction", "--new-project", "--json")
+    assert res.code == 0, res.err
+    assert res.json()["project_id"] == first + 1
+    with open_workspace_session(resolve_settings()) as s:
+        old = s.exec(select(Study).where(Study.ls_url == "http://old:8080")).one()
+        assert old.ls_project_id is None and "was project" in (old.title or "")
