@@ -129,7 +129,8 @@ def test_analysis_page_shows_probes_as_text(served: Served, browser: object) -> 
     # open every example so its steps are rendered
     for header in page.locator('[data-testid="stExpander"] summary').all():
         header.click()
-    page.wait_for_timeout(500)
+    page.get_by_text("With memory").first.wait_for(timeout=30_000)
+    page.get_by_text(IMG_PROBE, exact=False).first.wait_for(timeout=30_000)
     body = page.inner_text("body")
     assert SCRIPT_PROBE in body
     assert IMG_PROBE in body
