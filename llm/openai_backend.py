@@ -177,7 +177,6 @@ class OpenAIBackend:
         Returns:
             One result per request, in request order; failures carry ``error``.
         """
-
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         pool = _ClientPool(self._make_client, concurrency)
@@ -387,7 +386,9 @@ def _parse_completion(resp: Any) -> tuple[str, str | None, int | None, int | Non
             str(resp.model or ""),
         )
     except (AttributeError, IndexError, TypeError):
-        return _Failure("bad_response", "Model endpoint sent a completion without choices.", True)
+        return _Failure(
+            "bad_response", "The model endpoint sent a completion without choices.", True
+        )
 
 
 def _retry_after_ms(value: str | None) -> float | None:
