@@ -106,7 +106,7 @@ def test_retry_after_longer_than_allowed_gives_up(chaos: ChaosServer) -> None:
 
 
 def test_timeout_is_retried(chaos: ChaosServer) -> None:
-    b = backend(chaos.url, timeout_s=0.5)
+    b = backend(chaos.url, timeout_s=1.5)
     [res] = chat(b, [req("slowx1")])
     assert res.error is None and res.attempts == 2
     assert b.stats.retries == 1
