@@ -19,6 +19,7 @@ if [ "${DRIFTLENS_SKIP_POSTGRES:-0}" != "1" ]; then
   pg_env="$(scripts/ci/postgres.sh)"
   eval "$pg_env"
   started_pg=1
+  export DRIFTLENS_REQUIRE_POSTGRES=1  # the PostgreSQL tests must run, not skip
 fi
 
 # Label Studio 1.23.2 for the human-studies tests (own virtualenv, reused between runs;
