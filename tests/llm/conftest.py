@@ -14,7 +14,7 @@ from tests.llm.chaos_server import ChaosServer
 @pytest.fixture(scope="module")
 def chaos_server() -> Iterator[ChaosServer]:
     """One chaos server for a test module (counters reset by ``chaos``)."""
-    server = ChaosServer(ok_delay_s=0.02, slow_s=4.0)
+    server = ChaosServer(ok_delay_s=0.02, slow_s=3.0)
     with server:
         yield server
 
