@@ -61,6 +61,7 @@ from ontology.versions import document, get_version
 from storage.errors import InputError, NotFoundError
 from storage.models import (
     BASELINE_CONDITION,
+    Analysis,
     GenerationRun,
     LabelerSpec,
     ModelSpec,
@@ -681,6 +682,22 @@ class StoredAnalysis:
         return build_tables(self.stats)
 
 
+def _stored(row: Analysis, run: GenerationRun | None) -> StoredAnalysis:
+    result = row.result or {}
+    assert row.id is not None
+    fallback = {"run": run.name if run else "", "simulated": bool(run and run.simulated)}
+    return StoredAnalysis(
+        id=row.id,
+        created_at=row.created_at,
+        config=AnalysisConfig.model_validate(row.config),
+        stats=result.get("stats", {"models": {}}),
+        provenance=Provenance.model_validate(result.get("provenance", fallback)),
+        out_dir=Path(row.out_dir) if row.out_dir else None,
+        files={k: Path(v) for k, v in result.get("files", {}).items()},
+        implementation=row.implementation,
+    )
+
+
 def latest_analysis(
     run_name: str, *, session: Session, labeler_spec: str | None = None
 ) -> StoredAnalysis | None:
@@ -689,21 +706,20 @@ def latest_analysis(
     for row in list_analyses(session=session, run_id=run.id):
         if labeler_spec is not None and row.config.get("labeler") != labeler_spec:
             continue
-        result = row.result or {}
-        assert row.id is not None
-        return StoredAnalysis(
-            id=row.id,
-            created_at=row.created_at,
-            config=AnalysisConfig.model_validate(row.config),
-            stats=result.get("stats", {"models": {}}),
-            provenance=Provenance.model_validate(
-                result.get("provenance", {"run": run.name, "simulated": run.simulated})
-            ),
-            out_dir=Path(row.out_dir) if row.out_dir else None,
-            files={k: Path(v) for k, v in result.get("files", {}).items()},
-            implementation=row.implementation,
-        )
+        return _stored(row, run)
     return None
+
+
+def get_analysis(analysis_id: int, *, session: Session) -> StoredAnalysis:
+    """The stored analysis with this id.
+
+    Raises:
+        NotFoundError: no such analysis.
+    """
+    row = session.get(Analysis, analysis_id)
+    if row is None:
+        raise NotFoundError(f"No analysis {analysis_id} in this workspace.")
+    return _stored(row, session.get(GenerationRun, row.run_id))
 
 
 def analysis_examples(

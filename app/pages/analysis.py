@@ -15,7 +15,7 @@ from sqlmodel import col, select
 
 from app.ui.db import page_session, page_settings
 from app.ui.safe import escape_markdown
-from ontology.versions import seed_ontologies
+from ontology.versions import document, get_version, seed_ontologies
 from storage.errors import DriftLensError
 from storage.models import LabelerSpec, OntologyVersion
 from storage.repo.runs import list_runs
@@ -24,6 +24,7 @@ from study.analysis import (
     StoredAnalysis,
     analysis_examples,
     analyze_run,
+    get_analysis,
     latest_analysis,
 )
 from study.report.data import CLASS_ORDER, ExamplePair
@@ -56,6 +57,18 @@ def _show_steps(example: ExamplePair, which: str, roots: list[str]) -> None:
         )
         label = escape_markdown(f"{s.root} · {s.leaf}")
         st.markdown(f"{s.index + 1}\\. :{colour}-background[{label}] {escape_markdown(s.text)}")
+
+
+@st.cache_data(show_spinner="Loading example pairs…", max_entries=16)
+def _examples(db_url: str, analysis_id: int) -> tuple[tuple[ExamplePair, ...], list[str]]:
+    """Example pairs and ontology roots of one analysis (cached: they never change)."""
+    del db_url  # part of the cache key only: ids repeat across workspaces
+    with page_session() as session:
+        stored = get_analysis(analysis_id, session=session)
+        examples = analysis_examples(stored, session=session)
+        version = get_version(stored.config.ontology_version, session=session)
+        roots = [r.name for r in document(version).roots]
+    return examples, roots
 
 
 def _show(stored: StoredAnalysis) -> None:
@@ -119,15 +132,7 @@ def _show(stored: StoredAnalysis) -> None:
 
     st.subheader("Example response pairs")
     try:
-        with page_session() as session:
-            examples = analysis_examples(stored, session=session)
-            version_name = stored.config.ontology_version.partition("@")[0]
-            row = session.exec(
-                select(OntologyVersion)
-                .where(OntologyVersion.name == version_name)
-                .order_by(col(OntologyVersion.version).desc())
-            ).first()
-            roots = [r["name"] for r in (row.content.get("roots", []) if row else [])]
+        examples, roots = _examples(page_settings().db_url, stored.id)
     except DriftLensError as exc:
         st.warning(escape_markdown(str(exc)))
         examples, roots = (), []

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import driftlens_core
 from app.cli.root import build_app
-from storage.errors import InputError
+from storage.errors import InputError, NotFoundError
 from storage.models import StepLabel
 from storage.settings import Settings, default_db_url, resolve_settings
 from storage.workspace import open_workspace_session
@@ -23,6 +23,7 @@ from study.analysis import (
     AnalysisResult,
     analyze_run,
     condition_category,
+    get_analysis,
     latest_analysis,
     pair_frame,
     stats_frame,
@@ -281,6 +282,11 @@ def test_analysis_row_records_config_result_and_implementation(analysed: Analyse
     assert stored.provenance.simulated and stored.provenance.run == RUN
     assert stored.files["report_html"].name == "report.html"
     assert stored.tables.tiers.equals(build_tables(stored.stats).tiers)
+    with open_workspace_session(analysed.settings) as session:
+        again = get_analysis(analysed.result.analysis_id, session=session)
+        with pytest.raises(NotFoundError):
+            get_analysis(10_000, session=session)
+    assert again.id == analysed.result.analysis_id and again.stats == analysed.result.stats
 
 
 def test_analyze_cli_prints_summary_and_path(workspace: Path, tmp_path: Path) -> None:
