@@ -171,7 +171,7 @@ def aggregate(
         old = latest.get(key)
         if old is None or _newer(rec, old):
             latest[key] = rec
-    kept = sorted(latest.values(), key=lambda r: (r.item, r.annotation_id))
+    kept = sorted(latest.values(), key=lambda r: (r.item, r.annotator))
     by_item: dict[str, list[AnnotationRecord]] = defaultdict(list)
     for rec in kept:
         by_item[rec.item].append(rec)
