@@ -104,7 +104,9 @@ def test_repair_then_error_with_a_scripted_model(session: Session) -> None:
     session.add(Question(external_id="a", text="Should a city fund buses or roads?"))
     session.add(Question(external_id="b", text="Is it fair to judge the past by today?"))
     session.add(Question(external_id="c", text="Should a friend lend money?"))
+    session.add(Question(external_id="d", text="Should a team share credit equally?"))
     session.commit()
+    wordy = " ".join(["reason"] * 20)
     good = json.dumps({"label": "ACCEPT", "reason": "Trade-off.", "domains": ["finance"]})
 
     def script(messages: list[tuple[str, str]]) -> str | None:
@@ -114,11 +116,14 @@ def test_repair_then_error_with_a_scripted_model(session: Session) -> None:
             return good if repair else "```json\n{'label': 'ACCEPT'}\n```"
         if "past" in question:
             return "still not JSON" if repair else '{"label": "ACCEPT", "reason": "x"}'
+        if "credit" in question:
+            return json.dumps({"label": "REJECT", "reason": wordy, "domains": []})
         return None  # endpoint failure: nothing stored
 
     backend = ScriptedBackend(script)
     s = filter_questions(backend.spec, session=session, backend=backend)
-    assert (s.accepted, s.errors, s.failed, s.repaired) == (1, 1, 1, 1)
+    assert (s.accepted, s.rejected, s.errors, s.failed, s.repaired) == (1, 1, 1, 1, 1)
+    assert s.long_reasons == 1
     rows = {q.external_id: q for q in list_questions(session=session)}
     assert rows["a"].filter_label == "ACCEPT" and rows["a"].filter_domains == ["finance"]
     assert rows["a"].filter_raw is not None and REPAIR_SEPARATOR in rows["a"].filter_raw
@@ -130,6 +135,7 @@ def test_repair_then_error_with_a_scripted_model(session: Session) -> None:
     # The repair request quotes what was wrong.
     repair_texts = [m[-1][1] for m in backend.requests if len(m) > 2]
     assert any("missing key 'domains'" in t for t in repair_texts)
+    assert rows["d"].filter_label == "REJECT" and rows["d"].filter_reason == wordy  # kept
     assert rows["c"].filter_label is None and rows["c"].filter_error is None
     assert rows["c"].filter_model is None
     # A rerun asks only about the failed question.

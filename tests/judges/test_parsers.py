@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from study.judges import PERTURBED_KINDS, parse_judge_answer
 from study.question_filter import MAX_REASON_WORDS, parse_filter_answer
@@ -146,3 +148,44 @@ def test_judge_answer_ok() -> None:
 def test_judge_answer_rejects(text: str, kinds: tuple[str, ...], reason: str) -> None:
     with pytest.raises(StrictParseError, match=reason):
         parse_judge_answer(text, kinds)
+
+
+# ---------------------------------------------------------------- property checks
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=10,
+)
+_prose = st.text(
+    alphabet=st.characters(exclude_characters="{}`<>", exclude_categories=["Cs"]),
+    max_size=40,
+)
+
+
+@given(
+    obj=st.dictionaries(st.text(max_size=10), _json_values, max_size=5),
+    before=_prose,
+    after=_prose,
+    indent=st.sampled_from([None, 2]),
+)
+def test_any_object_is_recovered_exactly_from_prose(
+    obj: dict[str, object], before: str, after: str, indent: int | None
+) -> None:
+    text = f"{before}\n{json.dumps(obj, indent=indent)}\n{after}"
+    assert extract_json_object(text) == obj
+    assert (
+        extract_json_object(
+            f"{before}<answer>{json.dumps(obj)}</answer>{after}", require_answer_tag=True
+        )
+        == obj
+    )
+
+
+def test_prompts_start_with_their_task_marker() -> None:
+    from llm.sim.tasks import JUDGE_TASK, QUESTION_FILTER_TASK, find_task
+    from study.judges import SYSTEM_PROMPT as JUDGE_PROMPT
+    from study.question_filter import SYSTEM_PROMPT as FILTER_PROMPT
+
+    assert find_task([("system", FILTER_PROMPT)]) == QUESTION_FILTER_TASK
+    assert find_task([("system", JUDGE_PROMPT)]) == JUDGE_TASK
