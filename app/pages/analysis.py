@@ -20,6 +20,7 @@ from storage.errors import DriftLensError
 from storage.models import LabelerSpec, OntologyVersion
 from storage.repo.runs import list_runs
 from study.analysis import (
+    DEFAULT_BOOTSTRAP,
     DEFAULT_SEED,
     StoredAnalysis,
     analysis_examples,
@@ -192,7 +193,9 @@ run_name = left.selectbox("Run", runs)
 labeler = right.selectbox("Labeler", labelers or ["keywords"])
 default_version = next((i for i, v in enumerate(versions) if v.startswith("driftlens@")), 0)
 version = left.selectbox("Ontology version", versions, index=default_version)
-bootstrap = int(right.number_input("Bootstrap replicates B", 100, 100_000, 2_000, step=500))
+bootstrap = int(
+    right.number_input("Bootstrap replicates B", 100, 100_000, DEFAULT_BOOTSTRAP, step=1_000)
+)
 seed = int(left.number_input("Seed", value=DEFAULT_SEED, step=1))
 label_first = right.checkbox("Label unlabeled responses first")
 others = st.multiselect(
