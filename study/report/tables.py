@@ -75,7 +75,7 @@ def _conditions(stats: dict[str, Any]) -> pd.DataFrame:
     for model, mres in stats["models"].items():
         for metric, r in mres["metrics"].items():
             for name, c in r["conditions"].items():
-                p_adj = _f(c["p_adjusted"])
+                p_adj = _f(c.get("p_adjusted"))
                 rows.append(
                     {
                         "model": model,
@@ -83,19 +83,19 @@ def _conditions(stats: dict[str, Any]) -> pd.DataFrame:
                         "condition": name,
                         "class": c["class"],
                         "n": int(c["n"]),
-                        "n_questions": int(c["n_questions"]),
-                        "mean": _f(c["mean"]),
-                        "d_rel": _f(c["d_rel"]),
-                        "ci_low": _f(c["ci_low"]),
-                        "ci_high": _f(c["ci_high"]),
-                        "p_value": _f(c["p_value"]),
+                        "n_questions": int(c.get("n_questions") or 0),
+                        "mean": _f(c.get("mean")),
+                        "d_rel": _f(c.get("d_rel")),
+                        "ci_low": _f(c.get("ci_low")),
+                        "ci_high": _f(c.get("ci_high")),
+                        "p_value": _f(c.get("p_value")),
                         "p_adjusted": p_adj,
                         "significant": bool(p_adj < ALPHA) if math.isfinite(p_adj) else False,
-                        "cohens_d": _f(c["cohens_d"]),
-                        "letters": c["letters"],
-                        "mdd": _f(c["mdd"]),
-                        "mdd_raw": _f(c["mdd_raw"]),
-                        "equivalence_bound": _f(c["equivalence_bound"]),
+                        "cohens_d": _f(c.get("cohens_d")),
+                        "letters": c.get("letters", ""),
+                        "mdd": _f(c.get("mdd")),
+                        "mdd_raw": _f(c.get("mdd_raw")),
+                        "equivalence_bound": _f(c.get("equivalence_bound")),
                         "flags": "; ".join(c.get("flags", [])),
                     }
                 )
@@ -182,9 +182,9 @@ def _calibration(stats: dict[str, Any], conditions: pd.DataFrame) -> pd.DataFram
                         "metric": metric,
                         "condition": name,
                         "class": c["class"],
-                        "mdd": _f(c["mdd"]),
-                        "mdd_raw": _f(c["mdd_raw"]),
-                        "equivalence_bound": _f(c["equivalence_bound"]),
+                        "mdd": _f(c.get("mdd")),
+                        "mdd_raw": _f(c.get("mdd_raw")),
+                        "equivalence_bound": _f(c.get("equivalence_bound")),
                         "null_mean": _f(nt.get("mean")),
                         "null_ci_low": _f(nt.get("ci_low")),
                         "null_ci_high": _f(nt.get("ci_high")),
