@@ -242,18 +242,24 @@ def bootstrap_p_value(
     r = np.asarray(replicates, dtype=np.float64)
     if r.ndim == 1:
         r = r[:, None]
-    valid = ~np.isnan(r)
-    n = valid.sum(axis=0)
-    low = (r <= null).sum(axis=0)
-    high = (r >= null).sum(axis=0)
+    return _p_rows(np.ascontiguousarray(r.T), null, n_clusters)
+
+
+def _p_rows(
+    rows: NDArray[np.float64], null: float, n_clusters: ArrayLike | None
+) -> NDArray[np.float64]:
+    """:func:`bootstrap_p_value` on ``(K, B)`` replicates (one statistic per row)."""
+    n = rows.shape[1] - np.isnan(rows).sum(axis=1)
+    low = np.count_nonzero(rows <= null, axis=1)
+    high = np.count_nonzero(rows >= null, axis=1)
     count = np.minimum(low, high)
     with np.errstate(invalid="ignore", divide="ignore"):
         tail = (count + 1.0) / (n + 1.0)
         rare = count < _TAIL_MIN_COUNT
         if rare.any():
             # beyond the resolution of B: extrapolate the tail with a normal fit
-            cols = r[:, rare]
-            z = np.abs(np.nanmean(cols, axis=0) - null) / np.nanstd(cols, axis=0, ddof=1)
+            sub = rows[rare]
+            z = np.abs(np.nanmean(sub, axis=1) - null) / np.nanstd(sub, axis=1, ddof=1)
             tail[rare] = np.minimum(tail[rare], stats.norm.sf(z))
         if n_clusters is None:
             p = np.minimum(1.0, 2.0 * tail)
@@ -278,36 +284,50 @@ def percentile_interval(
         n_clusters: clusters informing each column; ``None`` gives the plain percentile
             interval, otherwise Hesterberg's expanded interval (module docstring).
     """
-    (bounds,) = _intervals(replicates, (level,), n_clusters)
-    return bounds
-
-
-def _intervals(
-    replicates: NDArray[np.float64],
-    levels: tuple[float, ...],
-    n_clusters: ArrayLike | None,
-) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
-    """Intervals at several levels with one partial sort per group of columns."""
     r = np.asarray(replicates, dtype=np.float64)
     if r.ndim == 1:
         r = r[:, None]
-    k = r.shape[1]
+    (bounds,) = _intervals_rows(np.ascontiguousarray(r.T), (level,), n_clusters)
+    return bounds
+
+
+def _row_quantiles(rows: NDArray[np.float64], probs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Linear-interpolation quantiles (numpy's default) of each row, one partial sort."""
+    n = rows.shape[1]
+    h = (n - 1) * probs
+    lo = np.floor(h).astype(np.intp)
+    hi = np.minimum(lo + 1, n - 1)
+    part = np.partition(rows, np.unique(np.concatenate([lo, hi])), axis=1)
+    a, b = part[:, lo], part[:, hi]
+    t = h - lo
+    # numpy's _lerp: a + (b − a)·t, computed from the upper end when t ≥ 0.5
+    out: NDArray[np.float64] = np.where(t >= 0.5, b - (b - a) * (1.0 - t), a + (b - a) * t)
+    return out
+
+
+def _intervals_rows(
+    rows: NDArray[np.float64],
+    levels: tuple[float, ...],
+    n_clusters: ArrayLike | None,
+) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """Intervals at several levels for ``(K, B)`` replicates, one partial sort per group."""
+    k = rows.shape[0]
     tails = np.stack(
         [np.broadcast_to(expanded_tail(1.0 - lv, n_clusters), (k,)) for lv in levels], axis=1
     )  # (k, L)
     probs = np.concatenate([tails, 1.0 - tails], axis=1)  # (k, 2L): lows then highs
     out = np.full((k, probs.shape[1]), np.nan)
-    complete = ~np.isnan(r).any(axis=0)
-    # columns without NaN that share their quantile levels: one vectorised call
+    complete = ~np.isnan(rows).any(axis=1)
+    # rows without NaN that share their quantile levels: one vectorised call
     groups: dict[tuple[float, ...], list[int]] = {}
     for j in np.flatnonzero(complete):
         groups.setdefault(tuple(probs[j]), []).append(int(j))
-    for key, cols in groups.items():
-        out[cols] = np.quantile(r[:, cols], list(key), axis=0).T
+    for key, idx in groups.items():
+        out[idx] = _row_quantiles(rows[idx], np.array(key))
     for j in np.flatnonzero(~complete):
-        col = r[:, j][~np.isnan(r[:, j])]
-        if col.size:
-            out[j] = np.quantile(col, probs[j])
+        row = rows[j][~np.isnan(rows[j])]
+        if row.size:
+            out[j] = np.quantile(row, probs[j])
     n_lv = len(levels)
     return [(out[:, i], out[:, n_lv + i]) for i in range(n_lv)]
 
@@ -423,6 +443,26 @@ def _drel_from_sums(
     return d, diff, mu_noise, sd_noise
 
 
+def _drel_rows(
+    qs: QuestionSums, by_col: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`_drel_from_sums` for ``(K, B)`` sums: ``d_rel`` and ``diff`` as ``(C·M, B)``."""
+    c, m = qs.n_conditions, qs.n_metrics
+    b = by_col.shape[1]
+    n = by_col[:c]  # (C, B)
+    s = by_col[c : c + c * m].reshape(c, m, b)
+    ss = by_col[c + c * m :]  # (M, B)
+    n_noise = n[qs.noise].sum(axis=0)  # (B,)
+    s_noise = s[qs.noise].sum(axis=0)  # (M, B)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu_noise = s_noise / n_noise
+        var = (ss - n_noise * mu_noise**2) / (n_noise - 1.0)
+        sd_noise = np.sqrt(np.where(var > 0, var, np.nan))
+        diff = s / n[:, None, :] - mu_noise[None]
+        d = diff / sd_noise[None]
+    return d.reshape(c * m, b), diff.reshape(c * m, b)
+
+
 @dataclass(frozen=True)
 class DrelBootstrap:
     """Point estimates and cluster-bootstrap inference for d_rel, per condition and metric.
@@ -473,27 +513,31 @@ def drel_bootstrap(
     cols = qs.columns()
     d0, diff0, mu0, sd0 = _drel_from_sums(qs, cols.sum(axis=0))
     sums = cluster_bootstrap_sums(cols, n_boot=n_boot, seed=seed, chunk=chunk)
-    d, diff, _, _ = _drel_from_sums(qs, sums)
+    # everything below reduces along replicates: make them contiguous, one row per column
+    by_col = np.ascontiguousarray(sums.T)  # (K, B)
     c, m = qs.n_conditions, qs.n_metrics
-    d_raw = d.reshape(n_boot, c * m)
-    diff2 = diff.reshape(n_boot, c * m)
-    finite = np.isfinite(d_raw)
-    d2: NDArray[np.float64] = np.where(finite, d_raw, np.nan)
+    # one statistic per row (condition-major, metric-minor), replicates contiguous
+    d_rows, diff_rows = _drel_rows(qs, by_col)
+    finite = np.isfinite(d_rows)
+    all_finite = bool(finite.all())
+    if not all_finite:
+        d_rows[~finite] = np.nan
+        diff_rows[~finite] = np.nan
     # questions informing each condition: with rows of it, at most those with noise rows
     n_cond = (qs.n > 0).sum(axis=0)
     n_noise = int((qs.n[:, qs.noise].sum(axis=1) > 0).sum())
     n_inf = np.repeat(np.minimum(n_cond, n_noise), m) if expand else None
-    (lo, hi), (lo90, hi90) = _intervals(d2, (level, 0.90), n_inf)
-    p = bootstrap_p_value(d2, 0.0, n_inf)
+    (lo, hi), (lo90, hi90) = _intervals_rows(d_rows, (level, 0.90), n_inf)
+    p = _p_rows(d_rows, 0.0, n_inf)
     with np.errstate(invalid="ignore"):
         if n_boot < 2:
             se = diff_se = np.full(c * m, np.nan)
-        elif finite.all():  # the usual case: no NaN bookkeeping needed
-            se = d2.std(axis=0, ddof=1)
-            diff_se = diff2.std(axis=0, ddof=1)
+        elif all_finite:  # the usual case: no NaN bookkeeping needed
+            se = d_rows.std(axis=1, ddof=1)
+            diff_se = diff_rows.std(axis=1, ddof=1)
         else:
-            se = np.nanstd(d2, axis=0, ddof=1)
-            diff_se = np.nanstd(np.where(finite, diff2, np.nan), axis=0, ddof=1)
+            se = np.nanstd(d_rows, axis=1, ddof=1)
+            diff_se = np.nanstd(diff_rows, axis=1, ddof=1)
     shape = (c, m)
     return DrelBootstrap(
         estimate=d0,
@@ -505,7 +549,7 @@ def drel_bootstrap(
         p_value=p.reshape(shape),
         se=se.reshape(shape),
         diff_se=diff_se.reshape(shape),
-        valid_fraction=(finite.sum(axis=0) / n_boot).reshape(shape),
+        valid_fraction=(finite.sum(axis=1) / n_boot).reshape(shape),
         noise_mean=mu0 + qs.shift,
         noise_sd=sd0,
         n_boot=n_boot,
