@@ -104,9 +104,11 @@ def _example(ex: ExamplePair, roots: Sequence[str]) -> str:
 
 
 def _code_json(value: Any) -> str:
-    # A fenced block shows text literally; a fence inside the value cannot close it
-    # because the fence is longer than any run of backticks json.dumps can produce here.
+    # Fenced code is shown literally, but <, > and & are still written as JSON \u escapes
+    # (the same JSON value) so no raw markup appears in the file at all. The fence is
+    # longer than any backtick run in the text, so the value cannot close it.
     text = json.dumps(value, indent=2, sort_keys=True, default=str)
+    text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}json\n{text}\n{fence}\n"

@@ -30,7 +30,7 @@ from study.analysis import (
 )
 from study.report import ReportData, build_tables
 from study.report.html import esc, render_html
-from study.report.markdown import md_escape
+from study.report.markdown import md_escape, render_markdown
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
 
 B = 2000
@@ -376,3 +376,20 @@ def test_several_runs_are_models_side_by_side(workspace: Path, tmp_path: Path) -
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "x.json").read_text()) == result.stats
+
+
+def test_stored_configuration_with_markup_stays_text(analysed: Analysed) -> None:
+    stats = analysed.result.stats
+    prov = analysed.result.provenance.model_copy(
+        update={
+            "run_config": {"note": SCRIPT_PROBE, "fence": "````"},
+            "sampling": {"stop": [IMG_PROBE]},
+        }
+    )
+    data = ReportData(title=SCRIPT_PROBE, stats=stats, tables=build_tables(stats), provenance=prov)
+    md = render_markdown(data)
+    page = render_html(data, {})
+    for text in (md, page):
+        assert SCRIPT_PROBE not in text and IMG_PROBE not in text and "<img" not in text
+    assert "<script" not in page.lower()
+    assert "\\u003cscript\\u003e" in md  # the JSON value is intact, only \u-escaped
