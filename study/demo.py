@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,14 +23,13 @@ from pathlib import Path
 
 from sqlmodel import Session
 
-from llm.sim.classify import default_classify_memory
-from llm.sim.server import SimServer
 from ontology.versions import seed_ontologies
-from storage.repo.perturbations import list_perturbations
 from study.analysis import DEFAULT_SEED, AnalysisResult, analyze_run
-from study.catalog.store import ensure_default_catalog
+from study.catalog.document import catalog_to_yaml
+from study.catalog.store import catalog_document, ensure_default_catalog
 from study.generation import GenerationOptions, GenerationSummary, run_generation
 from study.questions import import_sample_questions
+from study.sim_endpoint import SimProcess
 from study.trajectories import LabelSummary, label_run
 
 DEMO_RUN = "demo"
@@ -95,31 +95,29 @@ def run_demo(
     added = import_sample_questions(session=session)
     session.commit()
     assert catalog.id is not None
-    # The simulator learns each catalog line's class exactly, so its doses are known.
-    exact = {
-        p.text: (p.condition_class, p.category)
-        for p in list_perturbations(catalog.id, session=session)
-    }
-
-    def classify(line: str) -> tuple[str, str | None]:
-        return exact.get(line) or default_classify_memory(line)
-
     seconds["seed"] = time.perf_counter() - t0
     key = secrets.token_urlsafe(16)  # a fresh key per demo; never stored
-    with SimServer(api_key=key, classify_memory=classify) as url, _endpoint_env(url, key):
-        generation = run_generation(
-            GenerationOptions(
-                model=DEMO_MODEL,
-                run=DEMO_RUN,
-                samples=samples,
-                concurrency=concurrency,
-            ),
-            session=session,
-            progress=stage("generating (simulator over HTTP)") if stage else None,
-            # Larger commit batches: an interrupted demo still resumes, and the run is
-            # ~10k rows of which a kill would lose at most a couple of seconds.
-            commit_every=256,
+    # The simulator runs in its own process (no shared interpreter lock with the client)
+    # and knows each catalog line's class exactly, so its doses are known.
+    with tempfile.TemporaryDirectory() as tmp:
+        catalog_file = Path(tmp) / "catalog.yaml"
+        catalog_file.write_text(
+            catalog_to_yaml(catalog_document(catalog, session=session)), encoding="utf-8"
         )
+        with SimProcess(api_key=key, catalog=catalog_file) as url, _endpoint_env(url, key):
+            generation = run_generation(
+                GenerationOptions(
+                    model=DEMO_MODEL,
+                    run=DEMO_RUN,
+                    samples=samples,
+                    concurrency=concurrency,
+                ),
+                session=session,
+                progress=stage("generating (simulator over HTTP)") if stage else None,
+                # Larger commit batches: an interrupted demo still resumes, and the run is
+                # ~10k rows of which a kill would lose at most a couple of seconds.
+                commit_every=256,
+            )
     seconds["generate"] = time.perf_counter() - t0 - sum(seconds.values())
     labeling = label_run(
         DEMO_RUN,

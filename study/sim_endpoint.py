@@ -1,0 +1,122 @@
+"""The drift simulator as a separate local server process that knows the catalog exactly.
+
+Running the server in its own process matters for throughput: in the same process the
+HTTP client and the server would share one interpreter lock. The server classifies each
+memory line by exact lookup in the perturbation catalog, so every dose is the preset's
+dose for the line's true class and category (the heuristic classifier is only the
+fallback for lines not in the catalog).
+
+Usage as a module (what :class:`SimProcess` runs)::
+
+    SIM_API_KEY=... python -m study.sim_endpoint --port 8765 [--catalog FILE.yaml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+
+from llm.sim.classify import Classifier, default_classify_memory
+from storage.errors import ServiceError
+from study.catalog.document import CatalogEntry, load_default_catalog, read_catalog_file
+
+
+def catalog_classifier(entries: Iterable[CatalogEntry]) -> Classifier:
+    """Classify memory lines by exact catalog lookup, falling back to the heuristic."""
+    exact = {e.text: (e.condition_class, e.category) for e in entries}
+
+    def classify(line: str) -> tuple[str, str | None]:
+        return exact.get(line) or default_classify_memory(line)
+
+    return classify
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class SimProcess:
+    """``with SimProcess(api_key=K) as base_url:`` — the simulator in a child process."""
+
+    def __init__(self, *, api_key: str, catalog: Path | None = None, timeout_s: float = 60) -> None:
+        self.api_key = api_key
+        self.catalog = catalog
+        self.timeout_s = timeout_s
+        self.port = _free_port()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL of the OpenAI-compatible API."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> str:
+        cmd = [sys.executable, "-m", "study.sim_endpoint", "--port", str(self.port)]
+        if self.catalog is not None:
+            cmd += ["--catalog", str(self.catalog)]
+        # The key travels in the environment, never on a command line others can read.
+        env = dict(os.environ, SIM_API_KEY=self.api_key)
+        self._proc = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + self.timeout_s
+        request = urllib.request.Request(
+            f"{self.url}/models", headers={"Authorization": f"Bearer {self.api_key}"}
+        )
+        while True:
+            try:
+                with urllib.request.urlopen(request, timeout=2) as reply:
+                    if reply.status == 200:
+                        return self.url
+            except OSError:
+                pass
+            if self._proc.poll() is not None or time.monotonic() > deadline:
+                err = self._proc.stderr.read().decode(errors="replace") if self._proc.stderr else ""
+                self.__exit__(None, None, None)
+                raise ServiceError(
+                    "The local simulator server did not start"
+                    + (f": {err.strip().splitlines()[-1]}" if err.strip() else ".")
+                )
+            time.sleep(0.2)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._proc is None:
+            return
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._proc = None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve the simulator with the catalog's exact classes (key from ``SIM_API_KEY``)."""
+    from llm.sim.server import serve
+
+    parser = argparse.ArgumentParser(description="DriftLens simulator with catalog classes")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--catalog", type=Path, default=None)
+    args = parser.parse_args(argv)
+    doc = read_catalog_file(args.catalog) if args.catalog else load_default_catalog()
+    serve("127.0.0.1", args.port, classify_memory=catalog_classifier(doc.entries()))
+
+
+if __name__ == "__main__":
+    main()
