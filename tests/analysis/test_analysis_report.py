@@ -376,6 +376,14 @@ def test_several_runs_are_models_side_by_side(workspace: Path, tmp_path: Path) -
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "x.json").read_text()) == result.stats
+    # the CLI takes --run more than once
+    res = CliRunner().invoke(
+        build_app(),
+        ["analyze", "--run", "run-a", "--run", "run-b", "--labeler", LABELER,
+         "--out", str(tmp_path / "cli"), "--bootstrap", "100"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "sim/a" in res.output and "sim/b" in res.output
 
 
 def test_stored_configuration_with_markup_stays_text(analysed: Analysed) -> None:
