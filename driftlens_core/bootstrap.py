@@ -39,15 +39,18 @@ stream; they differ only in how a chunk of indices becomes multiplicities: ``np.
 here, a one-pass Cython loop in ``_bootstrap.pyx`` (:func:`_counts_numpy` is the reference).
 The multiplicities are integers stored as float64, so both paths give bit-identical sums.
 
-Measured on the 2-core reference machine (400 questions, 38 statistic columns,
-B = 10,000, idle): drawing 6.5 ms, counting 2 ms compiled vs ~25 ms with bincount, matrix
-product 4-6 ms. Two alternatives lost: a Cython kernel that also accumulates
+Measured on the 2-core reference machine (400 questions, 12 conditions, 2 metrics,
+B = 10,000; bench/stats.py): drawing the indices ~7 ms (the bit generator's cost: raw words
+are no faster), counting 2 ms compiled vs ~9 ms with bincount, the products ~4 ms, the
+post-processing (ratios, intervals, p-values, SDs over replicates) ~9 ms: 22 ms in all, 29 ms
+for the numpy twin. Two alternatives lost: a Cython kernel that also accumulates
 (``acc[k] += w · stats[q, k]``, no count matrix) ran ~3x slower than BLAS (the scalar
 inner loop does not vectorise across the aliasing pointers), and large chunks let OpenBLAS
 start its second thread, which on a busy machine spin-waits: with other jobs running, the
 median for chunks of 512 replicates was 54-88 ms against 27-33 ms for chunks of 64 (small
 products stay single-threaded). Hence ``chunk = 64``, which also bounds the count matrix
-to 64 x Q.
+to 64 x Q. Columns that are the same for every question (the row counts of a balanced
+design) skip the product: their weighted sum is always Q times the value.
 
 p-values and intervals
 ----------------------
