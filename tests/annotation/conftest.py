@@ -125,3 +125,68 @@ def users_by_id(conn: LabelStudioConnection) -> dict[int, str]:
     body = resp.json()
     rows: Sequence[dict[str, Any]] = body["results"] if isinstance(body, dict) else body
     return {int(u["id"]): str(u["email"]) for u in rows}
+
+
+LOCAL_SERVER_TEST = "test_local_server_start_push_stop_and_the_stopped_server_message"
+
+
+@dataclass
+class _Prestart:
+    """A local server started in the background while other tests run."""
+
+    workspace: Any
+    thread: Any
+    error: BaseException | None = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _prestarted_local_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
+    """Start the local-server test's Label Studio early, in a thread.
+
+    A fresh Label Studio spends most of a minute migrating its database; doing that while
+    the other tests run keeps the folder quick. Only when that test is selected, a test
+    server is configured (an integration run) and Label Studio is already installed — a
+    background install is never started.
+    """
+    import threading
+
+    from annotation import server
+
+    selected = any(item.name == LOCAL_SERVER_TEST for item in request.session.items)
+    if not (selected and os.environ.get("LABEL_STUDIO_URL")):
+        yield None
+        return
+    if server.installed_version() != server.LS_VERSION:
+        yield None
+        return
+    ws = tmp_path_factory.mktemp("local-labelstudio")
+    box = _Prestart(workspace=ws, thread=None)
+
+    def run() -> None:
+        try:
+            server.start(ws)
+        except BaseException as exc:  # reported by the test that uses it
+            box.error = exc
+
+    box.thread = threading.Thread(target=run, name="labelstudio-prestart", daemon=True)
+    box.thread.start()
+    yield box
+    box.thread.join(timeout=300)
+    server.stop(ws)
+
+
+@pytest.fixture
+def local_server_workspace(
+    _prestarted_local_server: Any, workspace: Any, monkeypatch: pytest.MonkeyPatch
+) -> Any:
+    """The workspace whose local server was started early (else the test's own)."""
+    box = _prestarted_local_server
+    if box is None:
+        return workspace
+    box.thread.join(timeout=300)
+    if box.error is not None:
+        raise box.error
+    monkeypatch.setenv("DRIFTLENS_WORKSPACE", str(box.workspace))
+    return box.workspace

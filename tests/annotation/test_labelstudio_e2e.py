@@ -330,10 +330,16 @@ def test_local_server_start_push_stop_and_the_stopped_server_message(
     run_cli: Any,
     ls_connection: LabelStudioConnection,
     monkeypatch: pytest.MonkeyPatch,
-    workspace: Any,
+    local_server_workspace: Any,
 ) -> None:
-    """``driftlens labelstudio start`` alone is enough to push; once stopped, one sentence."""
+    """``driftlens labelstudio start`` alone is enough to push; once stopped, one sentence.
+
+    The server may already be starting in the background (conftest), so that its database
+    migration overlaps other tests; ``start`` then finds it running.
+    """
     from annotation.server import read_state, server_dir
+
+    workspace = local_server_workspace
 
     monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
     monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
