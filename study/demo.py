@@ -1,10 +1,12 @@
 """The demo job: the whole pipeline on the embedded default, offline, with no keys.
 
 1. seed the workspace (ontologies, perturbation catalog, bundled questions);
-2. serve the drift simulator over HTTP on 127.0.0.1 and generate baseline + every
-   catalog perturbation × 2 samples through the real ``openai`` client;
+2. serve the drift simulator over HTTP on 127.0.0.1, screen the questions with the LLM
+   filter and generate baseline + every catalog perturbation × 2 samples, all through
+   the real ``openai`` client;
 3. label every step with the offline ``keywords`` labeler;
-4. compute drift and the full statistics, and write the report.
+4. compute drift and the full statistics, and write the report;
+5. run one ontology-studio round (three labelers, known injected confusion).
 
 Everything is idempotent: running the demo again resumes the same run and re-uses the
 labels already stored. Results are simulated and labelled so everywhere.
@@ -23,11 +25,14 @@ from pathlib import Path
 
 from sqlmodel import Session
 
+from ontology.rounds import run_round
 from ontology.versions import seed_ontologies
+from storage.repo.rounds import list_rounds
 from study.analysis import DEFAULT_SEED, AnalysisResult, analyze_run
 from study.catalog.document import catalog_to_yaml
 from study.catalog.store import catalog_document, ensure_default_catalog
 from study.generation import GenerationOptions, GenerationSummary, run_generation
+from study.question_filter import FilterSummary, filter_questions
 from study.questions import import_sample_questions
 from study.sim_endpoint import SimProcess
 from study.trajectories import LabelSummary, label_run
@@ -36,6 +41,8 @@ DEMO_RUN = "demo"
 DEMO_SERVICE = "SIMULATOR"  # env prefix of the demo simulator endpoint
 DEMO_MODEL = f"openai-api/{DEMO_SERVICE.lower().replace('_', '-')}/sim/default"
 DEMO_LABELER = "keywords"
+# A perfect simulated labeler, one that confuses leaves 3 and 4 at rate 0.3, and keywords.
+DEMO_ROUND_LABELERS = ("sim", "sim:confuse=3~4@0.3;seed=7", "keywords")
 
 Stage = Callable[[str], Callable[[int, int], None]]
 
@@ -45,9 +52,11 @@ class DemoResult:
     """What the demo did, stage by stage."""
 
     questions_added: int
+    filtering: FilterSummary
     generation: GenerationSummary
     labeling: LabelSummary
     analysis: AnalysisResult
+    round: dict[str, object] | None
     seconds: dict[str, float]
 
 
@@ -105,6 +114,13 @@ def run_demo(
             catalog_to_yaml(catalog_document(catalog, session=session)), encoding="utf-8"
         )
         with SimProcess(api_key=key, catalog=catalog_file) as url, _endpoint_env(url, key):
+            filtering = filter_questions(
+                DEMO_MODEL,
+                session=session,
+                concurrency=concurrency,
+                progress=stage("LLM question filter (simulator)") if stage else None,
+            )
+            seconds["filter"] = time.perf_counter() - t0 - sum(seconds.values())
             generation = run_generation(
                 GenerationOptions(
                     model=DEMO_MODEL,
@@ -136,10 +152,34 @@ def run_demo(
     )
     session.commit()
     seconds["analyze"] = time.perf_counter() - t0 - sum(seconds.values())
+    studio_round = _studio_round(session=session, stage=stage)
+    seconds["round"] = time.perf_counter() - t0 - sum(seconds.values())
     return DemoResult(
         questions_added=len(added.added),
+        filtering=filtering,
+        round=studio_round,
         generation=generation,
         labeling=labeling,
         analysis=analysis,
         seconds=seconds,
     )
+
+
+def _studio_round(*, session: Session, stage: Stage | None) -> dict[str, object] | None:
+    """One ontology-studio round with known ground truth, the first time the demo runs.
+
+    The simulator's labeler knows each step's true leaf; one copy of it confuses two
+    chosen leaves at a known rate, so the round's "most confused" pair is known too.
+    """
+    if any(r.run_id is not None for r in list_rounds(session=session)):
+        return None
+    result = run_round(
+        DEMO_RUN,
+        list(DEMO_ROUND_LABELERS),
+        session=session,
+        sample=100,
+        seed=7,
+        progress=stage("ontology round (3 labelers)") if stage else None,
+    )
+    session.commit()
+    return result.to_json()

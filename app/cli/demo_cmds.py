@@ -43,10 +43,15 @@ def demo_cmd(
         result = run_demo(
             session=session, out_dir=out_dir, bootstrap=bootstrap, samples=samples, stage=stage
         )
-    gen, lab, ana = result.generation, result.labeling, result.analysis
+    gen, lab, ana, flt = result.generation, result.labeling, result.analysis, result.filtering
     _out.print("[bold red]SIMULATED DATA[/] — every response comes from the built-in simulator.")
     _out.print(
-        f"Questions added: {result.questions_added}. Responses: {gen.planned} planned, "
+        f"Questions added: {result.questions_added}. LLM filter: {flt.accepted} accepted, "
+        f"{flt.rejected} rejected, {flt.errors} unparseable (kept as errors), "
+        f"{flt.skipped} screened before."
+    )
+    _out.print(
+        f"Responses: {gen.planned} planned, "
         f"{gen.already_done} already stored, {gen.succeeded} generated now, {gen.failed} failed; "
         f"parse status {dict(sorted(gen.parse_status.items()))}."
     )
@@ -55,6 +60,15 @@ def demo_cmd(
         f"{lab.unmapped_steps} unmapped) with {DEMO_LABELER} under {lab.ontology_version}."
     )
     _print_tiers(ana)
+    if result.round is not None:
+        r = result.round
+        confused = r["most_confused"][0] if r["most_confused"] else None  # type: ignore[index]
+        _out.print(
+            f"Ontology round {r['round']}: labelers {', '.join(r['labelers'])}; "  # type: ignore[arg-type]
+            f"mean pairwise agreement {float(r['mean_pairwise']):.1f}%, "  # type: ignore[arg-type]
+            f"Krippendorff alpha {float(r['krippendorff_alpha']):.3f}; "  # type: ignore[arg-type]
+            f"most confused pair: {escape(str(confused))}."
+        )
     _out.print("Time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items()))
     html = Path(ana.files["report_html"]).resolve()
     _out.print(
