@@ -105,11 +105,7 @@ def ensure_project(
     digest = config_hash(config)
     study = None if new else repo.latest_study(name, session=session)
     if study is not None and study.ls_project_id is not None:
-        if study.ls_url and study.ls_url.rstrip("/") != client.url.rstrip("/"):
-            raise ConfigError(
-                f"Study {name} lives on the Label Studio at {study.ls_url}, not {client.url}; "
-                "point LABEL_STUDIO_URL there or push with --new-project."
-            )
+        require_same_server(study, client)
         try:
             project = client.get_project(study.ls_project_id)
         except NotFoundError as exc:
@@ -142,6 +138,19 @@ def ensure_project(
     )
     assert study.id is not None
     return ProjectResult(name, study.id, project.id, client.url, True, False)
+
+
+def require_same_server(study: Study, client: LabelStudioClient) -> None:
+    """Refuse to use a study's project id on another server (ids are per server).
+
+    Raises:
+        ConfigError: the study's project lives on another Label Studio.
+    """
+    if study.ls_url and study.ls_url.rstrip("/") != client.url.rstrip("/"):
+        raise ConfigError(
+            f"Study {study.name} lives on the Label Studio at {study.ls_url}, not {client.url}; "
+            "point LABEL_STUDIO_URL there or push with --new-project."
+        )
 
 
 def _release_project_id(project_id: int, *, session: Session) -> None:
@@ -241,6 +250,7 @@ def pull(
             raise NotFoundError(
                 f"Study {name} has not been pushed yet; run `driftlens annotate push {name}` first."
             )
+        require_same_server(study, client)
         studies = [study]
     else:
         studies = [

@@ -141,7 +141,13 @@ def status_cmd(
         st = study_status(study, session=session, config=_config(min_lead_time))
     live: dict[str, Any] = {}
     if not offline and st.project_id is not None:
-        project = _client(ctx).get_project(st.project_id)
+        from annotation.apply import require_study
+        from annotation.sync import require_same_server
+
+        client = _client(ctx)
+        with session_for(ctx) as session:
+            require_same_server(require_study(study, session=session), client)
+        project = client.get_project(st.project_id)
         live = {
             "ls_tasks": project.task_number,
             "ls_tasks_with_annotations": project.num_tasks_with_annotations,

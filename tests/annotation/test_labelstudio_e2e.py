@@ -406,8 +406,14 @@ def test_a_project_id_already_recorded_for_another_server_is_released(
     with open_workspace_session(resolve_settings()) as s:
         # Label Studio numbers projects with AUTOINCREMENT: the next one gets first + 1.
         s.add(Study(name="distraction", ls_project_id=first + 1, ls_url="http://old:8080"))
-    refused = run_cli("annotate", "push", "distraction")
-    assert refused.code != 0 and "lives on the Label Studio at http://old:8080" in refused.err
+    for args in (
+        ("annotate", "push", "distraction"),
+        ("annotate", "pull", "distraction"),
+        ("annotate", "status", "distraction"),
+    ):
+        refused = run_cli(*args)
+        assert refused.code != 0, args
+        assert "lives on the Label Studio at http://old:8080" in refused.err, refused.err
     res = run_cli("annotate", "push", "distraction", "--new-project", "--json")
     assert res.code == 0, res.err
     assert res.json()["project_id"] == first + 1
