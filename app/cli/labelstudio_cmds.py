@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict
 
 import typer
@@ -44,6 +45,12 @@ def start_cmd(
         f"API token in {server.server_dir(ws) / server.STATE_FILE}, readable by you only).",
         markup=False,
     )
+    if os.environ.get("LABEL_STUDIO_URL", "").strip():
+        _out.print(
+            "Note: LABEL_STUDIO_URL is set, so `driftlens annotate` uses that server, not this "
+            "one; unset it to use the local server.",
+            markup=False,
+        )
 
 
 @labelstudio_app.command("stop")
