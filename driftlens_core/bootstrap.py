@@ -93,6 +93,7 @@ is reported as ``valid_fraction``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -258,7 +259,7 @@ def _p_rows(
     count = np.minimum(low, high)
     with np.errstate(invalid="ignore", divide="ignore"):
         tail = (count + 1.0) / (n + 1.0)
-        rare = count < _TAIL_MIN_COUNT
+        rare = (count < _TAIL_MIN_COUNT) & (n > 1)
         if rare.any():
             # beyond the resolution of B: extrapolate the tail with a normal fit
             sub = rows[rare]
@@ -538,9 +539,11 @@ def drel_bootstrap(
         elif all_finite:  # the usual case: no NaN bookkeeping needed
             se = d_rows.std(axis=1, ddof=1)
             diff_se = diff_rows.std(axis=1, ddof=1)
-        else:
-            se = np.nanstd(d_rows, axis=1, ddof=1)
-            diff_se = np.nanstd(diff_rows, axis=1, ddof=1)
+        else:  # rows with fewer than two defined replicates give NaN, silently
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                se = np.nanstd(d_rows, axis=1, ddof=1)
+                diff_se = np.nanstd(diff_rows, axis=1, ddof=1)
     shape = (c, m)
     return DrelBootstrap(
         estimate=d0,

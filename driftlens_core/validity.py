@@ -99,6 +99,9 @@ def specificity(
     idx = [i for i, k in enumerate(classes) if k == "noise"]
     if not idx:
         return Check(None, "no noise conditions")
+    idx = [i for i in idx if np.isfinite(p[i]) and np.isfinite(d[i])]
+    if not idx:
+        return Check(None, "no noise condition could be tested (see the flags)")
     failing = tuple(names[i] for i in idx if p[i] <= alpha and d[i] > 0)
     if failing:
         return Check(
@@ -123,6 +126,8 @@ def sensitivity(
     idx = [i for i, k in enumerate(classes) if k == "life_event"]
     if not idx:
         return Check(None, "no life-event conditions")
+    if not any(np.isfinite(p[i]) and np.isfinite(d[i]) for i in idx):
+        return Check(None, "no life-event condition could be tested (see the flags)")
     failing = tuple(names[i] for i in idx if not (p[i] < alpha and d[i] > 0))
     if failing:
         return Check(

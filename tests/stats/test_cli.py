@@ -129,3 +129,41 @@ def test_condition_with_one_question_is_flagged_not_fatal(good_csv: Path, tmp_pa
     assert code == 0, output
     solo = json.loads(out.read_text())["models"]["model"]["metrics"]["dtw"]["conditions"]["solo"]
     assert solo["ci_low"] is None and solo["flags"]
+
+
+@pytest.mark.parametrize(
+    ("rows", "flag"),
+    [
+        (  # one question only
+            [
+                ("q1", "noise", "noise", 0.1),
+                ("q1", "noise", "noise", 0.2),
+                ("q1", "a", "attribute", 0.5),
+            ],
+            "fewer than two questions",
+        ),
+        (  # a noise floor without spread
+            [
+                ("q1", "noise", "noise", 0.1),
+                ("q2", "noise", "noise", 0.1),
+                ("q1", "a", "attribute", 0.5),
+                ("q2", "a", "attribute", 0.4),
+            ],
+            "no spread",
+        ),
+    ],
+)
+def test_degenerate_tables_are_flagged(
+    tmp_path: Path, rows: list[tuple[str, str, str, float]], flag: str
+) -> None:
+    path = tmp_path / "tiny.csv"
+    pd.DataFrame(rows, columns=["question_id", "condition", "condition_class", "dtw"]).to_csv(
+        path, index=False
+    )
+    out = tmp_path / "tiny.json"
+    result = CliRunner().invoke(build_app(), ["stats", str(path), "-B", "50", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert flag in result.output
+    assert "Warning" not in result.output and "Traceback" not in result.output
+    metric = json.loads(out.read_text())["models"]["model"]["metrics"]["dtw"]
+    assert metric["validity"]["specificity"]["passed"] is None
