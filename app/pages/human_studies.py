@@ -181,6 +181,7 @@ else:
                             "votes": ", ".join(f"{a}: {v}" for a, v in o["votes"].items()),
                             "label (2 of 3)": o["label"],
                             "unanimous": o["unanimous"],
+                            "task disagreement": item["disagreement_rate"],
                         }
                     )
             if result.tiers:
