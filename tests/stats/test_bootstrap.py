@@ -151,3 +151,32 @@ def test_invalid_input() -> None:
         cluster_bootstrap_sums(np.zeros((0, 3)))
     with pytest.raises(ValueError, match="noise"):
         question_sums([0, 1], [0, 1], [0.1, 0.2], [False, False])
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_q=st.integers(2, 12), n_c=st.integers(2, 4))
+def test_sufficient_statistics_equal_materialised_rows(seed: int, n_q: int, n_c: int) -> None:
+    """Property: any multiplicity vector gives the statistic of the materialised rows."""
+    from driftlens_core.bootstrap import _drel_from_sums
+
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(1, 4, size=(n_q, n_c))
+    qi = np.repeat(np.repeat(np.arange(n_q), n_c), rows.ravel())
+    ci = np.repeat(np.tile(np.arange(n_c), n_q), rows.ravel())
+    x = rng.normal(size=(qi.size, 1)) * 5 + 100  # a large mean stresses Σx² − Nμ²
+    noise = np.zeros(n_c, dtype=bool)
+    noise[0] = True
+    qs = question_sums(qi, ci, x, noise)
+    w = rng.multinomial(n_q, np.full(n_q, 1.0 / n_q))
+    d, _, mu, sd = _drel_from_sums(qs, w @ qs.columns())
+    take = np.concatenate([np.repeat(np.flatnonzero(qi == k), w[k]) for k in range(n_q)])
+    xr, cr = x[take, 0], ci[take]
+    nz = xr[cr == 0]
+    if nz.size < 2 or nz.std() == 0:
+        return
+    assert mu[0] + qs.shift[0] == pytest.approx(nz.mean(), rel=1e-12)
+    assert sd[0] == pytest.approx(nz.std(ddof=1), rel=1e-9)
+    for j in range(n_c):
+        if (cr == j).any():
+            expected = (xr[cr == j].mean() - nz.mean()) / nz.std(ddof=1)
+            assert d[j, 0] == pytest.approx(expected, rel=1e-8, abs=1e-10)
