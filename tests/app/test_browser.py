@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -43,10 +43,10 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Start ``driftlens app`` on a fresh workspace and yield its base URL."""
+def app_url(demo_workspace: tuple[Path, str]) -> Iterator[str]:
+    """Start ``driftlens app`` on the demo workspace and yield its base URL."""
     _require_chromium()
-    workspace = tmp_path_factory.mktemp("browser-ws")
+    workspace = demo_workspace[0]
     port = _free_port()
     env = dict(os.environ, DRIFTLENS_WORKSPACE=str(workspace))
     env.pop("DRIFTLENS_DB_URL", None)
@@ -122,6 +122,53 @@ def _wait_for_streamlit(page: object, title: str) -> None:
         page.wait_for_timeout(300)  # type: ignore[attr-defined]
 
 
+def _click(page: object, name: str) -> None:
+    page.get_by_role("button", name=name).first.click()  # type: ignore[attr-defined]
+
+
+def _expand(page: object, label: str) -> None:
+    page.get_by_text(label, exact=True).first.click()  # type: ignore[attr-defined]
+
+
+def _fill(page: object, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True).first  # type: ignore[attr-defined]
+    box.fill(value)
+    box.press("Enter")  # Streamlit commits a text input on Enter or blur
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+
+
+def _launch_small_run(page: object) -> None:
+    _expand(page, "Launch a run")
+    _fill(page, "Run name", "browser-run")
+    _fill(page, "Perturbations (all, none, a class, a category, keys)", "filler")
+    _click(page, "Generate and label")
+
+
+def _progress_if_connected(page: object) -> None:
+    button = page.get_by_role("button", name="Show progress in Label Studio")  # type: ignore[attr-defined]
+    if button.is_enabled():
+        button.click()
+
+
+# One primary action per page (what a researcher does first there); the expected text
+# proves the action ran. Pages that only show state navigate instead.
+ACTIONS: dict[str, tuple[Callable[[object], None], str | None]] = {
+    "home.py": (lambda p: p.get_by_role("link", name="Runs").first.click(), "Launch a run"),  # type: ignore[attr-defined]
+    "benchmark.py": (
+        lambda p: (_expand(p, "Run the LLM filter"), _click(p, "Run the filter")),
+        "already screened.",
+    ),
+    "perturbations.py": (lambda p: _click(p, "Save edits as a new version"), "Nothing changed"),
+    "runs.py": (_launch_small_run, "Run browser-run"),
+    "analysis.py": (lambda p: _click(p, "Run analysis"), None),
+    "settings.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),  # type: ignore[attr-defined]
+    "ontology_versions.py": (lambda p: _click(p, "Save as new version"), None),
+    "ontology_rounds.py": (lambda p: _click(p, "Run round"), None),
+    "ontology_rewrite.py": (lambda p: _click(p, "Propose rewrite"), None),
+    "human_studies.py": (_progress_if_connected, None),
+}
+
+
 @pytest.mark.parametrize(("file", "title"), PAGES)
 def test_page_loads_in_chromium_without_exception(
     app_url: str, browser: object, file: str, title: str
@@ -138,5 +185,16 @@ def test_page_loads_in_chromium_without_exception(
     page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}.png"), full_page=True)
     exceptions = page.locator('[data-testid="stException"]')
     assert exceptions.count() == 0, exceptions.first.inner_text()
+    action, expect = ACTIONS.get(file, (None, None))
+    if action is not None:
+        action(page)
+        page.wait_for_timeout(500)
+        _wait_for_streamlit(page, expect or heading)
+        page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}-action.png"), full_page=True)
+        assert exceptions.count() == 0, exceptions.first.inner_text()
     assert not errors, errors
     context.close()
+
+
+def test_every_registered_page_has_a_primary_action() -> None:
+    assert {file for file, _ in PAGES} <= set(ACTIONS)
