@@ -16,9 +16,10 @@ trap cleanup EXIT
 # PostgreSQL for the migration test (Debian package, throw-away cluster on 127.0.0.1).
 # In CI a missing server is an error, not a skip.
 if [ "${DRIFTLENS_SKIP_POSTGRES:-0}" != "1" ]; then
+  # Stop it afterwards only if this run started it (another run may be using it).
+  scripts/ci/postgres.sh --status >/dev/null 2>&1 || started_pg=1
   pg_env="$(scripts/ci/postgres.sh)"
   eval "$pg_env"
-  started_pg=1
   export DRIFTLENS_REQUIRE_POSTGRES=1  # the PostgreSQL tests must run, not skip
 fi
 
@@ -26,9 +27,9 @@ fi
 # 127.0.0.1; temporary data; generated admin and token). In CI a missing server is an
 # error, not a skip (tests/annotation/conftest.py).
 if [ "${DRIFTLENS_SKIP_LABELSTUDIO:-0}" != "1" ]; then
+  scripts/ci/labelstudio.sh --status >/dev/null 2>&1 || started_ls=1
   ls_env="$(scripts/ci/labelstudio.sh)"
   eval "$ls_env"
-  started_ls=1
 fi
 
 # Debian chromium for the browser tests (Playwright drives it; no browser download).
