@@ -76,7 +76,7 @@ def implementation() -> Impl:
 
 @contextmanager
 def use_implementation(name: str) -> Iterator[None]:
-    """Force ``"python"``, ``"compiled"`` or ``"auto"`` inside a ``with`` block (tests, benchmarks)."""
+    """Force ``"python"``, ``"compiled"`` or ``"auto"`` inside a ``with`` block."""
     global _override
     previous = _override
     _override = name

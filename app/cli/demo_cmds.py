@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -10,6 +12,9 @@ from rich.markup import escape
 
 from app.cli.context import session_for, settings
 from app.cli.progress import progress_callback
+
+if TYPE_CHECKING:
+    from study.analysis import AnalysisResult
 
 _out = Console(highlight=False, soft_wrap=True)
 
@@ -37,7 +42,7 @@ def demo_cmd(
     _out.print(f"Workspace: {conf.workspace}")
     with ExitStack() as stack, session_for(ctx) as session:
 
-        def stage(name: str):  # type: ignore[no-untyped-def]
+        def stage(name: str) -> Callable[[int, int], None]:
             return stack.enter_context(progress_callback(name))
 
         result = run_demo(
@@ -83,7 +88,7 @@ def demo_cmd(
     )
 
 
-def _print_tiers(result) -> None:  # type: ignore[no-untyped-def]
+def _print_tiers(result: AnalysisResult) -> None:
     """Mean drift per condition class and metric, and the validity verdicts."""
     from rich.table import Table
 

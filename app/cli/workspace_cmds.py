@@ -50,6 +50,6 @@ def info_cmd(
     table = Table(title="DriftLens workspace", show_header=False)
     for key in ("workspace", "db_url", "revision", "core_implementation"):
         table.add_row(key, str(payload[key]))
-    for name, count in payload["counts"].items():
+    for name, count in info.counts.items():
         table.add_row(f"rows: {name}", str(count))
     _out.print(table)

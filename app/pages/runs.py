@@ -10,7 +10,7 @@ from app.ui.safe import escape_markdown, inline_html
 from ontology.schema import load_seed
 from storage.errors import DriftLensError
 from storage.repo.runs import list_runs
-from study.browse import question_responses, run_overview
+from study.browse import ResponseView, question_responses, run_overview
 from study.generation import GenerationOptions, run_generation
 from study.questions import import_sample_questions
 from study.trajectories import label_run
@@ -90,7 +90,7 @@ if overview.question_ids:
     conditions = sorted({v.condition for v in views if v.condition != "baseline"})
     other = st.selectbox("Compare the baseline with", conditions) if conditions else None
 
-    def render(title: str, view_list: list) -> None:  # type: ignore[type-arg]
+    def render(title: str, view_list: list[ResponseView]) -> None:
         st.markdown(f"#### {escape_markdown(title)}")
         for v in view_list:
             if v.memory_line.strip():
