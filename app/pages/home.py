@@ -32,5 +32,10 @@ elif not counts.get("response"):
     st.info("Generate responses: `driftlens generate --model sim/default --run demo`.")
 elif not counts.get("step_label"):
     st.info("Label the steps: `driftlens label --run demo --labeler keywords`.")
-else:
+elif not counts.get("analysis"):
     st.info("Analyse drift: `driftlens analyze --run demo --labeler keywords --out report`.")
+else:
+    st.info(
+        "Read the results on the Analysis page (or the report it links), compare responses "
+        "on the Runs page, refine the ontology in the Ontology studio, or push a human study."
+    )
