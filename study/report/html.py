@@ -17,21 +17,15 @@ from __future__ import annotations
 import base64
 import html
 import json
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from study.report.data import (
-    CLASS_COLORS,
-    CLASS_LABELS,
-    ExamplePair,
-    Provenance,
-    ReportData,
-    StepView,
-)
+from study.report import columns as cols
+from study.report.columns import Cell, fmt, fmt_p, pass_label, simulated_note
+from study.report.data import CLASS_COLORS, CLASS_LABELS, ExamplePair, ReportData, StepView
 
 #: Colours of the ontology roots in document order; ``unmapped`` is grey.
 ROOT_COLORS: tuple[str, ...] = ("#4477AA", "#228833", "#CC6677", "#AA7700", "#882255", "#44AA99")
@@ -73,32 +67,12 @@ def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def fmt(value: Any, digits: int = 3) -> str:
-    """Format a number for a table cell; NaN and ``None`` become an en dash."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "–"
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def fmt_p(value: Any) -> str:
-    """Format a p-value (``<0.001`` below the smallest shown value)."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    return "<0.001" if float(value) < 0.001 else f"{float(value):.3f}"
+_PASS_CLASSES = {"pass": "pass", "FAIL": "fail", "not run": "na"}
 
 
 def _passed(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return '<span class="na">not run</span>'
-    return '<span class="pass">pass</span>' if bool(value) else '<span class="fail">FAIL</span>'
+    label = pass_label(value)
+    return f'<span class="{_PASS_CLASSES[label]}">{label}</span>'
 
 
 def _klass(value: Any) -> str:
@@ -107,7 +81,6 @@ def _klass(value: Any) -> str:
     return f'<span class="klass" style="background:{colour}">{esc(k)}</span>'
 
 
-Cell = Callable[[Any], str]
 _T = ' class="t"'  # left-aligned text column
 
 
@@ -226,39 +199,21 @@ def _root_legend(roots: Sequence[str]) -> str:
     return "<p>Step labels by root: " + " ".join(chips) + "</p>"
 
 
-def simulated_note(prov: Provenance) -> str:
-    """Say which responses are simulated (all of them, or the named runs)."""
-    sims = [str(r.get("run", "")) for r in prov.runs if r.get("simulated")]
-    if prov.runs and len(sims) < len(prov.runs):
-        return (
-            f"the responses of run(s) {', '.join(sims)} come from the DriftLens drift "
-            "simulator with known doses, not from a real model."
-        )
-    return (
-        "these responses come from the DriftLens drift simulator with known doses, "
-        "not from a real model."
-    )
-
-
 def _pre_json(value: Any) -> str:
     return f"<pre>{esc(json.dumps(value, indent=2, sort_keys=True, default=str))}</pre>"
 
 
-_CONDITION_COLUMNS: list[tuple[str, str, Cell | None]] = [
-    ("class", "class", _klass),
-    ("condition", "condition", None),
-    ("n", "n", None),
-    ("n_questions", "questions", None),
-    ("mean", "mean drift", None),
-    ("d_rel", "d_rel", None),
-    ("ci_low", "CI low", None),
-    ("ci_high", "CI high", None),
-    ("p_adjusted", "p (BH)", lambda v: esc(fmt_p(v))),
-    ("significant", "above floor?", None),
-    ("cohens_d", "Cohen's d", None),
-    ("letters", "letters", None),
-    ("flags", "flags", None),
-]
+#: HTML cell per column kind (see :mod:`study.report.columns`); each escapes its value.
+_KINDS: dict[str, Cell] = {
+    "passed": _passed,
+    "class": _klass,
+    "p": lambda v: esc(fmt_p(v)),
+    "fine": lambda v: esc(fmt(v, 4)),
+}
+
+
+def _cols(columns: Sequence[cols.Column]) -> list[tuple[str, str, Cell | None]]:
+    return cols.cells(columns, _KINDS)
 
 
 def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
@@ -293,19 +248,7 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
         "0.05). Sensitivity: every life event above the floor (adjusted p &lt; 0.001). "
         "Convergent validity: the metrics rank conditions alike (Spearman ρ ≥ 0.7).</p>"
     )
-    parts.append(
-        table(
-            t.validity,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("check", "check", None),
-                ("passed", "result", _passed),
-                ("detail", "detail", None),
-                ("failing", "failing", None),
-            ],
-        )
-    )
+    parts.append(table(t.validity, _cols(cols.VALIDITY)))
 
     # -- forest plot and the full condition table
     parts.append("<h2>Drift effect per condition (d_rel with 95% CI)</h2>")
@@ -320,7 +263,7 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
         parts.append(_figure(figure_files["forest"], "Forest plot of d_rel by condition"))
     for (model, metric), g in t.conditions.groupby(["model", "metric"], sort=False):
         parts.append(f"<h3>{esc(model)} · {esc(metric)}</h3>")
-        parts.append(table(g, _CONDITION_COLUMNS))
+        parts.append(table(g, _cols(cols.CONDITIONS)))
 
     # -- tiers
     parts.append("<h2>Drift tiers (noise / attributes / life events)</h2>")
@@ -330,23 +273,7 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
     )
     if "tiers" in figure_files:
         parts.append(_figure(figure_files["tiers"], "Drift by condition class"))
-    parts.append(
-        table(
-            t.tiers,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("class", "class", _klass),
-                ("conditions", "conditions", None),
-                ("n", "rows", None),
-                ("mean_drift", "mean drift", None),
-                ("mean_d_rel", "mean d_rel", None),
-                ("min_d_rel", "min d_rel", None),
-                ("max_d_rel", "max d_rel", None),
-                ("above_floor", "above floor", None),
-            ],
-        )
-    )
+    parts.append(table(t.tiers, _cols(cols.TIERS)))
     parts.append(
         "<p class='small muted'>"
         + " · ".join(f"{_klass(k)} {esc(v)}" for k, v in CLASS_LABELS.items())
@@ -359,19 +286,7 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
         "<p>Pairwise Welch t-tests on question means, BH-adjusted; conditions sharing a "
         "letter do not differ at α = 0.05.</p>"
     )
-    parts.append(
-        table(
-            t.letters,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("condition", "condition", None),
-                ("class", "class", _klass),
-                ("mean", "mean drift", None),
-                ("letters", "letters", None),
-            ],
-        )
-    )
+    parts.append(table(t.letters, _cols(cols.LETTERS)))
 
     # -- calibration
     parts.append("<h2>Calibration</h2>")
@@ -381,63 +296,14 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
         "detectable d_rel (2.8 × bootstrap SE, 80% power at the 5% level). Equivalence "
         "bound: when nothing is detected, the effect lies within ± this d_rel (90% CI).</p>"
     )
-    parts.append(
-        table(
-            t.calibration_summary,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("noise_mean", "noise mean", None),
-                ("noise_sd", "noise sd", None),
-                ("null_available", "null test?", None),
-                ("null_mean_difference", "null mean diff.", lambda v: esc(fmt(v, 4))),
-                ("null_fraction_excluding_zero", "share CI ∌ 0", None),
-                ("share_between_question", "var: question", None),
-                ("share_question_condition", "var: q×cond.", None),
-                ("share_model", "var: sampling", None),
-                ("null_note", "note", None),
-                ("notes", "notes", None),
-            ],
-        )
-    )
-    parts.append(
-        table(
-            t.calibration,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("condition", "condition", None),
-                ("class", "class", _klass),
-                ("detected", "detected?", None),
-                ("mdd", "MDD (d_rel)", None),
-                ("mdd_raw", "MDD (raw)", lambda v: esc(fmt(v, 4))),
-                ("equivalence_bound", "equiv. bound", None),
-                ("null_mean", "null mean", lambda v: esc(fmt(v, 4))),
-                ("null_ci_low", "null CI low", lambda v: esc(fmt(v, 4))),
-                ("null_ci_high", "null CI high", lambda v: esc(fmt(v, 4))),
-                ("null_excludes_zero", "excludes 0?", None),
-            ],
-        )
-    )
+    parts.append(table(t.calibration_summary, _cols(cols.CALIBRATION_SUMMARY)))
+    parts.append(table(t.calibration, _cols(cols.CALIBRATION)))
 
     # -- agreement
     parts.append("<h2>DTW–SRI agreement</h2>")
     if "agreement" in figure_files:
         parts.append(_figure(figure_files["agreement"], "DTW against SRI condition means"))
-    parts.append(
-        table(
-            t.agreement,
-            [
-                ("model", "model", None),
-                ("metric_a", "metric", None),
-                ("metric_b", "metric", None),
-                ("spearman", "Spearman ρ", None),
-                ("pearson", "Pearson r", None),
-                ("passed", "result", _passed),
-                ("detail", "detail", None),
-            ],
-        )
-    )
+    parts.append(table(t.agreement, _cols(cols.AGREEMENT)))
 
     # -- mixed model
     parts.append("<h2>Mixed model</h2>")
@@ -445,21 +311,7 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
         "<p>drift ~ condition + (1 | question), REML; fixed effects are differences from the "
         "reference condition.</p>"
     )
-    parts.append(
-        table(
-            t.mixed_model,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("reference", "reference", None),
-                ("term", "term", None),
-                ("estimate", "estimate", lambda v: esc(fmt(v, 4))),
-                ("se", "SE", lambda v: esc(fmt(v, 4))),
-                ("icc", "ICC", None),
-                ("note", "note", None),
-            ],
-        )
-    )
+    parts.append(table(t.mixed_model, _cols(cols.MIXED_MODEL)))
 
     # -- examples
     parts.append("<h2>Example response pairs</h2>")
@@ -472,16 +324,11 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
     # -- questions
     if data.questions is not None and not data.questions.empty:
         q = data.questions
-        cols: list[tuple[str, str, Cell | None]] = [
-            ("question_id", "question id", None),
-            ("question", "question", None),
-            ("pairs", "pairs", None),
-        ]
-        cols += [(c, c.replace("_", " "), None) for c in q.columns[3:]]
+        q_table = table(q, _cols(cols.question_columns(q)), text=("question_id", "question"))
         parts.append("<h2>Questions</h2>")
         parts.append(
             f"<details><summary>Mean drift per question and condition class "
-            f"({len(q)} questions)</summary>{table(q, cols, text=('question_id', 'question'))}"
+            f"({len(q)} questions)</summary>{q_table}"
             "</details>"
         )
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
+from study.report import columns as cols
+from study.report.columns import Cell, fmt, fmt_p, pass_label, simulated_note
 from study.report.data import CLASS_LABELS, ExamplePair, ReportData, StepView
-from study.report.html import fmt, fmt_p, simulated_note
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>])")
 ROOT_MARKS: tuple[str, ...] = ("🟦", "🟩", "🟥", "🟧", "🟪", "🟫")
@@ -31,13 +32,12 @@ def md_escape(value: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
-def _pass(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value):
-        return "not run"
-    return "pass" if bool(value) else "FAIL"
+#: Markdown cell per column kind (see :mod:`study.report.columns`); results are escaped.
+_KINDS: dict[str, Cell] = {"passed": pass_label, "p": fmt_p, "fine": lambda v: fmt(v, 4)}
 
 
-Cell = Callable[[Any], str]
+def _cols(columns: Sequence[cols.Column]) -> list[tuple[str, str, Cell | None]]:
+    return cols.cells(columns, _KINDS, markdown=True)
 
 
 def _cell(value: Any, render: Cell | None) -> str:
@@ -130,127 +130,31 @@ def render_markdown(data: ReportData) -> str:
         f"{md_escape(prov.analysis.get('seed', ''))}\n"
     )
     out.append("## Validity checks\n")
-    out.append(
-        md_table(
-            t.validity,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("check", "check", None),
-                ("passed", "result", _pass),
-                ("detail", "detail", None),
-                ("failing", "failing", None),
-            ],
-        )
-    )
+    out.append(md_table(t.validity, _cols(cols.VALIDITY)))
     out.append("## Drift effect per condition (d_rel with 95% CI)\n")
     if "forest" in data.figures:
         out.append(f"![Forest plot of d_rel]({data.figures['forest']}.svg)\n")
     for (model, metric), g in t.conditions.groupby(["model", "metric"], sort=False):
         out.append(f"### {md_escape(model)} · {md_escape(metric)}\n")
-        out.append(
-            md_table(
-                g,
-                [
-                    ("class", "class", None),
-                    ("condition", "condition", None),
-                    ("n", "n", None),
-                    ("mean", "mean drift", None),
-                    ("d_rel", "d_rel", None),
-                    ("ci_low", "CI low", None),
-                    ("ci_high", "CI high", None),
-                    ("p_adjusted", "p (BH)", fmt_p),
-                    ("significant", "above floor?", None),
-                    ("cohens_d", "Cohen's d", None),
-                    ("letters", "letters", None),
-                    ("flags", "flags", None),
-                ],
-            )
-        )
+        out.append(md_table(g, _cols(cols.CONDITIONS)))
     out.append("## Drift tiers (noise / attributes / life events)\n")
     if "tiers" in data.figures:
         out.append(f"![Drift by condition class]({data.figures['tiers']}.svg)\n")
-    out.append(
-        md_table(
-            t.tiers,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("class", "class", None),
-                ("conditions", "conditions", None),
-                ("n", "rows", None),
-                ("mean_drift", "mean drift", None),
-                ("mean_d_rel", "mean d_rel", None),
-                ("above_floor", "above floor", None),
-            ],
-        )
-    )
+    out.append(md_table(t.tiers, _cols(cols.TIERS)))
     out.append(
         "Classes: "
         + "; ".join(f"{md_escape(k)} = {md_escape(v)}" for k, v in CLASS_LABELS.items())
         + "\n"
     )
     out.append("## Separability (compact letter display)\n")
-    out.append(
-        md_table(
-            t.letters,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("condition", "condition", None),
-                ("class", "class", None),
-                ("mean", "mean drift", None),
-                ("letters", "letters", None),
-            ],
-        )
-    )
+    out.append(md_table(t.letters, _cols(cols.LETTERS)))
     out.append("## Calibration\n")
-    out.append(
-        md_table(
-            t.calibration_summary,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("noise_mean", "noise mean", None),
-                ("noise_sd", "noise sd", None),
-                ("null_available", "null test?", None),
-                ("null_mean_difference", "null mean diff.", lambda v: fmt(v, 4)),
-                ("null_fraction_excluding_zero", "share CI excl. 0", None),
-                ("null_note", "note", None),
-            ],
-        )
-    )
-    out.append(
-        md_table(
-            t.calibration,
-            [
-                ("model", "model", None),
-                ("metric", "metric", None),
-                ("condition", "condition", None),
-                ("detected", "detected?", None),
-                ("mdd", "MDD (d_rel)", None),
-                ("equivalence_bound", "equiv. bound", None),
-                ("null_mean", "null mean", lambda v: fmt(v, 4)),
-                ("null_excludes_zero", "null CI excl. 0?", None),
-            ],
-        )
-    )
+    out.append(md_table(t.calibration_summary, _cols(cols.CALIBRATION_SUMMARY)))
+    out.append(md_table(t.calibration, _cols(cols.CALIBRATION)))
     out.append("## DTW–SRI agreement\n")
     if "agreement" in data.figures:
         out.append(f"![DTW against SRI condition means]({data.figures['agreement']}.svg)\n")
-    out.append(
-        md_table(
-            t.agreement,
-            [
-                ("model", "model", None),
-                ("metric_a", "metric", None),
-                ("metric_b", "metric", None),
-                ("spearman", "Spearman rho", None),
-                ("pearson", "Pearson r", None),
-                ("passed", "result", _pass),
-            ],
-        )
-    )
+    out.append(md_table(t.agreement, _cols(cols.AGREEMENT)))
     out.append("## Example response pairs\n")
     legend = " ".join(f"{_mark(r, data.roots)} {md_escape(r)}" for r in data.roots)
     out.append(f"Step labels by root: {legend} {_UNMAPPED_MARK} unmapped\n")
@@ -260,17 +164,7 @@ def render_markdown(data: ReportData) -> str:
     if data.questions is not None and not data.questions.empty:
         q = data.questions
         out.append("## Questions\n")
-        out.append(
-            md_table(
-                q,
-                [
-                    ("question_id", "question id", None),
-                    ("question", "question", None),
-                    ("pairs", "pairs", None),
-                ]
-                + [(c, c.replace("_", " "), None) for c in q.columns[3:]],
-            )
-        )
+        out.append(md_table(q, _cols(cols.question_columns(q))))
     out.append("## Provenance\n")
     soft = ", ".join(f"{k} {v}" for k, v in prov.software.items())
     out.append(

@@ -1,0 +1,221 @@
+"""Which columns each report table shows, shared by the HTML and Markdown renderers.
+
+A table is a list of :class:`Column`: the data column, its header and the *kind* of cell
+(a tag, not a formatter), so each renderer keeps only its own formatting: it maps the kind
+to an HTML or Markdown cell. The HTML report shows every column; ``report.md`` is the
+compact version and shows only the columns marked ``markdown=True`` (under ``md_header``
+where the plain-text header differs).
+
+Also here: the number formatting both renderers share (:func:`fmt`, :func:`fmt_p`,
+:func:`pass_label`) and the note on simulated runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+
+from study.report.data import Provenance
+
+#: How a cell is shown: ``None`` the formatted value, ``passed`` a pass/FAIL/not run label,
+#: ``class`` a condition class, ``p`` a p-value, ``fine`` a number with 4 digits.
+Kind = Literal["passed", "class", "p", "fine"] | None
+
+Cell = Callable[[Any], str]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a report table.
+
+    Attributes:
+        column: the data frame column.
+        header: the header shown.
+        kind: how the cell is shown (see :data:`Kind`).
+        markdown: whether ``report.md`` shows this column too.
+        md_header: the header in ``report.md`` when it differs from ``header``.
+    """
+
+    column: str
+    header: str
+    kind: Kind = None
+    markdown: bool = True
+    md_header: str | None = None
+
+
+def _c(column: str, header: str | None = None, kind: Kind = None, **kw: Any) -> Column:
+    return Column(column, column if header is None else header, kind, **kw)
+
+
+VALIDITY: tuple[Column, ...] = (
+    _c("model"),
+    _c("metric"),
+    _c("check"),
+    _c("passed", "result", "passed"),
+    _c("detail"),
+    _c("failing"),
+)
+
+CONDITIONS: tuple[Column, ...] = (
+    _c("class", kind="class"),
+    _c("condition"),
+    _c("n"),
+    _c("n_questions", "questions", markdown=False),
+    _c("mean", "mean drift"),
+    _c("d_rel"),
+    _c("ci_low", "CI low"),
+    _c("ci_high", "CI high"),
+    _c("p_adjusted", "p (BH)", "p"),
+    _c("significant", "above floor?"),
+    _c("cohens_d", "Cohen's d"),
+    _c("letters"),
+    _c("flags"),
+)
+
+TIERS: tuple[Column, ...] = (
+    _c("model"),
+    _c("metric"),
+    _c("class", kind="class"),
+    _c("conditions"),
+    _c("n", "rows"),
+    _c("mean_drift", "mean drift"),
+    _c("mean_d_rel", "mean d_rel"),
+    _c("min_d_rel", "min d_rel", markdown=False),
+    _c("max_d_rel", "max d_rel", markdown=False),
+    _c("above_floor", "above floor"),
+)
+
+LETTERS: tuple[Column, ...] = (
+    _c("model"),
+    _c("metric"),
+    _c("condition"),
+    _c("class", kind="class"),
+    _c("mean", "mean drift"),
+    _c("letters"),
+)
+
+CALIBRATION_SUMMARY: tuple[Column, ...] = (
+    _c("model"),
+    _c("metric"),
+    _c("noise_mean", "noise mean"),
+    _c("noise_sd", "noise sd"),
+    _c("null_available", "null test?"),
+    _c("null_mean_difference", "null mean diff.", "fine"),
+    _c("null_fraction_excluding_zero", "share CI ∌ 0", md_header="share CI excl. 0"),
+    _c("share_between_question", "var: question", markdown=False),
+    _c("share_question_condition", "var: q×cond.", markdown=False),
+    _c("share_model", "var: sampling", markdown=False),
+    _c("null_note", "note"),
+    _c("notes", markdown=False),
+)
+
+CALIBRATION: tuple[Column, ...] = (
+    _c("model"),
+    _c("metric"),
+    _c("condition"),
+    _c("class", kind="class", markdown=False),
+    _c("detected", "detected?"),
+    _c("mdd", "MDD (d_rel)"),
+    _c("mdd_raw", "MDD (raw)", "fine", markdown=False),
+    _c("equivalence_bound", "equiv. bound"),
+    _c("null_mean", "null mean", "fine"),
+    _c("null_ci_low", "null CI low", "fine", markdown=False),
+    _c("null_ci_high", "null CI high", "fine", markdown=False),
+    _c("null_excludes_zero", "excludes 0?", md_header="null CI excl. 0?"),
+)
+
+AGREEMENT: tuple[Column, ...] = (
+    _c("model"),
+    _c("metric_a", "metric"),
+    _c("metric_b", "metric"),
+    _c("spearman", "Spearman ρ", md_header="Spearman rho"),
+    _c("pearson", "Pearson r"),
+    _c("passed", "result", "passed"),
+    _c("detail", markdown=False),
+)
+
+MIXED_MODEL: tuple[Column, ...] = (
+    _c("model"),
+    _c("metric"),
+    _c("reference"),
+    _c("term"),
+    _c("estimate", kind="fine"),
+    _c("se", "SE", "fine"),
+    _c("icc", "ICC"),
+    _c("note"),
+)
+
+
+def question_columns(questions: pd.DataFrame) -> tuple[Column, ...]:
+    """Columns of the per-question table: id, text, pairs, then one per condition class."""
+    fixed = (_c("question_id", "question id"), _c("question"), _c("pairs"))
+    return fixed + tuple(_c(c, c.replace("_", " ")) for c in questions.columns[3:])
+
+
+def cells(
+    columns: Sequence[Column], kinds: dict[str, Cell], *, markdown: bool = False
+) -> list[tuple[str, str, Cell | None]]:
+    """Turn columns into a renderer's ``(column, header, render)`` triples.
+
+    Args:
+        columns: the table's columns.
+        kinds: the renderer's cell function per kind; a kind it does not list is shown as
+            the formatted value.
+        markdown: keep only the Markdown columns, under their Markdown headers.
+    """
+    return [
+        (
+            c.column,
+            c.md_header if markdown and c.md_header is not None else c.header,
+            kinds.get(c.kind) if c.kind is not None else None,
+        )
+        for c in columns
+        if c.markdown or not markdown
+    ]
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """Format a number for a table cell; NaN and ``None`` become an en dash."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "–"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def fmt_p(value: Any) -> str:
+    """Format a p-value (``<0.001`` below the smallest shown value)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return "<0.001" if float(value) < 0.001 else f"{float(value):.3f}"
+
+
+def pass_label(value: Any) -> str:
+    """``pass``, ``FAIL`` or ``not run`` (``None`` or NaN) for a check result."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "not run"
+    return "pass" if bool(value) else "FAIL"
+
+
+def simulated_note(prov: Provenance) -> str:
+    """Say which responses are simulated (all of them, or the named runs)."""
+    sims = [str(r.get("run", "")) for r in prov.runs if r.get("simulated")]
+    if prov.runs and len(sims) < len(prov.runs):
+        return (
+            f"the responses of run(s) {', '.join(sims)} come from the DriftLens drift "
+            "simulator with known doses, not from a real model."
+        )
+    return (
+        "these responses come from the DriftLens drift simulator with known doses, "
+        "not from a real model."
+    )
