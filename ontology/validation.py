@@ -230,18 +230,23 @@ def human_label_check(
 
     run = session.get(GenerationRun, row.run_id)
     spec = ensure_labeler_spec(labeler, session=session)
-    command = (
-        f"driftlens annotate push label_check --select run={run.name if run else row.run_id} "
-        f"--select 'labeler={spec.name}' --select ontology={version.name}@{version.version} "
-        f"--select limit={limit}"
+    select = [
+        f"run={run.name if run else row.run_id}",
+        f"labeler={spec.name}",
+        f"ontology={version.name}@{version.version}",
+        f"limit={limit}",
+    ]
+    command = "driftlens annotate push label_check " + " ".join(
+        f"--select '{item}'" for item in select
     )
     return ValidationReport(
         "human",
         "Annotators see question, step, assigned label and its definition: Yes / No / Unsure.",
-        ({"round": number, "labeler": labeler, "command": command},),
+        ({"round": number, "labeler": labeler, "command": command, "select": select},),
         "reference: 95/100 labels judged correct",
         (
-            "push the study with the command, let three annotators label, then run "
+            "push the study (`driftlens ontology validate human --push` or the command), "
+            "let three annotators label, then run "
             "`driftlens annotate pull label_check` and `driftlens annotate apply label_check`",
         ),
     )

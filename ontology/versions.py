@@ -85,6 +85,10 @@ def get_version(ref: str | int | None, *, session: Session) -> OntologyVersion:
         if number:
             query = query.where(OntologyVersion.version == int(number))
         row = session.exec(query.order_by(col(OntologyVersion.version).desc())).first()
+        if row is None and ref is None:
+            # The default is the bundled operational ontology: a fresh workspace gets it
+            # on first use instead of an error.
+            row = seed_ontologies(session=session)[0]
     if row is None:
         raise NotFoundError(f"no ontology version {ref!r} in this workspace")
     return row

@@ -507,11 +507,26 @@ def validate_human_cmd(
     round_number: int = typer.Option(..., "--round", help="Round number."),
     labeler: str = typer.Option(..., "--labeler", help="Labeler whose labels to check."),
     limit: int = typer.Option(100, "--limit", help="Labels to check (reference 100)."),
+    push: bool = typer.Option(
+        False, "--push", help="Push the label_check study to Label Studio now."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Human check of LLM labels: the Label Studio command for a round's labels."""
+    """Human check of LLM labels: hand a round's labels to Label Studio (label_check study)."""
     from ontology.validation import human_label_check
 
     with session_for(ctx) as session:
         report = human_label_check(round_number, labeler, session=session, limit=limit)
-    _report(report, as_json)
+    if not push:
+        _report(report, as_json)
+        return
+    # The studio hands over to the human-studies room; the app layer joins the two.
+    from app.cli.annotate_cmds import push_cmd
+
+    push_cmd(
+        ctx,
+        study="label_check",
+        select=list(report.rows[0]["select"]),
+        new_project=False,
+        as_json=as_json,
+    )
