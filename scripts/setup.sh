@@ -14,16 +14,17 @@ if [ ! -x .venv/bin/python ]; then
 fi
 spec="."
 [ -n "$extras" ] && spec=".[${extras}]"
-if [ "${DRIFTLENS_USE_PIP:-0}" = 1 ]; then
-  install() { .venv/bin/python -m pip install -q --disable-pip-version-check "$@"; }
-else
-  [ -x .venv/bin/uv ] || .venv/bin/python -m pip install -q --disable-pip-version-check uv
-  install() { .venv/bin/uv pip install -q --python .venv/bin/python "$@"; }
-fi
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-# Build output is kept quiet and shown only when something fails.
-if ! { install "setuptools>=75" wheel "Cython>=3.0" "numpy>=2.0" \
+pip_install() { .venv/bin/python -m pip install -q --disable-pip-version-check "$@"; }
+if [ "${DRIFTLENS_USE_PIP:-0}" = 1 ]; then
+  install() { pip_install "$@"; }
+else
+  install() { .venv/bin/uv pip install -q --python .venv/bin/python "$@"; }
+fi
+# Install output is kept quiet and shown only when something fails.
+if ! { { [ "${DRIFTLENS_USE_PIP:-0}" = 1 ] || [ -x .venv/bin/uv ] || pip_install uv; } \
+       && install "setuptools>=75" wheel "Cython>=3.0" "numpy>=2.0" \
        && install --no-build-isolation -e "$spec" \
        && .venv/bin/python setup.py -q build_ext --inplace; } >"$log" 2>&1; then
   cat "$log" >&2
