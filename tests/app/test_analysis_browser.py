@@ -9,11 +9,6 @@ exist, and the probes must be visible as text.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +19,7 @@ from storage.settings import default_db_url, resolve_settings
 from storage.workspace import open_workspace_session
 from study.analysis import analyze_run
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
-from tests.app.test_browser import CHROMIUM, _free_port, _require_chromium, _wait_for_streamlit
+from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
 
 pytestmark = pytest.mark.browser
 
@@ -37,7 +32,7 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    _require_chromium()
+    require_chromium()
     ws = tmp_path_factory.mktemp("browser-analysis-ws")
     settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
     with open_workspace_session(settings) as session:
@@ -46,54 +41,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         result = analyze_run(
             RUN, LABELER, session=session, out_dir=ws / "report", bootstrap=200, seed=1
         )
-    port = _free_port()
-    env = dict(os.environ, DRIFTLENS_WORKSPACE=str(ws))
-    env.pop("DRIFTLENS_DB_URL", None)
-    driftlens = Path(sys.executable).with_name("driftlens")
-    proc = subprocess.Popen(
-        [str(driftlens), "app", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-                pytest.fail(f"driftlens app did not start:\n{out[-3000:]}")
-            time.sleep(0.5)
+    with serve_app(ws) as url:
         yield Served(url=url, report=result.files["report_html"])
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            yield b
-        finally:
-            b.close()
+def chromium_args() -> list[str]:
+    return ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
 def _recorder(dialogs: list[str]) -> object:
@@ -124,7 +78,7 @@ def test_analysis_page_shows_probes_as_text(served: Served, browser: object) -> 
     dialogs: list[str] = []
     page.on("dialog", _recorder(dialogs))
     page.goto(f"{served.url}/analysis", wait_until="domcontentloaded")
-    _wait_for_streamlit(page, "Analysis")
+    wait_for_streamlit(page, "Analysis")
     page.get_by_text("Example response pairs").first.wait_for(timeout=60_000)
     # open every example so its steps are rendered
     for header in page.locator('[data-testid="stExpander"] summary').all():

@@ -7,119 +7,26 @@ opened, awaited until Streamlit has finished running it, screenshotted into
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from app.ui.navigation import DEFAULT_PAGE, SECTIONS
+from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
 PAGES = [(file, title) for pages in SECTIONS.values() for file, title, _ in pages]
 
 pytestmark = pytest.mark.browser
 
 
-def _require_chromium() -> None:
-    if Path(CHROMIUM).exists():
-        return
-    if os.environ.get("CI"):
-        pytest.fail("Debian chromium is missing; scripts/test.sh installs it")
-    pytest.skip("Debian chromium is not installed (scripts/test.sh installs it)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def app_url(demo_workspace: tuple[Path, str]) -> Iterator[str]:
     """Start ``driftlens app`` on the demo workspace and yield its base URL."""
-    _require_chromium()
-    workspace = demo_workspace[0]
-    port = _free_port()
-    env = dict(os.environ, DRIFTLENS_WORKSPACE=str(workspace))
-    env.pop("DRIFTLENS_DB_URL", None)
-    driftlens = Path(sys.executable).with_name("driftlens")
-    proc = subprocess.Popen(
-        [str(driftlens), "app", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-                pytest.fail(f"driftlens app did not start:\n{out[-3000:]}")
-            time.sleep(0.5)
+    require_chromium()
+    with serve_app(demo_workspace[0]) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One headless chromium for the module."""
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-def _wait_for_streamlit(page: object, title: str) -> None:
-    """Wait until the page's title is shown and Streamlit has stopped running the script."""
-    page.wait_for_selector('[data-testid="stMain"]', timeout=60_000)  # type: ignore[attr-defined]
-    page.get_by_text(title, exact=False).first.wait_for(timeout=60_000)  # type: ignore[attr-defined]
-    # While the script runs, the status widget offers a "Stop" button; wait until the
-    # run has finished twice in a row (a rerun may start right after the first one).
-    for _ in range(2):
-        page.wait_for_function(  # type: ignore[attr-defined]
-            "() => !Array.from(document.querySelectorAll("
-            "'[data-testid=\"stStatusWidget\"] button'))"
-            ".some(b => b.innerText.includes('Stop'))",
-            timeout=60_000,
-        )
-        page.wait_for_timeout(300)  # type: ignore[attr-defined]
 
 
 def _click(page: object, name: str) -> None:
@@ -181,7 +88,7 @@ def test_page_loads_in_chromium_without_exception(
     path = "" if file == DEFAULT_PAGE else Path(file).stem
     page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
     heading = "DriftLens Workbench" if file == DEFAULT_PAGE else title
-    _wait_for_streamlit(page, heading)
+    wait_for_streamlit(page, heading)
     page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}.png"), full_page=True)
     exceptions = page.locator('[data-testid="stException"]')
     assert exceptions.count() == 0, exceptions.first.inner_text()
@@ -189,7 +96,7 @@ def test_page_loads_in_chromium_without_exception(
     if action is not None:
         action(page)
         page.wait_for_timeout(500)
-        _wait_for_streamlit(page, expect or heading)
+        wait_for_streamlit(page, expect or heading)
         page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}-action.png"), full_page=True)
         assert exceptions.count() == 0, exceptions.first.inner_text()
     assert not errors, errors

@@ -1,0 +1,101 @@
+"""What the browser tests share: Debian chromium, a served ``driftlens app``, Streamlit waits.
+
+The fixtures themselves (``browser``) are in ``tests/app/conftest.py``; the helpers here
+start the real server on a free 127.0.0.1 port and wait for Streamlit to finish a run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+#: Flags of the headless chromium: no sandbox (containers), no GPU, nothing in the background.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def require_chromium() -> None:
+    """Skip (fail under CI) when Debian chromium is not installed."""
+    if Path(CHROMIUM).exists():
+        return
+    if os.environ.get("CI"):
+        pytest.fail("Debian chromium is missing; scripts/test.sh installs it")
+    pytest.skip("Debian chromium is not installed (scripts/test.sh installs it)")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serve_app(workspace: Path) -> Iterator[str]:
+    """Run ``driftlens app`` on ``workspace`` (its SQLite file) and yield its base URL."""
+    port = free_port()
+    env = dict(os.environ, DRIFTLENS_WORKSPACE=str(workspace))
+    env.pop("DRIFTLENS_DB_URL", None)
+    driftlens = Path(sys.executable).with_name("driftlens")
+    proc = subprocess.Popen(
+        [str(driftlens), "app", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+                pytest.fail(f"driftlens app did not start:\n{out[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def wait_for_streamlit(page: object, title: str) -> None:
+    """Wait until the page's title is shown and Streamlit has stopped running the script."""
+    page.wait_for_selector('[data-testid="stMain"]', timeout=60_000)  # type: ignore[attr-defined]
+    page.get_by_text(title, exact=False).first.wait_for(timeout=60_000)  # type: ignore[attr-defined]
+    # While the script runs, the status widget offers a "Stop" button; wait until the
+    # run has finished twice in a row (a rerun may start right after the first one).
+    for _ in range(2):
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "() => !Array.from(document.querySelectorAll("
+            "'[data-testid=\"stStatusWidget\"] button'))"
+            ".some(b => b.innerText.includes('Stop'))",
+            timeout=60_000,
+        )
+        page.wait_for_timeout(300)  # type: ignore[attr-defined]
