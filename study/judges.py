@@ -26,13 +26,13 @@ from sqlmodel import Session, col, select
 
 from llm.sim.tasks import JUDGE_TASK, task_marker
 from llm.specs import parse_spec
-from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
+from llm.types import ChatBackend, ChatMessage, ChatRequest, SamplingParams
 from storage.errors import InputError
 from storage.models import BASELINE_CONDITION, JudgeScore, Perturbation, Question, Response
 from storage.repo.judges import judge_scores_for, upsert_judge_scores
 from storage.repo.runs import require_run
 from study.prompts import split_user_message
-from study.strict_json import StrictParseError, extract_json_object, join_raw
+from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
 
 JUDGE_PROMPT_VERSION = "judge-v1"
 HELPFULNESS = "helpfulness"
@@ -292,8 +292,6 @@ def judge_run(
         ConfigError: Malformed model spec or missing endpoint variables.
         ServiceError: The endpoint refused every request.
     """
-    from llm.batch import run_chat_batch
-
     if concurrency < 1:
         raise InputError("--concurrency must be at least 1.")
     spec = parse_spec(model).spec
@@ -321,26 +319,22 @@ def judge_run(
         if len(buffer) >= commit_every or time.monotonic() - last[0] > 2.0:
             flush()
 
-    first = [build_judge_messages(c) for c in todo]
-    repairs: list[tuple[int, tuple[ChatMessage, ...], str]] = []
-
-    def on_first(i: int, _req: ChatRequest, res: ChatResult) -> None:
+    def on_answer(
+        i: int, values: dict[str, int] | None, raws: list[str], error: StrictParseError | None
+    ) -> None:
         case = todo[i]
-        if res.error is not None or res.text is None:
-            tally["failed"] += 1
-            return
-        try:
-            values = parse_judge_answer(res.text, case.kinds)
-        except StrictParseError as exc:
-            keys = ", ".join(f'"{k}"' for k in case.kinds)
-            convo = (
-                *first[i],
-                ChatMessage(role="assistant", content=res.text),
-                ChatMessage(role="user", content=REPAIR_TEMPLATE.format(error=exc, keys=keys)),
-            )
-            repairs.append((i, convo, res.text))
-            return
-        store(_rows(case, values, STATUS_OK, [res.text], spec))
+        if error is not None:
+            tally["errors"] += 1
+            store(_rows(case, None, STATUS_ERROR, raws, spec))
+        elif len(raws) > 1:
+            tally["repaired"] += 1
+            store(_rows(case, values, STATUS_REPAIRED, raws, spec))
+        else:
+            store(_rows(case, values, STATUS_OK, raws, spec))
+
+    def repair_message(i: int, exc: StrictParseError) -> str:
+        keys = ", ".join(f'"{k}"' for k in todo[i].kinds)
+        return REPAIR_TEMPLATE.format(error=exc, keys=keys)
 
     def on_progress(done: int, _total: int) -> None:
         if progress is not None:
@@ -349,39 +343,17 @@ def judge_run(
     if progress is not None:
         progress(skipped, total)
     try:
-        if todo:
-            run_chat_batch(
-                backend or spec,
-                [_request(m) for m in first],
-                session=session,
-                concurrency=concurrency,
-                progress=on_progress,
-                on_result=on_first,
-            )
-        if repairs:
-
-            def on_repair(j: int, _req: ChatRequest, res: ChatResult) -> None:
-                i, _convo, raw = repairs[j]
-                case = todo[i]
-                if res.error is not None or res.text is None:
-                    tally["failed"] += 1
-                    return
-                try:
-                    values = parse_judge_answer(res.text, case.kinds)
-                except StrictParseError:
-                    tally["errors"] += 1
-                    store(_rows(case, None, STATUS_ERROR, [raw, res.text], spec))
-                    return
-                tally["repaired"] += 1
-                store(_rows(case, values, STATUS_REPAIRED, [raw, res.text], spec))
-
-            run_chat_batch(
-                backend or spec,
-                [_request(convo) for _, convo, _ in repairs],
-                session=session,
-                concurrency=concurrency,
-                on_result=on_repair,
-            )
+        tally["failed"] += run_with_repair(
+            backend or spec,
+            [build_judge_messages(c) for c in todo],
+            request=_request,
+            parse=lambda i, text: parse_judge_answer(text, todo[i].kinds),
+            repair_message=repair_message,
+            on_answer=on_answer,
+            session=session,
+            concurrency=concurrency,
+            progress=on_progress,
+        )
     finally:
         flush()
     if progress is not None:

@@ -26,12 +26,18 @@ from sqlmodel import Session
 
 from llm.sim.tasks import QUESTION_FILTER_TASK, task_marker
 from llm.specs import parse_spec
-from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
+from llm.types import ChatBackend, ChatMessage, ChatRequest, SamplingParams
 from storage.errors import InputError
 from storage.models import Question
 from storage.repo.questions import list_questions, set_filter_result
 from study.questions import DOMAINS
-from study.strict_json import StrictParseError, extract_json_object, join_raw, word_count
+from study.strict_json import (
+    StrictParseError,
+    extract_json_object,
+    join_raw,
+    run_with_repair,
+    word_count,
+)
 
 #: Stored nowhere per question, but part of every request (so of every cache key).
 FILTER_PROMPT_VERSION = "filter-v1"
@@ -238,8 +244,6 @@ def filter_questions(
         ConfigError: Malformed model spec or missing endpoint variables.
         ServiceError: The endpoint refused every request (bad key, unknown model...).
     """
-    from llm.batch import run_chat_batch
-
     if concurrency < 1:
         raise InputError("--concurrency must be at least 1.")
     spec = parse_spec(model).spec
@@ -296,62 +300,29 @@ def filter_questions(
             pending[0] = 0
             last_commit[0] = time.monotonic()
 
-    if progress is not None:
-        progress(skipped, total)
-    first = [build_filter_messages(q.text) for q in todo]
-    repairs: list[tuple[int, tuple[ChatMessage, ...], str, str]] = []
-
-    def on_first(i: int, _req: ChatRequest, res: ChatResult) -> None:
-        if res.error is not None or res.text is None:
-            counts["failed"] += 1
-            return
-        try:
-            verdict = parse_filter_answer(res.text)
-        except StrictParseError as exc:
-            convo = (
-                *first[i],
-                ChatMessage(role="assistant", content=res.text),
-                ChatMessage(role="user", content=REPAIR_TEMPLATE.format(error=exc)),
-            )
-            repairs.append((i, convo, res.text, str(exc)))
-            return
-        store(todo[i], verdict, [res.text], None)
+    def on_answer(
+        i: int, verdict: FilterVerdict | None, raws: list[str], error: StrictParseError | None
+    ) -> None:
+        store(todo[i], verdict, raws, None if error is None else str(error))
 
     def on_progress(done: int, _total: int) -> None:
         if progress is not None:
             progress(skipped + done, total)
 
+    if progress is not None:
+        progress(skipped, total)
     try:
-        if todo:
-            run_chat_batch(
-                backend or spec,
-                [_request(m) for m in first],
-                session=session,
-                concurrency=concurrency,
-                progress=on_progress,
-                on_result=on_first,
-            )
-        if repairs:
-
-            def on_repair(j: int, _req: ChatRequest, res: ChatResult) -> None:
-                i, _convo, raw, _err = repairs[j]
-                if res.error is not None or res.text is None:
-                    counts["failed"] += 1
-                    return
-                try:
-                    verdict = parse_filter_answer(res.text)
-                except StrictParseError as exc:
-                    store(todo[i], None, [raw, res.text], str(exc))
-                    return
-                store(todo[i], verdict, [raw, res.text], None)
-
-            run_chat_batch(
-                backend or spec,
-                [_request(convo) for _, convo, _, _ in repairs],
-                session=session,
-                concurrency=concurrency,
-                on_result=on_repair,
-            )
+        counts["failed"] += run_with_repair(
+            backend or spec,
+            [build_filter_messages(q.text) for q in todo],
+            request=_request,
+            parse=lambda _i, text: parse_filter_answer(text),
+            repair_message=lambda _i, exc: REPAIR_TEMPLATE.format(error=exc),
+            on_answer=on_answer,
+            session=session,
+            concurrency=concurrency,
+            progress=on_progress,
+        )
     finally:
         # Whatever arrived is kept, even when the run is interrupted.
         session.commit()

@@ -12,13 +12,20 @@ Strict about the data, tolerant only of wrapping real models add around it:
 
 Validation of the object's fields is the caller's job; every failure raises
 :class:`StrictParseError` with a short reason meant to be quoted in a repair request.
+:func:`run_with_repair` is the request loop around it: one request per case, strict
+parse, one repair request for a reply that breaks the format.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult
+
+T = TypeVar("T")
 
 _ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _FENCE_RE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
@@ -87,3 +94,93 @@ def word_count(text: str) -> int:
 def join_raw(raws: list[str]) -> str | None:
     """Every raw reply of one case, first attempt first (kept for audit)."""
     return REPAIR_SEPARATOR.join(raws) if raws else None
+
+
+def run_with_repair(
+    target: ChatBackend | str,
+    first: Sequence[Sequence[ChatMessage]],
+    *,
+    request: Callable[[Sequence[ChatMessage]], ChatRequest],
+    parse: Callable[[int, str], T],
+    repair_message: Callable[[int, StrictParseError], str],
+    on_answer: Callable[[int, T | None, list[str], StrictParseError | None], None],
+    session: Any,
+    concurrency: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Send one request per case, strictly parse each reply and repair a broken one once.
+
+    A reply that breaks the format gets exactly one repair request: the conversation, the
+    reply and ``repair_message`` (what was wrong). Requests go through
+    :func:`llm.batch.run_chat_batch` with the session, so they are cached.
+
+    Args:
+        target: The backend, or the ``provider/model`` spec to build one from.
+        first: The first conversation of every case.
+        request: Builds the request (sampling parameters) for a conversation.
+        parse: ``parse(i, text)`` reads case ``i``'s reply or raises
+            :class:`StrictParseError`.
+        repair_message: ``repair_message(i, error)``, the user turn asking case ``i`` again.
+        on_answer: ``on_answer(i, value, raws, error)`` as each case is settled: ``raws``
+            holds the first reply, then the repaired one if one was asked for; ``value`` is
+            ``None`` and ``error`` set when the repaired reply broke the format too.
+        session: Session for the LLM cache.
+        concurrency: Requests in flight.
+        progress: ``progress(done, total)`` over the first requests.
+
+    Returns:
+        How many requests failed at the endpoint (their case gets no ``on_answer``).
+    """
+    from llm.batch import run_chat_batch
+
+    failed = 0
+    repairs: list[tuple[int, tuple[ChatMessage, ...], str]] = []
+
+    def on_first(i: int, _req: ChatRequest, res: ChatResult) -> None:
+        nonlocal failed
+        if res.error is not None or res.text is None:
+            failed += 1
+            return
+        try:
+            value = parse(i, res.text)
+        except StrictParseError as exc:
+            convo = (
+                *first[i],
+                ChatMessage(role="assistant", content=res.text),
+                ChatMessage(role="user", content=repair_message(i, exc)),
+            )
+            repairs.append((i, convo, res.text))
+            return
+        on_answer(i, value, [res.text], None)
+
+    def on_repair(j: int, _req: ChatRequest, res: ChatResult) -> None:
+        nonlocal failed
+        i, _convo, raw = repairs[j]
+        if res.error is not None or res.text is None:
+            failed += 1
+            return
+        try:
+            value = parse(i, res.text)
+        except StrictParseError as exc:
+            on_answer(i, None, [raw, res.text], exc)
+            return
+        on_answer(i, value, [raw, res.text], None)
+
+    if first:
+        run_chat_batch(
+            target,
+            [request(m) for m in first],
+            session=session,
+            concurrency=concurrency,
+            progress=progress,
+            on_result=on_first,
+        )
+    if repairs:
+        run_chat_batch(
+            target,
+            [request(convo) for _, convo, _ in repairs],
+            session=session,
+            concurrency=concurrency,
+            on_result=on_repair,
+        )
+    return failed
