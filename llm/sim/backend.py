@@ -13,7 +13,41 @@ from llm.sim.presets import SimPreset, get_preset
 from llm.types import ChatRequest, ChatResult, ResultCallback
 
 
-class SimBackend:
+class InProcessBackend:
+    """Skeleton of a backend that answers in the calling process, one request at a time.
+
+    A subclass sets ``spec`` and implements :meth:`answer` and ``endpoint``; :meth:`achat`
+    answers a batch in order and yields to the event loop every 64 requests so progress
+    callbacks and cancellation get through (``concurrency`` is irrelevant in-process).
+    """
+
+    spec: str
+    simulated = True
+
+    def answer(self, request: ChatRequest) -> ChatResult:
+        """Answer one request synchronously."""
+        raise NotImplementedError
+
+    async def achat(
+        self,
+        requests: Sequence[ChatRequest],
+        *,
+        concurrency: int,
+        on_result: ResultCallback | None = None,
+    ) -> list[ChatResult]:
+        """Answer every request in order (``concurrency`` is irrelevant in-process)."""
+        results: list[ChatResult] = []
+        for i, req in enumerate(requests):
+            res = self.answer(req)
+            results.append(res)
+            if on_result is not None:
+                on_result(i, req, res)
+            if i % 64 == 63:
+                await asyncio.sleep(0)  # let progress callbacks and cancellation through
+        return results
+
+
+class SimBackend(InProcessBackend):
     """Answers chat requests with :func:`llm.sim.simulate` in the calling process.
 
     Every answer depends only on (preset, messages, sample index, seed): two runs of the
@@ -23,8 +57,6 @@ class SimBackend:
         preset: A preset or its name (``default``, ``null``, ``strong``).
         classify_memory: Optional classifier of memory lines (e.g. from the study catalog).
     """
-
-    simulated = True
 
     def __init__(
         self, preset: SimPreset | str = "default", *, classify_memory: Classifier | None = None
@@ -62,21 +94,3 @@ class SimBackend:
             simulated=True,
             seed=seed,
         )
-
-    async def achat(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        concurrency: int,
-        on_result: ResultCallback | None = None,
-    ) -> list[ChatResult]:
-        """Answer every request in order (``concurrency`` is irrelevant in-process)."""
-        results: list[ChatResult] = []
-        for i, req in enumerate(requests):
-            res = self.answer(req)
-            results.append(res)
-            if on_result is not None:
-                on_result(i, req, res)
-            if i % 64 == 63:
-                await asyncio.sleep(0)  # let progress callbacks and cancellation through
-        return results

@@ -30,7 +30,6 @@ Leaves are given by symbol (1..11, in SPEC §5 order) or by exact name.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import re
@@ -42,8 +41,9 @@ from functools import cache
 from pydantic import BaseModel, ConfigDict, Field
 
 from llm.seeds import stable_int
+from llm.sim.backend import InProcessBackend
 from llm.sim.bank import LEAF_NAMES, STEP_SENTENCES
-from llm.types import ChatRequest, ChatResult, ResultCallback
+from llm.types import ChatRequest, ChatResult
 from ontology.prompts import LABELING_MARKER, PARAPHRASE_MARKER, REWRITE_MARKER, passage_steps
 from ontology.schema import UNMAPPED
 from storage.errors import ConfigError
@@ -246,14 +246,12 @@ _SYNONYMS = (
 )
 
 
-class SimStudioBackend:
+class SimStudioBackend(InProcessBackend):
     """In-process simulated model for labeling, rewrite and paraphrase requests.
 
     Args:
         config: How labels err.
     """
-
-    simulated = True
 
     def __init__(self, config: SimLabelConfig | None = None) -> None:
         self.config = config or SimLabelConfig(bad=0.0)
@@ -371,24 +369,6 @@ class SimStudioBackend:
             error_kind="bad_request" if error else None,
             seed=request.sampling.seed,
         )
-
-    async def achat(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        concurrency: int,
-        on_result: ResultCallback | None = None,
-    ) -> list[ChatResult]:
-        """Answer every request in order (in-process; ``concurrency`` is irrelevant)."""
-        results: list[ChatResult] = []
-        for i, req in enumerate(requests):
-            res = self.answer(req)
-            results.append(res)
-            if on_result is not None:
-                on_result(i, req, res)
-            if i % 64 == 63:
-                await asyncio.sleep(0)
-        return results
 
 
 def answer_studio_messages(
