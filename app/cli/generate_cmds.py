@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
 
 from app.cli.context import session_for
+from app.cli.progress import progress_callback
 
 _out = Console(highlight=False)
 
@@ -30,37 +17,6 @@ _out = Console(highlight=False)
 def register(app: typer.Typer) -> None:
     """Add ``generate`` to the root application."""
     app.command("generate")(generate_cmd)
-
-
-class _RateColumn(ProgressColumn):
-    """Responses per second over the run so far."""
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text("?/s" if speed is None else f"{speed:.1f}/s", style="progress.data.speed")
-
-
-@contextmanager
-def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
-    console = Console(stderr=True)
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TaskProgressColumn(),
-        _RateColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not console.is_terminal,
-    ) as bar:
-        task = bar.add_task(description, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
 
 
 def generate_cmd(
@@ -103,7 +59,7 @@ def generate_cmd(
         seed=seed,
         catalog=catalog,
     )
-    with session_for(ctx) as session, _progress(f"generating {run}") as update:
+    with session_for(ctx) as session, progress_callback(f"generating {run}", rate=True) as update:
         summary = run_generation(options, session=session, progress=update)
     if as_json:
         typer.echo(json.dumps(asdict(summary), indent=2))

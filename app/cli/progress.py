@@ -10,24 +10,48 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
+
+
+class RateColumn(ProgressColumn):
+    """Items per second over the run so far."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("?/s" if speed is None else f"{speed:.1f}/s", style="progress.data.speed")
 
 
 @contextmanager
-def progress_callback(description: str) -> Iterator[Callable[[int, int], None]]:
-    """Yield ``update(done, total)``; the bar shows rate via count/elapsed and an ETA."""
+def progress_callback(
+    description: str, *, rate: bool = False
+) -> Iterator[Callable[[int, int], None]]:
+    """Yield ``update(done, total)``; the bar shows count, elapsed time and an ETA.
+
+    Args:
+        description: The bar's label.
+        rate: Also show items per second, and label the ETA (``driftlens generate``).
+    """
     console = Console(stderr=True)
-    with Progress(
+    columns: list[ProgressColumn] = [
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TaskProgressColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
+    ]
+    if rate:
+        columns += [RateColumn(), TimeElapsedColumn(), TextColumn("ETA")]
+    else:
+        columns += [TimeElapsedColumn()]
+    columns.append(TimeRemainingColumn())
+    with Progress(
+        *columns,
         console=console,
         transient=False,
         disable=not console.is_terminal,
