@@ -11,7 +11,8 @@ from sqlmodel import Session, col, select
 
 from ontology.schema import OntologyDoc, load_seed, parse_ontology
 from storage.errors import InputError, NotFoundError
-from storage.models import OntologyLeaf, OntologyVersion
+from storage.models import OntologyVersion
+from storage.repo.ontology import LeafItem, create_version, latest_version
 
 
 def ensure_version(
@@ -22,48 +23,37 @@ def ensure_version(
     note: str | None = None,
     parent_id: int | None = None,
 ) -> OntologyVersion:
-    """Return the stored version with this content, creating the next version if new."""
-    digest = doc.content_hash()
-    existing = session.exec(
-        select(OntologyVersion).where(
-            OntologyVersion.name == doc.name, OntologyVersion.content_hash == digest
+    """Return the stored version with this content, creating the next version if new.
+
+    A new version's parent is ``parent_id``, or else the latest version of the name.
+    """
+    if parent_id is None:
+        latest = latest_version(doc.name, session=session)
+        parent_id = latest.id if latest is not None else None
+    leaves = [
+        LeafItem(
+            root=root.name,
+            leaf=leaf.name,
+            symbol=doc.symbol_of[leaf.name],
+            definition=leaf.definition,
+            triggers=list(leaf.triggers),
+            exclusions=list(leaf.exclusions),
+            examples=list(leaf.examples),
         )
-    ).first()
-    if existing is not None:
-        return existing
-    latest = session.exec(
-        select(OntologyVersion)
-        .where(OntologyVersion.name == doc.name)
-        .order_by(col(OntologyVersion.version).desc())
-    ).first()
-    row = OntologyVersion(
-        name=doc.name,
-        version=(latest.version + 1) if latest else 1,
-        parent_id=parent_id if parent_id is not None else (latest.id if latest else None),
+        for root in doc.roots
+        for leaf in root.leaves
+    ]
+    return create_version(
+        doc.name,
+        doc.model_dump(mode="json"),
+        leaves=leaves,
+        parent_id=parent_id,
         author=author,
         note=note,
-        content=doc.model_dump(mode="json"),
-        content_hash=digest,
+        reuse_identical=True,
+        digest=doc.content_hash(),
+        session=session,
     )
-    session.add(row)
-    session.flush()
-    assert row.id is not None
-    for root in doc.roots:
-        for leaf in root.leaves:
-            session.add(
-                OntologyLeaf(
-                    version_id=row.id,
-                    root=root.name,
-                    leaf=leaf.name,
-                    symbol=doc.symbol_of[leaf.name],
-                    definition=leaf.definition,
-                    triggers=list(leaf.triggers),
-                    exclusions=list(leaf.exclusions),
-                    examples=list(leaf.examples),
-                )
-            )
-    session.flush()
-    return row
 
 
 def seed_ontologies(*, session: Session) -> list[OntologyVersion]:

@@ -55,6 +55,7 @@ def create_version(
     author: str | None = None,
     note: str | None = None,
     reuse_identical: bool = False,
+    digest: str | None = None,
     session: Session,
 ) -> OntologyVersion:
     """Store ``content`` as the next version of ontology ``name``.
@@ -67,8 +68,11 @@ def create_version(
         parent_id: the version this one was derived from.
         author: who made it (a person or ``"seed"``).
         note: why (e.g. the accepted rewrite).
-        reuse_identical: return the latest version instead when its content is identical
-            (so seeding twice is a no-op).
+        reuse_identical: return the stored version of ``name`` with identical content
+            (the same ``content_hash``) instead (so seeding twice is a no-op).
+        digest: the ``content_hash`` to store and compare (default:
+            :func:`storage.hashing.content_hash` of ``content``), for a caller with its
+            own canonical hash.
         session: the open session.
 
     Raises:
@@ -78,10 +82,17 @@ def create_version(
     symbols = [leaf.symbol for leaf in leaves]
     if len(set(names)) != len(names) or len(set(symbols)) != len(symbols):
         raise InputError(f"Ontology {name!r} has duplicate leaf names or symbols.")
-    digest = content_hash(dict(content))
+    if digest is None:
+        digest = content_hash(dict(content))
+    if reuse_identical:
+        same = session.exec(
+            select(OntologyVersion).where(
+                OntologyVersion.name == name, OntologyVersion.content_hash == digest
+            )
+        ).first()
+        if same is not None:
+            return same
     latest = latest_version(name, session=session)
-    if reuse_identical and latest is not None and latest.content_hash == digest:
-        return latest
     version = OntologyVersion(
         name=name,
         version=(latest.version + 1) if latest is not None else 1,
