@@ -20,8 +20,9 @@ STATE_DIR="${DRIFTLENS_LS_STATE:-/tmp/driftlens-ls-$(id -u)}"
 VENV="${DRIFTLENS_LABELSTUDIO_VENV:-$HOME/.cache/driftlens/labelstudio-${LS_VERSION}/venv}"
 PY="${PYTHON:-python3}"
 
-log() { printf 'labelstudio.sh: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
+LOG_NAME=labelstudio.sh
+# shellcheck source=scripts/ci/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 installed_version() {
   [ -x "$VENV/bin/python" ] || return 1
@@ -35,19 +36,6 @@ install_ls() {
   [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "label-studio==$LS_VERSION" >&2 ||
     die "pip could not install label-studio==$LS_VERSION"
-}
-
-port_free() {
-  ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-pick_port() {
-  local p i
-  for i in $(seq 1 50); do
-    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
-    if port_free "$p"; then echo "$p"; return 0; fi
-  done
-  die "no free TCP port found on 127.0.0.1"
 }
 
 export_line() { echo "export LABEL_STUDIO_URL=http://127.0.0.1:$LS_PORT LABEL_STUDIO_API_KEY=$LS_TOKEN"; }
@@ -135,12 +123,4 @@ EOF
   die "server did not answer within 240 s"
 }
 
-case "${1:-}" in
-  "" | --start) start ;;
-  --stop) stop ;;
-  --status)
-    if running; then export_line; else exit 1; fi
-    ;;
-  -h | --help) sed -n '2,15p' "$0" ;;
-  *) die "unknown option $1 (use --stop, --status or nothing)" ;;
-esac
+main "$@"

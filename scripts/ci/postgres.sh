@@ -19,8 +19,9 @@ STATE_DIR="${DRIFTLENS_PG_STATE:-/tmp/driftlens-pg-$(id -u)}"
 DB_NAME="${DRIFTLENS_PG_DB:-driftlens_test}"
 PG_SUPERUSER="postgres"
 
-log() { printf 'postgres.sh: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
+LOG_NAME=postgres.sh
+# shellcheck source=scripts/ci/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 find_bindir() {
   local d
@@ -72,20 +73,9 @@ pick_owner() {
   fi
 }
 
-port_free() {
-  ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-pick_port() {
-  local p i
-  for i in $(seq 1 50); do
-    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
-    if port_free "$p"; then echo "$p"; return 0; fi
-  done
-  die "no free TCP port found on 127.0.0.1"
-}
-
 url_for() { echo "postgresql+psycopg://${PG_SUPERUSER}@127.0.0.1:$1/${DB_NAME}"; }
+
+export_line() { echo "export DRIFTLENS_TEST_PG_URL=$(url_for "$PG_PORT")"; }
 
 running() {
   [ -f "$STATE_DIR/env" ] || return 1
@@ -115,7 +105,7 @@ stop() {
 start() {
   if running; then
     log "already running on port $PG_PORT"
-    echo "export DRIFTLENS_TEST_PG_URL=$(url_for "$PG_PORT")"
+    export_line
     return 0
   fi
   [ -d "$STATE_DIR" ] && stop >/dev/null 2>&1 || true
@@ -165,12 +155,4 @@ EOF
   echo "export DRIFTLENS_TEST_PG_URL=$(url_for "$port")"
 }
 
-case "${1:-}" in
-  "" | --start) start ;;
-  --stop) stop ;;
-  --status)
-    if running; then echo "export DRIFTLENS_TEST_PG_URL=$(url_for "$PG_PORT")"; else exit 1; fi
-    ;;
-  -h | --help) sed -n '2,15p' "$0" ;;
-  *) die "unknown option $1 (use --stop, --status or nothing)" ;;
-esac
+main "$@"

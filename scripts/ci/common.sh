@@ -1,0 +1,36 @@
+# Helpers shared by the throw-away test servers (postgres.sh, labelstudio.sh); sourced.
+#
+# The sourcing script sets LOG_NAME (the prefix of its messages) first. Messages go to
+# stderr, so stdout carries only the export line the script prints.
+
+log() { printf '%s: %s\n' "${LOG_NAME:-$(basename "$0")}" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Whether nothing listens on 127.0.0.1:$1.
+port_free() {
+  ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# Print a random free TCP port on 127.0.0.1 (20000-59999).
+pick_port() {
+  local p i
+  for i in $(seq 1 50); do
+    p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+    if port_free "$p"; then echo "$p"; return 0; fi
+  done
+  die "no free TCP port found on 127.0.0.1"
+}
+
+# The command line of a server script: start (default), --stop, --status, --help. The
+# script defines start, stop, running and export_line (what --status prints).
+main() {
+  case "${1:-}" in
+    "" | --start) start ;;
+    --stop) stop ;;
+    --status)
+      if running; then export_line; else exit 1; fi
+      ;;
+    -h | --help) sed -n '2,15p' "$0" ;;
+    *) die "unknown option $1 (use --stop, --status or nothing)" ;;
+  esac
+}
