@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
-from sqlalchemy import Table
+from sqlalchemy import ColumnElement, Table
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlmodel import Session, SQLModel
+from sqlmodel import Session, SQLModel, select
 
 from storage.types import utcnow
 
 _CHUNK = 500
+
+M = TypeVar("M", bound=SQLModel)
 
 
 def row_values(obj: SQLModel, *, exclude: Iterable[str] = ("id",)) -> dict[str, Any]:
@@ -27,6 +29,19 @@ def row_values(obj: SQLModel, *, exclude: Iterable[str] = ("id",)) -> dict[str, 
             value = utcnow()
         values[column.name] = value
     return values
+
+
+def get_or_create(
+    session: Session, model: type[M], where: ColumnElement[bool] | bool, create: Callable[[], M]
+) -> M:
+    """The first ``model`` row matching ``where``; else ``create()``, added and flushed."""
+    row = session.exec(select(model).where(where)).first()
+    if row is not None:
+        return row
+    row = create()
+    session.add(row)
+    session.flush()
+    return row
 
 
 def upsert(

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from sqlmodel import Session, col, select
 
 from storage.models import Annotator, CurationVote, HumanAnnotation, Study, StudyTask
-from storage.repo._upsert import row_values, upsert
+from storage.repo._upsert import get_or_create, row_values, upsert
 from storage.types import utcnow
 
 UpsertStatus = Literal["inserted", "updated", "unchanged"]
@@ -115,12 +115,13 @@ def get_or_create_annotator(
     ls_user_id: int, *, email: str | None = None, session: Session
 ) -> Annotator:
     """The annotator for a Label Studio user id; the e-mail is refreshed when given."""
-    row = session.exec(select(Annotator).where(Annotator.ls_user_id == ls_user_id)).first()
-    if row is None:
-        row = Annotator(ls_user_id=ls_user_id, email=email)
-        session.add(row)
-        session.flush()
-    elif email is not None and row.email != email:
+    row = get_or_create(
+        session,
+        Annotator,
+        Annotator.ls_user_id == ls_user_id,
+        lambda: Annotator(ls_user_id=ls_user_id, email=email),
+    )
+    if email is not None and row.email != email:
         row.email = email
         session.add(row)
         session.flush()

@@ -10,7 +10,7 @@ from sqlmodel import Session, col, select
 
 from storage.hashing import content_hash
 from storage.models import LabelerSpec, StepLabel
-from storage.repo._upsert import row_values, upsert
+from storage.repo._upsert import get_or_create, row_values, upsert
 
 STEP_LABEL_KEY = ("response_id", "step_index", "labeler_id", "ontology_version_id", "repeat")
 _STEP_LABEL_UPDATE = ("category", "symbol", "parse_status", "raw_output", "round_id")
@@ -58,22 +58,21 @@ def get_or_create_labeler(
         prompt_version=prompt_version,
         params=params,
     )
-    row = session.exec(select(LabelerSpec).where(LabelerSpec.key == key)).first()
-    if row is not None:
-        return row
-    row = LabelerSpec(
-        key=key,
-        name=name,
-        kind=kind,
-        model=model,
-        temperature=temperature,
-        seed=seed,
-        prompt_version=prompt_version,
-        params=dict(params or {}),
+    return get_or_create(
+        session,
+        LabelerSpec,
+        LabelerSpec.key == key,
+        lambda: LabelerSpec(
+            key=key,
+            name=name,
+            kind=kind,
+            model=model,
+            temperature=temperature,
+            seed=seed,
+            prompt_version=prompt_version,
+            params=dict(params or {}),
+        ),
     )
-    session.add(row)
-    session.flush()
-    return row
 
 
 def upsert_step_labels(labels: Sequence[StepLabel], *, session: Session) -> int:

@@ -10,7 +10,7 @@ from sqlmodel import Session, col, select
 
 from storage.errors import ConfigError, NotFoundError
 from storage.models import GenerationRun, ModelSpec, Response
-from storage.repo._upsert import row_values, upsert
+from storage.repo._upsert import get_or_create, row_values, upsert
 from storage.types import utcnow
 
 RESPONSE_KEY = ("run_id", "question_id", "condition", "sample")
@@ -38,20 +38,19 @@ def get_or_create_model_spec(
     session: Session,
 ) -> ModelSpec:
     """The row for model ``spec`` (e.g. ``"openai-api/vllm/Qwen3-4B"``), created if new."""
-    row = session.exec(select(ModelSpec).where(ModelSpec.spec == spec)).first()
-    if row is not None:
-        return row
-    row = ModelSpec(
-        spec=spec,
-        provider=provider,
-        service=service,
-        model=model,
-        simulated=simulated,
-        params=dict(params or {}),
+    return get_or_create(
+        session,
+        ModelSpec,
+        ModelSpec.spec == spec,
+        lambda: ModelSpec(
+            spec=spec,
+            provider=provider,
+            service=service,
+            model=model,
+            simulated=simulated,
+            params=dict(params or {}),
+        ),
     )
-    session.add(row)
-    session.flush()
-    return row
 
 
 # ----------------------------------------------------------------------------- runs
