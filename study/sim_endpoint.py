@@ -24,19 +24,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from llm.sim.classify import Classifier, default_classify_memory
+from llm.sim.classify import Classifier, classifier_from_catalog
 from storage.errors import ServiceError
 from study.catalog.document import CatalogEntry, load_default_catalog, read_catalog_file
 
 
 def catalog_classifier(entries: Iterable[CatalogEntry]) -> Classifier:
     """Classify memory lines by exact catalog lookup, falling back to the heuristic."""
-    exact = {e.text: (e.condition_class, e.category) for e in entries}
-
-    def classify(line: str) -> tuple[str, str | None]:
-        return exact.get(line) or default_classify_memory(line)
-
-    return classify
+    return classifier_from_catalog((e.text, e.condition_class, e.category) for e in entries)
 
 
 def _free_port() -> int:
@@ -109,13 +104,20 @@ class SimProcess:
 def main(argv: list[str] | None = None) -> None:
     """Serve the simulator with the catalog's exact classes (key from ``SIM_API_KEY``)."""
     from llm.sim.server import serve
+    from ontology.labelers.sim import studio_answerer
 
     parser = argparse.ArgumentParser(description="DriftLens simulator with catalog classes")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--catalog", type=Path, default=None)
     args = parser.parse_args(argv)
     doc = read_catalog_file(args.catalog) if args.catalog else load_default_catalog()
-    serve("127.0.0.1", args.port, classify_memory=catalog_classifier(doc.entries()))
+    serve(
+        "127.0.0.1",
+        args.port,
+        classify_memory=catalog_classifier(doc.entries()),
+        # The served simulator also answers the ontology studio's labeling requests.
+        answerers=(studio_answerer(),),
+    )
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ def serve_cmd(
     """Serve the simulator as an OpenAI-compatible API (POST /v1/chat/completions)."""
     from llm.sim.presets import get_preset
     from llm.sim.server import bind_socket, serve
+    from ontology.labelers.sim import studio_answerer
 
     chosen = get_preset(preset)  # fail early with the list of known presets
     sock = bind_socket(host, port)  # and on a busy port, before printing "serving"
@@ -78,6 +79,9 @@ def serve_cmd(
         default_preset=chosen.name,
         log_level="warning",
         sock=sock,
+        # Labeling, rewrite and paraphrase requests of the ontology studio, answered
+        # from the known leaf of each simulated step (a perfect labeler).
+        answerers=(studio_answerer(),),
     )
 
 

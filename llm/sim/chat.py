@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from llm.sim.classify import Classifier, split_user_message
 from llm.sim.generator import SimResponse, simulate
 from llm.sim.presets import SimPreset
-from llm.sim.tasks import answer_task
+from llm.sim.tasks import Answerer, answer_task
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ def simulate_chat(
     sample_index: int,
     seed: int | None,
     classify_memory: Classifier | None = None,
+    answerers: Sequence[Answerer] = (),
 ) -> SimChatAnswer:
     """Answer a conversation with the simulator.
 
@@ -53,11 +54,15 @@ def simulate_chat(
         sample_index: Repeated-sample index.
         seed: The sampling seed.
         classify_memory: Optional catalog-based classifier of memory lines.
+        answerers: Extra answerers for requests of layers above ``llm`` (see
+            :data:`llm.sim.tasks.Answerer`).
     """
     # Task requests (question filter, judge) carry a marker in the system message and are
     # answered by their registered handler instead of a stepped response (llm.sim.tasks);
     # both the in-process backend and the HTTP server come through here.
-    task = answer_task(messages, preset=preset, sample_index=sample_index, seed=seed)
+    task = answer_task(
+        messages, preset=preset, sample_index=sample_index, seed=seed, answerers=answerers
+    )
     if task is not None:
         prompt_tokens = sum(word_count(content) for _, content in messages)
         return SimChatAnswer(task, prompt_tokens, word_count(task.text))

@@ -17,6 +17,7 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
@@ -28,6 +29,7 @@ from starlette.routing import Route
 from llm.sim.chat import simulate_chat
 from llm.sim.classify import Classifier
 from llm.sim.presets import PRESETS, SimPreset
+from llm.sim.tasks import Answerer
 from storage.errors import ConfigError
 
 DEFAULT_HOST = "127.0.0.1"
@@ -69,6 +71,7 @@ def create_app(
     api_key: str | None = None,
     classify_memory: Classifier | None = None,
     default_preset: str | None = None,
+    answerers: Sequence[Answerer] = (),
 ) -> Starlette:
     """Build the Starlette application.
 
@@ -77,6 +80,8 @@ def create_app(
         default_preset: Preset also served under the bare model name ``sim``.
         api_key: When set, requests must carry ``Authorization: Bearer <api_key>``.
         classify_memory: Optional catalog-based classifier of memory lines.
+        answerers: Extra answerers for requests of layers above ``llm`` (for example the
+            ontology studio's labeling prompts; see :data:`llm.sim.tasks.Answerer`).
     """
     table = dict(presets or PRESETS)
     if default_preset is not None:
@@ -153,7 +158,12 @@ def create_app(
             # Without a seed every call is a fresh draw; with one, choice k is sample k.
             s = seed if seed is not None else secrets.randbits(31)
             out = simulate_chat(
-                messages, preset=preset, sample_index=k, seed=s, classify_memory=classify_memory
+                messages,
+                preset=preset,
+                sample_index=k,
+                seed=s,
+                classify_memory=classify_memory,
+                answerers=answerers,
             )
             text, cut = _truncate_words(out.response.text, int(max_tokens))
             prompt_tokens = out.prompt_tokens
@@ -213,6 +223,7 @@ def serve(
     default_preset: str = "default",
     log_level: str = "warning",
     sock: socket.socket | None = None,
+    answerers: Sequence[Answerer] = (),
 ) -> None:
     """Run the simulator API in the foreground until interrupted.
 
@@ -225,6 +236,7 @@ def serve(
         log_level: uvicorn log level.
         sock: A socket already bound by :func:`bind_socket` (then host and port are
             informational).
+        answerers: Extra answerers for requests of layers above ``llm``.
 
     Raises:
         ConfigError: When the address cannot be bound (port in use, bad interface).
@@ -232,7 +244,12 @@ def serve(
     import uvicorn
 
     key = api_key if api_key is not None else (os.environ.get("SIM_API_KEY") or None)
-    app = create_app(api_key=key, classify_memory=classify_memory, default_preset=default_preset)
+    app = create_app(
+        api_key=key,
+        classify_memory=classify_memory,
+        default_preset=default_preset,
+        answerers=answerers,
+    )
     sock = sock if sock is not None else bind_socket(host, port)
     config = uvicorn.Config(
         app, log_level=log_level, access_log=False, lifespan="off", backlog=2048
@@ -327,6 +344,7 @@ class SimServer(BackgroundServer):
         port: Port to bind (0 = a free one).
         presets: Presets to serve (default: the built-in ones).
         classify_memory: Optional catalog-based classifier of memory lines.
+        answerers: Extra answerers for requests of layers above ``llm``.
     """
 
     def __init__(
@@ -336,9 +354,15 @@ class SimServer(BackgroundServer):
         port: int = 0,
         presets: dict[str, SimPreset] | None = None,
         classify_memory: Classifier | None = None,
+        answerers: Sequence[Answerer] = (),
     ) -> None:
         super().__init__(
-            create_app(presets=presets, api_key=api_key, classify_memory=classify_memory),
+            create_app(
+                presets=presets,
+                api_key=api_key,
+                classify_memory=classify_memory,
+                answerers=answerers,
+            ),
             host=DEFAULT_HOST,
             port=port,
             path="/v1",

@@ -33,6 +33,10 @@ from llm.sim.presets import SimPreset
 
 Messages = Sequence[tuple[str, str]]
 TaskHandler = Callable[[Messages, SimPreset, int, int | None], str]
+#: ``(messages, seed, sample_index) -> text or None``: answers requests of a layer above
+#: ``llm`` (e.g. the ontology studio's labeling prompts), which ``llm`` may not import;
+#: whoever starts a simulator passes them in (see :func:`answer_task`).
+Answerer = Callable[[Messages, int | None, int], str | None]
 
 QUESTION_FILTER_TASK = "question-filter"
 JUDGE_TASK = "judge"
@@ -115,19 +119,33 @@ def attempt_of(messages: Messages) -> int:
 
 
 def answer_task(
-    messages: Messages, *, preset: SimPreset, sample_index: int, seed: int | None
+    messages: Messages,
+    *,
+    preset: SimPreset,
+    sample_index: int,
+    seed: int | None,
+    answerers: Sequence[Answerer] = (),
 ) -> SimResponse | None:
     """Answer a task request, or return ``None`` when the conversation has no known task.
 
+    Registered task markers come first; then each of ``answerers`` may claim the request.
     The answer is wrapped in a :class:`~llm.sim.generator.SimResponse` with no steps, so
     callers keep one return type; ``condition_class`` is ``"task"`` and ``category`` the
-    task name.
+    task name (``"external"`` for an answerer's reply).
     """
     name = find_task(messages)
     handler = _HANDLERS.get(name) if name is not None else None
-    if handler is None:
+    text: str | None = None
+    if handler is not None:
+        text = handler(messages, preset, sample_index, seed)
+    else:
+        for answer in answerers:
+            text = answer(messages, seed, sample_index)
+            if text is not None:
+                name = "external"
+                break
+    if text is None:
         return None
-    text = handler(messages, preset, sample_index, seed)
     return SimResponse(
         text=text,
         leaves=(),

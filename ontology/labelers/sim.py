@@ -35,7 +35,7 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -400,3 +400,19 @@ def answer_studio_messages(
         sample_index=sample_index,
     )
     return SimStudioBackend(config).answer(request).text
+
+
+def studio_answerer(
+    config: SimLabelConfig | None = None,
+) -> Callable[[Sequence[tuple[str, str]], int | None, int], str | None]:
+    """An answerer for a simulator server (:data:`llm.sim.tasks.Answerer`).
+
+    Pass it to ``SimServer(answerers=...)``/``serve(answerers=...)`` so that a *served*
+    simulator answers the studio's labeling, rewrite and paraphrase requests like the
+    in-process ``sim`` labeler (``config`` sets how labels err; default: perfect).
+    """
+
+    def answer(messages: Sequence[tuple[str, str]], seed: int | None, index: int) -> str | None:
+        return answer_studio_messages(messages, seed=seed, sample_index=index, config=config)
+
+    return answer
