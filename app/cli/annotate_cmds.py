@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app.cli.context import session_for, settings
+from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def push_cmd(
     with session_for(ctx) as session, progress_callback(f"pushing {study}") as update:
         result = push(study, selection, client=client, session=session, progress=update)
     if as_json:
-        typer.echo(json.dumps({**asdict(result), "project_created": project.created}, indent=2))
+        echo_json({**asdict(result), "project_created": project.created})
         return
     verb = "Created" if project.created else "Reused"
     _out.print(
@@ -112,7 +112,7 @@ def pull_cmd(
     with session_for(ctx) as session, progress_callback("pulling") as update:
         results = pull(study, client=client, session=session, progress=update)
     if as_json:
-        typer.echo(json.dumps([asdict(r) for r in results], indent=2))
+        echo_json(results)
         return
     if not results:
         _out.print("No studies pushed to this server yet.")
@@ -171,7 +171,7 @@ def status_cmd(
             "min_lead_time_s": st.min_lead_time_s,
             **live,
         }
-        typer.echo(json.dumps(payload, indent=2))
+        echo_json(payload)
         return
     table = Table(title=f"{st.study} (project {st.project_id})")
     table.add_column("measure")
@@ -217,7 +217,7 @@ def apply_cmd(
     with session_for(ctx) as session:
         result = apply_study(study, session=session, config=_config(min_lead_time))
     if as_json:
-        typer.echo(json.dumps(apply_payload(result), indent=2))
+        echo_json(apply_payload(result))
         return
     _print_apply(result)
 
@@ -329,7 +329,7 @@ def annotators_cmd(
         else:
             accounts = sync_annotators(client=client, session=session)
     if as_json:
-        typer.echo(json.dumps([asdict(a) for a in accounts], indent=2))
+        echo_json(accounts)
         return
     table = Table(title="Label Studio users")
     for name in ("user id", "e-mail", "created now", "password"):

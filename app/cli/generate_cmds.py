@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
-
 import typer
 from rich.console import Console
 
 from app.cli.context import session_for
+from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 
 _out = Console(highlight=False)
@@ -62,7 +60,7 @@ def generate_cmd(
     with session_for(ctx) as session, progress_callback(f"generating {run}", rate=True) as update:
         summary = run_generation(options, session=session, progress=update)
     if as_json:
-        typer.echo(json.dumps(asdict(summary), indent=2))
+        echo_json(summary)
         return
     statuses = ", ".join(f"{k} {v}" for k, v in summary.parse_status.items()) or "none"
     _out.print(

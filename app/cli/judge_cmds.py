@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
-
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from app.cli.context import session_for
+from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 
 _out = Console(highlight=False)
@@ -43,7 +41,7 @@ def judge_cmd(
     with session_for(ctx) as session, progress_callback(f"judging {run}") as bar:
         summary = judge_run(run, model, session=session, concurrency=concurrency, progress=bar)
     if as_json:
-        typer.echo(json.dumps(asdict(summary), indent=2))
+        echo_json(summary)
         return
     _out.print(
         f"Judged run {run} with {summary.model}: {summary.requested} response(s) asked now, "

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
-
 import typer
 from rich.console import Console
 
 from app.cli.context import session_for
+from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 
 _out = Console(highlight=False)
@@ -42,7 +40,7 @@ def label_cmd(
             progress=update,
         )
     if as_json:
-        typer.echo(json.dumps(asdict(summary), indent=2))
+        echo_json(summary)
         return
     _out.print(
         f"Labeled {summary.labeled_now} responses ({summary.steps_labeled} steps, "

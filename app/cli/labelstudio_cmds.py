@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import asdict
 
 import typer
 from rich.console import Console
 
 from app.cli.context import settings
+from app.cli.output import echo_json
 
 _out = Console(highlight=False, stderr=False)
 
@@ -72,7 +71,7 @@ def status_cmd(
 
     st = server.status(settings(ctx).workspace)
     if as_json:
-        typer.echo(json.dumps(asdict(st), indent=2))
+        echo_json(st)
     elif st.url is None:
         _out.print("No local Label Studio was started in this workspace.")
     elif st.healthy:

@@ -6,7 +6,6 @@ module stays untouched).
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app.cli.context import session_for
+from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 
 _out = Console(highlight=False)
@@ -44,10 +44,6 @@ def _num(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     return f"{value:.3f}"
-
-
-def _json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 # ------------------------------------------------------------------------- versions
@@ -92,7 +88,7 @@ def versions_cmd(
             for v in list_versions(name, session=session)
         ]
     if as_json:
-        _json(rows)
+        echo_json(rows, ensure_ascii=False)
         return
     table = Table("id", "version", "parent", "author", "note", "created")
     for r in rows:
@@ -204,7 +200,7 @@ def round_cmd(
             resume=resume,
         )
     if as_json:
-        _json(result.to_json())
+        echo_json(result.to_json(), ensure_ascii=False)
         return
     data = result.to_json()
     _out.print(
@@ -230,14 +226,12 @@ def rounds_cmd(
     ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 ) -> None:
     """History of every round: version, labelers, agreement, most-confused pair."""
-    from dataclasses import asdict
-
     from ontology.rounds import round_history
 
     with session_for(ctx) as session:
         rows = round_history(session=session)
     if as_json:
-        _json([asdict(r) for r in rows])
+        echo_json(rows, ensure_ascii=False)
         return
     table = Table("round", "version", "run", "labelers", "status", "steps", "agreement", "alpha")
     for r in rows:
@@ -267,7 +261,7 @@ def agreement_cmd(
         agreement = round_agreement(round_number, session=session)
     data = agreement.to_json()
     if as_json:
-        _json(data)
+        echo_json(data, ensure_ascii=False)
         return
     _out.print(
         f"Round {round_number}: {data['n_steps']} steps, mean pairwise "
@@ -336,7 +330,7 @@ def rewrite_cmd(
             "error": p.request.get("error", ""),
         }
     if as_json:
-        _json(data)
+        echo_json(data, ensure_ascii=False)
         return
     _out.print(
         f"Proposal {data['proposal']} ({data['status']}): {data['leaf_a']} vs {data['leaf_b']}, "
@@ -355,14 +349,12 @@ def proposals_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List rewrite proposals, newest first."""
-    from dataclasses import asdict
-
     from ontology.rewrite import list_proposals
 
     with session_for(ctx) as session:
         rows = list_proposals(session=session, status=status)
     if as_json:
-        _json([asdict(r) for r in rows])
+        echo_json(rows, ensure_ascii=False)
         return
     table = Table("id", "round", "leaf a", "leaf b", "model", "status", "new version")
     for r in rows:
@@ -430,7 +422,7 @@ def _report(report: Any, as_json: bool) -> None:
 
     data = _json_safe(asdict(report))
     if as_json:
-        _json(data)
+        echo_json(data, ensure_ascii=False)
         return
     _out.print(f"{report.description} ({report.reference})", markup=False)
     for row in data["rows"]:

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from app.cli.context import session_for
+from app.cli.output import echo_json
 
 _out = Console(highlight=False)
 
@@ -57,7 +58,7 @@ def import_cmd(
                 {"line": d.line, "id": d.external_id, "reason": d.reason} for d in report.duplicates
             ],
         }
-        typer.echo(json.dumps(payload, indent=2))
+        echo_json(payload)
         return
     _out.print(f"Imported {len(report.added)} question(s) from {report.source}.", markup=False)
     for dup in report.duplicates:
@@ -125,7 +126,6 @@ def filter_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Screen questions with an LLM (SPEC §2): label, reason and domains per question."""
-    from dataclasses import asdict
 
     from app.cli.progress import progress_callback
     from study.question_filter import filter_questions
@@ -135,7 +135,7 @@ def filter_cmd(
             model, session=session, concurrency=concurrency, progress=bar, redo=redo
         )
     if as_json:
-        typer.echo(json.dumps(asdict(s), indent=2))
+        echo_json(s)
         return
     _out.print(
         f"Filtered with {s.model}: {s.requested} asked now ({s.accepted} accepted, "

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from app.cli.context import settings
+from app.cli.output import echo_json
 
 _out = Console(highlight=False)
 
@@ -45,7 +44,7 @@ def info_cmd(
         "counts": dict(info.counts),
     }
     if as_json:
-        typer.echo(json.dumps(payload, indent=2))
+        echo_json(payload)
         return
     table = Table(title="DriftLens workspace", show_header=False)
     for key in ("workspace", "db_url", "revision", "core_implementation"):
