@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -11,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from app.cli.context import session_for
+from app.cli.output import echo_jsonl
 
 _out = Console(highlight=False)
 
@@ -54,20 +54,17 @@ def list_cmd(
             if condition_class is None or p.condition_class == condition_class
         ]
     if as_json:
-        for p in rows:
-            typer.echo(
-                json.dumps(
-                    {
-                        "key": p.key,
-                        "condition_class": p.condition_class,
-                        "category": p.category,
-                        "text": p.text,
-                        "catalog": cat.name,
-                        "catalog_version": cat.version,
-                    },
-                    ensure_ascii=False,
-                )
-            )
+        echo_jsonl(
+            {
+                "key": p.key,
+                "condition_class": p.condition_class,
+                "category": p.category,
+                "text": p.text,
+                "catalog": cat.name,
+                "catalog_version": cat.version,
+            }
+            for p in rows
+        )
         return
     table = Table(title=f"{cat.name} v{cat.version}: {len(rows)} perturbation(s)")
     for column in ("key", "class", "category", "text"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -11,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from app.cli.context import session_for
-from app.cli.output import echo_json
+from app.cli.output import echo_json, echo_jsonl
 
 _out = Console(highlight=False)
 
@@ -79,24 +78,21 @@ def list_cmd(
     with session_for(ctx) as session:
         rows = list_questions(session=session, tier=tier)
     if as_json:
-        for q in rows:
-            typer.echo(
-                json.dumps(
-                    {
-                        "id": q.external_id,
-                        "text": q.text,
-                        "domains": list(q.domains or []),
-                        "tier": q.tier,
-                        "source": q.source,
-                        "filter_label": q.filter_label,
-                        "filter_reason": q.filter_reason,
-                        "filter_domains": q.filter_domains,
-                        "filter_model": q.filter_model,
-                        "filter_error": q.filter_error,
-                    },
-                    ensure_ascii=False,
-                )
-            )
+        echo_jsonl(
+            {
+                "id": q.external_id,
+                "text": q.text,
+                "domains": list(q.domains or []),
+                "tier": q.tier,
+                "source": q.source,
+                "filter_label": q.filter_label,
+                "filter_reason": q.filter_reason,
+                "filter_domains": q.filter_domains,
+                "filter_model": q.filter_model,
+                "filter_error": q.filter_error,
+            }
+            for q in rows
+        )
         return
     table = Table(title=f"{len(rows)} question(s)")
     for column in ("id", "domains", "tier", "filter", "reason", "text"):
