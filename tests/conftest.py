@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+    from typer.testing import Result
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +29,38 @@ def _isolated_workspace(
 def workspace(_isolated_workspace: Path) -> Path:
     """The test's workspace folder (already set in ``DRIFTLENS_WORKSPACE``)."""
     return _isolated_workspace
+
+
+@pytest.fixture
+def cli() -> Callable[..., Result]:
+    """Run ``driftlens ARGS`` in-process; ``result.exception`` holds any error raised."""
+    from typer.testing import CliRunner
+
+    from app.cli.root import build_app
+
+    def run(*args: str) -> Result:
+        return CliRunner().invoke(build_app(), list(args), catch_exceptions=True)
+
+    return run
+
+
+@pytest.fixture
+def db() -> Callable[[], AbstractContextManager[Session]]:
+    """Open a committing session on the test workspace database."""
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+
+    def opener() -> AbstractContextManager[Session]:
+        return open_workspace_session(resolve_settings())
+
+    return opener
+
+
+@pytest.fixture
+def session(db: Callable[[], AbstractContextManager[Session]]) -> Iterator[Session]:
+    """One committing session on the test workspace for the whole test."""
+    with db() as s:
+        yield s
 
 
 @pytest.fixture(scope="session")

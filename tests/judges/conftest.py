@@ -1,16 +1,14 @@
-"""Fixtures for filter and judge tests: sessions, a CLI runner, scripted and counting backends."""
+"""Fixtures for filter and judge tests: scripted and counting backends (sessions and the CLI
+runner come from tests/conftest.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from sqlmodel import Session
-from typer.testing import CliRunner, Result
 
 from llm.types import ChatRequest, ChatResult, ResultCallback
 
@@ -65,36 +63,6 @@ class ScriptedBackend:
                 on_result(i, req, res)
             await asyncio.sleep(0)
         return out
-
-
-@pytest.fixture
-def session() -> Iterator[Session]:
-    """One committing session on the test workspace."""
-    from storage.settings import resolve_settings
-    from storage.workspace import open_workspace_session
-
-    with open_workspace_session(resolve_settings()) as s:
-        yield s
-
-
-@pytest.fixture
-def db() -> Callable[[], AbstractContextManager[Session]]:
-    """Open another session on the test workspace."""
-    from storage.settings import resolve_settings
-    from storage.workspace import open_workspace_session
-
-    return lambda: open_workspace_session(resolve_settings())
-
-
-@pytest.fixture
-def cli() -> Callable[..., Result]:
-    """Run ``driftlens ARGS`` in-process."""
-    from app.cli.root import build_app
-
-    def run(*args: str) -> Result:
-        return CliRunner().invoke(build_app(), list(args), catch_exceptions=True)
-
-    return run
 
 
 @pytest.fixture

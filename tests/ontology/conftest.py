@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from click.testing import Result
 from sqlmodel import Session
-from typer.testing import CliRunner
 
 RUN = "demo"
 
@@ -58,18 +57,6 @@ def sim_run(_sim_run_template: Path, workspace: Path) -> str:
 
 
 @pytest.fixture
-def db() -> Callable[[], AbstractContextManager[Session]]:
-    """Open a committing session on the test workspace database."""
-    from storage.settings import resolve_settings
-    from storage.workspace import open_workspace_session
-
-    def opener() -> AbstractContextManager[Session]:
-        return open_workspace_session(resolve_settings())
-
-    return opener
-
-
-@pytest.fixture
 def session(db: Callable[[], AbstractContextManager[Session]]) -> Iterator[Session]:
     """One session for the whole test."""
     with db() as s:
@@ -78,17 +65,6 @@ def session(db: Callable[[], AbstractContextManager[Session]]) -> Iterator[Sessi
         seed_ontologies(session=s)
         s.commit()
         yield s
-
-
-@pytest.fixture
-def cli() -> Callable[..., Result]:
-    """Run ``driftlens ARGS`` in-process."""
-    from app.cli.root import build_app
-
-    def run(*args: str) -> Result:
-        return CliRunner().invoke(build_app(), list(args), catch_exceptions=True)
-
-    return run
 
 
 def cli_json(result: Result) -> Any:
