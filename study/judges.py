@@ -26,7 +26,7 @@ from sqlmodel import Session, col, select
 
 from llm.sim.tasks import JUDGE_TASK, task_marker
 from llm.specs import parse_spec
-from llm.types import ChatBackend, ChatMessage, ChatRequest, SamplingParams
+from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.models import BASELINE_CONDITION, JudgeScore, Perturbation, Question, Response
 from storage.repo.judges import judge_scores_for, upsert_judge_scores
@@ -195,21 +195,6 @@ def parse_judge_answer(text: str | None, kinds: Sequence[str]) -> dict[str, int]
     return out
 
 
-def _request(messages: Sequence[ChatMessage]) -> ChatRequest:
-    # Grading is a classification: greedy and seeded, room for a short rationale.
-    return ChatRequest(
-        messages=tuple(messages),
-        sampling=SamplingParams(
-            temperature=0.0,
-            top_p=1.0,
-            top_k=None,
-            repetition_penalty=None,
-            max_tokens=512,
-            seed=0,
-        ),
-    )
-
-
 def run_cases(run_name: str, *, session: Session) -> list[JudgeCase]:
     """Every judgeable response of a run (it has text), with the kinds that apply.
 
@@ -346,7 +331,7 @@ def judge_run(
         tally["failed"] += run_with_repair(
             backend or spec,
             [build_judge_messages(c) for c in todo],
-            request=_request,
+            max_tokens=512,  # room for a short rationale
             parse=lambda i, text: parse_judge_answer(text, todo[i].kinds),
             repair_message=repair_message,
             on_answer=on_answer,

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlmodel import Session
 
 from llm.sim.tasks import QUESTION_FILTER_TASK, task_marker
 from llm.specs import parse_spec
-from llm.types import ChatBackend, ChatMessage, ChatRequest, SamplingParams
+from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.models import Question
 from storage.repo.questions import list_questions, set_filter_result
@@ -193,21 +193,6 @@ def parse_filter_answer(text: str | None) -> FilterVerdict:
     return FilterVerdict(label, reason, tuple(domains), word_count(reason))
 
 
-def _request(messages: Sequence[ChatMessage]) -> ChatRequest:
-    # Screening is a classification: greedy, seeded, short.
-    return ChatRequest(
-        messages=tuple(messages),
-        sampling=SamplingParams(
-            temperature=0.0,
-            top_p=1.0,
-            top_k=None,
-            repetition_penalty=None,
-            max_tokens=256,
-            seed=0,
-        ),
-    )
-
-
 def already_filtered(question: Question, model: str) -> bool:
     """Whether this model already gave a verdict (or a recorded error) on the question."""
     return question.filter_model == model and (
@@ -315,7 +300,7 @@ def filter_questions(
         counts["failed"] += run_with_repair(
             backend or spec,
             [build_filter_messages(q.text) for q in todo],
-            request=_request,
+            max_tokens=256,  # a label, a short reason and domains
             parse=lambda _i, text: parse_filter_answer(text),
             repair_message=lambda _i, exc: REPAIR_TEMPLATE.format(error=exc),
             on_answer=on_answer,

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult
+from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 
 T = TypeVar("T")
 
@@ -96,11 +96,26 @@ def join_raw(raws: list[str]) -> str | None:
     return REPAIR_SEPARATOR.join(raws) if raws else None
 
 
+def greedy_request(messages: Sequence[ChatMessage], *, max_tokens: int) -> ChatRequest:
+    """A classification request: greedy and seeded (so cached replies are reproducible)."""
+    return ChatRequest(
+        messages=tuple(messages),
+        sampling=SamplingParams(
+            temperature=0.0,
+            top_p=1.0,
+            top_k=None,
+            repetition_penalty=None,
+            max_tokens=max_tokens,
+            seed=0,
+        ),
+    )
+
+
 def run_with_repair(
     target: ChatBackend | str,
     first: Sequence[Sequence[ChatMessage]],
     *,
-    request: Callable[[Sequence[ChatMessage]], ChatRequest],
+    max_tokens: int,
     parse: Callable[[int, str], T],
     repair_message: Callable[[int, StrictParseError], str],
     on_answer: Callable[[int, T | None, list[str], StrictParseError | None], None],
@@ -117,7 +132,7 @@ def run_with_repair(
     Args:
         target: The backend, or the ``provider/model`` spec to build one from.
         first: The first conversation of every case.
-        request: Builds the request (sampling parameters) for a conversation.
+        max_tokens: Room for the reply (every request is a :func:`greedy_request`).
         parse: ``parse(i, text)`` reads case ``i``'s reply or raises
             :class:`StrictParseError`.
         repair_message: ``repair_message(i, error)``, the user turn asking case ``i`` again.
@@ -169,7 +184,7 @@ def run_with_repair(
     if first:
         run_chat_batch(
             target,
-            [request(m) for m in first],
+            [greedy_request(m, max_tokens=max_tokens) for m in first],
             session=session,
             concurrency=concurrency,
             progress=progress,
@@ -178,7 +193,7 @@ def run_with_repair(
     if repairs:
         run_chat_batch(
             target,
-            [request(convo) for _, convo, _ in repairs],
+            [greedy_request(convo, max_tokens=max_tokens) for _, convo, _ in repairs],
             session=session,
             concurrency=concurrency,
             on_result=on_repair,
