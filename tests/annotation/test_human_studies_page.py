@@ -3,7 +3,6 @@ against the real Label Studio."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,17 +15,7 @@ from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from tests.annotation.seed import seed
 from tests.annotation.test_apply import PASS, Seeder
-
-APP = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
-
-
-def _open() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/human_studies.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from tests.app.apptest_support import open_page
 
 
 def _button(at: AppTest, key: str) -> Any:
@@ -38,7 +27,7 @@ def test_without_a_server_the_page_explains_and_disables_server_actions(
 ) -> None:
     monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
     monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
-    at = _open()
+    at = open_page("human_studies.py")
     assert any("No Label Studio server configured" in i.value for i in at.info)
     assert _button(at, "push_button").disabled
     assert _button(at, "pull_button").disabled
@@ -56,7 +45,7 @@ def test_agreement_and_apply_from_pulled_annotations(monkeypatch: pytest.MonkeyP
             {"question_id": "q0", "question": "**Bold** <script>alert(1)</script>?"},
             [(1, PASS, 30), (2, PASS, 30), (3, PASS, 30)],
         )
-    at = _open()
+    at = open_page("human_studies.py")
     assert [m.value for m in at.metric][:2] == ["1", "3"]
     _button(at, "apply_button").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -71,7 +60,7 @@ def test_agreement_and_apply_from_pulled_annotations(monkeypatch: pytest.MonkeyP
 def test_push_and_pull_through_the_page(ls_connection: LabelStudioConnection) -> None:
     with open_workspace_session(resolve_settings()) as s:
         seed(s)
-    at = _open()
+    at = open_page("human_studies.py")
     at.selectbox(key="push_study").set_value("question_checks")
     at.text_area(key="push_selection").input("limit=3")
     _button(at, "push_button").click().run()

@@ -10,17 +10,7 @@ from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from study.analysis import analyze_run
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
-
-APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
-
-
-def _open_page() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=180)
-    at.run()
-    at.switch_page("pages/analysis.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from tests.app.apptest_support import open_page
 
 
 def _all_markdown(at: AppTest) -> list[str]:
@@ -36,7 +26,7 @@ def test_page_shows_the_stored_analysis_with_untrusted_text_inert(workspace: Pat
         build_sim_workspace(session, n_questions=6)
     with open_workspace_session(settings) as session:
         analyze_run(RUN, LABELER, session=session, out_dir=workspace / "r", bootstrap=200, seed=5)
-    at = _open_page()
+    at = open_page("analysis.py", timeout=180)
     assert any("SIMULATED DATA" in str(e.value) for e in at.error)
     assert len(at.dataframe) >= 4
     rendered = _all_markdown(at)
@@ -53,7 +43,7 @@ def test_page_shows_the_stored_analysis_with_untrusted_text_inert(workspace: Pat
 def test_run_analysis_button_stores_and_shows_an_analysis(workspace: Path) -> None:
     with open_workspace_session(resolve_settings()) as session:
         build_sim_workspace(session, n_questions=5)
-    at = _open_page()
+    at = open_page("analysis.py", timeout=180)
     assert any("No stored analysis" in str(i.value) for i in at.info)
     next(n for n in at.number_input if n.label.startswith("Bootstrap")).set_value(200)
     next(b for b in at.button if b.label == "Run analysis").click()
@@ -65,5 +55,5 @@ def test_run_analysis_button_stores_and_shows_an_analysis(workspace: Path) -> No
 
 
 def test_page_without_runs_says_what_to_do() -> None:
-    at = _open_page()
+    at = open_page("analysis.py", timeout=180)
     assert any("driftlens generate" in str(i.value) for i in at.info)

@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
 from storage.models import Question
 from storage.repo.questions import list_questions, set_tiers
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from study.questions import import_sample_questions
+from tests.app.apptest_support import open_page
 
-APP = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
 LOOKUP = "What is the capital of Australia? <script>alert(1)</script>"
-
-
-def _open() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/benchmark.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _seed() -> None:
@@ -33,7 +20,7 @@ def _seed() -> None:
 
 def test_run_the_filter_stores_verdicts_and_rejected_questions_stay_listed() -> None:
     _seed()
-    at = _open()
+    at = open_page("benchmark.py")
     assert at.text_input[0].value == "sim/default"
     next(b for b in at.button if b.label == "Run the filter").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -56,7 +43,7 @@ def test_export_offers_a_zip_with_the_three_files() -> None:
     with open_workspace_session(resolve_settings()) as session:
         ids = [q.id for q in list_questions(session=session)[:2] if q.id is not None]
         set_tiers({ids[0]: "core", ids[1]: "relaxed"}, session=session)
-    at = _open()
+    at = open_page("benchmark.py")
     at.selectbox[0].set_value("relaxed").run()
     next(b for b in at.button if b.label == "Prepare the export").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -68,7 +55,7 @@ def test_export_offers_a_zip_with_the_three_files() -> None:
 
 def test_export_without_tiers_explains_what_is_missing() -> None:
     _seed()
-    at = _open()
+    at = open_page("benchmark.py")
     next(b for b in at.button if b.label == "Prepare the export").click().run()
     assert not at.exception
     assert "no core questions yet" in at.error[0].value

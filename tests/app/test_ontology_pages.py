@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import yaml
-from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
-
-
-def _open(page: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page(f"pages/{page}")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from tests.app.apptest_support import open_page
 
 
 def _small_run() -> None:
@@ -47,7 +35,7 @@ def _round(labelers: list[str], sample: int = 40) -> int:
 
 
 def test_ontology_page_shows_definitions_and_saves_an_edit_as_a_new_version() -> None:
-    at = _open("ontology_versions.py")
+    at = open_page("ontology_versions.py")
     assert len(at.dataframe[0].value) == 11
     editor = next(t for t in at.text_area if t.label == "YAML")
     data = yaml.safe_load(editor.value)
@@ -63,7 +51,7 @@ def test_ontology_page_shows_definitions_and_saves_an_edit_as_a_new_version() ->
 
 def test_rounds_page_runs_a_round_and_shows_the_injected_confusion() -> None:
     _small_run()
-    at = _open("ontology_rounds.py")
+    at = open_page("ontology_rounds.py")
     at.text_input(key="labelers").set_value("sim,sim:confuse=3~4@0.5;seed=1")
     at.number_input(key="sample").set_value(60)
     next(b for b in at.button if b.label == "Run round").click().run()
@@ -81,7 +69,7 @@ def test_rounds_page_runs_a_round_and_shows_the_injected_confusion() -> None:
 def test_rewrite_page_proposes_and_accepts_a_new_version() -> None:
     _small_run()
     number = _round(["sim", "keywords"], sample=60)
-    at = _open("ontology_rewrite.py")
+    at = open_page("ontology_rewrite.py")
     assert at.selectbox(key="round").value == number
     next(b for b in at.button if b.label == "Propose rewrite").click().run()
     assert not at.exception, [e.value for e in at.exception]

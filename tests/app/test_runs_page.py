@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from sqlmodel import select
-from streamlit.testing.v1 import AppTest
 
 from storage.models import GenerationRun, ModelSpec, Question, Response
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
+from tests.app.apptest_support import open_page
 
-APP = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
 
 
-def _open_runs() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/runs.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def test_launch_a_simulated_run_with_progress_and_browse_it() -> None:
-    at = _open_runs()
+    at = open_page("runs.py")
     assert "No runs yet" in at.info[0].value
     at.text_input[1].set_value("page-run")
     at.text_input[2].set_value("age")
@@ -75,7 +63,7 @@ def test_untrusted_question_and_response_render_as_inert_text() -> None:
         seed_ontologies(session=session)
         label_run("xss", "keywords", session=session)
         assert session.exec(select(Response)).all()
-    at = _open_runs()
+    at = open_page("runs.py")
     assert not at.exception
     sources = " ".join(m.value for m in at.markdown)
     assert "&lt;script&gt;" in sources and SCRIPT not in sources

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
-
-
-def _open(page: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.switch_page(f"pages/{page}")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from tests.app.apptest_support import open_page
 
 
 def test_benchmark_imports_the_sample_questions_and_lists_them() -> None:
-    at = _open("benchmark.py")
+    at = open_page("benchmark.py", timeout=60)
     assert at.metric[0].value == "0"
     next(b for b in at.button if "bundled sample" in b.label).click().run()
     assert not at.exception
@@ -29,7 +17,7 @@ def test_benchmark_imports_the_sample_questions_and_lists_them() -> None:
 
 
 def test_perturbations_saves_an_edit_as_a_new_version() -> None:
-    at = _open("perturbations.py")
+    at = open_page("perturbations.py", timeout=60)
     assert at.selectbox[0].options[-1].endswith(" v1")
     frame = at.dataframe[0].value
     assert set(frame["class"]) == {"noise", "attribute", "life_event"}
@@ -44,7 +32,7 @@ def test_settings_shows_whether_keys_are_set_but_never_their_value(
 ) -> None:
     monkeypatch.setenv("VLLM_BASE_URL", "http://127.0.0.1:8000/v1")
     monkeypatch.setenv("VLLM_API_KEY", "sk-very-secret-value")
-    at = _open("settings.py")
+    at = open_page("settings.py", timeout=60)
     frame = at.dataframe[0].value
     row = frame[frame["service"] == "vllm"].iloc[0]
     assert bool(row["key set"]) is True

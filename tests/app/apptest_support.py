@@ -1,0 +1,19 @@
+"""Open a workbench page through Streamlit's ``AppTest`` (shared by the page tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
+
+
+def open_page(page: str, *, timeout: float = 120) -> AppTest:
+    """Run the app, switch to ``pages/<page>`` and check that it rendered without exception."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.run()
+    at.switch_page(f"pages/{page}")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
