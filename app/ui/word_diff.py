@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.ui.safe import escape_html
+from app.ui.safe import inline_html
 from ontology.diff import word_diff
 
 _STYLE = {
@@ -20,8 +20,8 @@ def diff_html(old: str, new: str, *, side: str) -> str:
     parts = []
     for op, text in word_diff(old, new):
         if op == "equal":
-            parts.append(escape_html(text))
+            parts.append(inline_html(text))
         elif op == keep:
-            parts.append(f'<span style="{_STYLE[op]}">{escape_html(text)}</span>')
+            parts.append(f'<span style="{_STYLE[op]}">{inline_html(text)}</span>')
     body = " ".join(parts)
     return f'<div style="white-space:pre-wrap;line-height:1.5">{body}</div>'
