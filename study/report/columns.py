@@ -7,7 +7,8 @@ compact version and shows only the columns marked ``markdown=True`` (under ``md_
 where the plain-text header differs).
 
 Also here: the number formatting both renderers share (:func:`fmt`, :func:`fmt_p`,
-:func:`pass_label`) and the note on simulated runs.
+:func:`pass_label`), the note on simulated runs, the stored-configuration blocks of the
+provenance section and the colour (or mark) of a step's root.
 """
 
 from __future__ import annotations
@@ -219,3 +220,24 @@ def simulated_note(prov: Provenance) -> str:
         "these responses come from the DriftLens drift simulator with known doses, "
         "not from a real model."
     )
+
+
+def provenance_blocks(prov: Provenance) -> list[tuple[str, Any]]:
+    """The stored configuration shown as JSON at the end of the report: ``(title, value)``."""
+    blocks: list[tuple[str, Any]] = [
+        ("Sampling parameters", prov.sampling),
+        ("Analysis parameters and seeds", prov.analysis),
+        ("Model spec", prov.model),
+        ("Labeler spec", prov.labeler),
+        ("Run configuration", prov.run_config),
+    ]
+    if len(prov.runs) > 1:
+        blocks.append(("Every analysed run", prov.runs))
+    return blocks
+
+
+def root_style(root: str, roots: Sequence[str], palette: Sequence[str], unmapped: str) -> str:
+    """A root's entry of ``palette`` by its position in the ontology (never by its name)."""
+    if root in roots:
+        return palette[list(roots).index(root) % len(palette)]
+    return unmapped

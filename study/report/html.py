@@ -147,9 +147,7 @@ def _figure(files: Sequence[Path], caption: str) -> str:
 
 
 def _root_color(root: str, roots: Sequence[str]) -> str:
-    if root in roots:
-        return ROOT_COLORS[list(roots).index(root) % len(ROOT_COLORS)]
-    return _UNMAPPED_COLOR
+    return cols.root_style(root, roots, ROOT_COLORS, _UNMAPPED_COLOR)
 
 
 def _steps(steps: Sequence[StepView], roots: Sequence[str]) -> str:
@@ -353,13 +351,9 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
         f"<dt>Not compared</dt><dd>{esc(skipped)}</dd>"
         "</dl>"
     )
-    parts.append("<h3>Sampling parameters</h3>" + _pre_json(prov.sampling))
-    parts.append("<h3>Analysis parameters and seeds</h3>" + _pre_json(prov.analysis))
-    parts.append("<h3>Model spec</h3>" + _pre_json(prov.model))
-    parts.append("<h3>Labeler spec</h3>" + _pre_json(prov.labeler))
-    parts.append("<h3>Run configuration</h3>" + _pre_json(prov.run_config))
-    if len(prov.runs) > 1:
-        parts.append("<h3>Every analysed run</h3>" + _pre_json(prov.runs))
+    parts.extend(
+        f"<h3>{esc(title)}</h3>" + _pre_json(value) for title, value in cols.provenance_blocks(prov)
+    )
 
     title = ("[SIMULATED] " if simulated else "") + data.title
     return (

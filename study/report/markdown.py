@@ -71,9 +71,7 @@ def md_table(df: pd.DataFrame, columns: Sequence[tuple[str, str, Cell | None]]) 
 
 
 def _mark(root: str, roots: Sequence[str]) -> str:
-    if root in roots:
-        return ROOT_MARKS[list(roots).index(root) % len(ROOT_MARKS)]
-    return _UNMAPPED_MARK
+    return cols.root_style(root, roots, ROOT_MARKS, _UNMAPPED_MARK)
 
 
 def _steps(steps: Sequence[StepView], roots: Sequence[str]) -> str:
@@ -179,11 +177,8 @@ def render_markdown(data: ReportData) -> str:
         f"- Compared pairs: {prov.drift_pairs}; not compared: "
         f"{md_escape(', '.join(f'{k}: {v}' for k, v in prov.skipped.items()) or 'none')}\n"
     )
-    out.append("### Sampling parameters\n\n" + _code_json(prov.sampling))
-    out.append("### Analysis parameters and seeds\n\n" + _code_json(prov.analysis))
-    out.append("### Model spec\n\n" + _code_json(prov.model))
-    out.append("### Labeler spec\n\n" + _code_json(prov.labeler))
-    out.append("### Run configuration\n\n" + _code_json(prov.run_config))
-    if len(prov.runs) > 1:
-        out.append("### Every analysed run\n\n" + _code_json(prov.runs))
+    out.extend(
+        f"### {md_escape(title)}\n\n" + _code_json(value)
+        for title, value in cols.provenance_blocks(prov)
+    )
     return "\n".join(out)
