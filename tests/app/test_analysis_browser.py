@@ -80,9 +80,20 @@ def test_analysis_page_shows_probes_as_text(served: Served, browser: object) -> 
     page.goto(f"{served.url}/analysis", wait_until="domcontentloaded")
     wait_for_streamlit(page, "Analysis")
     page.get_by_text("Example response pairs").first.wait_for(timeout=60_000)
-    # open every example so its steps are rendered
-    for header in page.locator('[data-testid="stExpander"] summary').all():
-        header.click()
+    # The subheader shows before the script has finished; clicks on expanders that a
+    # rerun replaces are lost, so wait until the run is over before opening them.
+    wait_for_streamlit(page, "Example response pairs")
+    summaries = page.locator('[data-testid="stExpander"] summary')
+    summaries.first.wait_for(timeout=60_000)
+    for _ in range(5):
+        for header in summaries.all():
+            if header.evaluate("el => !el.parentElement.open"):
+                header.click()
+        try:
+            page.get_by_text("With memory").first.wait_for(timeout=10_000)
+            break
+        except Exception:  # playwright TimeoutError: the click landed during a rerun
+            wait_for_streamlit(page, "Example response pairs")
     page.get_by_text("With memory").first.wait_for(timeout=30_000)
     page.get_by_text(IMG_PROBE, exact=False).first.wait_for(timeout=30_000)
     body = page.inner_text("body")
