@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlmodel import Session, col, select
 
 from ontology.labelers.registry import ensure_labeler_spec
-from ontology.versions import document, get_version, seed_ontologies
+from ontology.versions import document, get_version
 from storage.errors import NotFoundError
 from storage.models import (
     BASELINE_CONDITION,
@@ -100,8 +100,6 @@ def question_responses(
     question = session.exec(select(Question).where(Question.external_id == question_id)).first()
     if question is None:
         raise NotFoundError(f"no question {question_id!r} in this workspace")
-    if ontology_version is None:
-        seed_ontologies(session=session)
     version = get_version(ontology_version, session=session)
     doc = document(version)
     spec = ensure_labeler_spec(labeler, session=session)

@@ -14,7 +14,7 @@ from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
 from ontology.labelers.registry import ensure_labeler_spec, make_labeler
-from ontology.versions import document, get_version, seed_ontologies
+from ontology.versions import document, get_version
 from storage.errors import NotFoundError
 from storage.models import GenerationRun, ModelSpec, Question, Response, StepLabel
 from storage.types import utcnow
@@ -56,8 +56,6 @@ def label_run(
 ) -> LabelSummary:
     """Label every step of every response of ``run_name`` with ``labeler_spec``."""
     run = _run(run_name, session=session)
-    if ontology_version is None:
-        seed_ontologies(session=session)  # the default version must exist (idempotent)
     version = get_version(ontology_version, session=session)
     doc = document(version)
     labeler = make_labeler(labeler_spec)

@@ -27,11 +27,9 @@ def label_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Label every step of every response of a run (resumable: labeled responses are skipped)."""
-    from ontology.versions import seed_ontologies
     from study.trajectories import label_run
 
     with session_for(ctx) as session, progress_callback(f"labeling {run}") as update:
-        seed_ontologies(session=session)
         summary = label_run(
             run,
             labeler,
