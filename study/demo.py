@@ -18,13 +18,13 @@ import os
 import secrets
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlmodel import Session
 
+from llm.backends import get_backend
 from ontology.rounds import run_round
 from ontology.versions import seed_ontologies
 from storage.repo.rounds import list_rounds
@@ -58,22 +58,6 @@ class DemoResult:
     analysis: AnalysisResult
     round: dict[str, object] | None
     seconds: dict[str, float]
-
-
-@contextmanager
-def _endpoint_env(url: str, key: str) -> Iterator[None]:
-    """Expose the local simulator as an OpenAI-compatible service for this process only."""
-    names = {f"{DEMO_SERVICE}_BASE_URL": url, f"{DEMO_SERVICE}_API_KEY": key}
-    before = {name: os.environ.get(name) for name in names}
-    os.environ.update(names)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def run_demo(
@@ -113,10 +97,17 @@ def run_demo(
         catalog_file.write_text(
             catalog_to_yaml(catalog_document(catalog, session=session)), encoding="utf-8"
         )
-        with SimProcess(api_key=key, catalog=catalog_file) as url, _endpoint_env(url, key):
+        with SimProcess(api_key=key, catalog=catalog_file) as url:
+            # The endpoint is handed to the backend directly; the process environment
+            # is left alone.
+            backend = get_backend(
+                DEMO_MODEL,
+                env={**os.environ, f"{DEMO_SERVICE}_BASE_URL": url, f"{DEMO_SERVICE}_API_KEY": key},
+            )
             filtering = filter_questions(
                 DEMO_MODEL,
                 session=session,
+                backend=backend,
                 concurrency=concurrency,
                 progress=stage("LLM question filter (simulator)") if stage else None,
             )
@@ -129,6 +120,7 @@ def run_demo(
                     concurrency=concurrency,
                 ),
                 session=session,
+                backend=backend,
                 progress=stage("generating (simulator over HTTP)") if stage else None,
                 # Larger commit batches: an interrupted demo still resumes, and the run is
                 # ~10k rows of which a kill would lose at most a couple of seconds.
