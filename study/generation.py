@@ -292,14 +292,11 @@ def _backend(spec: str, perturbations: Sequence[Perturbation]) -> ChatBackend:
     info = parse_spec(spec)
     if info.provider == "sim":
         from llm.sim.backend import SimBackend
-        from llm.sim.classify import default_classify_memory
+        from llm.sim.classify import classifier_from_catalog
 
-        exact = {p.text: (p.condition_class, p.category) for p in perturbations}
-
-        def classify(line: str) -> tuple[str, str | None]:
-            found = exact.get(line)
-            return found if found is not None else default_classify_memory(line)
-
+        classify = classifier_from_catalog(
+            (p.text, p.condition_class, p.category) for p in perturbations
+        )
         return SimBackend(info.model, classify_memory=classify)
     from llm.batch import get_backend
 
