@@ -72,6 +72,7 @@ from storage.models import (
     StepLabel,
 )
 from storage.repo.analyses import list_analyses, record_analysis
+from storage.repo.runs import require_run
 from study.drift import Trajectory, build_drift_table
 from study.report import (
     ExamplePair,
@@ -217,13 +218,6 @@ def stats_json_text(stats: dict[str, Any]) -> str:
 
 
 # -------------------------------------------------------------------------- helpers
-
-
-def _require_run(name: str, *, session: Session) -> GenerationRun:
-    run = session.exec(select(GenerationRun).where(GenerationRun.name == name)).first()
-    if run is None:
-        raise NotFoundError(f"No generation run named {name!r} in this workspace.")
-    return run
 
 
 def software_versions() -> dict[str, str]:
@@ -462,7 +456,7 @@ def load_runs(
     Returns:
         The trajectories and the map model label → run.
     """
-    runs = [_require_run(name, session=session) for name in run_names]
+    runs = [require_run(name, session=session) for name in run_names]
     specs = {run.name: session.get(ModelSpec, run.model_spec_id) for run in runs}
     counts: dict[str, int] = {}
     for run in runs:
@@ -525,7 +519,7 @@ def analyze_run(
     if bootstrap < 1:
         raise InputError("--bootstrap must be at least 1.")
     names = _run_names(run_name)
-    runs = [_require_run(name, session=session) for name in names]
+    runs = [require_run(name, session=session) for name in names]
     version = get_version(ontology_version, session=session)
     if label_first:
         for name in names:
@@ -702,7 +696,7 @@ def latest_analysis(
     run_name: str, *, session: Session, labeler_spec: str | None = None
 ) -> StoredAnalysis | None:
     """The newest stored analysis of a run (optionally of one labeler), or ``None``."""
-    run = _require_run(run_name, session=session)
+    run = require_run(run_name, session=session)
     for row in list_analyses(session=session, run_id=run.id):
         if labeler_spec is not None and row.config.get("labeler") != labeler_spec:
             continue

@@ -12,13 +12,13 @@ from ontology.versions import document, get_version
 from storage.errors import NotFoundError
 from storage.models import (
     BASELINE_CONDITION,
-    GenerationRun,
     ModelSpec,
     Perturbation,
     Question,
     Response,
 )
 from storage.repo.labels import step_labels_for
+from storage.repo.runs import require_run
 from study.report.data import StepView
 
 
@@ -51,16 +51,9 @@ class ResponseView:
     error: str | None
 
 
-def _run(name: str, *, session: Session) -> GenerationRun:
-    run = session.exec(select(GenerationRun).where(GenerationRun.name == name)).first()
-    if run is None:
-        raise NotFoundError(f"no run named {name!r} in this workspace")
-    return run
-
-
 def run_overview(name: str, *, session: Session) -> RunOverview:
     """Counts per condition class and parse status, and the questions the run covers."""
-    run = _run(name, session=session)
+    run = require_run(name, session=session)
     model = session.get(ModelSpec, run.model_spec_id)
     rows = session.exec(
         select(Response.condition_class, Response.parse_status, Response.error).where(
@@ -96,7 +89,7 @@ def question_responses(
     ontology_version: str | int | None = None,
 ) -> tuple[str, list[ResponseView]]:
     """The question text and every response to it, baseline first, with step labels."""
-    run = _run(run_name, session=session)
+    run = require_run(run_name, session=session)
     question = session.exec(select(Question).where(Question.external_id == question_id)).first()
     if question is None:
         raise NotFoundError(f"no question {question_id!r} in this workspace")

@@ -17,6 +17,7 @@ from ontology.labelers.registry import ensure_labeler_spec, make_labeler
 from ontology.versions import document, get_version
 from storage.errors import NotFoundError
 from storage.models import GenerationRun, ModelSpec, Question, Response, StepLabel
+from storage.repo.runs import get_run
 from storage.types import utcnow
 from study.drift import Trajectory
 
@@ -39,7 +40,7 @@ class LabelSummary:
 
 
 def _run(name: str, *, session: Session) -> GenerationRun:
-    run = session.exec(select(GenerationRun).where(GenerationRun.name == name)).first()
+    run = get_run(name, session=session)
     if run is None:
         raise NotFoundError(f"no run named {name!r} in this workspace")
     return run
