@@ -12,3 +12,20 @@ _module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_module)
 
 simulate_table = _module.simulate_table
+
+
+#: Per-condition keys of the ``driftlens stats`` JSON (the issue's schema).
+CONDITION_KEYS = {
+    "class",
+    "n",
+    "mean",
+    "d_rel",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "cohens_d",
+    "letters",
+    "mdd",
+    "equivalence_bound",
+}

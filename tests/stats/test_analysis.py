@@ -9,22 +9,7 @@ import pandas as pd
 import pytest
 
 from driftlens_core.analysis import analyze_table
-from tests.stats.sim import simulate_table
-
-CONDITION_KEYS = {
-    "class",
-    "n",
-    "mean",
-    "d_rel",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_adjusted",
-    "cohens_d",
-    "letters",
-    "mdd",
-    "equivalence_bound",
-}
+from tests.stats.sim import CONDITION_KEYS, simulate_table
 
 
 def _study(seed: int = 0, **kw: object) -> tuple[pd.DataFrame, dict[str, float]]:
