@@ -6,13 +6,18 @@ import math
 import os
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
+from rich.markup import escape  # run/model names may hold [..], which rich reads as markup
 from rich.table import Table
 
 from app.cli.context import session_for
 from app.cli.progress import progress_callback
+
+if TYPE_CHECKING:
+    from study.analysis import AnalysisResult
 
 # a pipe or file gets a wide table instead of rich's 80-column default
 _out = Console(highlight=False, width=None if os.isatty(1) else 150)
@@ -50,8 +55,6 @@ def analyze_cmd(
     ),
 ) -> None:
     """Compute DTW and SRI drift, the statistics and calibration, and write the report."""
-    # `escape` keeps rich from reading [..] in run or model names as markup.
-    from rich.markup import escape
 
     from ontology.versions import seed_ontologies
     from study.analysis import DEFAULT_SEED, analyze_run
@@ -73,39 +76,47 @@ def analyze_cmd(
             label_first=label,
             progress=update,
         )
-    tiers = result.tables.tiers
-    table = Table(
-        title=f"Drift tiers — {escape(names)} · {escape(labeler)} (B = {bootstrap})",
-        title_justify="left",
+    if result.simulated:
+        _out.print("[bold red]SIMULATED DATA[/] — responses come from the drift simulator.")
+    print_drift_summary(
+        result, title=f"Drift tiers — {escape(names)} · {escape(labeler)} (B = {bootstrap})"
     )
-    for col in (
-        "model",
+    _out.print(f"Analysis {result.analysis_id} stored; core: {result.provenance.implementation}.")
+    _out.print(f"Open {result.files['report_html'].resolve()}", soft_wrap=True)
+
+
+def print_drift_summary(result: AnalysisResult, *, title: str, show_model: bool = True) -> None:
+    """Print the drift tiers (mean drift per class and metric) and the validity verdicts.
+
+    Shared by ``analyze`` and ``demo``; ``show_model=False`` drops the model column when
+    there is only one model.
+    """
+    cols = ("model",) * show_model + (
         "metric",
         "class",
         "conditions",
         "mean drift",
         "mean d_rel",
         "above floor",
-    ):
+    )
+    table = Table(title=title, title_justify="left")
+    for col in cols:
         table.add_column(col, justify="left" if col in ("model", "metric", "class") else "right")
-    for rec in tiers.to_dict(orient="records"):
-        table.add_row(
-            escape(str(rec["model"])),
+    for rec in result.tables.tiers.to_dict(orient="records"):
+        cells = [
             escape(str(rec["metric"])),
             str(rec["class"]),
             str(rec["conditions"]),
             _fmt(rec["mean_drift"]),
             _fmt(rec["mean_d_rel"]),
             str(rec["above_floor"]),
-        )
-    if result.simulated:
-        _out.print("[bold red]SIMULATED DATA[/] — responses come from the drift simulator.")
+        ]
+        table.add_row(*([escape(str(rec["model"]))] * show_model + cells))
     _out.print(table)
     for rec in result.tables.validity.to_dict(orient="records"):
         verdict = {True: "pass", False: "FAIL", None: "not run"}.get(rec["passed"], "not run")
+        where = f"{escape(str(rec['model']))} · " if show_model else ""
         _out.print(
-            f"  {escape(str(rec['model']))} · {escape(str(rec['metric']))} · {rec['check']}: "
+            f"  {where}{escape(str(rec['metric']))} · {rec['check']}: "
             f"{verdict} — {escape(str(rec['detail']))}"
         )
-    _out.print(f"Analysis {result.analysis_id} stored; core: {result.provenance.implementation}.")
-    _out.print(f"Open {result.files['report_html'].resolve()}", soft_wrap=True)

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from app.cli.analyze_cmds import print_drift_summary
 from app.cli.context import session_for, settings
 from app.cli.progress import progress_callback
-
-if TYPE_CHECKING:
-    from study.analysis import AnalysisResult
 
 _out = Console(highlight=False, soft_wrap=True)
 
@@ -64,7 +61,9 @@ def demo_cmd(
         f"Labeled {lab.labeled_now} responses ({lab.steps_labeled} steps, "
         f"{lab.unmapped_steps} unmapped) with {DEMO_LABELER} under {lab.ontology_version}."
     )
-    _print_tiers(ana)
+    print_drift_summary(
+        ana, title="Drift by condition class (lower = more stable)", show_model=False
+    )
     if result.round is not None:
         r = result.round
         confused = r["most_confused"][0] if r["most_confused"] else None  # type: ignore[index]
@@ -86,35 +85,3 @@ def demo_cmd(
         f"  re-run the stats     .venv/bin/driftlens stats {ana.files['drift_csv']} "
         f"--json stats.json"
     )
-
-
-def _print_tiers(result: AnalysisResult) -> None:
-    """Mean drift per condition class and metric, and the validity verdicts."""
-    from rich.table import Table
-
-    table = Table(title="Drift by condition class (lower = more stable)", title_justify="left")
-    for col in ("metric", "class", "conditions", "mean drift", "mean d_rel", "above floor"):
-        table.add_column(col, justify="left" if col in ("metric", "class") else "right")
-    for rec in result.tables.tiers.to_dict(orient="records"):
-        table.add_row(
-            escape(str(rec["metric"])),
-            str(rec["class"]),
-            str(rec["conditions"]),
-            _fmt(rec["mean_drift"]),
-            _fmt(rec["mean_d_rel"]),
-            str(rec["above_floor"]),
-        )
-    _out.print(table)
-    for rec in result.tables.validity.to_dict(orient="records"):
-        verdict = {True: "pass", False: "FAIL"}.get(rec["passed"], "not run")
-        _out.print(
-            f"  {escape(str(rec['metric']))} · {rec['check']}: {verdict} — "
-            f"{escape(str(rec['detail']))}"
-        )
-
-
-def _fmt(value: object) -> str:
-    try:
-        return f"{float(value):.3f}"  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return "—"
