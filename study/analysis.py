@@ -69,9 +69,9 @@ from storage.models import (
     Perturbation,
     Question,
     Response,
-    StepLabel,
 )
 from storage.repo.analyses import list_analyses, record_analysis
+from storage.repo.labels import step_labels_for
 from storage.repo.runs import require_run
 from study.drift import Trajectory, build_drift_table
 from study.report import (
@@ -84,6 +84,7 @@ from study.report import (
     question_table,
     write_report,
 )
+from study.report.data import step_views
 from study.stats_table import read_stats_csv, stats_input
 from study.trajectories import Progress, label_run, load_trajectories
 
@@ -231,38 +232,12 @@ def software_versions() -> dict[str, str]:
     return out
 
 
-def _labels_of(
-    response_ids: list[int], *, labeler_id: int, version_id: int, session: Session
-) -> dict[int, dict[int, str]]:
-    out: dict[int, dict[int, str]] = {}
-    if not response_ids:
-        return out
-    for rid, idx, symbol in session.exec(
-        select(StepLabel.response_id, StepLabel.step_index, StepLabel.symbol)
-        .where(col(StepLabel.response_id).in_(response_ids))
-        .where(StepLabel.labeler_id == labeler_id)
-        .where(StepLabel.ontology_version_id == version_id)
-        .where(StepLabel.repeat == 0)
-    ).all():
-        out.setdefault(rid, {})[idx] = symbol
-    return out
-
-
-def _step_views(
-    response: Response | None, labels: dict[int, str], doc: OntologyDoc
+def _views(
+    response: Response | None, labels: dict[int, dict[int, str]], doc: OntologyDoc
 ) -> tuple[StepView, ...]:
     if response is None:
         return ()
-    roots = doc.root_of
-    return tuple(
-        StepView(
-            index=i,
-            text=text,
-            leaf=labels.get(i, "unmapped"),
-            root=roots.get(labels.get(i, "unmapped"), "unmapped"),
-        )
-        for i, text in enumerate(response.steps)
-    )
+    return step_views(response.steps, labels.get(response.id or -1, {}), doc.root_of)
 
 
 def select_examples(
@@ -332,7 +307,12 @@ def select_examples(
         base = response(BASELINE_CONDITION, 0, question.id)
         other = response(str(rec["condition"]), int(rec["sample"]), question.id)
         ids = [r.id for r in (base, other) if r is not None and r.id is not None]
-        labels = _labels_of(ids, labeler_id=labeler_id, version_id=version.id or 0, session=session)
+        labels = {
+            rid: {lab.step_index: lab.symbol for lab in labs}
+            for rid, labs in step_labels_for(
+                ids, labeler_id=labeler_id, ontology_version_id=version.id or 0, session=session
+            ).items()
+        }
         memory = ""
         if other is not None and other.perturbation_id is not None:
             pert = session.get(Perturbation, other.perturbation_id)
@@ -349,8 +329,8 @@ def select_examples(
                 sample=int(rec["sample"]),
                 dtw=float(rec["dtw"]),
                 sri=float(rec["sri"]),
-                baseline=_step_views(base, labels.get(base.id or -1, {}) if base else {}, doc),
-                perturbed=_step_views(other, labels.get(other.id or -1, {}) if other else {}, doc),
+                baseline=_views(base, labels, doc),
+                perturbed=_views(other, labels, doc),
                 baseline_answer=(base.answer or "") if base else "",
                 perturbed_answer=(other.answer or "") if other else "",
             )

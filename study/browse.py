@@ -19,7 +19,7 @@ from storage.models import (
 )
 from storage.repo.labels import step_labels_for
 from storage.repo.runs import require_run
-from study.report.data import StepView
+from study.report.data import StepView, step_views
 
 
 @dataclass(frozen=True)
@@ -112,15 +112,7 @@ def question_responses(
     views = []
     for response, memory in responses:
         by_index = {lab.step_index: lab.symbol for lab in labels.get(response.id or -1, [])}
-        steps = tuple(
-            StepView(
-                index=i,
-                text=text,
-                leaf=by_index.get(i, "unmapped"),
-                root=doc.root_of.get(by_index.get(i, "unmapped"), "unmapped"),
-            )
-            for i, text in enumerate(response.steps)
-        )
+        steps = step_views(response.steps, by_index, doc.root_of)
         views.append(
             ResponseView(
                 condition=response.condition,

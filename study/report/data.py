@@ -12,6 +12,7 @@ them for its output format.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,27 @@ class StepView:
     text: str
     leaf: str
     root: str
+
+
+def step_views(
+    steps: Sequence[str], labels: Mapping[int, str], root_of: Mapping[str, str]
+) -> tuple[StepView, ...]:
+    """Pair each step with its label (``unmapped`` when the labeler gave none) and root.
+
+    Args:
+        steps: the response's step texts.
+        labels: step index → leaf name.
+        root_of: leaf name → root name (``OntologyDoc.root_of``).
+    """
+    return tuple(
+        StepView(
+            index=i,
+            text=text,
+            leaf=labels.get(i, "unmapped"),
+            root=root_of.get(labels.get(i, "unmapped"), "unmapped"),
+        )
+        for i, text in enumerate(steps)
+    )
 
 
 @dataclass(frozen=True)
