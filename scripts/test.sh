@@ -35,7 +35,7 @@ fi
 # Debian chromium for the browser tests (Playwright drives it; no browser download).
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    (LOG_NAME=test.sh; . scripts/ci/common.sh; apt_install chromium) >/dev/null
   else
     echo "warning: chromium is missing and this is not root; browser tests will be skipped" >&2
   fi

@@ -34,3 +34,16 @@ main() {
     *) die "unknown option $1 (use --stop, --status or nothing)" ;;
   esac
 }
+
+# Install Debian packages (root only). The package lists are refreshed only when no
+# refresh happened in the last hour, so the scripts of one test run share one update.
+apt_install() {
+  [ "$(id -u)" = 0 ] || die "installing $* needs root (apt-get)"
+  export DEBIAN_FRONTEND=noninteractive
+  local stamp=/tmp/driftlens-apt-updated  # apt leaves its lists untouched when nothing changed
+  if [ -z "$(find "$stamp" -mmin -60 2>/dev/null)" ]; then
+    apt-get update -qq >&2
+    touch "$stamp"
+  fi
+  apt-get install -y -qq "$@" >&2
+}

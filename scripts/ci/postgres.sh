@@ -42,9 +42,7 @@ find_bindir() {
 install_postgres() {
   [ "$(id -u)" = 0 ] || die "initdb/pg_ctl not found and not root: install Debian's 'postgresql' package."
   log "installing Debian postgresql (apt-get)..."
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq postgresql >&2
+  apt_install postgresql
 }
 
 # Run a command as the cluster owner.
