@@ -28,6 +28,7 @@ from llm.backends import get_backend
 from ontology.rounds import run_round
 from ontology.versions import seed_ontologies
 from storage.repo.rounds import list_rounds
+from storage.repo.runs import require_run
 from study.analysis import DEFAULT_SEED, AnalysisResult, analyze_run
 from study.catalog.document import catalog_to_yaml
 from study.catalog.store import catalog_document, ensure_default_catalog
@@ -163,8 +164,9 @@ def _studio_round(*, session: Session, stage: Stage | None) -> dict[str, object]
     The simulator's labeler knows each step's true leaf; one copy of it confuses two
     chosen leaves at a known rate, so the round's "most confused" pair is known too.
     """
-    if any(r.run_id is not None for r in list_rounds(session=session)):
-        return None
+    run = require_run(DEMO_RUN, session=session)
+    if any(r.run_id == run.id for r in list_rounds(session=session)):
+        return None  # the demo's round exists already; rounds are never repeated
     result = run_round(
         DEMO_RUN,
         list(DEMO_ROUND_LABELERS),
