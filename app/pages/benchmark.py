@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session
+from app.ui.progress import progress_bar
 from storage.errors import DriftLensError
 from study.questions import import_questions, import_sample_questions, list_questions
 
@@ -53,10 +54,7 @@ with st.expander("Run the LLM filter", expanded=False):
     if st.button("Run the filter"):
         from study.question_filter import filter_questions
 
-        bar = st.progress(0.0, text="filtering")
-
-        def show_filter(done: int, total: int) -> None:
-            bar.progress(done / max(total, 1), text=f"filtering {done}/{total}")
+        show_filter = progress_bar("filtering")
 
         try:
             with page_session() as session:

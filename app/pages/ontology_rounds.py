@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session
+from app.ui.progress import progress_bar
 from ontology.rounds import round_agreement, round_history, run_round
 from ontology.versions import list_versions, seed_ontologies, version_label
 from storage.errors import DriftLensError
@@ -43,10 +44,7 @@ if submitted:
     if not run:
         st.error("No generation run yet: run `driftlens generate --model sim/default --run demo`.")
     else:
-        bar = st.progress(0.0, text="labeling")
-
-        def update(done: int, total: int) -> None:
-            bar.progress(done / total if total else 1.0, text=f"labeling {done}/{total}")
+        update = progress_bar("labeling")
 
         try:
             with page_session() as session:

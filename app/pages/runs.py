@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session
+from app.ui.progress import progress_bar
 from app.ui.safe import escape_markdown, inline_html
 from ontology.schema import load_seed
 from storage.errors import DriftLensError
@@ -36,10 +37,7 @@ with st.expander("Launch a run", expanded=False):
     selection = st.text_input("Perturbations (all, none, a class, a category, keys)", value="all")
     samples = st.number_input("Samples", min_value=1, max_value=10, value=2)
     if st.button("Generate and label"):
-        bar = st.progress(0.0, text="generating")
-
-        def show(done: int, total: int) -> None:
-            bar.progress(done / max(total, 1), text=f"generating {done}/{total}")
+        show = progress_bar("generating")
 
         try:
             with page_session() as session:
