@@ -26,7 +26,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from annotation.studies import StudySpec
 
@@ -284,14 +284,17 @@ def _alpha(
         from driftlens_core.agreement import krippendorff_alpha
 
         value = krippendorff_alpha(labels)
+    elif level == "ordinal":
+        from driftlens_core.ordinal import krippendorff_alpha_ordinal
+
+        value = krippendorff_alpha_ordinal(labels)
     else:
-        value = _alpha_numeric(labels, "interval" if level == "interval" else "ordinal")
+        value = _alpha_numeric(labels)
     return None if value is None or math.isnan(value) else float(value)
 
 
-def _alpha_numeric(
-    labels: Sequence[Sequence[Any]], level: Literal["ordinal", "interval"]
-) -> float | None:
+def _alpha_numeric(labels: Sequence[Sequence[Any]]) -> float | None:
+    """Interval-level α (the ordinal level lives in :mod:`driftlens_core.ordinal`)."""
     import krippendorff
     import numpy as np
 
@@ -306,5 +309,7 @@ def _alpha_numeric(
         return None
     domain = sorted(set(np.unique(data[~np.isnan(data)]).tolist()))
     return float(
-        krippendorff.alpha(reliability_data=data, level_of_measurement=level, value_domain=domain)
+        krippendorff.alpha(
+            reliability_data=data, level_of_measurement="interval", value_domain=domain
+        )
     )
