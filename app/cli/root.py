@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.labelstudio_cmds",
     "app.cli.judge_cmds",
     "app.cli.conflicts_cmds",
+    "app.cli.disposition_cmds",
 )
 
 

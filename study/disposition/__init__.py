@@ -1,0 +1,1 @@
+"""Disposition drift instrument (seed 001): batteries, arms, generation, scoring, statistics."""

@@ -1,0 +1,300 @@
+"""Disposition measurements → a plain rate table → the core's statistics → a typed result.
+
+The plain table is what ``driftlens disposition stats TABLE.csv`` reads and what the
+analysis of stored runs writes: one row per scored (or unscored) response, columns
+``battery, stem, probe, arm, sample, aligned`` (``1``/``0``, empty = no answer) and an
+optional ``classifier_repeat`` (0 = the first scoring; higher = the same response scored
+again, used only for the classifier share of the noise). Both routes call
+:func:`analyze_rates`, so they agree exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from driftlens_core import implementation
+from driftlens_core.effects import bh_adjust
+from driftlens_core.rates import RateComparison, RateNoise, compare_rates, rate_noise
+from storage.errors import InputError
+
+REQUIRED_COLUMNS: tuple[str, ...] = ("battery", "stem", "probe", "arm", "sample", "aligned")
+OPTIONAL_COLUMNS: tuple[str, ...] = ("classifier_repeat",)
+#: Default equivalence bound on rates, in percentage points (the seed's reference bound).
+DEFAULT_BOUND_PP = 5.0
+DEFAULT_BOOTSTRAP = 10_000
+PRIMARY_INTERVAL = "expanded percentile (stem bootstrap)"
+
+
+def _line(index: int) -> int:
+    """CSV line of a data row (the header is line 1)."""
+    return int(index) + 2
+
+
+def read_rate_table(path: Path) -> pd.DataFrame:
+    """Read and validate a rate table (see module docstring).
+
+    Raises:
+        InputError: missing file, not a CSV table, missing columns, or a bad value (the
+            message names the file and the CSV line).
+    """
+    if not path.exists():
+        raise InputError(f"File not found: {path}")
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path} is empty: expected a CSV table with a header row") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{path} is not a readable CSV table ({first})") from None
+    return validate_rate_table(df, source=str(path))
+
+
+def validate_rate_table(df: pd.DataFrame, *, source: str = "table") -> pd.DataFrame:
+    """Check a rate table given as strings and return it typed.
+
+    ``aligned`` becomes float (NaN = no answer), ``sample`` and ``classifier_repeat`` int.
+
+    Raises:
+        InputError: one sentence naming ``source`` and the CSV line of the first bad row.
+    """
+    df = df.copy()
+    df.columns = [str(c).strip() for c in df.columns]
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"{source}: the table lacks the column(s) {', '.join(missing)}; expected "
+            f"{', '.join(REQUIRED_COLUMNS)} (optional: classifier_repeat)."
+        )
+    if len(df) == 0:
+        raise InputError(f"{source}: the table has a header but no rows.")
+    for col in ("battery", "stem", "probe", "arm", "sample"):
+        vals = df[col].astype(str).str.strip()
+        empty = vals == ""
+        if empty.any():
+            raise InputError(f"{source} line {_line(np.flatnonzero(empty)[0])}: {col} is empty.")
+        df[col] = vals
+    for col in ("sample", *(c for c in OPTIONAL_COLUMNS if c in df.columns)):
+        raw = df[col].astype(str).str.strip()
+        num = pd.to_numeric(raw, errors="coerce")
+        bad = num.isna() | (num != np.floor(num.fillna(0))) | (num < 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(
+                f"{source} line {_line(i)}: {col} must be a non-negative integer, "
+                f"not {raw.iloc[i]!r}."
+            )
+        df[col] = num.astype(np.int64)
+    raw = df["aligned"].astype(str).str.strip().str.lower()
+    mapping = {"1": 1.0, "0": 0.0, "1.0": 1.0, "0.0": 0.0, "true": 1.0, "false": 0.0, "": np.nan}
+    bad = ~raw.isin(list(mapping))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(
+            f"{source} line {_line(i)}: aligned must be 1, 0 or empty (no answer), "
+            f"not {df['aligned'].iloc[i]!r}."
+        )
+    df["aligned"] = raw.map(mapping).astype(np.float64)
+    if "classifier_repeat" not in df.columns:
+        df["classifier_repeat"] = 0
+    key = ["battery", "stem", "probe", "arm", "sample", "classifier_repeat"]
+    dup = df.duplicated(key)
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise InputError(
+            f"{source} line {_line(i)}: a second row for the same battery, stem, probe, arm, "
+            "sample and classifier_repeat."
+        )
+    return df
+
+
+@dataclass(frozen=True)
+class BatteryStats:
+    """One battery: every arm's drift and null test, the noise shares and BH-adjusted p."""
+
+    comparison: RateComparison
+    noise: RateNoise
+    p_adjusted: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class DispositionStats:
+    """Statistics of a whole rate table (one entry per battery)."""
+
+    batteries: Mapping[str, BatteryStats]
+    reference: str
+    bound_pp: float
+    n_boot: int
+    seed: int | None
+    implementation: str
+    primary_interval: str = PRIMARY_INTERVAL
+    version: int = 1
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``driftlens disposition stats`` (NaN becomes ``null``)."""
+        out: dict[str, Any] = {}
+        for battery, bs in self.batteries.items():
+            comp = bs.comparison
+            arms: dict[str, Any] = {}
+            null: dict[str, Any] = {}
+            for name, a, nt in zip(comp.arm_names, comp.arms, comp.null, strict=True):
+                is_ref = name == comp.reference
+                eq = a.equivalence_bound
+                arms[name] = {
+                    "aligned_rate": _num(a.aligned_rate),
+                    "drift_pp": _num(a.drift_pp),
+                    "ci_low": _num(a.ci_low),
+                    "ci_high": _num(a.ci_high),
+                    "ci90_low": _num(a.ci90_low),
+                    "ci90_high": _num(a.ci90_high),
+                    "se": _num(a.se),
+                    "mdd": _num(a.mdd),
+                    "equivalence_bound": _num(eq),
+                    "within_bound": (
+                        None if is_ref or not math.isfinite(eq) else bool(eq <= self.bound_pp)
+                    ),
+                    "p_value": _num(a.p_value),
+                    "p_adjusted": _num(bs.p_adjusted.get(name, float("nan"))),
+                    "n_stems": a.n_stems,
+                    "n_responses": a.n_responses,
+                    "n_missing": a.n_missing,
+                    # the plain percentile interval of the seed paper, for comparison
+                    "ci_plain_low": _num(a.ci_plain_low),
+                    "ci_plain_high": _num(a.ci_plain_high),
+                }
+                if nt is not None:
+                    null[name] = {
+                        "mean_diff_pp": _num(nt.mean_diff_pp),
+                        "ci_low": _num(nt.ci_low),
+                        "ci_high": _num(nt.ci_high),
+                        "excludes_zero": bool(nt.excludes_zero),
+                    }
+            out[battery] = {
+                "arms": arms,
+                "null_test": null,
+                "noise": {
+                    "classifier": _num(bs.noise.classifier),
+                    "model": _num(bs.noise.model),
+                    "between_stem": _num(bs.noise.between_stem),
+                },
+            }
+        return {
+            "batteries": out,
+            "meta": {
+                "version": self.version,
+                "reference": self.reference,
+                "bound_pp": self.bound_pp,
+                "bootstrap": self.n_boot,
+                "seed": self.seed,
+                "implementation": self.implementation,
+                "primary_interval": self.primary_interval,
+                "notes": list(self.notes),
+            },
+        }
+
+
+def _num(x: float) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def _codes(col: pd.Series) -> tuple[np.ndarray, tuple[str, ...]]:
+    codes, uniques = pd.factorize(col, sort=False)
+    return codes.astype(np.int64), tuple(str(u) for u in uniques)
+
+
+def choose_reference(arms: Sequence[str], reference: str | None) -> str:
+    """The reference arm: the one asked for, else an arm named ``reference``, else the first.
+
+    Raises:
+        InputError: the asked-for arm is not in the table.
+    """
+    if reference is not None:
+        if reference not in arms:
+            raise InputError(
+                f"Reference arm {reference!r} is not in the table; arms: {', '.join(arms)}."
+            )
+        return reference
+    return "reference" if "reference" in arms else arms[0]
+
+
+def analyze_rates(
+    df: pd.DataFrame,
+    *,
+    reference: str | None = None,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int | None = None,
+    bound_pp: float = DEFAULT_BOUND_PP,
+) -> DispositionStats:
+    """Run the core's rate statistics on a validated table, battery by battery.
+
+    Every battery is resampled with its own generator derived from ``seed`` and the
+    battery's position, so adding a battery never changes another battery's numbers.
+
+    Raises:
+        InputError: the reference arm is missing, or absent from a battery.
+    """
+    arms_all = tuple(dict.fromkeys(df["arm"].astype(str)))
+    ref = choose_reference(arms_all, reference)
+    batteries: dict[str, BatteryStats] = {}
+    p_keys: list[tuple[str, str]] = []
+    p_vals: list[float] = []
+    comps: dict[str, tuple[RateComparison, RateNoise]] = {}
+    seq = np.random.SeedSequence(seed) if seed is not None else np.random.SeedSequence()
+    battery_names = tuple(dict.fromkeys(df["battery"].astype(str)))
+    for child, battery in zip(seq.spawn(len(battery_names)), battery_names, strict=True):
+        part = df[df["battery"] == battery]
+        arm_codes, arm_names = _codes(part["arm"])
+        if ref not in arm_names:
+            raise InputError(
+                f"Battery {battery!r} has no rows of the reference arm {ref!r}; "
+                "every battery needs the reference."
+            )
+        first = part["classifier_repeat"].to_numpy() == part["classifier_repeat"].min()
+        primary = part[first]
+        stem_codes, _ = _codes(primary["stem"])
+        # keep the arm codes of the whole battery (a later arm may lack first scorings)
+        p_arm = np.asarray([arm_names.index(a) for a in primary["arm"]], dtype=np.int64)
+        comp = compare_rates(
+            stem_codes,
+            p_arm,
+            primary["sample"].to_numpy(dtype=np.int64),
+            primary["aligned"].to_numpy(dtype=np.float64),
+            arm_names=arm_names,
+            reference=arm_names.index(ref),
+            n_boot=n_boot,
+            seed=np.random.default_rng(child),
+        )
+        probe_codes, _ = _codes(part["stem"] + "\x1f" + part["probe"])
+        noise = rate_noise(
+            part["aligned"].to_numpy(dtype=np.float64),
+            probe_codes,
+            arm_codes,
+            part["sample"].to_numpy(dtype=np.int64),
+            part["classifier_repeat"].to_numpy(dtype=np.int64),
+        )
+        comps[battery] = (comp, noise)
+        for name, a in zip(comp.arm_names, comp.arms, strict=True):
+            if name != ref:
+                p_keys.append((battery, name))
+                p_vals.append(a.p_value)
+    adjusted = bh_adjust(np.asarray(p_vals, dtype=np.float64)) if p_vals else np.empty(0)
+    adj_map: dict[str, dict[str, float]] = {}
+    for (battery, name), p in zip(p_keys, adjusted, strict=True):
+        adj_map.setdefault(battery, {})[name] = float(p)
+    for battery, (comp, noise) in comps.items():
+        batteries[battery] = BatteryStats(comp, noise, adj_map.get(battery, {}))
+    return DispositionStats(
+        batteries=batteries,
+        reference=ref,
+        bound_pp=bound_pp,
+        n_boot=n_boot,
+        seed=seed,
+        implementation=implementation(),
+    )

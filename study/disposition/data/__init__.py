@@ -1,0 +1,1 @@
+"""Shipped sample batteries written by us, and loaders for formats users bring."""
