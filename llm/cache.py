@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
+from llm.logprobs import logprobs_from_json, logprobs_to_json
 from llm.types import ChatRequest, ChatResult
 from storage.hashing import canonical_json, content_hash
 from storage.models import LLMCacheEntry
@@ -36,8 +37,14 @@ class CacheScope:
 
 
 def request_payload(scope: CacheScope, request: ChatRequest) -> dict[str, Any]:
-    """Return the canonical, secret-free description of one request (what gets hashed)."""
-    return {
+    """Return the canonical, secret-free description of one request (what gets hashed).
+
+    The request extras (logprobs, chat-template switches, prefill continuation, stop,
+    attempt) appear under ``"extras"`` only when at least one is set, so the payload, and
+    therefore the key, of a request without extras is exactly what it was before they
+    existed (pinned by tests/llm/test_cache_keys_pinned.py).
+    """
+    payload: dict[str, Any] = {
         "cache_format": CACHE_FORMAT,
         "provider": scope.provider,
         "endpoint": scope.endpoint,
@@ -46,6 +53,10 @@ def request_payload(scope: CacheScope, request: ChatRequest) -> dict[str, Any]:
         "sampling": request.sampling.model_dump(mode="json"),
         "sample_index": request.sample_index,
     }
+    extras = request.extras()
+    if extras:
+        payload["extras"] = extras
+    return payload
 
 
 def cache_key(scope: CacheScope, request: ChatRequest) -> str:
@@ -65,6 +76,7 @@ def result_to_json(result: ChatResult) -> dict[str, Any]:
         "simulated": result.simulated,
         "seed": result.seed,
         "attempts": result.attempts,
+        **({"logprobs": logprobs_to_json(result.logprobs)} if result.logprobs is not None else {}),
     }
 
 
@@ -83,6 +95,7 @@ def result_from_json(data: dict[str, Any], key: str) -> ChatResult:
         model=str(data.get("model") or ""),
         simulated=bool(data.get("simulated", False)),
         seed=data.get("seed"),
+        logprobs=logprobs_from_json(data.get("logprobs")),
     )
 
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from llm.logprobs import parse_openai_logprobs
 from llm.retry import FATAL_KINDS, RETRYABLE_STATUS, RetryPolicy, backoff_delay, parse_retry_after
-from llm.seeds import derive_seed
+from llm.seeds import request_seed
 from llm.specs import clean_url
 from llm.types import ChatRequest, ChatResult, ResultCallback
 
@@ -150,7 +151,7 @@ class OpenAIBackend:
             body["max_completion_tokens"] = sp.max_tokens
         else:
             body["max_tokens"] = sp.max_tokens
-        seed = derive_seed(sp.seed, request.sample_index)
+        seed = request_seed(request)
         if seed is not None:
             body["seed"] = seed
         if self._vllm_extras:
@@ -158,6 +159,25 @@ class OpenAIBackend:
                 body["top_k"] = sp.top_k
             if sp.repetition_penalty is not None:
                 body["repetition_penalty"] = sp.repetition_penalty
+        # Request extras (issue 10): standard parameters go to the top level; the chat
+        # template switches are vLLM's (``extra_body``, i.e. also the top level of the
+        # JSON) and are sent only to compatible servers, since the OpenAI API has no chat
+        # template and rejects unknown parameters.
+        if request.wants_logprobs():
+            body["logprobs"] = True
+            if request.top_logprobs is not None:
+                body["top_logprobs"] = request.top_logprobs
+        elif request.logprobs is False:
+            body["logprobs"] = False
+        if request.stop is not None:
+            body["stop"] = list(request.stop)
+        if self._vllm_extras:
+            if request.chat_template_kwargs is not None:
+                body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
+            if request.continue_final_message is not None:
+                body["continue_final_message"] = request.continue_final_message
+            if request.add_generation_prompt is not None:
+                body["add_generation_prompt"] = request.add_generation_prompt
         return body
 
     async def achat(
@@ -248,7 +268,7 @@ class OpenAIBackend:
                     failure = parsed
                 else:
                     state.any_success = True
-                    text, finish, ptok, ctok, model_id = parsed
+                    text, finish, ptok, ctok, model_id, logprobs = parsed
                     return ChatResult(
                         text=text,
                         finish_reason=finish,
@@ -262,6 +282,7 @@ class OpenAIBackend:
                         model=model_id or self.model,
                         simulated=bool(model_id and model_id.startswith("sim/")),
                         seed=seed,
+                        logprobs=logprobs if req.wants_logprobs() else None,
                     )
             too_long = (
                 failure.retry_after is not None
@@ -373,22 +394,35 @@ def _limits(concurrency: int) -> Any:
     return hx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
 
-def _parse_completion(resp: Any) -> tuple[str, str | None, int | None, int | None, str] | _Failure:
+_Parsed = tuple[str, str | None, int | None, int | None, str, Any]
+
+
+def _parse_completion(resp: Any) -> _Parsed | _Failure:
+    # A completion without choices or with ``content: null`` is a failed request, not an
+    # empty answer: it is retried and never cached (a server that put everything into
+    # ``reasoning_content`` or crashed mid-answer must not leave a blank "answer").
     try:
         choice = resp.choices[0]
-        text = choice.message.content or ""
+        text = choice.message.content
         usage = resp.usage
-        return (
-            text,
-            choice.finish_reason,
-            usage.prompt_tokens if usage is not None else None,
-            usage.completion_tokens if usage is not None else None,
-            str(resp.model or ""),
-        )
     except (AttributeError, IndexError, TypeError):
         return _Failure(
             "bad_response", "The model endpoint sent a completion without choices.", True
         )
+    if text is None:
+        return _Failure(
+            "bad_response",
+            "The model endpoint sent a completion with no content (content: null).",
+            True,
+        )
+    return (
+        text,
+        choice.finish_reason,
+        usage.prompt_tokens if usage is not None else None,
+        usage.completion_tokens if usage is not None else None,
+        str(resp.model or ""),
+        parse_openai_logprobs(getattr(choice, "logprobs", None)),
+    )
 
 
 def _retry_after_ms(value: str | None) -> float | None:

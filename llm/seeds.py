@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from llm.types import ChatRequest
 
 _SEED_MODULUS = 2**31 - 1  # vLLM and OpenAI accept any int; 31 bits fit every backend
 
@@ -17,7 +21,7 @@ def stable_int(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
 
 
-def derive_seed(seed: int | None, sample_index: int) -> int | None:
+def derive_seed(seed: int | None, sample_index: int, attempt: int | None = None) -> int | None:
     """Return the sampling seed of one sample of a seeded request.
 
     Sample 0 keeps the caller's seed (so ``seed=42`` sends 42); later samples get a seed
@@ -27,12 +31,21 @@ def derive_seed(seed: int | None, sample_index: int) -> int | None:
     Args:
         seed: The request seed, or ``None`` for unseeded sampling.
         sample_index: Which repeated sample of the same prompt this is.
+        attempt: The re-ask index of :attr:`llm.types.ChatRequest.attempt`; when set, the
+            seed is also derived from it, so a re-ask is a new draw and not the same
+            answer again (``None`` keeps the seeds of requests without it unchanged).
 
     Returns:
         The seed to send, or ``None`` when the request is unseeded.
     """
     if seed is None:
         return None
-    if sample_index == 0:
-        return seed
-    return stable_int("sample-seed", seed, sample_index) % _SEED_MODULUS
+    base = seed if sample_index == 0 else stable_int("sample-seed", seed, sample_index)
+    if attempt is not None:
+        return stable_int("attempt-seed", base, attempt) % _SEED_MODULUS
+    return base if sample_index == 0 else base % _SEED_MODULUS
+
+
+def request_seed(request: ChatRequest) -> int | None:
+    """Return the seed every backend sends for one request (sample and attempt applied)."""
+    return derive_seed(request.sampling.seed, request.sample_index, request.attempt)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -44,6 +44,60 @@ class ChatRequest:
     sampling: SamplingParams = field(default_factory=SamplingParams)
     sample_index: int = 0
     tag: Any = None
+    # Optional extras (issue 10). Each is ``None`` unless a caller sets it, and enters the
+    # cache key only when set, so requests made before the extras existed keep their keys
+    # (tests/llm/test_cache_keys_pinned.py). See docs/engines.md for what each does on
+    # each backend.
+    logprobs: bool | None = None
+    top_logprobs: int | None = None
+    chat_template_kwargs: Mapping[str, Any] | None = None
+    continue_final_message: bool | None = None
+    add_generation_prompt: bool | None = None
+    stop: tuple[str, ...] | None = None
+    attempt: int | None = None
+
+    def extras(self) -> dict[str, Any]:
+        """Return the extras that are set, JSON-ready (what enters the cache key).
+
+        ``stop`` becomes a list and ``chat_template_kwargs`` a plain dict; unset extras are
+        left out entirely.
+        """
+        out: dict[str, Any] = {}
+        if self.logprobs is not None:
+            out["logprobs"] = self.logprobs
+        if self.top_logprobs is not None:
+            out["top_logprobs"] = self.top_logprobs
+        if self.chat_template_kwargs is not None:
+            out["chat_template_kwargs"] = dict(self.chat_template_kwargs)
+        if self.continue_final_message is not None:
+            out["continue_final_message"] = self.continue_final_message
+        if self.add_generation_prompt is not None:
+            out["add_generation_prompt"] = self.add_generation_prompt
+        if self.stop is not None:
+            out["stop"] = list(self.stop)
+        if self.attempt is not None:
+            out["attempt"] = self.attempt
+        return out
+
+    def wants_logprobs(self) -> bool:
+        """Whether token logprobs were asked for (``logprobs`` or ``top_logprobs`` set)."""
+        return bool(self.logprobs) or bool(self.top_logprobs)
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token with its log-probability and the top-k alternatives there.
+
+    Attributes:
+        token: The token's text as the engine decoded it (leading space included).
+        logprob: Natural-log probability of this token.
+        top: ``(token, logprob)`` alternatives at this position, best first (may
+            include the token itself; empty when only the chosen token was returned).
+    """
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,6 +125,8 @@ class ChatResult:
     # sent (per-sample derivation of ``SamplingParams.seed``, see ``llm.seeds``).
     error_kind: str | None = None
     seed: int | None = None
+    # Token logprobs of the completion when the request asked for them (issue 10).
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 ResultCallback = Callable[[int, ChatRequest, ChatResult], None]

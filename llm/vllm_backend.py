@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from llm.seeds import derive_seed
+from llm.seeds import derive_seed, request_seed
 from llm.types import ChatRequest, ChatResult, ResultCallback, SamplingParams
 from storage.errors import ConfigError
 
@@ -44,6 +44,38 @@ def vllm_sampling_kwargs(params: SamplingParams, sample_index: int) -> dict[str,
     if seed is not None:
         kwargs["seed"] = seed
     return kwargs
+
+
+def vllm_request_kwargs(request: ChatRequest) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Map one request, extras included, to vLLM's keyword arguments (pure).
+
+    Args:
+        request: The request.
+
+    Returns:
+        ``(sampling_kwargs, chat_kwargs)``: keyword arguments for ``vllm.SamplingParams``
+        (:func:`vllm_sampling_kwargs` plus ``logprobs=k`` and ``stop``; the seed also
+        honours ``attempt``) and for ``vllm.LLM.chat`` (``chat_template_kwargs``,
+        ``continue_final_message``, ``add_generation_prompt``), each key present only
+        when the request sets it. ``logprobs=True`` without ``top_logprobs`` asks for
+        ``logprobs=0``: the chosen tokens' logprobs only, as the OpenAI API does.
+    """
+    sampling = vllm_sampling_kwargs(request.sampling, request.sample_index)
+    seed = request_seed(request)
+    if seed is not None:
+        sampling["seed"] = seed
+    if request.wants_logprobs():
+        sampling["logprobs"] = request.top_logprobs or 0
+    if request.stop is not None:
+        sampling["stop"] = list(request.stop)
+    chat: dict[str, Any] = {}
+    if request.chat_template_kwargs is not None:
+        chat["chat_template_kwargs"] = dict(request.chat_template_kwargs)
+    if request.continue_final_message is not None:
+        chat["continue_final_message"] = request.continue_final_message
+    if request.add_generation_prompt is not None:
+        chat["add_generation_prompt"] = request.add_generation_prompt
+    return sampling, chat
 
 
 def check_vllm_available() -> None:

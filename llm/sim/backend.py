@@ -6,9 +6,10 @@ import asyncio
 import time
 from collections.abc import Sequence
 
-from llm.seeds import derive_seed
-from llm.sim.chat import simulate_chat
+from llm.seeds import request_seed
+from llm.sim.chat import simulate_reply
 from llm.sim.classify import Classifier
+from llm.sim.extras import SimExtras
 from llm.sim.presets import SimPreset, get_preset
 from llm.types import ChatRequest, ChatResult, ResultCallback
 
@@ -72,17 +73,20 @@ class SimBackend(InProcessBackend):
     def answer(self, request: ChatRequest) -> ChatResult:
         """Answer one request synchronously."""
         start = time.perf_counter()
-        seed = derive_seed(request.sampling.seed, request.sample_index)
-        out = simulate_chat(
+        seed = request_seed(request)
+        # No max_tokens cut in-process (unlike the server): stored simulator answers of
+        # earlier runs stay what they were.
+        out = simulate_reply(
             [(m.role, m.content) for m in request.messages],
             preset=self.preset,
             sample_index=request.sample_index,
             seed=seed,
+            extras=SimExtras.from_request(request),
             classify_memory=self._classify,
         )
         return ChatResult(
-            text=out.response.text,
-            finish_reason="stop",
+            text=out.text,
+            finish_reason=out.finish_reason,
             prompt_tokens=out.prompt_tokens,
             completion_tokens=out.completion_tokens,
             latency_ms=(time.perf_counter() - start) * 1000.0,
@@ -93,4 +97,5 @@ class SimBackend(InProcessBackend):
             model=self.spec,
             simulated=True,
             seed=seed,
+            logprobs=out.logprobs,
         )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hmac
 import json
 import os
-import re
 import secrets
 import socket
 import threading
@@ -26,10 +25,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from llm.sim.chat import simulate_chat
+from llm.sim.chat import simulate_reply
 from llm.sim.classify import Classifier
+from llm.sim.extras import MAX_TOP_LOGPROBS, SimExtras
 from llm.sim.presets import PRESETS, SimPreset
 from llm.sim.tasks import Answerer
+from llm.types import TokenLogprob
 from storage.errors import ConfigError
 
 DEFAULT_HOST = "127.0.0.1"
@@ -56,13 +57,62 @@ def _content_text(content: Any) -> str:
     return ""
 
 
-def _truncate_words(text: str, limit: int) -> tuple[str, bool]:
-    if limit <= 0:
-        return "", True
-    matches = list(re.finditer(r"\S+", text))
-    if len(matches) <= limit:
-        return text, False
-    return text[: matches[limit - 1].end()], True
+def _extras(body: dict[str, Any], messages: list[tuple[str, str]]) -> SimExtras | JSONResponse:
+    """Read and check the request extras as vLLM's server does (400 for what it refuses)."""
+
+    def bad(message: str) -> JSONResponse:
+        return _error(400, message, "invalid_request_error", None)
+
+    top = body.get("top_logprobs")
+    if top is not None and (
+        not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= MAX_TOP_LOGPROBS
+    ):
+        return bad(f"'top_logprobs' must be an integer from 0 to {MAX_TOP_LOGPROBS}.")
+    if top is not None and not body.get("logprobs"):
+        return bad("'top_logprobs' needs 'logprobs' set to true.")
+    stop = body.get("stop")
+    if isinstance(stop, str):
+        stop = [stop]
+    if stop is not None and (
+        not isinstance(stop, list) or not all(isinstance(x, str) for x in stop)
+    ):
+        return bad("'stop' must be a string or a list of strings.")
+    kwargs = body.get("chat_template_kwargs")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        return bad("'chat_template_kwargs' must be an object.")
+    cont = bool(body.get("continue_final_message"))
+    if cont and body.get("add_generation_prompt"):
+        return bad("'continue_final_message' and 'add_generation_prompt' cannot both be true.")
+    if cont and (not messages or messages[-1][0] != "assistant"):
+        return bad("'continue_final_message' needs the last message to be the assistant's.")
+    thinking = (kwargs or {}).get("enable_thinking")
+    return SimExtras(
+        top_logprobs=(int(top or 0) if body.get("logprobs") else None),
+        stop=tuple(stop or ()),
+        continue_final_message=cont,
+        enable_thinking=None if thinking is None else bool(thinking),
+        template_kwargs=dict(kwargs or {}),
+    )
+
+
+def _logprobs_json(logprobs: tuple[TokenLogprob, ...] | None) -> dict[str, Any] | None:
+    # The OpenAI wire format: {"content": [{token, logprob, bytes, top_logprobs: [...]}]}.
+    if logprobs is None:
+        return None
+    return {
+        "content": [
+            {
+                "token": t.token,
+                "logprob": t.logprob,
+                "bytes": list(t.token.encode("utf-8")),
+                "top_logprobs": [
+                    {"token": tok, "logprob": lp, "bytes": list(tok.encode("utf-8"))}
+                    for tok, lp in t.top
+                ],
+            }
+            for t in logprobs
+        ]
+    }
 
 
 def create_app(
@@ -150,6 +200,9 @@ def create_app(
         seed = body.get("seed")
         if seed is not None and not isinstance(seed, int):
             return _error(400, "'seed' must be an integer.", "invalid_request_error", None)
+        extras = _extras(body, messages)
+        if isinstance(extras, JSONResponse):
+            return extras
         n = int(body.get("n") or 1)
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or 2048
         choices: list[dict[str, Any]] = []
@@ -157,23 +210,24 @@ def create_app(
         for k in range(n):
             # Without a seed every call is a fresh draw; with one, choice k is sample k.
             s = seed if seed is not None else secrets.randbits(31)
-            out = simulate_chat(
+            out = simulate_reply(
                 messages,
                 preset=preset,
                 sample_index=k,
                 seed=s,
+                extras=extras,
+                max_tokens=int(max_tokens),
                 classify_memory=classify_memory,
                 answerers=answerers,
             )
-            text, cut = _truncate_words(out.response.text, int(max_tokens))
             prompt_tokens = out.prompt_tokens
-            completion_tokens += min(out.completion_tokens, int(max_tokens))
+            completion_tokens += out.completion_tokens
             choices.append(
                 {
                     "index": k,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "length" if cut else "stop",
-                    "logprobs": None,
+                    "message": {"role": "assistant", "content": out.text},
+                    "finish_reason": out.finish_reason,
+                    "logprobs": _logprobs_json(out.logprobs),
                 }
             )
         return JSONResponse(

@@ -11,6 +11,9 @@ message, so it does not depend on the order in which concurrent requests arrive:
     "garbagex1"          answer 200 with a body that is not JSON, once
     "badreq"             answer 400 every time
     "malformed"          answer 200 with text that breaks the <think>/<answer> format
+    "nullx2"             answer 200 with ``content: null`` twice, then normally
+    "nochoicesx1"        answer 200 with ``choices: []`` once
+    "nul"                answer 200 with text holding NUL characters
 
 Requests must carry ``Authorization: Bearer <api_key>`` (else 401) and name
 ``model`` (else 404 ``model_not_found``). The server counts requests, attempts per
@@ -192,11 +195,24 @@ class ChaosServer(BackgroundServer):
             )
         if self.ok_delay_s:
             await asyncio.sleep(self.ok_delay_s)
-        text = (
-            "Sure! Here is my reasoning:\n1. Compare.\n2. Decide."
-            if kind == "malformed"
-            else GOOD_TEXT
-        )
+        text: str | None = GOOD_TEXT
+        if kind == "malformed":
+            text = "Sure! Here is my reasoning:\n1. Compare.\n2. Decide."
+        elif kind == "nul":
+            text = GOOD_TEXT.replace("Compare", "Com\x00pare").replace("Do it", "Do\x00 it")
+        elif kind == "null" and failing:
+            text = None
+        elif kind == "nochoices" and failing:
+            return JSONResponse(
+                {
+                    "id": "chatcmpl-chaos",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": self.model,
+                    "choices": [],
+                    "usage": {"prompt_tokens": 7, "completion_tokens": 0, "total_tokens": 7},
+                }
+            )
         return JSONResponse(
             {
                 "id": "chatcmpl-chaos",
