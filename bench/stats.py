@@ -36,7 +36,7 @@ from driftlens_core import implementation, use_implementation
 from driftlens_core.analysis import analyze_table
 from driftlens_core.bootstrap import drel_bootstrap, question_sums
 from driftlens_core.mixed_model import fit_random_intercept, fit_random_intercept_sums
-from study.stats_table import read_stats_csv, stats_input
+from study.reasoning.stats_table import read_stats_csv, stats_input
 
 
 def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float, float]:

@@ -29,14 +29,15 @@ from ontology.rounds import run_round
 from ontology.versions import seed_ontologies
 from storage.repo.rounds import list_rounds
 from storage.repo.runs import require_run
-from study.analysis import DEFAULT_SEED, AnalysisResult, analyze_run
 from study.catalog.document import catalog_to_yaml
 from study.catalog.store import catalog_document, ensure_default_catalog
 from study.generation import GenerationOptions, GenerationSummary, run_generation
 from study.question_filter import FilterSummary, filter_questions
 from study.questions import import_sample_questions
+from study.reasoning.analysis import AnalysisResult, analyze_run
+from study.reasoning.config import DEFAULT_SEED
+from study.reasoning.trajectories import LabelSummary, label_run
 from study.sim_endpoint import SimProcess
-from study.trajectories import LabelSummary, label_run
 
 DEMO_RUN = "demo"
 DEMO_SERVICE = "SIMULATOR"  # env prefix of the demo simulator endpoint

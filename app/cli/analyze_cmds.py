@@ -17,7 +17,7 @@ from app.cli.context import session_for
 from app.cli.progress import progress_callback
 
 if TYPE_CHECKING:
-    from study.analysis import AnalysisResult
+    from study.reasoning.analysis import AnalysisResult
 
 # a pipe or file gets a wide table instead of rich's 80-column default
 _out = Console(highlight=False, width=None if os.isatty(1) else 150)
@@ -57,7 +57,8 @@ def analyze_cmd(
     """Compute DTW and SRI drift, the statistics and calibration, and write the report."""
 
     from ontology.versions import seed_ontologies
-    from study.analysis import DEFAULT_SEED, analyze_run
+    from study.reasoning.analysis import analyze_run
+    from study.reasoning.config import DEFAULT_SEED
 
     names = ", ".join(run)
     # One live display at a time: the labeling bar when labeling, else a spinner.

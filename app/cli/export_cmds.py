@@ -61,7 +61,7 @@ def preferences_cmd(
     out: Path = typer.Option(..., "--out", help="Output .jsonl file."),
 ) -> None:
     """Write DPO preference pairs (prompt, chosen, rejected) from a run's judge scores."""
-    from study.preferences import export_preferences
+    from study.reasoning.preferences import export_preferences
 
     with session_for(ctx) as session:
         s = export_preferences(run, judge, out, session=session)

@@ -27,7 +27,7 @@ def label_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Label every step of every response of a run (resumable: labeled responses are skipped)."""
-    from study.trajectories import label_run
+    from study.reasoning.trajectories import label_run
 
     with session_for(ctx) as session, progress_callback(f"labeling {run}") as update:
         summary = label_run(

@@ -137,7 +137,7 @@ def stats_cmd(
 
     try:
         from driftlens_core.analysis import analyze_table
-        from study.stats_table import read_stats_csv, stats_input
+        from study.reasoning.stats_table import read_stats_csv, stats_input
 
         chosen = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
         df = read_stats_csv(table)

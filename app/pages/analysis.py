@@ -19,12 +19,11 @@ from ontology.versions import document, get_version, seed_ontologies
 from storage.errors import DriftLensError
 from storage.models import LabelerSpec, OntologyVersion
 from storage.repo.runs import list_runs
-from study.analysis import (
-    DEFAULT_BOOTSTRAP,
-    DEFAULT_SEED,
+from study.reasoning.analysis import analyze_run
+from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+from study.reasoning.stored import (
     StoredAnalysis,
     analysis_examples,
-    analyze_run,
     get_analysis,
     latest_analysis,
 )

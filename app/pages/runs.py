@@ -14,7 +14,7 @@ from storage.repo.runs import list_runs
 from study.browse import ResponseView, question_responses, run_overview
 from study.generation import GenerationOptions, run_generation
 from study.questions import import_sample_questions
-from study.trajectories import label_run
+from study.reasoning.trajectories import label_run
 
 # One colour per ontology root (document order); unmapped is grey.
 _ROOT_COLOURS = dict(

@@ -19,15 +19,9 @@ from storage.errors import InputError, NotFoundError
 from storage.models import StepLabel
 from storage.settings import Settings, default_db_url, resolve_settings
 from storage.workspace import open_workspace_session
-from study.analysis import (
-    AnalysisResult,
-    analyze_run,
-    condition_category,
-    get_analysis,
-    latest_analysis,
-    pair_frame,
-    stats_frame,
-)
+from study.reasoning.analysis import AnalysisResult, analyze_run
+from study.reasoning.drift_files import condition_category, pair_frame, stats_frame
+from study.reasoning.stored import get_analysis, latest_analysis
 from study.report import ReportData, build_tables
 from study.report.html import esc, render_html
 from study.report.markdown import md_escape, render_markdown

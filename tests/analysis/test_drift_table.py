@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from study.drift import Trajectory, build_drift_table
+from study.reasoning.drift import Trajectory, build_drift_table
 
 
 def _t(

@@ -17,7 +17,7 @@ import pytest
 
 from storage.settings import default_db_url, resolve_settings
 from storage.workspace import open_workspace_session
-from study.analysis import analyze_run
+from study.reasoning.analysis import analyze_run
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
 from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
 

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from study.analysis import analyze_run
+from study.reasoning.analysis import analyze_run
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
 from tests.app.apptest_support import open_page
 

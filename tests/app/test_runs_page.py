@@ -57,7 +57,7 @@ def test_untrusted_question_and_response_render_as_inert_text() -> None:
                 )
             )
     from ontology.versions import seed_ontologies
-    from study.trajectories import label_run
+    from study.reasoning.trajectories import label_run
 
     with open_workspace_session(settings) as session:
         seed_ontologies(session=session)

@@ -20,8 +20,8 @@ from storage.models import (
     Question,
     Response,
 )
-from study.preferences import ScoredResponse, export_preferences, select_pairs
 from study.prompts import build_messages
+from study.reasoning.preferences import ScoredResponse, export_preferences, select_pairs
 
 JUDGE = "sim/default"
 

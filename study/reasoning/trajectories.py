@@ -7,8 +7,8 @@ keeps what it finished.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from sqlalchemy import insert
 from sqlmodel import Session, col, select
@@ -16,10 +16,17 @@ from sqlmodel import Session, col, select
 from ontology.labelers.registry import ensure_labeler_spec, make_labeler
 from ontology.versions import document, get_version
 from storage.errors import NotFoundError
-from storage.models import GenerationRun, ModelSpec, Question, Response, StepLabel
-from storage.repo.runs import get_run
+from storage.models import (
+    GenerationRun,
+    ModelSpec,
+    OntologyVersion,
+    Question,
+    Response,
+    StepLabel,
+)
+from storage.repo.runs import get_run, require_run
 from storage.types import utcnow
-from study.drift import Trajectory
+from study.reasoning.drift import Trajectory
 
 Progress = Callable[[int, int], None]
 
@@ -176,3 +183,39 @@ def load_trajectories(
             )
         )
     return out
+
+
+def load_runs(
+    run_names: Sequence[str],
+    labeler_spec: str,
+    *,
+    session: Session,
+    version: OntologyVersion,
+) -> tuple[list[Trajectory], dict[str, GenerationRun]]:
+    """Trajectories of several runs, with one model label per run.
+
+    The label is the run's model spec; when two runs share a model spec the run name is
+    appended (``spec [run]``), so their drift is never pooled as one model.
+
+    Returns:
+        The trajectories and the map model label → run.
+    """
+    runs = [require_run(name, session=session) for name in run_names]
+    specs = {run.name: session.get(ModelSpec, run.model_spec_id) for run in runs}
+    counts: dict[str, int] = {}
+    for run in runs:
+        spec = specs[run.name]
+        key = spec.spec if spec is not None else str(run.model_spec_id)
+        counts[key] = counts.get(key, 0) + 1
+    trajectories: list[Trajectory] = []
+    run_of: dict[str, GenerationRun] = {}
+    for run in runs:
+        spec = specs[run.name]
+        key = spec.spec if spec is not None else str(run.model_spec_id)
+        label = key if counts[key] == 1 else f"{key} [{run.name}]"
+        run_of[label] = run
+        for t in load_trajectories(
+            run.name, labeler_spec, session=session, ontology_version=version.id
+        ):
+            trajectories.append(t if t.model == label else replace(t, model=label))
+    return trajectories, run_of

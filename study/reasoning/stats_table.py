@@ -4,7 +4,7 @@ A drift table has one row per measurement: ``question_id``, ``condition``,
 ``condition_class`` (``none`` | ``noise`` | ``attribute`` | ``life_event`` | ``other``), one
 numeric column per metric, optional ``model``, ``sample`` and ``label_run`` (the same
 response labeled again: with ``sample`` it separates the labeler share of the noise).
-Columns named ``n_*`` (the trajectory lengths written by :mod:`study.drift`) are
+Columns named ``n_*`` (the trajectory lengths written by :mod:`study.reasoning.drift`) are
 bookkeeping, not metrics. Every
 problem is reported as one :class:`~storage.errors.InputError` sentence that says what to
 fix.

@@ -1,0 +1,16 @@
+"""Reasoning drift: the first instrument (step trajectories compared with a baseline).
+
+Its own modules live here; what every instrument shares (questions, the catalog and its
+context families, generation, prompts and parsing, strict-JSON judges, the report kit,
+exports, browse views) stays in :mod:`study`'s root.
+
+* :mod:`study.reasoning.trajectories` — label a run's steps, read trajectories back;
+* :mod:`study.reasoning.drift` — every response's trajectory against its baseline;
+* :mod:`study.reasoning.drift_files` — the pair table as ``drift.csv`` / ``pairs.csv`` rows;
+* :mod:`study.reasoning.stats_table` — read and validate a drift table for the statistics;
+* :mod:`study.reasoning.analysis` — one run's analysis: drift table → statistics → report;
+* :mod:`study.reasoning.examples` — the example response pairs a report shows;
+* :mod:`study.reasoning.provenance` — what produced an analysis's numbers;
+* :mod:`study.reasoning.stored` — stored analyses read back for display;
+* :mod:`study.reasoning.preferences` — DPO preference pairs from judged responses.
+"""

@@ -1,0 +1,251 @@
+"""Drift analysis of one generation run: drift table → statistics → report (SPEC §6–§8).
+
+:func:`analyze_run` reads a run's labeled trajectories, compares every response with its
+question's baseline (:func:`study.reasoning.drift.build_drift_table`, the compiled batch
+kernel), runs the statistics engine per model and metric, writes the report folder and
+stores an :class:`~storage.models.Analysis` row.
+
+The drift table is written first as ``drift.csv`` and the statistics are computed from
+that very file exactly as ``driftlens stats`` does (see :mod:`study.reasoning.drift_files`),
+so ``stats.json`` equals ``driftlens stats DIR/drift.csv --bootstrap B --seed S`` and every
+report table and figure is derived from it.
+
+Output folder::
+
+    drift.csv, drift.parquet       the statistics input (one row per compared pair)
+    pairs.csv, pairs.parquet       the full pair table with Levenshtein and JSD components
+    stats.json                     the driftlens stats JSON
+    provenance.json                what produced the numbers
+    tables/, figures/, report.md, report.html
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from ontology.labelers.registry import ensure_labeler_spec
+from ontology.versions import document, get_version
+from storage.errors import InputError
+from storage.models import ModelSpec, Question
+from storage.repo.analyses import record_analysis
+from storage.repo.runs import require_run
+from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED, AnalysisConfig
+from study.reasoning.drift import build_drift_table
+from study.reasoning.drift_files import compute_stats, pair_frame, stats_frame, stats_json_text
+from study.reasoning.examples import select_examples
+from study.reasoning.provenance import analysis_provenance
+from study.reasoning.trajectories import Progress, label_run, load_runs
+from study.report import (
+    Provenance,
+    ReportData,
+    ReportTables,
+    build_tables,
+    question_table,
+    write_report,
+)
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    """What :func:`analyze_run` produced.
+
+    Attributes:
+        analysis_id: id of the stored ``Analysis`` row.
+        out_dir: the report folder.
+        files: output name → path (``report_html``, ``report_md``, ``drift_csv``, …).
+        config: the analysis parameters.
+        stats: the statistics JSON (``driftlens stats`` schema).
+        tables: the report tables.
+        provenance: where the numbers came from.
+        simulated: whether the run is simulated.
+    """
+
+    analysis_id: int
+    out_dir: Path
+    files: dict[str, Path]
+    config: AnalysisConfig
+    stats: dict[str, Any]
+    tables: ReportTables
+    provenance: Provenance
+    simulated: bool
+
+
+def _run_names(run_name: str | Sequence[str]) -> list[str]:
+    names = [run_name] if isinstance(run_name, str) else list(run_name)
+    # "a,b" is accepted too, so one CLI/page string can name several runs.
+    out = [n.strip() for name in names for n in name.split(",") if n.strip()]
+    if not out:
+        raise InputError("Name at least one generation run.")
+    return list(dict.fromkeys(out))
+
+
+def analyze_run(
+    run_name: str | Sequence[str],
+    labeler_spec: str,
+    *,
+    session: Session,
+    out_dir: Path,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = DEFAULT_SEED,
+    ontology_version: str | int | None = None,
+    examples_per_class: int = 2,
+    label_first: bool = False,
+    progress: Progress | None = None,
+) -> AnalysisResult:
+    """Analyse drift of one run (or several: one model each) and write the report folder.
+
+    Args:
+        run_name: the generation run, or several (a sequence or ``"a,b"``); each run's
+            model is analysed separately and shown side by side.
+        labeler_spec: labeler whose step labels define the trajectories (e.g. ``keywords``).
+        session: open session (the caller commits).
+        out_dir: report folder (created; existing report files are replaced).
+        bootstrap: cluster-bootstrap replicates B.
+        seed: bootstrap seed.
+        ontology_version: id, ``name`` or ``name@N`` (default: latest ``driftlens``).
+        examples_per_class: example pairs shown per condition class.
+        label_first: label unlabeled responses with ``labeler_spec`` before analysing.
+        progress: ``(done, total)`` callback for the labeling pass.
+
+    Returns:
+        The stored analysis (one ``Analysis`` row per run) and everything written.
+
+    Raises:
+        NotFoundError: no such run or ontology version.
+        InputError: nothing to compare (no labeled responses, no baselines) or the
+            table cannot be analysed (e.g. no noise conditions).
+    """
+    if bootstrap < 1:
+        raise InputError("--bootstrap must be at least 1.")
+    names = _run_names(run_name)
+    runs = [require_run(name, session=session) for name in names]
+    version = get_version(ontology_version, session=session)
+    if label_first:
+        for name in names:
+            label_run(
+                name, labeler_spec, session=session, ontology_version=version.id, progress=progress
+            )
+    labeler = ensure_labeler_spec(labeler_spec, session=session)
+    assert version.id is not None and labeler.id is not None
+    config = AnalysisConfig(
+        run=names[0],
+        runs=tuple(names),
+        labeler=labeler_spec,
+        ontology_version=f"{version.name}@{version.version}",
+        bootstrap=bootstrap,
+        seed=seed,
+        examples_per_class=examples_per_class,
+    )
+    trajectories, run_of = load_runs(names, labeler_spec, session=session, version=version)
+    table = build_drift_table(trajectories, alpha=config.sri_alpha)
+    if table.rows.empty:
+        reasons = ", ".join(f"{k}: {v}" for k, v in sorted(table.skipped.items())) or "no responses"
+        raise InputError(
+            f"Run {', '.join(names)!r} has no comparable responses under labeler "
+            f"{labeler_spec!r} ({reasons}); label it first: driftlens label --run "
+            f"{names[0]} --labeler {labeler_spec}"
+        )
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: dict[str, Path] = {}
+    drift = stats_frame(table.rows)
+    files["drift_csv"] = out_dir / "drift.csv"
+    drift.to_csv(files["drift_csv"], index=False)
+    files["drift_parquet"] = out_dir / "drift.parquet"
+    drift.to_parquet(files["drift_parquet"], index=False)
+    pairs = pair_frame(table.rows)
+    files["pairs_csv"] = out_dir / "pairs.csv"
+    pairs.to_csv(files["pairs_csv"], index=False)
+    files["pairs_parquet"] = out_dir / "pairs.parquet"
+    pairs.to_parquet(files["pairs_parquet"], index=False)
+
+    # Read the file back, as `driftlens stats` would, so the numbers are the same.
+    stats = compute_stats(files["drift_csv"], bootstrap=bootstrap, seed=seed)
+    files["stats_json"] = out_dir / "stats.json"
+    files["stats_json"].write_text(stats_json_text(stats), encoding="utf-8")
+
+    provenance = analysis_provenance(
+        runs=[(run, session.get(ModelSpec, run.model_spec_id)) for run in runs],
+        version=version,
+        labeler=labeler,
+        config=config,
+        n_pairs=table.n_pairs,
+        skipped=table.skipped,
+    )
+    files["provenance_json"] = out_dir / "provenance.json"
+    files["provenance_json"].write_text(
+        provenance.model_dump_json(indent=2) + "\n", encoding="utf-8"
+    )
+    tables = build_tables(stats)
+    ids = sorted({str(q) for q in drift["question_id"]})
+    texts = {
+        str(k): t
+        for k, t in session.exec(
+            select(Question.external_id, Question.text).where(col(Question.external_id).in_(ids))
+        ).all()
+    }
+    examples = select_examples(
+        table.rows,
+        run_of=run_of,
+        labeler_id=labeler.id,
+        version=version,
+        per_class=examples_per_class,
+        session=session,
+    )
+    doc = document(version)
+    data = ReportData(
+        title=f"DriftLens drift report — {', '.join(names)}",
+        stats=stats,
+        tables=tables,
+        provenance=provenance,
+        examples=examples,
+        roots=tuple(r.name for r in doc.roots),
+        questions=question_table(drift, texts),
+    )
+    written = write_report(data, out_dir)
+    files["report_html"] = written.html
+    files["report_md"] = written.markdown
+    for name, paths in written.figures.items():
+        for p in paths:
+            files[f"figure_{name}_{p.suffix[1:]}"] = p
+    for name, paths in written.tables.items():
+        for p in paths:
+            files[f"table_{name}_{p.suffix[1:]}"] = p
+
+    result = {
+        "stats": stats,
+        "tiers": json.loads(tables.tiers.to_json(orient="records")),
+        "provenance": provenance.model_dump(mode="json"),
+        "files": {k: str(v) for k, v in files.items()},
+    }
+    # One row per run, so each run's latest analysis is found from the run.
+    rows = [
+        record_analysis(
+            run_id=run.id or 0,
+            labeler_id=labeler.id,
+            ontology_version_id=version.id,
+            config=config.model_dump(mode="json"),
+            result=result,
+            implementation=provenance.implementation,
+            out_dir=str(out_dir.resolve()),
+            session=session,
+        )
+        for run in runs
+    ]
+    assert rows[0].id is not None
+    return AnalysisResult(
+        analysis_id=rows[0].id,
+        out_dir=out_dir,
+        files=files,
+        config=config,
+        stats=stats,
+        tables=tables,
+        provenance=provenance,
+        simulated=provenance.simulated,
+    )

@@ -1,0 +1,98 @@
+"""What produced an analysis's numbers: runs, models, ontology, labeler, software."""
+
+from __future__ import annotations
+
+import platform
+from datetime import UTC, datetime
+from importlib import metadata
+from typing import Any
+
+import driftlens_core
+from storage.models import GenerationRun, LabelerSpec, ModelSpec, OntologyVersion
+from study.reasoning.config import AnalysisConfig
+from study.report import Provenance
+
+
+def software_versions() -> dict[str, str]:
+    """Versions of python and the packages the numbers depend on."""
+    out = {"python": platform.python_version()}
+    for dist in ("numpy", "scipy", "pandas", "matplotlib", "driftlens-workbench"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def _run_record(run: GenerationRun, model: ModelSpec | None) -> dict[str, Any]:
+    return {
+        "run": run.name,
+        "simulated": bool(run.simulated or (model is not None and model.simulated)),
+        "model": (
+            {
+                "spec": model.spec,
+                "provider": model.provider,
+                "service": model.service,
+                "model": model.model,
+                "simulated": model.simulated,
+                "params": model.params,
+            }
+            if model is not None
+            else {"spec": str(run.model_spec_id)}
+        ),
+        "sampling": dict(run.sampling),
+        "prompt_version": run.prompt_version,
+        "run_config": dict(run.config),
+    }
+
+
+def analysis_provenance(
+    *,
+    runs: list[tuple[GenerationRun, ModelSpec | None]],
+    version: OntologyVersion,
+    labeler: LabelerSpec,
+    config: AnalysisConfig,
+    n_pairs: int,
+    skipped: dict[str, int],
+) -> Provenance:
+    records = [_run_record(run, model) for run, model in runs]
+    first = records[0]
+    return Provenance(
+        run=", ".join(r["run"] for r in records),
+        simulated=any(r["simulated"] for r in records),
+        model=first["model"],
+        sampling=first["sampling"],
+        prompt_version=first["prompt_version"],
+        run_config=first["run_config"],
+        runs=records,
+        ontology={
+            "id": version.id,
+            "name": version.name,
+            "version": version.version,
+            "content_hash": version.content_hash,
+        },
+        labeler={
+            "id": labeler.id,
+            "name": labeler.name,
+            "kind": labeler.kind,
+            "model": labeler.model,
+            "temperature": labeler.temperature,
+            "seed": labeler.seed,
+            "prompt_version": labeler.prompt_version,
+            "params": labeler.params,
+        },
+        analysis={
+            "bootstrap": config.bootstrap,
+            "seed": config.seed,
+            "sri_alpha": config.sri_alpha,
+            "metrics": list(config.metrics),
+            "condition_unit": config.condition_unit,
+            "test_alpha": 0.05,
+            "pairing": "every response against its question's baseline sample 0",
+        },
+        implementation=driftlens_core.implementation(),
+        software=software_versions(),
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        drift_pairs=n_pairs,
+        skipped=dict(skipped),
+    )

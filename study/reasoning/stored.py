@@ -1,0 +1,117 @@
+"""Stored analyses read back for display (the app's Analysis page, the CLI)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session
+
+from ontology.labelers.registry import ensure_labeler_spec
+from ontology.versions import get_version
+from storage.errors import NotFoundError
+from storage.models import Analysis, GenerationRun
+from storage.repo.analyses import list_analyses
+from storage.repo.runs import require_run
+from study.reasoning.config import AnalysisConfig
+from study.reasoning.drift import build_drift_table
+from study.reasoning.examples import select_examples
+from study.reasoning.trajectories import load_runs
+from study.report import ExamplePair, Provenance, ReportTables, build_tables
+
+
+@dataclass(frozen=True)
+class StoredAnalysis:
+    """A stored analysis read back for display.
+
+    Attributes:
+        id: the ``Analysis`` row id.
+        created_at: when it ran.
+        config: the analysis parameters.
+        stats: the statistics JSON.
+        provenance: where the numbers came from.
+        out_dir: the report folder (may have been moved or deleted since).
+        files: output name → path, as written.
+        implementation: core implementation used.
+    """
+
+    id: int
+    created_at: datetime
+    config: AnalysisConfig
+    stats: dict[str, Any]
+    provenance: Provenance
+    out_dir: Path | None
+    files: dict[str, Path]
+    implementation: str
+
+    @property
+    def tables(self) -> ReportTables:
+        """The report tables, rebuilt from the stored statistics."""
+        return build_tables(self.stats)
+
+
+def _stored(row: Analysis, run: GenerationRun | None) -> StoredAnalysis:
+    result = row.result or {}
+    assert row.id is not None
+    fallback = {"run": run.name if run else "", "simulated": bool(run and run.simulated)}
+    return StoredAnalysis(
+        id=row.id,
+        created_at=row.created_at,
+        config=AnalysisConfig.model_validate(row.config),
+        stats=result.get("stats", {"models": {}}),
+        provenance=Provenance.model_validate(result.get("provenance", fallback)),
+        out_dir=Path(row.out_dir) if row.out_dir else None,
+        files={k: Path(v) for k, v in result.get("files", {}).items()},
+        implementation=row.implementation,
+    )
+
+
+def latest_analysis(
+    run_name: str, *, session: Session, labeler_spec: str | None = None
+) -> StoredAnalysis | None:
+    """The newest stored analysis of a run (optionally of one labeler), or ``None``."""
+    run = require_run(run_name, session=session)
+    for row in list_analyses(session=session, run_id=run.id):
+        if labeler_spec is not None and row.config.get("labeler") != labeler_spec:
+            continue
+        return _stored(row, run)
+    return None
+
+
+def get_analysis(analysis_id: int, *, session: Session) -> StoredAnalysis:
+    """The stored analysis with this id.
+
+    Raises:
+        NotFoundError: no such analysis.
+    """
+    row = session.get(Analysis, analysis_id)
+    if row is None:
+        raise NotFoundError(f"No analysis {analysis_id} in this workspace.")
+    return _stored(row, session.get(GenerationRun, row.run_id))
+
+
+def analysis_examples(
+    stored: StoredAnalysis, *, session: Session, per_class: int = 2
+) -> tuple[ExamplePair, ...]:
+    """Example response pairs of a stored analysis (recomputed from the stored labels).
+
+    The drift table is rebuilt from the database rather than read from ``out_dir``, so the
+    examples are available even when the report folder was moved.
+    """
+    name, _, number = stored.config.ontology_version.partition("@")
+    version = get_version(f"{name}@{number}" if number else name, session=session)
+    labeler = ensure_labeler_spec(stored.config.labeler, session=session)
+    assert labeler.id is not None
+    names = list(stored.config.runs) or [stored.config.run]
+    trajectories, run_of = load_runs(names, stored.config.labeler, session=session, version=version)
+    table = build_drift_table(trajectories, alpha=stored.config.sri_alpha)
+    return select_examples(
+        table.rows,
+        run_of=run_of,
+        labeler_id=labeler.id,
+        version=version,
+        per_class=per_class,
+        session=session,
+    )
