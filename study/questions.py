@@ -24,6 +24,7 @@ from sqlmodel import Session, col, select
 
 from storage.errors import InputError
 from storage.models import Question
+from storage.repo.questions import benchmark_only
 
 #: The domains of SPEC §2 (the LLM filter assigns the same set).
 DOMAINS: tuple[str, ...] = (
@@ -270,7 +271,8 @@ def list_questions(*, session: Session, tier: str | None = None) -> list[Questio
     ``relaxed`` includes ``core`` (a question all three annotators accept also passes
     the 2-of-3 bar).
     """
-    query = select(Question).order_by(col(Question.id))
+    # requests an instrument stores as questions (memory banks...) are not benchmark items
+    query = select(Question).where(benchmark_only()).order_by(col(Question.id))
     if tier == "core":
         query = query.where(Question.tier == "core")
     elif tier == "relaxed":

@@ -130,3 +130,32 @@ def stats_cmd(
     print_stats(result)
     if json_out is not None:
         _out.print(f"Wrote {json_out}", markup=False)
+
+
+@conflicts_app.command("import")
+def import_cmd(
+    ctx: typer.Context,
+    file: Path | None = typer.Argument(
+        None, help="JSONL bank file (one instance per line); omit with --sample."
+    ),
+    sample: bool = typer.Option(False, "--sample", help="Import the shipped sample banks."),
+    check: bool = typer.Option(False, "--check", help="Only validate; store nothing."),
+) -> None:
+    """Validate memory banks (word counts, person, timestamps, leakage...) and store them."""
+    from app.cli.context import session_for
+    from storage.errors import InputError
+    from study.conflicts.items import import_bank_file, read_banks, sample_banks_path
+
+    if file is None and not sample:
+        raise InputError("Give a JSONL bank file, or --sample for the shipped sample.")
+    if check:
+        instances = read_banks(file or sample_banks_path())
+        _out.print(f"{len(instances)} instance(s) valid; nothing stored (--check).", markup=False)
+        return
+    with session_for(ctx) as session:
+        res = import_bank_file(None if sample else file, session=session)
+    _out.print(
+        f"Imported {res.total} bank instance(s) from {res.source}: {res.inserted} new, "
+        f"{res.updated} updated, {res.unchanged} unchanged.",
+        markup=False,
+    )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, not_, or_
 from sqlmodel import Session, col, select
 
 from storage.models import Question
@@ -84,6 +85,19 @@ def upsert_questions(questions: Iterable[Question], *, session: Session) -> Upse
     return UpsertCounts(inserted=inserted, updated=updated, unchanged=unchanged)
 
 
+#: ``Question.source`` prefix of rows an instrument owns (e.g. a memory bank's request):
+#: they key responses like questions but are not part of the reasoning benchmark.
+INSTRUMENT_SOURCE_PREFIX = "instrument:"
+
+
+def benchmark_only() -> Any:
+    """SQL condition keeping the benchmark's own questions (not instrument-owned rows)."""
+    return or_(
+        col(Question.source).is_(None),
+        not_(col(Question.source).startswith(INSTRUMENT_SOURCE_PREFIX)),
+    )
+
+
 def get_question(external_id: str, *, session: Session) -> Question | None:
     """The question with this external id, if any."""
     return session.exec(select(Question).where(Question.external_id == external_id)).first()
@@ -98,6 +112,7 @@ def list_questions(
     unfiltered_only: bool = False,
     limit: int | None = None,
     offset: int = 0,
+    include_instruments: bool = False,
 ) -> list[Question]:
     """Questions in id order, optionally restricted.
 
@@ -109,8 +124,13 @@ def list_questions(
         unfiltered_only: only questions the LLM filter has not labelled yet.
         limit: at most this many.
         offset: skip this many first.
+        include_instruments: also list the requests an instrument stores as questions
+            (``source`` starting with :data:`INSTRUMENT_SOURCE_PREFIX`), which are not part
+            of the reasoning benchmark.
     """
     stmt = select(Question)
+    if not include_instruments:
+        stmt = stmt.where(benchmark_only())
     if tier is not None:
         tiers = [tier] if isinstance(tier, str) else list(tier)
         stmt = stmt.where(col(Question.tier).in_(tiers))
@@ -128,7 +148,7 @@ def list_questions(
 
 def count_questions(*, session: Session, tier: str | None = None) -> int:
     """Number of questions (of one tier when given)."""
-    stmt = select(func.count()).select_from(Question)
+    stmt = select(func.count()).select_from(Question).where(benchmark_only())
     if tier is not None:
         stmt = stmt.where(Question.tier == tier)
     return int(session.exec(stmt).one())

@@ -1,0 +1,54 @@
+"""Memory-bank instances of the conflicts instrument (one row per ``instance_id``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlmodel import Session, col, select
+
+from storage.models import ConflictBank
+
+
+def upsert_conflict_bank(row: ConflictBank, *, session: Session) -> tuple[ConflictBank, str]:
+    """Insert a bank, or update the stored one with the same ``instance_id``.
+
+    Returns:
+        The stored row and what happened: ``"inserted"``, ``"updated"`` or ``"unchanged"``.
+    """
+    found = session.exec(
+        select(ConflictBank).where(ConflictBank.instance_id == row.instance_id)
+    ).first()
+    if found is None:
+        session.add(row)
+        session.flush()
+        return row, "inserted"
+    if found.content_hash == row.content_hash:
+        return found, "unchanged"
+    for name in ("question_id", "conflict_type", "high_risk", "source", "content", "content_hash"):
+        setattr(found, name, getattr(row, name))
+    session.add(found)
+    session.flush()
+    return found, "updated"
+
+
+def list_conflict_banks(
+    *, session: Session, instance_ids: Sequence[str] | None = None
+) -> list[ConflictBank]:
+    """Stored banks in import order, optionally only these instance ids."""
+    stmt = select(ConflictBank)
+    if instance_ids is not None:
+        stmt = stmt.where(col(ConflictBank.instance_id).in_(list(instance_ids)))
+    return list(session.exec(stmt.order_by(col(ConflictBank.id))))
+
+
+def banks_by_question(question_ids: Sequence[int], *, session: Session) -> dict[int, ConflictBank]:
+    """Stored banks keyed by their question id."""
+    out: dict[int, ConflictBank] = {}
+    ids = list(question_ids)
+    for start in range(0, len(ids), 500):
+        stmt = select(ConflictBank).where(
+            col(ConflictBank.question_id).in_(ids[start : start + 500])
+        )
+        for row in session.exec(stmt):
+            out[row.question_id] = row
+    return out
