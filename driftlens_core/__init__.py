@@ -66,6 +66,14 @@ _EXPORTS: dict[str, str] = {
     "analyze_table": "driftlens_core.analysis",
     "StatsInput": "driftlens_core.analysis",
     "StudyStats": "driftlens_core.analysis",
+    # source reliance (logistic.py, source_reliance.py; pure Python: not hot)
+    "fit_logit": "driftlens_core.logistic",
+    "LogitResult": "driftlens_core.logistic",
+    "source_influence": "driftlens_core.source_reliance",
+    "average_influence": "driftlens_core.source_reliance",
+    "summarize_reliance": "driftlens_core.source_reliance",
+    "discrimination": "driftlens_core.source_reliance",
+    "behaviour_type": "driftlens_core.source_reliance",
 }
 
 __all__ = ["implementation", "use_implementation", *_EXPORTS]

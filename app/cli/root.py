@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.judge_cmds",
     "app.cli.conflicts_cmds",
     "app.cli.disposition_cmds",
+    "app.cli.sources_cmds",
 )
 
 

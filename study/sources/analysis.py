@@ -1,0 +1,519 @@
+"""Source-reliance statistics on a plain probe table (``driftlens sources stats``).
+
+The table has one row per probe answer::
+
+    model, dataset, tier, ordering, question_id, variant, choice, correct_choice, wrong_choice
+    [, p_correct, p_wrong, p_other]
+
+``variant`` is one of the 13 probe variants (``bare``, ``u+`` ... ``d-u-``); a ``+`` assertion
+states ``correct_choice``, a ``-`` one the fixed ``wrong_choice``. ``ordering`` is
+``user_first`` / ``doc_first`` on double-source rows and empty on bare and single-source rows
+(those rows enter both orderings' regressions). A bare row with an empty ``tier`` is shared by
+every tier of its model and dataset. ``choice`` is the letter answered (``unknown`` when none
+was found: it matches nothing). The optional ``p_*`` columns are the answer distribution
+remapped to (correct, the fixed wrong answer, any other); with them the KL and ΔNLL columns
+are computed.
+
+The stored-run analysis writes this very table and calls :func:`analyze_sources_table`, so
+the CLI on a CSV and the app on a run give the same numbers. Statistics come from
+:mod:`driftlens_core.source_reliance`; this module only validates, groups and assembles.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from driftlens_core.bootstrap import as_generator
+from driftlens_core.source_reliance import (
+    BEHAVIOUR_TYPES,
+    INTERACTIONS,
+    SCENARIOS,
+    VARIANTS,
+    InfluenceAverage,
+    SourceInfluence,
+    average_influence,
+    choice_counts,
+    delta_nll_bits,
+    discrimination,
+    interaction,
+    kl_bits,
+    mean_ci,
+    parse_variant,
+    source_influence,
+)
+from storage.errors import InputError
+
+REQUIRED_COLUMNS: tuple[str, ...] = (
+    "model",
+    "dataset",
+    "tier",
+    "ordering",
+    "question_id",
+    "variant",
+    "choice",
+    "correct_choice",
+    "wrong_choice",
+)
+PROB_COLUMNS: tuple[str, ...] = ("p_correct", "p_wrong", "p_other")
+#: Default bootstrap replicates (the percentile intervals and the type shares).
+DEFAULT_BOOTSTRAP = 2000
+_SUM_TOL = 1e-3
+
+
+def read_sources_csv(path: Path) -> pd.DataFrame:
+    """Read a probe table as text columns (probabilities are parsed by :func:`validate`).
+
+    Raises:
+        InputError: the file is missing, empty or not a CSV table.
+    """
+    if not path.exists():
+        raise InputError(f"File not found: {path}")
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path} is empty: expected a CSV probe table with a header row") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{path} is not a readable CSV table ({first})") from None
+
+
+def _where(source: str, index: int) -> str:
+    # header is line 1, so data row i (0-based) is line i + 2
+    return f"{source}, line {index + 2}"
+
+
+def validate(df: pd.DataFrame, *, source: str = "the table") -> pd.DataFrame:
+    """Check a probe table and return a normalised copy.
+
+    Returns:
+        The table with stripped text columns, ``correct`` (0/1), and float ``p_*`` columns
+        (NaN where absent).
+
+    Raises:
+        InputError: one sentence naming the first bad line and what to fix.
+    """
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"{source} lacks the column(s) {', '.join(missing)}; expected "
+            f"{', '.join(REQUIRED_COLUMNS)} (and optionally {', '.join(PROB_COLUMNS)})."
+        )
+    if len(df) == 0:
+        raise InputError(f"{source} has a header but no rows.")
+    has_p = [c for c in PROB_COLUMNS if c in df.columns]
+    if has_p and len(has_p) != len(PROB_COLUMNS):
+        raise InputError(
+            f"{source} has {', '.join(has_p)} but not all of {', '.join(PROB_COLUMNS)}; "
+            "give all three or none."
+        )
+    out = df[list(REQUIRED_COLUMNS)].astype(str).apply(lambda c: c.str.strip())
+    for col in ("model", "dataset", "question_id", "variant", "choice", "correct_choice"):
+        empty = np.flatnonzero((out[col] == "").to_numpy())
+        if empty.size:
+            raise InputError(f"{_where(source, int(empty[0]))}: the {col!r} value is empty.")
+    bad_variant = np.flatnonzero(~out["variant"].isin(VARIANTS).to_numpy())
+    if bad_variant.size:
+        i = int(bad_variant[0])
+        raise InputError(
+            f"{_where(source, i)}: unknown variant {out['variant'].iloc[i]!r}; "
+            f"use one of {', '.join(VARIANTS)}."
+        )
+    specs = {v: parse_variant(v) for v in VARIANTS}
+    expected_ordering = out["variant"].map(lambda v: specs[v].ordering)
+    wrong_ordering = np.flatnonzero((expected_ordering != out["ordering"]).to_numpy())
+    if wrong_ordering.size:
+        i = int(wrong_ordering[0])
+        want = expected_ordering.iloc[i] or "empty"
+        raise InputError(
+            f"{_where(source, i)}: variant {out['variant'].iloc[i]!r} needs ordering {want!r}, "
+            f"not {out['ordering'].iloc[i]!r}."
+        )
+    needs_wrong = out["variant"] != "bare"
+    no_wrong = np.flatnonzero((needs_wrong & (out["wrong_choice"] == "")).to_numpy())
+    if no_wrong.size:
+        i = int(no_wrong[0])
+        raise InputError(f"{_where(source, i)}: the 'wrong_choice' value is empty.")
+    same = np.flatnonzero((out["wrong_choice"] == out["correct_choice"]).to_numpy())
+    if same.size:
+        i = int(same[0])
+        raise InputError(
+            f"{_where(source, i)}: wrong_choice equals correct_choice "
+            f"({out['correct_choice'].iloc[i]!r}); a wrong assertion must assert a wrong answer."
+        )
+    keys = ["model", "dataset", "tier", "ordering", "question_id", "variant"]
+    dup = np.flatnonzero(out.duplicated(keys).to_numpy())
+    if dup.size:
+        i = int(dup[0])
+        raise InputError(
+            f"{_where(source, i)}: a second row for question {out['question_id'].iloc[i]!r}, "
+            f"variant {out['variant'].iloc[i]!r} (tier {out['tier'].iloc[i]!r}); "
+            "keep one row per probe."
+        )
+    out["correct"] = (out["choice"] == out["correct_choice"]).astype(np.int64)
+    for col, get in (
+        ("user_present", lambda sp: sp.user is not None),
+        ("user_correct", lambda sp: bool(sp.user)),
+        ("doc_present", lambda sp: sp.doc is not None),
+        ("doc_correct", lambda sp: bool(sp.doc)),
+    ):
+        out[col] = out["variant"].map({v: int(get(sp)) for v, sp in specs.items()})
+    # the answer a probe asserts where that is one answer (single or agreeing sources)
+    positive = out["variant"].map(
+        {v: (sp.user is not False) and (sp.doc is not False) for v, sp in specs.items()}
+    )
+    out["asserted"] = np.where(positive, out["correct_choice"], out["wrong_choice"])
+    if has_p:
+        for col in PROB_COLUMNS:
+            raw = df[col].astype(str).str.strip()
+            num = pd.to_numeric(raw.where(raw != "", None), errors="coerce")
+            bad = np.flatnonzero((raw != "").to_numpy() & num.isna().to_numpy())
+            if bad.size:
+                i = int(bad[0])
+                raise InputError(f"{_where(source, i)}: {col} {raw.iloc[i]!r} is not a number.")
+            out[col] = num.astype(np.float64)
+        p = out[list(PROB_COLUMNS)].to_numpy(dtype=np.float64)
+        partial = np.isnan(p).any(axis=1) & ~np.isnan(p).all(axis=1)
+        outside = ~np.isnan(p).any(axis=1) & (
+            (p < -1e-12).any(axis=1)
+            | (p > 1 + 1e-12).any(axis=1)
+            | (np.abs(p.sum(axis=1) - 1.0) > _SUM_TOL)
+        )
+        bad_rows = np.flatnonzero(partial | outside)
+        if bad_rows.size:
+            i = int(bad_rows[0])
+            raise InputError(
+                f"{_where(source, i)}: p_correct, p_wrong and p_other must be probabilities "
+                "that sum to 1 (or all three empty)."
+            )
+    else:
+        for col in PROB_COLUMNS:
+            out[col] = np.nan
+    return _join_bare(out, source)
+
+
+_BARE_COLS: tuple[str, ...] = ("choice", "correct", *PROB_COLUMNS)
+
+
+def _join_bare(out: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Add ``bare_*`` columns: each row's bare answer (same tier, else the tier-less one)."""
+    out = out.reset_index(drop=True)
+    bare = out[out["variant"] == "bare"]
+    keys = ["model", "dataset", "tier", "question_id"]
+    b = bare[[*keys, *_BARE_COLS]].rename(columns={c: f"bare_{c}" for c in _BARE_COLS})
+    exact = out[keys].merge(b, on=keys, how="left")
+    shared = b[b["tier"] == ""].drop(columns="tier")
+    fallback = out[["model", "dataset", "question_id"]].merge(
+        shared, on=["model", "dataset", "question_id"], how="left"
+    )
+    found = exact["bare_choice"].notna()
+    for c in _BARE_COLS:
+        out[f"bare_{c}"] = exact[f"bare_{c}"].where(found, fallback[f"bare_{c}"]).to_numpy()
+    lacking = np.flatnonzero(out["bare_choice"].isna().to_numpy())
+    if lacking.size:
+        i = int(lacking[0])
+        raise InputError(
+            f"{_where(source, i)}: question {out['question_id'].iloc[i]!r} "
+            f"({out['model'].iloc[i]} / {out['dataset'].iloc[i]}, tier "
+            f"{out['tier'].iloc[i]!r}) has no bare row; every probe needs its bare answer."
+        )
+    out["bare_correct"] = out["bare_correct"].astype(np.int64)
+    return out
+
+
+@dataclass(frozen=True)
+class SourceCell:
+    """The results for one model on one dataset (see :meth:`to_dict` for the JSON shape)."""
+
+    model: str
+    dataset: str
+    payload: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this (model, dataset)."""
+        return dict(self.payload)
+
+
+@dataclass(frozen=True)
+class SourcesStats:
+    """All cells of a probe table, plus run metadata."""
+
+    cells: tuple[SourceCell, ...]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"meta": ..., "models": {MODEL: {DATASET: cell}}}``."""
+        models: dict[str, dict[str, Any]] = {}
+        for c in self.cells:
+            models.setdefault(c.model, {})[c.dataset] = c.to_dict()
+        return {"meta": dict(self.meta), "models": models}
+
+
+def _clean(x: float | None) -> float | None:
+    """JSON has no NaN: undefined values become ``null``."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None
+    return float(x)
+
+
+Regression = tuple[str, str, SourceInfluence | None, SourceInfluence | None, str | None]
+
+
+def _regressions(g: pd.DataFrame) -> list[Regression]:
+    """Fit one regression per tier × ordering (with and without the bare rows)."""
+    probes = g[g["variant"] != "bare"]
+    tiers = sorted(set(probes["tier"])) or [""]
+    out: list[Regression] = []
+    for tier in tiers:
+        in_tier = probes[probes["tier"] == tier]
+        orderings = sorted(o for o in set(in_tier["ordering"]) if o) or [""]
+        # one bare row per question of the tier (its own or the shared one)
+        bare = in_tier.drop_duplicates("question_id").assign(
+            correct=lambda d: d["bare_correct"],
+            user_present=0,
+            user_correct=0,
+            doc_present=0,
+            doc_correct=0,
+        )
+        for ordering in orderings:
+            sel = in_tier[(in_tier["ordering"] == "") | (in_tier["ordering"] == ordering)]
+            rows = pd.concat([bare, sel], ignore_index=True)
+            cols = {
+                "correct": rows["correct"].to_numpy(),
+                "parametric": rows["bare_correct"].to_numpy(),
+                "user_present": rows["user_present"].to_numpy(),
+                "user_correct": rows["user_correct"].to_numpy(),
+                "doc_present": rows["doc_present"].to_numpy(),
+                "doc_correct": rows["doc_correct"].to_numpy(),
+            }
+            clusters = rows["question_id"].to_numpy()
+            try:
+                with_bare = source_influence(**cols, clusters=clusters)
+                without = source_influence(**cols, clusters=clusters, include_bare=False)
+                out.append((tier, ordering, with_bare, without, None))
+            except (ValueError, np.linalg.LinAlgError) as exc:
+                out.append((tier, ordering, None, None, str(exc)))
+    return out
+
+
+def _variant_table(g: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """The 13-variant table: n, accuracy, and what was chosen."""
+    table: dict[str, dict[str, Any]] = {}
+    for v in VARIANTS:
+        rows = g[g["variant"] == v]
+        if rows.empty:
+            continue
+        spec = parse_variant(v)
+        # "the asserted answer" is one answer only for single and agreeing sources
+        agree = v != "bare" and (spec.user is None or spec.doc is None or spec.user == spec.doc)
+        table[v] = {
+            "n": len(rows),
+            "accuracy": float(rows["correct"].mean()),
+            "chose_wrong": float((rows["choice"] == rows["wrong_choice"]).mean()),
+            "chose_asserted": (
+                float((rows["choice"] == rows["asserted"]).mean()) if agree else None
+            ),
+            "unknown": float((rows["choice"].str.lower() == "unknown").mean()),
+        }
+    return table
+
+
+def _per_question(values: np.ndarray, q: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros((n, 2))
+    np.add.at(out[:, 0], q, values)
+    np.add.at(out[:, 1], q, 1.0)
+    return out
+
+
+def _distribution(
+    g: pd.DataFrame, qindex: dict[str, int], rng: np.random.Generator, n_boot: int
+) -> dict[str, Any]:
+    """KL and ΔNLL vs bare per variant, by scenario, and the interaction terms."""
+    probes = g[g["variant"] != "bare"]
+    p = probes[list(PROB_COLUMNS)].to_numpy(dtype=np.float64)
+    base = probes[[f"bare_{c}" for c in PROB_COLUMNS]].to_numpy(dtype=np.float64)
+    ok = ~np.isnan(p).any(axis=1) & ~np.isnan(base).any(axis=1)
+    if not ok.any():
+        return {"available": False}
+    probes = probes[ok].assign(kl=kl_bits(p[ok], base[ok]), dnll=delta_nll_bits(p[ok], base[ok]))
+    kl_mean: dict[str, float | None] = {}
+    dnll_mean: dict[str, float | None] = {}
+    kl_ci: dict[str, list[float | None]] = {}
+    for v in VARIANTS[1:]:
+        rows = probes[probes["variant"] == v]
+        if rows.empty:
+            continue
+        kl_mean[v] = _clean(float(rows["kl"].mean()))
+        dnll_mean[v] = _clean(float(rows["dnll"].mean()))
+        q = rows["question_id"].map(qindex).to_numpy(dtype=np.int64)
+        _, lo, hi = mean_ci(
+            _per_question(rows["kl"].to_numpy(), q, len(qindex)), n_boot=n_boot, seed=rng
+        )
+        kl_ci[v] = [_clean(lo), _clean(hi)]
+    scenarios: dict[str, Any] = {}
+    for name, vs in SCENARIOS.items():
+        rows = probes[probes["variant"].isin(vs)]
+        if rows.empty:
+            continue
+        slope = r = None
+        if len(rows) > 2 and rows["kl"].std() > 0 and rows["dnll"].std() > 0:
+            slope = float(np.polyfit(rows["kl"], rows["dnll"], 1)[0])
+            r = float(np.corrcoef(rows["kl"], rows["dnll"])[0, 1])
+        scenarios[name] = {
+            "n": len(rows),
+            "kl": _clean(float(rows["kl"].mean())),
+            "delta_nll": _clean(float(rows["dnll"].mean())),
+            "slope": _clean(slope),
+            "r": _clean(r),
+        }
+    inter: dict[str, float | None] = {}
+    for name, (doubles, s1, s2) in INTERACTIONS.items():
+        got = [kl_mean.get(v) for v in (*doubles, s1, s2)]
+        if any(x is None for x in got):
+            continue
+        vals = [float(x) for x in got if x is not None]
+        inter[name] = _clean(float(interaction(np.mean(vals[:-2]), vals[-2], vals[-1])))
+    return {
+        "available": True,
+        "n": int(ok.sum()),
+        "n_missing": int((~ok).sum()),
+        "kl": kl_mean,
+        "kl_ci": kl_ci,
+        "delta_nll": dnll_mean,
+        "scenarios": scenarios,
+        "interaction": inter,
+    }
+
+
+def _influence_dict(avg: InfluenceAverage | None) -> dict[str, Any]:
+    return {
+        "odds_ratios": {
+            "parametric": _clean(avg.or_parametric) if avg else None,
+            "user": _clean(avg.or_user) if avg else None,
+            "doc": _clean(avg.or_doc) if avg else None,
+        },
+        "self_pct": _clean(avg.self_pct) if avg else None,
+        "user_pct": _clean(avg.user_pct) if avg else None,
+        "doc_pct": _clean(avg.doc_pct) if avg else None,
+        "u_over_d": _clean(avg.u_over_d) if avg else None,
+    }
+
+
+def _cell(g: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, Any]:
+    qids = sorted(set(g["question_id"]))
+    qindex = {q: i for i, q in enumerate(qids)}
+
+    regs = _regressions(g)
+    fitted = [(o, w, nb) for _, o, w, nb, _ in regs if w is not None and nb is not None]
+    avg = average_influence([w for _, w, _ in fitted]) if fitted else None
+    avg_nb = average_influence([nb for _, _, nb in fitted]) if fitted else None
+
+    counts: dict[str, np.ndarray] = {}
+    for source, letter in (("user", "u"), ("doc", "d")):
+        rows = g[g["variant"].isin([f"{letter}+", f"{letter}-"])]
+        counts[source] = choice_counts(
+            rows["question_id"].map(qindex).to_numpy(dtype=np.int64),
+            rows["bare_choice"].to_numpy(),
+            rows["choice"].to_numpy(),
+            rows["correct_choice"].to_numpy(),
+            rows["asserted"].to_numpy(),
+            n_questions=len(qids),
+        )
+    by = discrimination(counts, n_boot=n_boot, seed=rng).by_source
+
+    def per_source(key: str) -> dict[str, float | None]:
+        return {s: _clean(by[s].rates[key]) for s in by}
+
+    order_effect: dict[str, Any] = {}
+    for ordering in sorted({o for o, _, _ in fitted}):
+        a = average_influence([w for o, w, _ in fitted if o == ordering])
+        order_effect[ordering or "none"] = {
+            **_influence_dict(a),
+            "n_regressions": a.n_regressions,
+        }
+    dist = _distribution(g, qindex, rng, n_boot)
+    bare = g[g["variant"] == "bare"]
+    return {
+        "n_questions": len(qids),
+        "bare_accuracy": float(bare["correct"].mean()),
+        "par_plus": per_source("par_plus"),
+        "sdr_plus": per_source("sdr_plus"),
+        "par_minus": per_source("par_minus"),
+        "sdr_minus": per_source("sdr_minus"),
+        "neither_model_correct": per_source("neither_model_correct"),
+        "neither_model_wrong": per_source("neither_model_wrong"),
+        "rate_ci": {
+            s: {k: [_clean(lo), _clean(hi)] for k, (lo, hi) in by[s].ci.items()} for s in by
+        },
+        "rate_n": {
+            s: {"model_correct": by[s].n_model_correct, "model_wrong": by[s].n_model_wrong}
+            for s in by
+        },
+        "behaviour": {
+            s: {
+                "type": by[s].behaviour,
+                "share": {t: _clean(by[s].type_share[t]) for t in BEHAVIOUR_TYPES},
+                "valid_fraction": by[s].valid_fraction,
+            }
+            for s in by
+        },
+        **_influence_dict(avg),
+        # the documented variant: the same regressions without the bare rows
+        "without_bare": _influence_dict(avg_nb) if avg_nb else None,
+        "separation": bool(avg.any_separation) if avg else None,
+        "regressions": [
+            {"tier": t, "ordering": o, **(w.to_dict() if w else {}), "error": err}
+            for t, o, w, _, err in regs
+        ],
+        "order_effect": order_effect,
+        "kl": dist.get("kl", {}),
+        "delta_nll": dist.get("delta_nll", {}),
+        "distribution": dist,
+        "variants": _variant_table(g),
+    }
+
+
+def analyze_sources_table(
+    df: pd.DataFrame,
+    *,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int | None = None,
+    source: str = "the table",
+) -> SourcesStats:
+    """Validate a probe table and compute every (model, dataset) cell.
+
+    Args:
+        df: The table (text columns as read by :func:`read_sources_csv`).
+        bootstrap: Bootstrap replicates for the intervals and type shares.
+        seed: Seed (the same seed gives the same intervals and shares).
+        source: How errors name the table (usually its path).
+
+    Raises:
+        InputError: the table is invalid (one sentence naming the line).
+    """
+    if bootstrap < 1:
+        raise InputError("--bootstrap must be at least 1.")
+    clean = validate(df, source=source)
+    rng = as_generator(seed)
+    cells = []
+    for (m, d), g in clean.groupby(["model", "dataset"], sort=True):
+        cells.append(SourceCell(str(m), str(d), _cell(g, rng, bootstrap)))
+    meta = {
+        "version": 1,
+        "bootstrap": bootstrap,
+        "seed": seed,
+        "rows": len(clean),
+        "threshold": 0.5,
+        "kl_eps": 1e-9,
+        "note": (
+            "odds ratios, Self%, U%, D% and U%/D% are arithmetic means over the tier x "
+            "ordering regressions; 'without_bare' refits them without the bare rows"
+        ),
+    }
+    return SourcesStats(cells=tuple(cells), meta=meta)
