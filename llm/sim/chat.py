@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from llm.sim import conflicts as _conflicts  # noqa: F401  (registers the conflict tasks)
 from llm.sim.classify import Classifier, split_user_message
 from llm.sim.extras import (
     SimExtras,

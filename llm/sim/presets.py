@@ -220,3 +220,17 @@ def get_preset(name: str) -> SimPreset:
     except KeyError:
         known = ", ".join(sorted(PRESETS))
         raise ConfigError(f"Unknown simulator preset {name!r}; known presets: {known}.") from None
+
+
+# Memory-conflict response models and judges: their answers to bank requests and judge
+# prompts live in llm/sim/conflicts.py; as drift models they behave like ``default``.
+for _name, _desc in (
+    ("mc-balanced", "memory conflicts: perceives and calibrates well, asks targeted questions"),
+    ("mc-hesitant", "memory conflicts: perceives, explains less, hedges"),
+    ("mc-committal", "memory conflicts: often commits to one side"),
+    ("mc-quiet", "memory conflicts: rarely asks a clarifying question"),
+    ("mc-literal", "memory conflicts: weakest diagnosis, rarely clarifies"),
+    ("judge-lenient", "memory-conflict judge: lenient on D2/D4, mixture rater noise"),
+    ("judge-strict", "memory-conflict judge: strict on D2/D4, mixture rater noise"),
+):
+    PRESETS[_name] = PRESETS["default"].model_copy(update={"name": _name, "description": _desc})

@@ -1,0 +1,433 @@
+"""Bank instances × distractor doses × samples → generation requests (resumable).
+
+A conflicts run is a :class:`~storage.models.GenerationRun` like any other: one model,
+one prompt version (``conflict-response-v1``), one sampling, and a plan of
+``(question, condition, sample)`` keys where the question is the bank's request and the
+condition the distractor dose (``N0`` … ``N6``). Keys already answered are skipped, so
+rerunning the same command sends nothing new; requests go through
+:func:`llm.batch.run_chat_batch` with the session, so they are cached.
+
+Rendering is the ``memory_bank`` context family (:mod:`study.catalog.memory_bank`): the
+shuffle seed is derived from (run seed, instance, condition) and stored with every
+response together with the rendered prompt's hash, so a rerun provably renders the same
+prompts.
+
+Tracks: ``oracle`` shows the curated core memories; ``pipeline`` shows what a
+:class:`MemoryExtractor` kept of them, labelled FULL / PARTIAL / None (see
+:mod:`study.conflicts.tracks`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session
+
+from llm.seeds import stable_int
+from llm.sim.tasks import task_marker
+from llm.specs import parse_spec
+from llm.types import ChatBackend, ChatRequest, ChatResult, SamplingParams
+from storage.errors import InputError
+from storage.hashing import content_hash
+from storage.models import GenerationRun, Response
+from storage.repo.runs import (
+    ResponseKey,
+    existing_response_keys,
+    get_or_create_model_spec,
+    get_or_create_run,
+    get_run,
+    set_run_status,
+    upsert_responses,
+)
+from study.catalog.contexts import RenderedContext
+from study.catalog.memory_bank import MemoryBankContext, bank_condition
+from study.conflicts.items import ConflictInstance, stored_instances
+from study.conflicts.tracks import extract_bank, get_extractor
+
+PROMPT_VERSION = "conflict-response-v1"
+RESPONSE_TASK = "conflict-response"
+#: The personal-assistant instruction (ours). The first line routes simulated requests.
+INSTRUCTION = (
+    "You are a personal assistant with long-term memory of this user. The stored memories "
+    "below were collected over many earlier conversations. Use them to answer the user's "
+    "request helpfully and honestly."
+)
+CONDITION_CLASS = "bank"
+TRACKS: tuple[str, ...] = ("oracle", "pipeline")
+_SEED_MODULUS = 2**31 - 1
+
+ProgressCallback = Callable[[int, int], None]
+
+
+def system_text() -> str:
+    """The system message of every response request."""
+    return f"{task_marker(RESPONSE_TASK)}\n{INSTRUCTION}"
+
+
+@dataclass(frozen=True)
+class BankPlanItem:
+    """One request of a conflicts run."""
+
+    question_id: int
+    instance: ConflictInstance
+    n_distractors: int
+    sample: int
+    seed: int
+    rendered: RenderedContext
+    observability: str = "FULL"
+    shown_core: tuple[str, ...] = ()
+
+    @property
+    def condition(self) -> str:
+        """The dose's condition key."""
+        return bank_condition(self.n_distractors)
+
+    @property
+    def key(self) -> ResponseKey:
+        """The response key this item fills."""
+        return ResponseKey(self.question_id, self.condition, self.sample)
+
+
+def shuffle_seed(run_seed: int, instance_id: str, condition: str) -> int:
+    """The recorded seed of a bank's shuffle (shared by the samples of one condition)."""
+    return stable_int("conflict-bank", run_seed, instance_id, condition) % _SEED_MODULUS
+
+
+def request_seed(run_seed: int, instance_id: str, condition: str, sample: int) -> int:
+    """The sampling seed of one request."""
+    return stable_int("conflict-request", run_seed, instance_id, condition, sample) % _SEED_MODULUS
+
+
+def build_plan(
+    instances: Sequence[tuple[int, ConflictInstance]],
+    *,
+    doses: Sequence[int],
+    samples: int,
+    run_seed: int,
+    track: str = "oracle",
+    extractor: str = "sim-lossy",
+) -> list[BankPlanItem]:
+    """Every (instance, dose, sample) of a run, rendered."""
+    plan: list[BankPlanItem] = []
+    ext = get_extractor(extractor) if track == "pipeline" else None
+    for qid, inst in instances:
+        core, label = inst.core_memories, "FULL"
+        if ext is not None:
+            extracted = extract_bank(ext, inst, seed=run_seed)
+            core, label = tuple(extracted.memories), extracted.observability
+        for n in doses:
+            cond = bank_condition(n)
+            ctx = MemoryBankContext(
+                cond,
+                core=core,
+                background=inst.background_memories,
+                distractors=inst.distractors[:n],
+            )
+            rendered = ctx.render(
+                system=system_text(),
+                user_text=inst.query,
+                seed=shuffle_seed(run_seed, inst.instance_id, cond),
+            )
+            for s in range(samples):
+                plan.append(
+                    BankPlanItem(
+                        question_id=qid,
+                        instance=inst,
+                        n_distractors=n,
+                        sample=s,
+                        seed=request_seed(run_seed, inst.instance_id, cond, s),
+                        rendered=rendered,
+                        observability=label,
+                        shown_core=tuple(core),
+                    )
+                )
+    return plan
+
+
+def prompt_hash(rendered: RenderedContext) -> str:
+    """Hash of the rendered messages (what a rerun must reproduce)."""
+    return content_hash([[m.role, m.content] for m in rendered.messages])
+
+
+def request_record(
+    item: BankPlanItem, request: ChatRequest, *, model: str, track: str
+) -> dict[str, Any]:
+    """What is stored as ``Response.request``: messages, parameters and the bank context."""
+    order = [
+        {**o, "text": _shown_text(item, o["provenance"], o["index"])}
+        for o in item.rendered.provenance["order"]
+    ]
+    return {
+        "model": model,
+        "prompt_version": PROMPT_VERSION,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "sampling": request.sampling.model_dump(),
+        "sample_index": request.sample_index,
+        "context": {
+            "family": item.rendered.family,
+            "condition": item.rendered.condition,
+            "shuffle_seed": item.rendered.seed,
+            "prompt_hash": prompt_hash(item.rendered),
+            "instance_id": item.instance.instance_id,
+            "n_distractors": item.n_distractors,
+            "track": track,
+            "observability": item.observability,
+            "order": order,
+        },
+    }
+
+
+def _shown_text(item: BankPlanItem, provenance: str, index: int) -> str:
+    if provenance == "core":
+        return item.shown_core[index]
+    if provenance == "background":
+        return item.instance.background_memories[index]
+    return item.instance.distractors[index]
+
+
+@dataclass(frozen=True)
+class ConflictGenerationOptions:
+    """What ``driftlens conflicts generate`` was asked for."""
+
+    model: str
+    run: str
+    doses: tuple[int, ...] = (6,)
+    samples: int = 1
+    track: str = "oracle"
+    extractor: str = "sim-lossy"
+    concurrency: int = 16
+    seed: int | None = None
+    max_tokens: int = 600
+
+
+@dataclass(frozen=True)
+class ConflictGenerationSummary:
+    """What a ``conflicts generate`` call did."""
+
+    run: str
+    model: str
+    planned: int
+    already_done: int
+    requested: int
+    failed: int
+    status: str
+    observability: dict[str, int] = field(default_factory=dict)
+
+
+def parse_doses(text: str) -> tuple[int, ...]:
+    """``"6"``, ``"0,6"`` or ``"0..6"`` → the distractor doses.
+
+    Raises:
+        InputError: not a dose list, or a dose outside 0–6.
+    """
+    t = text.strip()
+    try:
+        if ".." in t:
+            lo, hi = (int(x) for x in t.split("..", 1))
+            doses = tuple(range(lo, hi + 1))
+        else:
+            doses = tuple(int(x) for x in t.split(",") if x.strip())
+    except ValueError:
+        raise InputError(
+            f"--distractors {text!r}: use a number, a list (0,6) or a range (0..6)."
+        ) from None
+    if not doses or any(not 0 <= d <= 6 for d in doses):
+        raise InputError(f"--distractors {text!r}: doses must lie in 0-6.")
+    return tuple(sorted(set(doses)))
+
+
+def _backend(spec: str, instances: Sequence[tuple[int, ConflictInstance]]) -> ChatBackend | str:
+    """The backend; a simulated one first learns which memory is on which side."""
+    if parse_spec(spec).provider == "sim":
+        from study.conflicts.simulation import register_instances
+
+        register_instances(inst for _, inst in instances)
+    return spec
+
+
+class _Writer:
+    """Upserts responses as they arrive and commits every few rows or seconds."""
+
+    def __init__(self, session: Session, *, every: int = 16, interval_s: float = 2.0) -> None:
+        self.session = session
+        self.every = every
+        self.interval_s = interval_s
+        self.pending: list[Response] = []
+        self.last = time.monotonic()
+
+    def add(self, row: Response) -> None:
+        self.pending.append(row)
+        if len(self.pending) >= self.every or time.monotonic() - self.last >= self.interval_s:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            upsert_responses(self.pending, session=self.session)
+            self.pending = []
+        self.session.commit()
+        self.last = time.monotonic()
+
+
+def generate_conflicts(
+    options: ConflictGenerationOptions,
+    *,
+    session: Session,
+    backend: ChatBackend | None = None,
+    progress: ProgressCallback | None = None,
+) -> ConflictGenerationSummary:
+    """Generate (or resume) a conflicts run; every response is stored as it arrives.
+
+    Raises:
+        InputError: no banks imported, bad doses, samples or track.
+        ConfigError: the run exists with a different model, sampling or prompt.
+    """
+    if options.track not in TRACKS:
+        raise InputError(f"Unknown track {options.track!r}: use oracle or pipeline.")
+    if options.samples < 1:
+        raise InputError("--samples must be at least 1.")
+    instances = stored_instances(session=session)
+    if not instances:
+        raise InputError(
+            "No memory banks in this workspace; import some with "
+            "`driftlens conflicts import FILE` (or --sample)."
+        )
+    info = parse_spec(options.model)
+    existing = get_run(options.run, session=session)
+    if existing is not None and existing.sampling:
+        sampling = SamplingParams.model_validate(existing.sampling)
+    else:
+        seed = options.seed if options.seed is not None else stable_int("run", options.run)
+        sampling = SamplingParams(seed=seed % _SEED_MODULUS, max_tokens=options.max_tokens)
+    assert sampling.seed is not None
+    run_seed = sampling.seed
+    model_row = get_or_create_model_spec(
+        info.spec,
+        provider=info.provider,
+        model=info.model,
+        service=info.service,
+        simulated=info.simulated,
+        session=session,
+    )
+    assert model_row.id is not None
+    config: dict[str, Any] = {
+        "version": 1,
+        "instrument": "conflicts",
+        "track": options.track,
+        "doses": list(options.doses),
+        "samples": options.samples,
+        "run_seed": run_seed,
+    }
+    if options.track == "pipeline":
+        config["memory_system"] = options.extractor
+    run = get_or_create_run(
+        options.run,
+        model_spec_id=model_row.id,
+        prompt_version=PROMPT_VERSION,
+        sampling=sampling.model_dump(),
+        config=config,
+        simulated=info.simulated,
+        session=session,
+    )
+    assert run.id is not None
+    run_id = run.id
+    set_run_status(run_id, "running", session=session)
+    session.commit()
+
+    plan = build_plan(
+        instances,
+        doses=options.doses,
+        samples=options.samples,
+        run_seed=run_seed,
+        track=options.track,
+        extractor=options.extractor,
+    )
+    done = existing_response_keys(run_id, session=session)
+    todo = [item for item in plan if item.key not in done]
+    obs: dict[str, int] = {}
+    for item in plan:
+        if item.sample == 0 and item.n_distractors == options.doses[0]:
+            obs[item.observability] = obs.get(item.observability, 0) + 1
+    requests = [
+        ChatRequest(
+            messages=item.rendered.messages,
+            sampling=sampling.model_copy(update={"seed": item.seed}),
+            sample_index=item.sample,
+            tag=item.key,
+        )
+        for item in todo
+    ]
+    failed = [0]
+    writer = _Writer(session)
+
+    def on_result(i: int, request: ChatRequest, result: ChatResult) -> None:
+        item = todo[i]
+        record = request_record(item, request, model=info.spec, track=options.track)
+        record["served_model"] = result.model
+        bad = result.error is not None or result.text is None
+        failed[0] += int(bad)
+        status = "error" if bad else ("ok" if (result.text or "").strip() else "empty")
+        writer.add(
+            Response(
+                run_id=run_id,
+                question_id=item.question_id,
+                perturbation_id=None,
+                condition=item.condition,
+                condition_class=CONDITION_CLASS,
+                sample=item.sample,
+                request=record,
+                seed=result.seed if result.seed is not None else request.sampling.seed,
+                text=result.text,
+                steps=[],
+                answer=result.text,
+                parse_status=status,
+                finish_reason=result.finish_reason,
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+                latency_ms=result.latency_ms,
+                error=result.error,
+                attempts=result.attempts,
+                cache_key=result.cache_key or None,
+            )
+        )
+
+    def on_progress(n: int, _total: int) -> None:
+        if progress is not None:
+            progress(len(plan) - len(todo) + n, len(plan))
+
+    status = "running"
+    try:
+        if requests:
+            from llm.batch import run_chat_batch
+
+            run_chat_batch(
+                backend or _backend(options.model, instances),
+                requests,
+                session=session,
+                concurrency=options.concurrency,
+                progress=on_progress,
+                on_result=on_result,
+            )
+        status = "done" if failed[0] == 0 else "incomplete"
+    except BaseException:
+        status = "interrupted"
+        raise
+    finally:
+        writer.flush()
+        stored = session.get(GenerationRun, run_id)
+        if stored is not None:
+            stored.status = status
+            session.add(stored)
+        session.commit()
+    return ConflictGenerationSummary(
+        run=options.run,
+        model=info.spec,
+        planned=len(plan),
+        already_done=len(plan) - len(todo),
+        requested=len(todo),
+        failed=failed[0],
+        status=status,
+        observability=dict(sorted(obs.items())),
+    )

@@ -1,0 +1,104 @@
+"""Generation through the shared request path, and the judge contract on simulated replies."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from sqlmodel import Session
+
+from llm.sim.backend import SimBackend
+from llm.sim.presets import PRESETS
+from llm.types import ChatRequest, ResultCallback
+from storage.repo.judges import judge_scores_for
+from storage.repo.runs import list_responses, require_run
+from study.conflicts.items import import_bank_file, stored_instances
+from study.conflicts.plan import ConflictGenerationOptions, build_plan, generate_conflicts
+from study.conflicts.score import judge_conflict_run
+
+
+class CountingBackend(SimBackend):
+    """The in-process simulator, counting what is actually sent."""
+
+    sent = 0
+
+    async def achat(
+        self,
+        requests: Sequence[ChatRequest],
+        *,
+        concurrency: int,
+        on_result: ResultCallback | None = None,
+    ):  # type: ignore[no-untyped-def]
+        CountingBackend.sent += len(requests)
+        return await super().achat(requests, concurrency=concurrency, on_result=on_result)
+
+
+def test_rerun_sends_nothing_and_renders_identical_prompts(session: Session) -> None:
+    import_bank_file(None, session=session)
+    from study.conflicts.simulation import register_instances
+
+    register_instances(inst for _, inst in stored_instances(session=session))
+    opts = ConflictGenerationOptions(model="sim/mc-balanced", run="c1", doses=(0, 6), samples=1)
+    backend = CountingBackend("mc-balanced")
+    CountingBackend.sent = 0
+    first = generate_conflicts(opts, session=session, backend=backend)
+    assert first.requested == 84 and first.failed == 0 and CountingBackend.sent == 84
+    again = generate_conflicts(opts, session=session, backend=backend)
+    assert again.requested == 0 and CountingBackend.sent == 84
+    run = require_run("c1", session=session)
+    assert run.id is not None
+    stored = {
+        (r.question_id, r.condition): r.request["context"]["prompt_hash"]
+        for r in list_responses(run.id, session=session)
+    }
+    seed = int(run.config["run_seed"])
+    plan = build_plan(stored_instances(session=session), doses=(0, 6), samples=1, run_seed=seed)
+    from study.conflicts.plan import prompt_hash
+
+    assert {(p.question_id, p.condition): prompt_hash(p.rendered) for p in plan} == stored
+    texts = [r.text or "" for r in list_responses(run.id, session=session)]
+    assert all(t.strip() for t in texts)
+
+
+def test_thousand_judge_replies_with_ten_percent_malformed(session: Session) -> None:
+    import_bank_file(None, session=session)
+    opts = ConflictGenerationOptions(
+        model="sim/mc-committal", run="c2", doses=(0, 2, 4, 6), samples=6, track="pipeline"
+    )
+    summary = generate_conflicts(opts, session=session)
+    assert summary.planned == 42 * 4 * 6 == 1008
+    assert set(summary.observability) <= {"FULL", "PARTIAL", "None"}
+    assert summary.observability.get("None", 0) > 0
+    judge = SimBackend(PRESETS["judge-strict"].model_copy(update={"malformed_rate": 0.1}))
+    res = judge_conflict_run("c2", "sim/judge-strict", session=session, backend=judge)
+    assert res.requested == 1008 and res.failed == 0
+    assert res.ok + res.repaired + res.errors == 1008
+    assert 60 <= res.repaired + res.errors <= 150  # ~10 % broke the format first time
+    assert res.errors > 0 and res.repaired > res.errors
+    run = require_run("c2", session=session)
+    assert run.id is not None
+    responses = list_responses(run.id, session=session)
+    by_id = {r.id: r for r in responses}
+    scores = judge_scores_for(list(by_id), judge_model="sim/judge-strict", session=session)
+    status_by_response = {s.response_id: s.parse_status for s in scores}
+    assert Counter(status_by_response.values()) == Counter(
+        {"ok": res.ok, "repaired": res.repaired, "error": res.errors}
+    )
+    high = {r.id for r in responses if r.request["context"]["instance_id"] in _high_risk(session)}
+    d6 = {s.response_id for s in scores if s.kind == "conflict_d6"}
+    assert d6 == high  # D6 present iff high-risk
+    for s in scores:
+        if s.value is not None and s.kind != "conflict_d6":
+            assert 0 <= s.value <= 4 and s.value == int(s.value)
+        if s.parse_status == "error":
+            assert s.value is None
+    for s in scores:
+        obs = by_id[s.response_id].request["context"]["observability"]
+        if s.kind in ("conflict_d1", "conflict_d2") and obs == "None":
+            assert s.value is None
+        if s.kind == "conflict_d1" and obs != "None" and s.parse_status != "error":
+            assert s.value is not None
+
+
+def _high_risk(session: Session) -> set[str]:
+    return {i.instance_id for _, i in stored_instances(session=session) if i.high_risk}
