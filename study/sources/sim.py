@@ -1,0 +1,57 @@
+"""The source-reliance simulator wired to our prompts: which item, which assertions.
+
+:func:`probe_parser` reads a rendered probe back (the inverse of
+:class:`~study.catalog.assertions.AssertionContext`): the question block names the item,
+and each assertion line before it gives a source and an option
+(:func:`~study.catalog.assertions.parse_assertion`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from llm.sim.source_backend import ProbeParser, SourceSimBackend
+from llm.sim.sources import Probe
+from llm.types import ChatBackend, ChatMessage
+from study.catalog.assertions import parse_assertion
+from study.sources.items import MCQItem
+
+SIM_PREFIX = "sim/src-"
+
+
+def probe_parser(items: Sequence[MCQItem]) -> ProbeParser:
+    """A parser of rendered probes for these items (unknown questions give ``None``)."""
+    by_question = {it.question: it for it in items}
+
+    def parse(messages: Sequence[ChatMessage]) -> Probe | None:
+        user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        lines = user.split("\n")
+        at = next((i for i, ln in enumerate(lines) if ln.startswith("Question: ")), None)
+        if at is None:
+            return None
+        item = by_question.get(lines[at].removeprefix("Question: "))
+        if item is None:
+            return None
+        said = []
+        for ln in lines[:at]:
+            if not ln.strip():
+                continue
+            got = parse_assertion(ln, item.choices)
+            if got is None:
+                return None
+            said.append(got)
+        return Probe(
+            key=item.id,
+            n_choices=len(item.choices),
+            gold=item.answer_index,
+            assertions=tuple(said),
+        )
+
+    return parse
+
+
+def backend_for(spec: str, items: Sequence[MCQItem]) -> ChatBackend | str:
+    """The simulator for ``sim/src-*`` specs (it needs the items); other specs unchanged."""
+    if spec.startswith(SIM_PREFIX):
+        return SourceSimBackend(spec.removeprefix("sim/"), parse_probe=probe_parser(items))
+    return spec
