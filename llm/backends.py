@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from llm.limits import current_limits
 from llm.openai_backend import OpenAIBackend
 from llm.retry import RetryPolicy
 from llm.specs import parse_spec, resolve_endpoint
@@ -12,7 +13,7 @@ def get_backend(
     spec: str,
     *,
     env: dict[str, str] | None = None,
-    timeout_s: float = 120.0,
+    timeout_s: float | None = None,
     retry: RetryPolicy | None = None,
 ) -> ChatBackend:
     """Build the backend named by a ``provider/model`` spec.
@@ -21,8 +22,9 @@ def get_backend(
         spec: ``openai/<model>``, ``openai-api/<service>/<model>``, ``vllm/<model>`` or
             ``sim/<preset>``.
         env: Environment to read URLs and keys from (default ``os.environ``).
-        timeout_s: Per-request timeout of HTTP backends.
-        retry: Retry policy of HTTP backends.
+        timeout_s: Per-request timeout of HTTP backends (default: the limits in force,
+            see :mod:`llm.limits`: ``--timeout``, ``DRIFTLENS_REQUEST_TIMEOUT_S``, 120 s).
+        retry: Retry policy of HTTP backends (default: the limits' ``max_attempts``).
 
     Raises:
         ConfigError: For malformed specs, missing variables, unknown presets, or vLLM
@@ -38,6 +40,11 @@ def get_backend(
 
         return VLLMBackend(info.spec, info.model)
     endpoint = resolve_endpoint(info, env)
+    limit_timeout, limit_attempts = current_limits(env)
+    if timeout_s is None:
+        timeout_s = limit_timeout
+    if retry is None:
+        retry = RetryPolicy(max_attempts=limit_attempts)
     assert endpoint.api_key is not None
     is_openai = info.provider == "openai"
     return OpenAIBackend(

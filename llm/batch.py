@@ -16,6 +16,7 @@ from typing import Any
 
 from llm.backends import get_backend
 from llm.retry import FATAL_KINDS
+from llm.sanitize import sanitize_result
 from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatRequest, ChatResult, ResultCallback
 from storage.errors import ServiceError
@@ -120,7 +121,7 @@ async def arun_chat_batch(
     def collect(j: int, _req: ChatRequest, res: ChatResult) -> None:
         nonlocal done
         key = miss_keys[j]
-        res = replace(res, cache_key=key)
+        res = sanitize_result(replace(res, cache_key=key))
         if cache is not None and res.error is None and res.text is not None:
             cache.add(key, request_payload(scope, miss_requests[j]), res)
         for i in groups[key]:

@@ -76,6 +76,7 @@ def result_to_json(result: ChatResult) -> dict[str, Any]:
         "simulated": result.simulated,
         "seed": result.seed,
         "attempts": result.attempts,
+        **({"output_flags": list(result.output_flags)} if result.output_flags else {}),
         **({"logprobs": logprobs_to_json(result.logprobs)} if result.logprobs is not None else {}),
     }
 
@@ -96,6 +97,7 @@ def result_from_json(data: dict[str, Any], key: str) -> ChatResult:
         simulated=bool(data.get("simulated", False)),
         seed=data.get("seed"),
         logprobs=logprobs_from_json(data.get("logprobs")),
+        output_flags=tuple(str(f) for f in data.get("output_flags") or ()),
     )
 
 

@@ -12,7 +12,7 @@ import random
 import socket
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -291,6 +291,13 @@ class OpenAIBackend:
             if not failure.retryable or attempt >= self.retry.max_attempts or too_long:
                 if failure.kind in FATAL_KINDS and state.fatal is None:
                     state.fatal = failure
+                if too_long:
+                    failure = replace(
+                        failure,
+                        message=f"{failure.message.rstrip('.')} (Retry-After asked for "
+                        f"{failure.retry_after:g} s, longer than the "
+                        f"{self.retry.max_retry_after_s:g} s a batch waits).",
+                    )
                 return self._error(failure, attempt, seed)
             self.stats.retries += 1
             await asyncio.sleep(backoff_delay(attempt, self.retry, self._rng, failure.retry_after))
@@ -312,6 +319,7 @@ class OpenAIBackend:
             simulated=False,
             error_kind=failure.kind,
             seed=seed,
+            retry_after_s=failure.retry_after,
         )
 
     def _redact(self, text: str) -> str:

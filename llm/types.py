@@ -127,6 +127,11 @@ class ChatResult:
     seed: int | None = None
     # Token logprobs of the completion when the request asked for them (issue 10).
     logprobs: tuple[TokenLogprob, ...] | None = None
+    # What was done to the model's output before anyone saw it, e.g. ``nul_replaced``
+    # (NUL characters, which PostgreSQL cannot store, became U+FFFD); and the wait in
+    # seconds that a ``Retry-After`` header asked for on the last failed attempt.
+    output_flags: tuple[str, ...] = ()
+    retry_after_s: float | None = None
 
 
 ResultCallback = Callable[[int, ChatRequest, ChatResult], None]

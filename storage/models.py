@@ -213,6 +213,8 @@ class Response(SQLModel, table=True):
     error: str | None = Field(default=None, sa_type=Text)
     attempts: int = 0
     cache_key: str | None = Field(default=None, index=True)
+    # Token logprobs (llm.logprobs.logprobs_to_json) when the request asked for them.
+    logprobs: list[dict[str, Any]] | None = Field(default=None, sa_type=NullableJSONType)
     created_at: datetime = _created()
     updated_at: datetime = _updated()
 
@@ -496,6 +498,24 @@ class LLMCacheEntry(SQLModel, table=True):
     hits: int = 0
 
 
+class WorkLease(SQLModel, table=True):
+    """Who is doing a piece of work now (e.g. generating a run), so a second process refuses.
+
+    ``key`` names the work (``generation_run:<id>``). A lease is held while its holder
+    lives: on the same host the holder's pid must exist, elsewhere its ``heartbeat_at``
+    must be recent; a dead holder's lease is taken over (see ``storage.repo.leases``).
+    """
+
+    __tablename__ = "work_lease"
+
+    key: str = Field(primary_key=True)
+    host: str
+    pid: int
+    token: str
+    acquired_at: datetime = _created()
+    heartbeat_at: datetime = _created()
+
+
 class WorkspaceMeta(SQLModel, table=True):
     """Free key/value metadata about the workspace (never secrets)."""
 
@@ -555,5 +575,6 @@ __all__ = [
     "StepLabel",
     "Study",
     "StudyTask",
+    "WorkLease",
     "WorkspaceMeta",
 ]

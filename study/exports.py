@@ -29,6 +29,7 @@ RESPONSE_FIELDS: tuple[str, ...] = (
     "parse_status",
     "finish_reason",
     "error",
+    "logprobs",
 )
 
 
@@ -65,6 +66,8 @@ def iter_response_records(run_name: str, *, session: Session) -> Iterator[dict[s
             "parse_status": response.parse_status,
             "finish_reason": response.finish_reason,
             "error": response.error,
+            # Token logprobs with their top-k alternatives, when the run asked for them.
+            "logprobs": response.logprobs,
         }
 
 

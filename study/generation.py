@@ -21,11 +21,13 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.logprobs import logprobs_to_json
 from llm.seeds import stable_int
 from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from storage.models import BASELINE_CONDITION, GenerationRun, Perturbation, Question, Response
+from storage.repo.leases import Lease, acquire_lease, release_lease, renew_lease
 from storage.repo.runs import (
     ResponseKey,
     existing_response_keys,
@@ -42,6 +44,8 @@ from study.questions import list_questions
 
 #: ``parse_status`` of a response whose request failed.
 STATUS_ERROR = "error"
+#: Failure kinds that a rerun cannot fix (see :attr:`GenerationSummary.retry_can_help`).
+PERMANENT_KINDS: frozenset[str] = frozenset({"bad_request", "auth", "model", "url"})
 #: Class of the no-memory condition (``Response.condition_class``).
 BASELINE_CLASS = "none"
 QUESTION_SELECTIONS: tuple[str, ...] = ("all", "core", "relaxed")
@@ -84,6 +88,20 @@ class GenerationSummary:
     failed: int
     status: str
     parse_status: dict[str, int] = field(default_factory=dict)
+    # Failed requests by kind (``llm.retry`` kinds: timeout, server, bad_request...), and
+    # the longest wait a ``Retry-After`` header asked for among them.
+    failed_kinds: dict[str, int] = field(default_factory=dict)
+    retry_after_s: float | None = None
+
+    @property
+    def retry_can_help(self) -> bool:
+        """Whether running the same command again may answer the failed requests.
+
+        A request the endpoint rejected as malformed (400/413/422), a refused key, an
+        unknown model or a wrong URL fails the same way again; timeouts, server errors,
+        rate limits, unreachable endpoints and unreadable answers may not.
+        """
+        return any(kind not in PERMANENT_KINDS for kind in self.failed_kinds)
 
 
 # ------------------------------------------------------------------------ pure parts
@@ -177,13 +195,21 @@ def build_plan(
     return plan
 
 
-def make_request(item: PlanItem, sampling: SamplingParams) -> ChatRequest:
-    """The chat request of one plan item (its own derived seed, its sample index)."""
+def make_request(
+    item: PlanItem, sampling: SamplingParams, *, top_logprobs: int | None = None
+) -> ChatRequest:
+    """The chat request of one plan item (its own derived seed, its sample index).
+
+    ``top_logprobs`` asks for token logprobs with that many alternatives (stored on the
+    response); ``None`` sends exactly the request of runs made before logprobs existed.
+    """
     return ChatRequest(
         messages=build_messages(item.question_text, item.memory_line),
         sampling=sampling.model_copy(update={"seed": item.seed}),
         sample_index=item.sample,
         tag=item.key,
+        logprobs=True if top_logprobs is not None else None,
+        top_logprobs=top_logprobs,
     )
 
 
@@ -195,6 +221,7 @@ def request_record(request: ChatRequest, *, model: str) -> dict[str, Any]:
         "messages": [{"role": m.role, "content": m.content} for m in request.messages],
         "sampling": request.sampling.model_dump(),
         "sample_index": request.sample_index,
+        **({"extras": request.extras()} if request.extras() else {}),
     }
 
 
@@ -204,6 +231,9 @@ def response_row(
     """Turn one result into a ``Response`` row (parsed; failures flagged, never dropped)."""
     record = request_record(request, model=model)
     record["served_model"] = result.model
+    if result.output_flags:
+        # e.g. "nul_replaced": the stored text is not byte-for-byte what the model sent.
+        record["output_flags"] = list(result.output_flags)
     if result.error is not None or result.text is None:
         steps: list[str] = []
         answer = None
@@ -232,6 +262,7 @@ def response_row(
         error=result.error,
         attempts=result.attempts,
         cache_key=result.cache_key or None,
+        logprobs=logprobs_to_json(result.logprobs),
     )
 
 
@@ -254,6 +285,7 @@ class GenerationOptions:
     max_tokens: int | None = None
     seed: int | None = None
     catalog: str | None = None
+    top_logprobs: int | None = None
 
 
 def resolve_sampling(options: GenerationOptions, existing: GenerationRun | None) -> SamplingParams:
@@ -285,6 +317,8 @@ def _check_options(options: GenerationOptions) -> None:
         raise InputError("--samples must be at least 1.")
     if options.concurrency < 1:
         raise InputError("--concurrency must be at least 1.")
+    if options.top_logprobs is not None and not 0 <= options.top_logprobs <= 20:
+        raise InputError("--top-logprobs must be from 0 to 20.")
 
 
 def _backend(spec: str, perturbations: Sequence[Perturbation]) -> ChatBackend:
@@ -304,14 +338,24 @@ def _backend(spec: str, perturbations: Sequence[Perturbation]) -> ChatBackend:
 
 
 class _Writer:
-    """Upserts responses as they arrive and commits every few rows or seconds."""
+    """Upserts responses as they arrive and commits every few rows or seconds.
 
-    def __init__(self, session: Session, *, every: int, interval_s: float) -> None:
+    Each commit also renews the run's lease (at most every ``_HEARTBEAT_S``), so a
+    process on another host sees this one alive.
+    """
+
+    _HEARTBEAT_S = 30.0
+
+    def __init__(
+        self, session: Session, *, every: int, interval_s: float, lease: Lease | None = None
+    ) -> None:
         self.session = session
         self.every = every
         self.interval_s = interval_s
         self.pending: list[Response] = []
         self.last = time.monotonic()
+        self.lease = lease
+        self.last_heartbeat = time.monotonic()
 
     def add(self, row: Response) -> None:
         self.pending.append(row)
@@ -324,6 +368,9 @@ class _Writer:
             self.pending = []
         self.session.commit()
         self.last = time.monotonic()
+        if self.lease is not None and self.last - self.last_heartbeat >= self._HEARTBEAT_S:
+            renew_lease(self.lease, session=self.session)
+            self.last_heartbeat = self.last
 
 
 def run_generation(
@@ -377,6 +424,51 @@ def run_generation(
             "`driftlens questions import FILE` (or --sample)."
         )
 
+    # The backend is built before anything is written: one that cannot start (missing
+    # variables, no engine) leaves no run row behind.
+    chat_backend = backend or _backend(options.model, all_perturbations)
+    lease = acquire_lease(
+        f"generation_run:{options.run}", session=session, what=f"Run {options.run!r}"
+    )
+    try:
+        return _generate(
+            options,
+            info=info,
+            existing=existing,
+            sampling=sampling,
+            run_seed=run_seed,
+            catalog_id=catalog_id,
+            chosen=chosen,
+            questions=questions,
+            backend=chat_backend,
+            lease=lease,
+            session=session,
+            progress=progress,
+            commit_every=commit_every,
+            commit_interval_s=commit_interval_s,
+        )
+    finally:
+        session.rollback()  # whatever failed mid-write must not block the release
+        release_lease(lease, session=session)
+
+
+def _generate(
+    options: GenerationOptions,
+    *,
+    info: Any,
+    existing: GenerationRun | None,
+    sampling: SamplingParams,
+    run_seed: int,
+    catalog_id: int,
+    chosen: Sequence[Perturbation],
+    questions: Sequence[Question],
+    backend: ChatBackend,
+    lease: Lease,
+    session: Session,
+    progress: ProgressCallback | None,
+    commit_every: int,
+    commit_interval_s: float,
+) -> GenerationSummary:
     model_row = get_or_create_model_spec(
         info.spec,
         provider=info.provider,
@@ -393,6 +485,11 @@ def run_generation(
         "samples": options.samples,
         "run_seed": run_seed,
     }
+    top_logprobs = options.top_logprobs
+    if top_logprobs is None and existing is not None:
+        top_logprobs = (existing.config or {}).get("top_logprobs")  # resume as started
+    if top_logprobs is not None:
+        config["top_logprobs"] = top_logprobs
     run = get_or_create_run(
         options.run,
         model_spec_id=model_row.id,
@@ -412,16 +509,23 @@ def run_generation(
     done_keys = existing_response_keys(run_id, session=session)
     todo = [item for item in plan if item.key not in done_keys]
     already = len(plan) - len(todo)
-    requests = [make_request(item, sampling) for item in todo]
+    requests = [make_request(item, sampling, top_logprobs=top_logprobs) for item in todo]
     counts: dict[str, int] = {}
     tally = {"ok": 0, "failed": 0}
+    failed_kinds: dict[str, int] = {}
+    waits: list[float] = []
     simulated = [bool(run.simulated)]
-    writer = _Writer(session, every=commit_every, interval_s=commit_interval_s)
+    writer = _Writer(session, every=commit_every, interval_s=commit_interval_s, lease=lease)
 
     def on_result(index: int, request: ChatRequest, result: ChatResult) -> None:
         row = response_row(run_id, todo[index], request, result, model=info.spec)
         counts[row.parse_status] = counts.get(row.parse_status, 0) + 1
         tally["failed" if row.error is not None else "ok"] += 1
+        if row.error is not None:
+            kind = result.error_kind or "backend"
+            failed_kinds[kind] = failed_kinds.get(kind, 0) + 1
+            if result.retry_after_s is not None:
+                waits.append(result.retry_after_s)
         simulated[0] = simulated[0] or result.simulated
         writer.add(row)
 
@@ -437,7 +541,7 @@ def run_generation(
             from llm.batch import run_chat_batch
 
             run_chat_batch(
-                backend or _backend(options.model, all_perturbations),
+                backend,
                 requests,
                 session=session,
                 concurrency=options.concurrency,
@@ -468,4 +572,6 @@ def run_generation(
         failed=tally["failed"],
         status=status,
         parse_status=dict(sorted(counts.items())),
+        failed_kinds=dict(sorted(failed_kinds.items())),
+        retry_after_s=max(waits) if waits else None,
     )

@@ -122,6 +122,9 @@ def _row(
     if isinstance(raw_id, bool) or (raw_id is not None and not isinstance(raw_id, str | int)):
         return None, f"line {line}: id must be a string or a number"
     ext = str(raw_id).strip() if raw_id not in (None, "") else ""
+    if "\x00" in text or "\x00" in ext:
+        # PostgreSQL cannot store NUL; a question holding one is a broken file, not data.
+        return None, f"line {line}: contains a NUL character (\\x00)"
     domains, problem = _parse_domains(raw_domains)
     if problem:
         return None, f"line {line}: {problem}"

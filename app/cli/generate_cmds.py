@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.console import Console
 
 from app.cli.context import session_for
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
+from app.cli.request_limits import MAX_ATTEMPTS_OPTION, TIMEOUT_OPTION, request_limits
+
+if TYPE_CHECKING:
+    from study.generation import GenerationSummary
 
 _out = Console(highlight=False)
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -39,9 +46,20 @@ def generate_cmd(
     catalog: str | None = typer.Option(
         None, "--catalog", help="Catalog NAME or NAME@VERSION (default: driftlens-default)."
     ),
+    top_logprobs: int | None = typer.Option(
+        None,
+        "--top-logprobs",
+        help="Store token logprobs with this many alternatives per token (0-20).",
+    ),
+    timeout: float | None = TIMEOUT_OPTION,
+    max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
-    """Generate baseline + perturbed responses; re-running the same command resumes."""
+    """Generate baseline + perturbed responses; re-running the same command resumes.
+
+    Exits non-zero (3) when requests failed, saying how many, of which kind, and whether
+    running it again can help.
+    """
     from study.generation import GenerationOptions, run_generation
 
     options = GenerationOptions(
@@ -56,11 +74,18 @@ def generate_cmd(
         max_tokens=max_tokens,
         seed=seed,
         catalog=catalog,
+        top_logprobs=top_logprobs,
     )
-    with session_for(ctx) as session, progress_callback(f"generating {run}", rate=True) as update:
+    with (
+        request_limits(timeout, max_attempts),
+        session_for(ctx) as session,
+        progress_callback(f"generating {run}", rate=True) as update,
+    ):
         summary = run_generation(options, session=session, progress=update)
     if as_json:
         echo_json(summary)
+        if summary.failed:
+            raise typer.Exit(3)
         return
     statuses = ", ".join(f"{k} {v}" for k, v in summary.parse_status.items()) or "none"
     _out.print(
@@ -71,4 +96,27 @@ def generate_cmd(
         markup=False,
     )
     if summary.failed:
-        _out.print("Run the same command again to retry the failed requests.", markup=False)
+        _err.print(failure_advice(summary), markup=False)
+        raise typer.Exit(3)
+
+
+def failure_advice(summary: GenerationSummary) -> str:
+    """One paragraph on the failed requests: how many, why, and whether a rerun helps."""
+    from study.generation import PERMANENT_KINDS
+
+    kinds = ", ".join(f"{n} {kind}" for kind, n in summary.failed_kinds.items())
+    text = f"{summary.failed} of {summary.requested} requests failed ({kinds})."
+    if summary.retry_after_s is not None:
+        text += f" The endpoint asked to wait {summary.retry_after_s:g} s (Retry-After)."
+    if summary.retry_can_help:
+        text += " Run the same command again to retry them; answers stored are kept"
+        if any(k in PERMANENT_KINDS for k in summary.failed_kinds):
+            text += " (the rejected ones will fail again until the request is fixed)"
+        text += "."
+    else:
+        text += (
+            " Running it again will not help: the endpoint rejected these requests "
+            "(see the error column of the responses); fix the model, key, URL or "
+            "request settings first."
+        )
+    return text

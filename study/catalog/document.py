@@ -225,6 +225,9 @@ def parse_catalog_yaml(text: str, *, source: str) -> CatalogDocument:
         raise InputError(f"{source}{where}: {problem}.") from exc
     if not isinstance(data, dict):
         raise InputError(f"{source} line 1: a catalog is a mapping with name and categories.")
+    nul = _nul_node_line(root)
+    if nul is not None:
+        raise InputError(f"{source} line {nul}: contains a NUL character (\\x00).")
     try:
         return CatalogDocument.model_validate(data)
     except ValidationError as exc:
@@ -233,6 +236,22 @@ def parse_catalog_yaml(text: str, *, source: str) -> CatalogDocument:
         line = _yaml_line(root, loc)
         where = ".".join(str(p) for p in loc) or "document"
         raise InputError(f"{source} line {line}: {where}: {err['msg']}.") from exc
+
+
+def _nul_node_line(node: Any) -> int | None:
+    """Line of the first scalar holding a NUL (a ``"\\0"`` escape): PostgreSQL refuses it."""
+    if isinstance(node, yaml.ScalarNode):
+        return node.start_mark.line + 1 if "\x00" in str(node.value) else None
+    children: list[Any] = []
+    if isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    for child in children:
+        found = _nul_node_line(child)
+        if found is not None:
+            return found
+    return None
 
 
 def _yaml_line(node: Any, loc: tuple[Any, ...]) -> int:
@@ -282,6 +301,8 @@ def parse_catalog_csv(text: str, *, source: str, name: str) -> CatalogDocument:
             raise InputError(f"{source} line {line}: invalid category {cat!r}.")
         if body is None or body == "":
             raise InputError(f"{source} line {line}: empty text.")
+        if any("\x00" in (v or "") for v in row.values() if isinstance(v, str)):
+            raise InputError(f"{source} line {line}: contains a NUL character (\\x00).")
         numbers = used.setdefault((cls, cat), set())
         if key:
             match = _KEY_RE.match(key)

@@ -1,0 +1,99 @@
+"""How long one request may take and how often it is tried: CLI options, env, defaults.
+
+Front ends set the limits once for everything a command does (generation, labelers,
+judges, the question filter) with :func:`use_limits`; backends built meanwhile by
+:func:`llm.backends.get_backend` read them through :func:`current_limits`. Precedence:
+an explicit argument of ``get_backend``, then :func:`use_limits`, then the environment
+(``DRIFTLENS_REQUEST_TIMEOUT_S``, ``DRIFTLENS_MAX_ATTEMPTS``), then the defaults.
+
+A context variable (not a global) carries them, so concurrent commands in one process
+(the Streamlit app) do not see each other's limits.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from storage.errors import ConfigError
+
+TIMEOUT_ENV = "DRIFTLENS_REQUEST_TIMEOUT_S"
+MAX_ATTEMPTS_ENV = "DRIFTLENS_MAX_ATTEMPTS"
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MAX_ATTEMPTS = 6
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    """Per-request limits; ``None`` means "not set here" (the next source decides)."""
+
+    timeout_s: float | None = None
+    max_attempts: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise ConfigError("The request timeout must be a positive number of seconds.")
+        if self.max_attempts is not None and self.max_attempts < 1:
+            raise ConfigError("--max-attempts must be at least 1.")
+
+
+_LIMITS: ContextVar[RequestLimits | None] = ContextVar("driftlens_request_limits", default=None)
+
+
+@contextmanager
+def use_limits(
+    *, timeout_s: float | None = None, max_attempts: int | None = None
+) -> Iterator[RequestLimits]:
+    """Set the limits of every backend built inside the ``with`` block.
+
+    Values left ``None`` keep what an outer block or the environment says.
+
+    Raises:
+        ConfigError: A non-positive timeout or fewer than one attempt.
+    """
+    outer = _LIMITS.get() or RequestLimits()
+    limits = RequestLimits(
+        timeout_s if timeout_s is not None else outer.timeout_s,
+        max_attempts if max_attempts is not None else outer.max_attempts,
+    )
+    token = _LIMITS.set(limits)
+    try:
+        yield limits
+    finally:
+        _LIMITS.reset(token)
+
+
+def _env_number(env: Mapping[str, str], name: str, kind: type[float] | type[int]) -> float | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a {kind.__name__}.") from None
+    return float(value)
+
+
+def current_limits(env: Mapping[str, str] | None = None) -> tuple[float, int]:
+    """Return ``(timeout_s, max_attempts)`` in force now (see the module docstring).
+
+    Raises:
+        ConfigError: An environment variable is malformed or out of range.
+    """
+    source = os.environ if env is None else env
+    chosen = _LIMITS.get() or RequestLimits()
+    timeout = chosen.timeout_s
+    if timeout is None:
+        timeout = _env_number(source, TIMEOUT_ENV, float)
+    attempts: float | None = chosen.max_attempts
+    if attempts is None:
+        attempts = _env_number(source, MAX_ATTEMPTS_ENV, int)
+    checked = RequestLimits(
+        timeout if timeout is not None else DEFAULT_TIMEOUT_S,
+        int(attempts) if attempts is not None else DEFAULT_MAX_ATTEMPTS,
+    )
+    assert checked.timeout_s is not None and checked.max_attempts is not None
+    return checked.timeout_s, checked.max_attempts

@@ -1,0 +1,59 @@
+"""Revision 0002 (response logprobs, work leases) upgrades a populated 0001 database."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from storage import migrate
+from storage.engine import make_engine
+from storage.models import Response, WorkLease
+
+_ROWS = [
+    "INSERT INTO question (id, external_id, text, domains, created_at, updated_at) "
+    "VALUES (1, 'q-1', 'Rent or buy?', '[]', '2026-01-01', '2026-01-01')",
+    "INSERT INTO model_spec (id, spec, provider, model, simulated, params, created_at) "
+    "VALUES (1, 'sim/default', 'sim', 'default', false, '{}', '2026-01-01')",
+    "INSERT INTO generation_run (id, name, model_spec_id, prompt_version, sampling, config, "
+    "simulated, status, created_at, updated_at) VALUES (1, 'r', 1, 'v1', '{}', '{}', false, "
+    "'done', '2026-01-01', '2026-01-01')",
+    "INSERT INTO response (id, run_id, question_id, condition, condition_class, sample, "
+    "request, steps, parse_status, attempts, text, created_at, updated_at) VALUES (1, 1, 1, "
+    "'baseline', 'none', 0, '{}', '[\"a\"]', 'ok', 1, 'kept', '2026-01-01', '2026-01-01')",
+]
+
+
+def _upgrade_populated(engine: Engine) -> None:
+    assert migrate.upgrade(engine, "0001_initial") == "0001_initial"
+    with engine.begin() as conn:
+        for sql in _ROWS:
+            conn.execute(text(sql))
+    assert migrate.upgrade(engine) == migrate.head_revision()
+    assert migrate.schema_diff(engine) == []
+    with Session(engine) as session:
+        row = session.get(Response, 1)
+        assert row is not None and row.text == "kept" and row.steps == ["a"]
+        assert row.logprobs is None
+        row.logprobs = [{"token": "B", "logprob": -0.1, "top": [["B", -0.1], ["C", None]]}]
+        session.add(row)
+        session.add(WorkLease(key="generation_run:1", host="h", pid=1, token="t"))
+        session.commit()
+    with Session(engine) as session:
+        again = session.get(Response, 1)
+        assert again is not None and again.logprobs is not None
+        assert again.logprobs[0]["top"][1] == ["C", None]
+    # And back down to 0001, the populated row intact.
+    migrate.downgrade(engine, "0001_initial")
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT text FROM response")).scalar_one() == "kept"
+
+
+def test_0002_upgrades_a_populated_sqlite_database(sqlite_url: str) -> None:
+    _upgrade_populated(make_engine(sqlite_url))
+
+
+@pytest.mark.postgres
+def test_0002_upgrades_a_populated_postgres_database(pg_url: str) -> None:
+    _upgrade_populated(make_engine(pg_url))
