@@ -1,7 +1,7 @@
 """response logprobs and work leases
 
-Revision ID: 0002_logprobs_lease
-Revises: 0001_initial
+Revision ID: 0003_logprobs_lease
+Revises: 0002_conflict_bank
 Create Date: 2026-12-01 10:30:00 UTC
 
 Additive only (issue 10): a nullable JSON ``response.logprobs`` (token logprobs of the
@@ -16,8 +16,8 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 # revision identifiers, used by Alembic.
-revision: str = '0002_logprobs_lease'
-down_revision: str | None = '0001_initial'
+revision: str = '0003_logprobs_lease'
+down_revision: str | None = '0002_conflict_bank'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

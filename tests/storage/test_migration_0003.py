@@ -1,4 +1,4 @@
-"""Revision 0002 (response logprobs, work leases) upgrades a populated 0001 database."""
+"""Revision 0003 (response logprobs, work leases) upgrades a populated database."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ _ROWS = [
 
 
 def _upgrade_populated(engine: Engine) -> None:
-    assert migrate.upgrade(engine, "0001_initial") == "0001_initial"
+    assert migrate.upgrade(engine, "0002_conflict_bank") == "0002_conflict_bank"
     with engine.begin() as conn:
         for sql in _ROWS:
             conn.execute(text(sql))
@@ -44,16 +44,16 @@ def _upgrade_populated(engine: Engine) -> None:
         again = session.get(Response, 1)
         assert again is not None and again.logprobs is not None
         assert again.logprobs[0]["top"][1] == ["C", None]
-    # And back down to 0001, the populated row intact.
-    migrate.downgrade(engine, "0001_initial")
+    # And back down to the previous head, the populated row intact.
+    migrate.downgrade(engine, "0002_conflict_bank")
     with engine.connect() as conn:
         assert conn.execute(text("SELECT text FROM response")).scalar_one() == "kept"
 
 
-def test_0002_upgrades_a_populated_sqlite_database(sqlite_url: str) -> None:
+def test_0003_upgrades_a_populated_sqlite_database(sqlite_url: str) -> None:
     _upgrade_populated(make_engine(sqlite_url))
 
 
 @pytest.mark.postgres
-def test_0002_upgrades_a_populated_postgres_database(pg_url: str) -> None:
+def test_0003_upgrades_a_populated_postgres_database(pg_url: str) -> None:
     _upgrade_populated(make_engine(pg_url))
