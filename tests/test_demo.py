@@ -18,6 +18,10 @@ def test_demo_prints_simulated_results_and_where_to_go_next(
     ws, out = demo_workspace
     assert "SIMULATED DATA" in out
     assert "open the report" in out and "open the workbench" in out
+    assert (
+        "memory conflicts" in out
+        and (ws / "reports" / "conflicts" / "conflicts_report.html").exists()
+    )
     assert (ws / REPORT / "report.html").exists() and (ws / REPORT / "report.md").exists()
     assert "Ontology round 1" in out and "Efficiency and resource optimization" in out
 

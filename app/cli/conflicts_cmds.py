@@ -159,3 +159,149 @@ def import_cmd(
         f"{res.updated} updated, {res.unchanged} unchanged.",
         markup=False,
     )
+
+
+@conflicts_app.command("generate")
+def generate_cmd(
+    ctx: typer.Context,
+    model: str = typer.Option(..., "--model", help="Response model, provider/model."),
+    run: str = typer.Option(..., "--run", help="Run name (rerun the same name to resume)."),
+    distractors: str = typer.Option("6", "--distractors", help="Doses: 6, 0,6 or 0..6."),
+    samples: int = typer.Option(1, "--samples", min=1, help="Samples per bank and dose."),
+    track: str = typer.Option("oracle", "--track", help="oracle or pipeline."),
+    system: str = typer.Option("sim-lossy", "--system", help="Memory system (pipeline track)."),
+    seed: int | None = typer.Option(None, "--seed", help="Run seed (default: from the name)."),
+    concurrency: int = typer.Option(16, "--concurrency", min=1, help="Requests in flight."),
+) -> None:
+    """Answer every imported bank at each distractor dose (cached, resumable)."""
+    from app.cli.context import session_for
+    from app.cli.progress import progress_callback
+    from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts, parse_doses
+
+    opts = ConflictGenerationOptions(
+        model=model,
+        run=run,
+        doses=parse_doses(distractors),
+        samples=samples,
+        track=track,
+        extractor=system,
+        seed=seed,
+        concurrency=concurrency,
+    )
+    with session_for(ctx) as session, progress_callback(f"conflicts {run}") as bar:
+        s = generate_conflicts(opts, session=session, progress=bar)
+    _out.print(
+        f"Run {s.run} ({s.model}): {s.planned} planned, {s.already_done} already stored, "
+        f"{s.requested} requested now, {s.failed} failed; status {s.status}.",
+        markup=False,
+    )
+    if track == "pipeline":
+        _out.print(f"Bank observability: {s.observability}", markup=False)
+
+
+@conflicts_app.command("judge")
+def judge_cmd(
+    ctx: typer.Context,
+    run: str = typer.Option(..., "--run", help="The conflicts run."),
+    judge: list[str] = typer.Option(..., "--judge", help="Judge model (repeat for several)."),
+    concurrency: int = typer.Option(16, "--concurrency", min=1, help="Requests in flight."),
+) -> None:
+    """Score every answer on D1-D5 (and D6 on high-risk banks); each judge kept separately."""
+    from app.cli.context import session_for
+    from app.cli.progress import progress_callback
+    from study.conflicts.score import judge_conflict_run
+
+    for j in judge:
+        with session_for(ctx) as session, progress_callback(f"judging with {j}") as bar:
+            s = judge_conflict_run(run, j, session=session, concurrency=concurrency, progress=bar)
+        _out.print(
+            f"{s.judge}: {s.requested} answer(s) judged now ({s.ok} ok, {s.repaired} repaired, "
+            f"{s.errors} unreadable after one repair, {s.failed} failed at the endpoint); "
+            f"{s.skipped} already scored.",
+            markup=False,
+        )
+
+
+@conflicts_app.command("report")
+def report_cmd(
+    ctx: typer.Context,
+    run: list[str] = typer.Option(..., "--run", help="Oracle-track run (repeat for several)."),
+    pipeline: list[str] = typer.Option([], "--pipeline", help="Pipeline-track run(s)."),
+    out: Path = typer.Option(..., "--out", help="Folder for the report files."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=100, help="Bootstrap replicates."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+) -> None:
+    """Score table with CIs, D6 flags, distractor curve, judge agreement, track gap."""
+    from app.cli.context import session_for
+    from study.conflicts.report import build_report
+
+    with session_for(ctx) as session:
+        rep = build_report(
+            run,
+            pipeline_runs=pipeline,
+            session=session,
+            out_dir=out,
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+    print_stats(rep.stats.to_dict())
+    for name, path in rep.files.items():
+        _out.print(f"{name}: {path}", markup=False)
+
+
+@conflicts_app.command("demo")
+def demo_cmd(
+    ctx: typer.Context,
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=100, help="Bootstrap replicates."),
+) -> None:
+    """The instrument end to end on the simulator (offline, no keys, seconds)."""
+    from app.cli.context import session_for, settings
+
+    conf = settings(ctx)
+    with session_for(ctx) as session:
+        html = run_conflicts_demo_cli(
+            session=session, workspace=conf.workspace, bootstrap=bootstrap
+        )
+    _out.print("\n[bold]Next:[/]")
+    _out.print(f"  open the report      {html}", markup=False)
+    _out.print(
+        f"  open the case viewer .venv/bin/driftlens --workspace {conf.workspace} app",
+        markup=False,
+    )
+
+
+def run_conflicts_demo_cli(*, session: Any, workspace: Path, bootstrap: int = 2000) -> Path:
+    """Run the conflicts demo, print its summary and return the report's path.
+
+    Shared by ``driftlens conflicts demo`` and the main ``driftlens demo``.
+    """
+    from study.conflicts.demo import run_conflicts_demo
+
+    res = run_conflicts_demo(
+        session=session, out_dir=workspace / "reports" / "conflicts", bootstrap=bootstrap
+    )
+    rep = res.report
+    _out.print(
+        "[bold red]SIMULATED DATA[/] — memory conflicts: simulated response models and judges."
+    )
+    _out.print(
+        f"Banks: {res.banks.total} ({res.banks.inserted} new). Answers generated now: "
+        f"{sum(g.requested for g in res.generation)}; judged now: "
+        f"{sum(j.requested for j in res.judging)} "
+        f"({sum(j.repaired for j in res.judging)} repaired, "
+        f"{sum(j.errors for j in res.judging)} unreadable).",
+        markup=False,
+    )
+    _out.print(
+        "Lowest dimension is D4 (clarification) for every model and judge: "
+        + ("yes" if rep.d4_lowest_everywhere else "no"),
+        markup=False,
+    )
+    for e in rep.stats.distractor_effect:
+        if e.model == "all":
+            _out.print(
+                f"Distractors {e.from_}→{e.to} ({e.judge}): total {e.mean_diff:+.2f} "
+                f"[{e.ci_low:+.2f}, {e.ci_high:+.2f}], MDD {e.mdd:.2f}",
+                markup=False,
+            )
+    return Path(rep.files["report_html"]).resolve()

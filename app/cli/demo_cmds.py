@@ -74,12 +74,17 @@ def demo_cmd(
             f"most confused pair: {escape(str(confused))}."
         )
     _out.print("Time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items()))
+    from app.cli.conflicts_cmds import run_conflicts_demo_cli
+
+    with session_for(ctx) as session:
+        conflicts_html = run_conflicts_demo_cli(session=session, workspace=conf.workspace)
     html = Path(ana.files["report_html"]).resolve()
     _out.print(
         f"\nModel: {escape(DEMO_MODEL)} · core implementation: {ana.provenance.implementation}"
     )
     _out.print("\n[bold]Next:[/]")
     _out.print(f"  open the report      {html}")
+    _out.print(f"  memory conflicts     {conflicts_html}")
     _out.print(f"  open the workbench   .venv/bin/driftlens --workspace {conf.workspace} app")
     _out.print(
         f"  re-run the stats     .venv/bin/driftlens stats {ana.files['drift_csv']} "

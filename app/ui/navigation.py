@@ -19,6 +19,9 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
         ("ontology_rounds.py", "Rounds", ":material/groups:"),
         ("ontology_rewrite.py", "Rewrite", ":material/edit_note:"),
     ],
+    "Instruments": [
+        ("conflicts.py", "Memory conflicts", ":material/call_split:"),
+    ],
     "Studies": [
         ("human_studies.py", "Human studies", ":material/how_to_reg:"),
     ],

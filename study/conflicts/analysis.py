@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sqlmodel import Session
 
 from driftlens_core.bootstrap import as_generator
 from driftlens_core.ordinal import ordinal_agreement
@@ -452,3 +454,62 @@ def analyze_scores(
         seed=seed,
         notes=tuple(notes),
     )
+
+
+# --------------------------------------------------------------- from stored runs
+
+
+def stored_table(run_names: Sequence[str], *, session: Session) -> pd.DataFrame:
+    """The score table of stored conflicts runs (one row per judged answer and judge).
+
+    Columns: :data:`TABLE_COLUMNS` plus ``track``, ``observability``, ``run``,
+    ``response_id``. Answers whose judge reply stayed unreadable are left out (they are
+    counted by ``conflicts judge``); D1/D2 of a bank without observable conflict are empty.
+
+    Raises:
+        NotFoundError: a run does not exist.
+    """
+    from storage.models import ModelSpec
+    from storage.repo.conflicts import banks_by_question
+    from storage.repo.runs import list_responses, require_run
+    from study.conflicts.score import D6_FLAGS as FLAGS
+    from study.conflicts.score import stored_verdicts
+
+    rows: list[dict[str, Any]] = []
+    for name in run_names:
+        run = require_run(name, session=session)
+        assert run.id is not None
+        spec = session.get(ModelSpec, run.model_spec_id)
+        model = spec.spec if spec is not None else name
+        responses = [r for r in list_responses(run.id, session=session) if r.parse_status == "ok"]
+        banks = banks_by_question(sorted({r.question_id for r in responses}), session=session)
+        by_response: dict[int, list[tuple[str, dict[str, float | None]]]] = {}
+        for (rid, judge), v in sorted(stored_verdicts(responses, session=session).items()):
+            by_response.setdefault(rid, []).append((judge, v))
+        for r in responses:
+            bank = banks.get(r.question_id)
+            if bank is None or r.id is None:
+                continue
+            ctx = (r.request or {}).get("context", {})
+            for judge, v in by_response.get(r.id, []):
+                d6 = v.get("conflict_d6")
+                rows.append(
+                    {
+                        "model": model,
+                        "judge": judge,
+                        "instance_id": bank.instance_id,
+                        "type": bank.conflict_type,
+                        "distractors": int(ctx.get("n_distractors", 0)),
+                        **{d: v.get(f"conflict_{d}") for d in DIMENSIONS},
+                        "d6": "" if d6 is None else FLAGS[int(d6)],
+                        "track": ctx.get("track", "oracle"),
+                        "observability": ctx.get("observability", "FULL"),
+                        "run": name,
+                        "response_id": r.id,
+                    }
+                )
+    cols = [*TABLE_COLUMNS, "track", "observability", "run", "response_id"]
+    df = pd.DataFrame(rows, columns=cols)
+    for d in DIMENSIONS:
+        df[d] = pd.to_numeric(df[d], errors="coerce").astype(float)
+    return df

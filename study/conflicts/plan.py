@@ -251,7 +251,7 @@ def _backend(spec: str, instances: Sequence[tuple[int, ConflictInstance]]) -> Ch
 class _Writer:
     """Upserts responses as they arrive and commits every few rows or seconds."""
 
-    def __init__(self, session: Session, *, every: int = 16, interval_s: float = 2.0) -> None:
+    def __init__(self, session: Session, *, every: int = 128, interval_s: float = 2.0) -> None:
         self.session = session
         self.every = every
         self.interval_s = interval_s
