@@ -506,10 +506,16 @@ def _respond(messages: Messages, preset: SimPreset, sample_index: int, seed: int
     if not side_a or not side_b:
         # the bank lost one side of the conflict (pipeline track): nothing to perceive
         rates = replace(rates, perception_full=0.0, explanation_full=0.0)
+    # Common random numbers: the moves' draws depend on the request, not on the rendered
+    # bank, so the same instance at two doses differs only where the dose moved a rate
+    # (a model's stable disposition per instance; the paired design relies on it).
+    move_rng = random.Random(
+        stable_int("conflict-moves", preset.name, preset.seed, _norm(request), sample_index, seed)
+    )
+    moves = draw_moves(rates, high_risk=bank.high_risk, rng=move_rng)
     rng = random.Random(
         stable_int("conflict-response", preset.name, preset.seed, user, sample_index, seed)
     )
-    moves = draw_moves(rates, high_risk=bank.high_risk, rng=rng)
     return compose(
         moves, type_=bank.type, side_a=side_a, side_b=side_b, distractors=shown_d, rng=rng
     )

@@ -96,9 +96,14 @@ def shuffle_seed(run_seed: int, instance_id: str, condition: str) -> int:
     return stable_int("conflict-bank", run_seed, instance_id, condition) % _SEED_MODULUS
 
 
-def request_seed(run_seed: int, instance_id: str, condition: str, sample: int) -> int:
-    """The sampling seed of one request."""
-    return stable_int("conflict-request", run_seed, instance_id, condition, sample) % _SEED_MODULUS
+def request_seed(run_seed: int, instance_id: str, sample: int) -> int:
+    """The sampling seed of one request.
+
+    Shared by every dose of an instance's sample (the rendered banks differ, so the
+    requests and their cache keys still do): a seeded model then answers the doses with
+    common random numbers, which is what makes the paired dose comparison efficient.
+    """
+    return stable_int("conflict-request", run_seed, instance_id, sample) % _SEED_MODULUS
 
 
 def build_plan(
@@ -138,7 +143,7 @@ def build_plan(
                         instance=inst,
                         n_distractors=n,
                         sample=s,
-                        seed=request_seed(run_seed, inst.instance_id, cond, s),
+                        seed=request_seed(run_seed, inst.instance_id, s),
                         rendered=rendered,
                         observability=label,
                         shown_core=tuple(core),
