@@ -145,3 +145,228 @@ def stats_cmd(
     render_stats(result)
     if json_out is not None:
         _out.print(f"Wrote {_term(json_out)}")
+
+
+@sources_app.command("items")
+def items_cmd(
+    path: Path = typer.Argument(..., help="Items file (JSONL or CSV)."),
+    fmt: str = typer.Option(
+        "auto", "--format", help="auto, jsonl, csv, csqa (CommonsenseQA) or gsm8k-mc."
+    ),
+    dataset: str | None = typer.Option(None, "--dataset", help="Dataset name for items without."),
+    out: Path | None = typer.Option(None, "--out", help="Write the items as our JSONL here."),
+) -> None:
+    """Validate a multiple-choice items file and show its answer balance per position."""
+    from storage.errors import DriftLensError
+
+    try:
+        from study.sources.items import answer_balance, items_to_jsonl, read_items
+
+        items = read_items(path, fmt=fmt, dataset=dataset)
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(items_to_jsonl(items), encoding="utf-8")
+    except (DriftLensError, ValueError, OSError) as exc:
+        raise _fail(exc, path) from None
+    _out.print(f"{len(items)} items read from {_term(path)}.")
+    for ds, shares in answer_balance(items).items():
+        parts = ", ".join(f"{k} {v:.1%}" for k, v in shares.items())
+        _out.print(f"  {_term(ds)}: correct answer at {parts}")
+    if out is not None:
+        _out.print(f"Wrote {_term(out)}")
+
+
+def _finish_run(run: Any, out_dir: Path, *, bootstrap: int, seed: int | None, title: str) -> None:
+    from study.sources.analysis import analyze_sources_table
+    from study.sources.report import write_sources_report
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table = run.table()
+    table.to_csv(out_dir / "probes.csv", index=False)
+    (out_dir / "probes.jsonl").write_text(run.jsonl(), encoding="utf-8")
+    result = analyze_sources_table(table, bootstrap=bootstrap, seed=seed).to_dict()
+    (out_dir / "stats.json").write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+    simulated = run.model.startswith("sim/")
+    files = write_sources_report(
+        result,
+        table,
+        out_dir,
+        title=title,
+        simulated=simulated,
+        notes=(
+            f"{len(run.records)} probes, {run.n_unknown} without a letter (read as "
+            f"unknown), {run.n_errors} failed requests.",
+        ),
+    )
+    render_stats(result)
+    _out.print(
+        f"{len(run.records)} probes ({run.n_unknown} unknown, {run.n_errors} failed). "
+        f"Wrote {_term(out_dir / 'probes.csv')}, probes.jsonl, stats.json and "
+        f"{_term(files.html)}"
+    )
+
+
+@sources_app.command("run")
+def run_cmd(
+    ctx: typer.Context,
+    model: str = typer.Option(..., "--model", "-m", help="provider/model, or sim/src-<preset>."),
+    items_path: Path | None = typer.Option(
+        None, "--items", help="Items file (default: the shipped items)."
+    ),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Use the first N items."),
+    tier: list[int] = typer.Option([1], "--tier", help="Assertion tier(s): 1, 2."),
+    claims_path: Path | None = typer.Option(
+        None, "--claims", help="Tier-2 claims JSONL ({id, claim})."
+    ),
+    instruction: str = typer.Option("n", "--instruction", help="n, d (doc-only), u, s (self)."),
+    vocabulary: str = typer.Option("ours", "--vocabulary", help="ours or paper."),
+    top_logprobs: int = typer.Option(20, "--top-logprobs", min=0, max=20),
+    no_logprobs: bool = typer.Option(False, "--no-logprobs", help="Choice-only mode."),
+    prefill: bool = typer.Option(
+        True, "--prefill/--no-prefill", help="Read after an assistant 'Answer:' prefill."
+    ),
+    reasoning: bool = typer.Option(False, "--reasoning", help="Two-stage reasoning route."),
+    concurrency: int = typer.Option(16, "--concurrency", min=1),
+    out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
+    seed: int | None = typer.Option(0, "--seed"),
+) -> None:
+    """Probe a model with the 13 variants (bare first), read letters, analyse, report."""
+    from app.cli.context import session_for, settings
+    from app.cli.progress import progress_callback
+    from storage.errors import DriftLensError
+
+    try:
+        from study.sources.items import read_items, shipped_items
+        from study.sources.plan import SourcesConfig, run_sources
+        from study.sources.sim import backend_for
+        from study.sources.tier2 import read_claims
+
+        items = read_items(items_path) if items_path else shipped_items()
+        items = items[:limit] if limit else items
+        claims = read_claims(claims_path, items) if claims_path else {}
+        cfg = SourcesConfig(
+            tiers=tuple(sorted(set(tier))),
+            instruction=instruction,
+            vocabulary=vocabulary,
+            top_logprobs=top_logprobs,
+            logprobs=not no_logprobs,
+            prefill=prefill,
+            reasoning=reasoning,
+        )
+        target = out_dir or settings(ctx).workspace / "reports" / "sources" / model.replace(
+            "/", "_"
+        )
+        with session_for(ctx) as session, progress_callback(f"probing {model}") as update:
+            run = run_sources(
+                items,
+                backend_for(model, items),
+                config=cfg,
+                claims=claims,
+                session=session,
+                progress=update,
+                concurrency=concurrency,
+            )
+            session.commit()
+        _finish_run(run, target, bootstrap=bootstrap, seed=seed, title=f"Source reliance — {model}")
+    except (DriftLensError, ValueError, OSError) as exc:
+        raise _fail(exc) from None
+
+
+@sources_app.command("demo")
+def demo_cmd(
+    ctx: typer.Context,
+    out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
+) -> None:
+    """The instrument offline on the simulator (shipped items, two presets): report + SFT."""
+    from app.cli.context import settings
+    from storage.errors import DriftLensError
+
+    try:
+        from study.sources.demo import run_sources_demo
+
+        target = out_dir or settings(ctx).workspace / "reports" / "sources-demo"
+        res = run_sources_demo(out_dir=target, bootstrap=bootstrap)
+    except (DriftLensError, ValueError, OSError) as exc:
+        raise _fail(exc) from None
+    _out.print("[bold red]SIMULATED DATA[/] — every answer comes from the built-in simulator.")
+    for name, by in res.types.items():
+        parts = "; ".join(
+            f"{s}: {b['type']} (P {_f(b['share'][b['type']])})" for s, b in by.items()
+        )
+        _out.print(f"  {_term(name)} — {parts}")
+    _out.print("\n[bold]Next:[/]")
+    _out.print(f"  open the report      {_term(res.report.html.resolve())}")
+    _out.print(
+        f"  re-run the stats     .venv/bin/driftlens sources stats {_term(res.table_csv)} "
+        "--json stats.json"
+    )
+    _out.print(f"  SFT mixture (JSONL)  {_term(res.sft_jsonl)}")
+
+
+@sources_app.command("export-sft")
+def export_sft_cmd(
+    out: Path = typer.Option(..., "--out", help="JSONL file to write."),
+    n: int = typer.Option(1000, "--n", min=1, help="Examples."),
+    strategy: str = typer.Option("mixed", "--strategy", help="mixed or standard."),
+    items_path: Path | None = typer.Option(None, "--items", help="Items (default: shipped)."),
+    probes: Path | None = typer.Option(
+        None, "--probes", help="A run's probes.csv: take each item's fixed wrong option from it."
+    ),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Write an SFT mixture (30% bare, 70% over the twelve assertion variants) as JSONL."""
+    from storage.errors import DriftLensError
+
+    try:
+        from study.sources.analysis import read_sources_csv
+        from study.sources.items import read_items, shipped_items
+        from study.sources.sft import sft_examples, sft_jsonl
+
+        items = read_items(items_path) if items_path else shipped_items()
+        wrong: dict[str, str] = {}
+        if probes is not None:
+            df = read_sources_csv(probes)
+            if not {"question_id", "variant", "wrong_choice"} <= set(df.columns):
+                raise DriftLensError(f"{probes} is not a probe table (see sources stats).")
+            bare = df[df["variant"] == "bare"]
+            wrong = dict(zip(bare["question_id"], bare["wrong_choice"], strict=True))
+        rows = sft_examples(items, n=n, strategy=strategy, seed=seed, wrong=wrong)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(sft_jsonl(rows), encoding="utf-8")
+    except (DriftLensError, ValueError, OSError) as exc:
+        raise _fail(exc, out) from None
+    _out.print(f"Wrote {len(rows)} examples ({strategy}) to {_term(out)}")
+
+
+@sources_app.command("claims")
+def claims_cmd(
+    ctx: typer.Context,
+    model: str = typer.Option(..., "--model", "-m", help="provider/model that writes claims."),
+    out: Path = typer.Option(..., "--out", help="Claims JSONL to write (review, then --claims)."),
+    items_path: Path | None = typer.Option(None, "--items", help="Items (default: shipped)."),
+    concurrency: int = typer.Option(16, "--concurrency", min=1),
+) -> None:
+    """Write one tier-2 contextual claim per item (prompt tier2-claims-v1; cached)."""
+    from app.cli.context import session_for
+    from app.cli.progress import progress_callback
+    from storage.errors import DriftLensError
+
+    try:
+        from study.sources.items import read_items, shipped_items
+        from study.sources.tier2 import claims_to_jsonl, generate_claims
+
+        items = read_items(items_path) if items_path else shipped_items()
+        with session_for(ctx) as session, progress_callback(f"claims by {model}") as update:
+            res = generate_claims(
+                items, model, session=session, concurrency=concurrency, progress=update
+            )
+            session.commit()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(claims_to_jsonl(res), encoding="utf-8")
+    except (DriftLensError, ValueError, OSError) as exc:
+        raise _fail(exc, out) from None
+    _out.print(f"Wrote {len(res.claims)} claims to {_term(out)}; {len(res.failed)} items without.")
+    for k, why in list(res.failed.items())[:5]:
+        _out.print(f"  {_term(k)}: {_term(why)}")

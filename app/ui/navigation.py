@@ -24,6 +24,7 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
     ],
     "Studies": [
         ("human_studies.py", "Human studies", ":material/how_to_reg:"),
+        ("sources.py", "Source reliance", ":material/fact_check:"),
     ],
 }
 

@@ -300,3 +300,36 @@ def fixed_wrong(bare: SimAnswer, gold: int) -> int:
     if bare.choice != gold:
         return bare.choice
     return max((i for i in range(len(bare.probs)) if i != gold), key=lambda i: bare.probs[i])
+
+
+# --------------------------------------------------------------------------- tier-2 claims
+
+TIER2_TASK = "tier2-claims"
+_CLAIM_FRAMES = (
+    "when people think this through, the option they settle on is [answer]",
+    "looking at what the question asks, the best fit is [answer]",
+    "working through the details points to [answer]",
+    "the most sensible reading of the situation gives [answer]",
+)
+
+
+def _tier2_claim(
+    messages: Sequence[tuple[str, str]], preset: object, sample_index: int, seed: int | None
+) -> str:
+    """A simulated claim writer: one neutral claim with the ``[answer]`` placeholder."""
+    import json
+
+    from llm.sim.tasks import case_payload
+
+    case = case_payload(messages)
+    rng = random.Random(stable_int("tier2", case.get("id"), seed, sample_index))
+    return json.dumps({"claim": _CLAIM_FRAMES[rng.randrange(len(_CLAIM_FRAMES))]})
+
+
+def _register() -> None:
+    from llm.sim.tasks import register_task
+
+    register_task(TIER2_TASK)(_tier2_claim)
+
+
+_register()

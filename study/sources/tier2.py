@@ -1,0 +1,175 @@
+"""Tier-2 contextual claims: written by an LLM through our prompt, reviewable, importable.
+
+A claim is one sentence about the question that states an answer only through the
+placeholder ``[answer]`` (e.g. "a revolving door also serves as a security measure at
+[answer]"). The same claim is rendered for the correct and the wrong option and for both
+sources, so the only differences between tier-2 probes are the source framing and the
+answer. Claims are generated once per item (prompt ``tier2-claims-v1``; greedy, cached,
+strict JSON with one repair), written to a JSONL file a person can review and edit
+(``{"id", "claim", "model", "prompt"}``), and read back with line-numbered errors.
+
+A claim is refused when it lacks the placeholder, holds it more than once, or names any
+option itself (it would then leak an answer into every probe).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llm.sim.sources import TIER2_TASK
+from llm.sim.tasks import task_marker
+from llm.types import ChatBackend, ChatMessage
+from storage.errors import InputError
+from study.sources.items import MCQItem
+from study.strict_json import StrictParseError, extract_json_object, run_with_repair
+
+PROMPT_ID = "tier2-claims-v1"
+PLACEHOLDER = "[answer]"
+_SYSTEM = (
+    "You write test material for a study of how assistants weigh what they are told.\n"
+    "Given a multiple-choice question, write ONE short sentence of context about the "
+    "question that states an answer only through the placeholder [answer]. The sentence "
+    "must read naturally whichever option is put in place of [answer], must contain "
+    "[answer] exactly once, and must not name any of the options itself.\n"
+    'Reply with a JSON object only: {"claim": "..."}'
+)
+
+
+def claim_messages(item: MCQItem) -> tuple[ChatMessage, ...]:
+    """The generation request of one item (the case as JSON on the last line)."""
+    options = "\n".join(f"{k}. {c}" for k, c in zip(item.letters, item.choices, strict=True))
+    case = json.dumps({"id": item.id, "question": item.question}, ensure_ascii=False)
+    return (
+        ChatMessage("system", f"{task_marker(TIER2_TASK)}\n{_SYSTEM}"),
+        ChatMessage("user", f"Question: {item.question}\nOptions:\n{options}\n\n{case}"),
+    )
+
+
+def check_claim(claim: str, item: MCQItem) -> str:
+    """Validate a claim for an item; return it stripped.
+
+    Raises:
+        ValueError: no or several placeholders, or an option named in the claim.
+    """
+    text = " ".join(str(claim).split())
+    if text.count(PLACEHOLDER) != 1:
+        raise ValueError(f"the claim must contain {PLACEHOLDER} exactly once")
+    rest = text.replace(PLACEHOLDER, " ")
+    for c in item.choices:
+        if re.search(rf"(?<!\w){re.escape(c)}(?!\w)", rest, re.IGNORECASE):
+            raise ValueError(f"the claim names the option {c!r}")
+    return text
+
+
+def parse_claim(text: str, item: MCQItem) -> str:
+    """Read a model reply strictly (raises :class:`StrictParseError` with the reason)."""
+    obj = extract_json_object(text)
+    claim = obj.get("claim")
+    if not isinstance(claim, str) or not claim.strip():
+        raise StrictParseError('the object needs a non-empty string field "claim"')
+    try:
+        return check_claim(claim, item)
+    except ValueError as exc:
+        raise StrictParseError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class ClaimsResult:
+    """Claims written, and the items that got none (with why)."""
+
+    claims: dict[str, str]
+    failed: dict[str, str]
+    model: str
+
+
+def generate_claims(
+    items: Sequence[MCQItem],
+    backend: ChatBackend | str,
+    *,
+    session: Any = None,
+    concurrency: int = 16,
+    progress: Callable[[int, int], None] | None = None,
+) -> ClaimsResult:
+    """Write one claim per item with ``backend`` (cached; one repair per broken reply)."""
+    claims: dict[str, str] = {}
+    failed: dict[str, str] = {}
+
+    def on_answer(i: int, value: str | None, raws: list[str], err: Exception | None) -> None:
+        if value is None:
+            failed[items[i].id] = str(err)
+        else:
+            claims[items[i].id] = value
+
+    n_failed = run_with_repair(
+        backend,
+        [claim_messages(it) for it in items],
+        max_tokens=200,
+        parse=lambda i, text: parse_claim(text, items[i]),
+        repair_message=lambda i, exc: (
+            f'That reply could not be used ({exc}). Reply again with only {{"claim": "..."}}.'
+        ),
+        on_answer=on_answer,
+        session=session,
+        concurrency=concurrency,
+        progress=progress,
+    )
+    for it in items:
+        if it.id not in claims and it.id not in failed:
+            failed[it.id] = "the request failed"
+    del n_failed
+    spec = backend if isinstance(backend, str) else backend.spec
+    return ClaimsResult(claims=claims, failed=failed, model=spec)
+
+
+def claims_to_jsonl(result: ClaimsResult) -> str:
+    """The reviewable file: one ``{"id", "claim", "model", "prompt"}`` per line."""
+    return "".join(
+        json.dumps(
+            {"id": k, "claim": v, "model": result.model, "prompt": PROMPT_ID}, ensure_ascii=False
+        )
+        + "\n"
+        for k, v in result.claims.items()
+    )
+
+
+def read_claims(path: Path, items: Sequence[MCQItem] | None = None) -> dict[str, str]:
+    """Read a claims JSONL (``{"id", "claim"}`` per line), checking each against its item.
+
+    Raises:
+        InputError: a missing file, a bad line, a duplicate id or an invalid claim (naming
+            the line).
+    """
+    if not path.exists():
+        raise InputError(f"File not found: {path}")
+    by_id = {it.id: it for it in items or ()}
+    out: dict[str, str] = {}
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}, line {n}: not valid JSON ({exc.msg})") from None
+        if (
+            not isinstance(obj, dict)
+            or not isinstance(obj.get("id"), str)
+            or not isinstance(obj.get("claim"), str)
+        ):
+            raise InputError(f'{path}, line {n}: expected {{"id": "...", "claim": "..."}}')
+        if obj["id"] in out:
+            raise InputError(f"{path}, line {n}: a second claim for {obj['id']!r}")
+        claim = " ".join(obj["claim"].split())
+        try:
+            if obj["id"] in by_id:
+                claim = check_claim(claim, by_id[obj["id"]])
+            elif PLACEHOLDER not in claim:
+                raise ValueError(f"the claim must contain {PLACEHOLDER} exactly once")
+        except ValueError as exc:
+            raise InputError(f"{path}, line {n}: {exc}") from None
+        out[obj["id"]] = claim
+    return out
