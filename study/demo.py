@@ -38,6 +38,7 @@ from study.reasoning.analysis import AnalysisResult, analyze_run
 from study.reasoning.config import DEFAULT_SEED
 from study.reasoning.trajectories import LabelSummary, label_run
 from study.sim_endpoint import SimProcess
+from study.sources.demo import SourcesDemoResult, run_sources_demo
 
 DEMO_RUN = "demo"
 DEMO_SERVICE = "SIMULATOR"  # env prefix of the demo simulator endpoint
@@ -60,6 +61,7 @@ class DemoResult:
     analysis: AnalysisResult
     round: dict[str, object] | None
     seconds: dict[str, float]
+    sources: SourcesDemoResult | None = None
 
 
 def run_demo(
@@ -148,7 +150,11 @@ def run_demo(
     seconds["analyze"] = time.perf_counter() - t0 - sum(seconds.values())
     studio_round = _studio_round(session=session, stage=stage)
     seconds["round"] = time.perf_counter() - t0 - sum(seconds.values())
+    # the source-reliance instrument on its own simulator (in-process, no cache: seconds)
+    sources = run_sources_demo(out_dir=out_dir.parent / "sources-demo", seed=seed)
+    seconds["sources"] = time.perf_counter() - t0 - sum(seconds.values())
     return DemoResult(
+        sources=sources,
         questions_added=len(added.added),
         filtering=filtering,
         round=studio_round,

@@ -86,6 +86,8 @@ def demo_cmd(
     _out.print(f"  open the report      {html}")
     _out.print(f"  memory conflicts     {conflicts_html}")
     _out.print(f"  open the workbench   .venv/bin/driftlens --workspace {conf.workspace} app")
+    if result.sources is not None:
+        _out.print(f"  source reliance      {result.sources.report.html.resolve()}")
     _out.print(
         f"  re-run the stats     .venv/bin/driftlens stats {ana.files['drift_csv']} "
         f"--json stats.json"

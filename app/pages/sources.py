@@ -30,9 +30,7 @@ from study.sources.report import (
 def _folders(root: Path) -> list[Path]:
     if not root.exists():
         return []
-    return sorted(
-        p.parent for p in root.rglob("stats.json") if (p.parent / "probes.csv").exists()
-    )
+    return sorted(p.parent for p in root.rglob("stats.json") if (p.parent / "probes.csv").exists())
 
 
 st.title("Source reliance")
@@ -49,8 +47,11 @@ if st.button("Run the simulated demo (seconds)"):
     except DriftLensError as exc:
         st.error(escape_markdown(str(exc)))
 
-folders = [p for p in _folders(reports) if json.loads((p / "stats.json").read_text()).get(
-    "meta", {}).get("threshold") is not None]
+folders = [
+    p
+    for p in _folders(reports)
+    if json.loads((p / "stats.json").read_text()).get("meta", {}).get("threshold") is not None
+]
 if not folders:
     st.info("No source-reliance results yet: run the demo above or `driftlens sources run`.")
     st.stop()

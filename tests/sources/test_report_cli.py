@@ -66,12 +66,17 @@ def test_tier2_claims_written_reviewed_and_used(tmp_path: Path) -> None:
     path = tmp_path / "claims.jsonl"
     path.write_text(claims_to_jsonl(res))
     claims = read_claims(path, items)
-    run = run_sources(items, backend_for("sim/src-paper", items),
-                      config=SourcesConfig(tiers=(1, 2)), claims=claims)
+    run = run_sources(
+        items,
+        backend_for("sim/src-paper", items),
+        config=SourcesConfig(tiers=(1, 2)),
+        claims=claims,
+    )
     assert len(run.records) == 4 + 4 * 12 * 2 and run.n_unknown == 0
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"id": items[0].id, "claim": f"it is {items[0].choices[1]}"
-                               " or [answer]"}) + "\n")
+    bad.write_text(
+        json.dumps({"id": items[0].id, "claim": f"it is {items[0].choices[1]} or [answer]"}) + "\n"
+    )
     with pytest.raises(InputError, match="line 1: the claim names the option"):
         read_claims(bad, items)
     with pytest.raises(InputError, match="needs a contextual claim"):
@@ -81,8 +86,15 @@ def test_tier2_claims_written_reviewed_and_used(tmp_path: Path) -> None:
 def test_demo_command_writes_everything(tmp_path: Path) -> None:
     code, out = _cli("demo", "--out", str(tmp_path), "--bootstrap", "200")
     assert code == 0, out
-    for name in ("report.html", "report.md", "probes.csv", "probes.jsonl", "stats.json",
-                 "sft_mixed.jsonl", "quadrant.svg"):
+    for name in (
+        "report.html",
+        "report.md",
+        "probes.csv",
+        "probes.jsonl",
+        "stats.json",
+        "sft_mixed.jsonl",
+        "quadrant.svg",
+    ):
         assert (tmp_path / name).exists(), name
     assert "SIMULATED DATA" in out and "Next:" in out
     stats = json.loads((tmp_path / "stats.json").read_text())
@@ -92,8 +104,17 @@ def test_demo_command_writes_everything(tmp_path: Path) -> None:
 
 
 def test_run_and_items_commands(tmp_path: Path) -> None:
-    code, out = _cli("run", "--model", "sim/src-rigid", "--limit", "12", "--out",
-                     str(tmp_path / "r"), "--bootstrap", "100")
+    code, out = _cli(
+        "run",
+        "--model",
+        "sim/src-rigid",
+        "--limit",
+        "12",
+        "--out",
+        str(tmp_path / "r"),
+        "--bootstrap",
+        "100",
+    )
     assert code == 0, out
     assert (tmp_path / "r" / "probes.csv").exists() and "156 probes" in out
     bad = tmp_path / "items.jsonl"
