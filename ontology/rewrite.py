@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from sqlmodel import Session
 
 from llm.types import ChatBackend, ChatMessage, ChatRequest, SamplingParams
@@ -27,6 +26,7 @@ from ontology.versions import document, get_version, new_version, replace_defini
 from storage.errors import InputError, NotFoundError
 from storage.models import OntologyVersion, RewriteProposal
 from storage.repo import rounds as round_repo
+from storage.yaml_input import load_yaml, read_text_file
 
 REPAIR = (
     "Your reply could not be used: {error}. Answer again with the first definition inside "
@@ -204,10 +204,7 @@ def read_edit_file(path: Path, proposal: RewriteProposal) -> tuple[str, str]:
     Raises:
         InputError: the file is unreadable or lacks a definition.
     """
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
+    data, _ = load_yaml(read_text_file(path, what="edit file"), source=str(path))
     if not isinstance(data, dict):
         raise InputError(f"{path} must be a mapping with def1 and def2 (or the two leaf names)")
     a = data.get("def1", data.get(proposal.leaf_a))

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from storage.errors import InputError
+from storage.yaml_input import load_yaml, read_text_file, validation_error
 
 UNMAPPED = "unmapped"
 UNMAPPED_SYMBOL = 0
@@ -106,23 +107,18 @@ def parse_ontology(text: str, *, source: str = "<text>") -> OntologyDoc:
     Raises:
         InputError: the YAML is malformed or does not describe a valid ontology.
     """
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"{source} is not valid YAML: {exc}") from None
+    data, root = load_yaml(text, source=source)
     if not isinstance(data, dict):
-        raise InputError(f"{source} must hold a mapping with 'name' and 'roots'")
+        raise InputError(f"{source} line 1: an ontology is a mapping with 'name' and 'roots'.")
     try:
         return OntologyDoc.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"{source} is not a valid ontology ({where}: {first['msg']})") from None
+        raise validation_error(exc, root, source=source, what="ontology") from None
 
 
 def load_ontology_file(path: Path) -> OntologyDoc:
     """Read an ontology YAML file (see :func:`parse_ontology`)."""
-    return parse_ontology(path.read_text(encoding="utf-8"), source=str(path))
+    return parse_ontology(read_text_file(path, what="ontology file"), source=str(path))
 
 
 def load_seed(name: str = "driftlens") -> OntologyDoc:

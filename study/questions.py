@@ -25,6 +25,7 @@ from sqlmodel import Session, col, select
 from storage.errors import InputError
 from storage.models import Question
 from storage.repo.questions import benchmark_only
+from storage.yaml_input import read_text_file
 
 #: The domains of SPEC §2 (the LLM filter assigns the same set).
 DOMAINS: tuple[str, ...] = (
@@ -141,10 +142,7 @@ def read_questions(path: Path) -> list[QuestionRow]:
         InputError: Unknown format, unreadable file or any bad row (all listed by line).
     """
     suffix = path.suffix.lower()
-    try:
-        content = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}).") from exc
+    content = read_text_file(path, what="question file")
     if suffix in (".jsonl", ".ndjson"):
         rows, problems = _read_jsonl(content)
     elif suffix in (".csv", ".tsv"):
@@ -192,9 +190,15 @@ def _read_csv(content: str, path: Path, *, delimiter: str) -> tuple[list[Questio
         raise InputError(f"{path} line 1: needs a 'question' or 'text' column.")
     rows: list[QuestionRow] = []
     problems: list[str] = []
+    line = 1
     try:
-        for record in reader:
-            line = reader.line_num
+        # A record's line is where it starts: a quoted cell may span several lines, and
+        # reader.line_num is where the record ends.
+        while True:
+            line = reader.line_num + 1
+            record = next(reader, None)
+            if record is None:
+                break
             if None in record:
                 problems.append(f"line {line}: more cells than header columns")
                 continue
@@ -206,7 +210,7 @@ def _read_csv(content: str, path: Path, *, delimiter: str) -> tuple[list[Questio
             elif row:
                 rows.append(row)
     except csv.Error as exc:
-        problems.append(f"line {reader.line_num}: {exc}")
+        problems.append(f"line {line}: {exc}")
     return rows, problems
 
 

@@ -14,18 +14,21 @@ import sys
 
 def main() -> None:
     """Entry point of the ``driftlens`` console script."""
-    from app.cli.errors import report_user_error
+    from app.cli.errors import INTERRUPTED_EXIT, report_interrupted, report_user_error
     from app.cli.root import build_app
 
     debug = "--debug" in sys.argv or os.environ.get("DRIFTLENS_DEBUG") == "1"
     if "--debug" in sys.argv:
         sys.argv.remove("--debug")
-    app = build_app()
     try:
-        rc = app(standalone_mode=False)
+        app = build_app()
+        rc = app(standalone_mode=False, prog_name="driftlens")
     except SystemExit:
         raise
     except BaseException as exc:  # the one place errors become messages
         code = report_user_error(exc, debug=debug)
         raise SystemExit(code) from None
+    if rc == INTERRUPTED_EXIT:
+        # typer >= 0.2x turns Ctrl-C into a silent Exit(130) before we can see it.
+        report_interrupted()
     raise SystemExit(rc if isinstance(rc, int) else 0)

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.markup import escape  # run/model names may hold [..], which rich reads as markup
 from rich.table import Table
 
+from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.progress import progress_callback
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from study.reasoning.analysis import AnalysisResult
 
 # a pipe or file gets a wide table instead of rich's 80-column default
-_out = Console(highlight=False, width=None if os.isatty(1) else 150)
+_out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 
 
 def register(app: typer.Typer) -> None:
@@ -63,7 +63,9 @@ def analyze_cmd(
     names = ", ".join(run)
     # One live display at a time: the labeling bar when labeling, else a spinner.
     labeling = progress_callback(f"labeling {names}") if label else nullcontext(None)
-    status = nullcontext() if label else Console(stderr=True).status(f"Analysing {escape(names)}…")
+    status = (
+        nullcontext() if label else SafeConsole(stderr=True).status(f"Analysing {escape(names)}…")
+    )
     with session_for(ctx) as session, labeling as update, status:
         seed_ontologies(session=session)
         result = analyze_run(

@@ -6,9 +6,9 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from app.cli.console import SafeConsole
 from app.cli.context import session_for, settings
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from annotation.apply import ApplyResult
     from annotation.client import LabelStudioClient
 
-_out = Console(highlight=False)
+_out = SafeConsole(highlight=False)
 
 annotate_app = typer.Typer(
     help="Human studies in Label Studio: push tasks, pull annotations, agreement, apply.",

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-_out = Console(highlight=False, width=None if os.isatty(1) else 150)
+from app.cli.console import SafeConsole
+
+_out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 
 conflicts_app = typer.Typer(
     name="conflicts",

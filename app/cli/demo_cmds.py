@@ -6,14 +6,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from app.cli.analyze_cmds import print_drift_summary
+from app.cli.console import SafeConsole
 from app.cli.context import session_for, settings
 from app.cli.progress import progress_callback
 
-_out = Console(highlight=False, soft_wrap=True)
+_out = SafeConsole(highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

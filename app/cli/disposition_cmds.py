@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from app.cli.console import SafeConsole
+
 # a pipe or file gets a wide table instead of rich's 80-column default
-_out = Console(highlight=False, width=None if os.isatty(1) else 160)
+_out = SafeConsole(highlight=False, width=None if os.isatty(1) else 160)
 
 disposition_app = typer.Typer(
     name="disposition",

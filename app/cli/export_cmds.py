@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from app.cli.console import SafeConsole
 from app.cli.context import session_for
 
-_out = Console(highlight=False)
+_out = SafeConsole(highlight=False)
 
 #: The ``export`` group; other modules' exports are added here as subcommands.
 export_app = typer.Typer(help="Export responses and other results to files.", no_args_is_help=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
+from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
@@ -15,8 +15,8 @@ from app.cli.request_limits import MAX_ATTEMPTS_OPTION, TIMEOUT_OPTION, request_
 if TYPE_CHECKING:
     from study.generation import GenerationSummary
 
-_out = Console(highlight=False)
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_out = SafeConsole(highlight=False)
+_err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 
+from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 
-_out = Console(highlight=False)
+_out = SafeConsole(highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 
-_out = Console(highlight=False)
+_out = SafeConsole(highlight=False)
 
 ontology_app = typer.Typer(
     help="Ontology studio: versions, multi-labeler rounds, agreement, definition rewriting.",
@@ -131,8 +131,9 @@ def import_cmd(
 ) -> None:
     """Store a YAML ontology as the next version of its name (identical content: no-op)."""
     from ontology.versions import import_version, seed_ontologies, version_label
+    from storage.yaml_input import read_text_file
 
-    text = file.read_text(encoding="utf-8")
+    text = read_text_file(file, what="ontology file")
     with session_for(ctx) as session:
         seed_ontologies(session=session)
         version = import_version(text, session=session, source=str(file), author=author, note=note)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,7 +25,13 @@ def echo_json(value: Any, *, ensure_ascii: bool = True) -> None:
     typer.echo(json.dumps(_plain(value), indent=2, ensure_ascii=ensure_ascii))
 
 
+# JSON escapes C0 controls itself; DEL, C1 controls (``\x9b`` is a one-byte CSI on some
+# terminals) and bidi overrides are escaped too, so non-ASCII text stays readable.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def echo_jsonl(records: Iterable[dict[str, Any]]) -> None:
-    """Print one compact JSON object per line (non-ASCII text kept as is)."""
+    """Print one compact JSON object per line (non-ASCII text kept, controls escaped)."""
     for record in records:
-        typer.echo(json.dumps(record, ensure_ascii=False))
+        line = json.dumps(record, ensure_ascii=False)
+        typer.echo(_UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", line))

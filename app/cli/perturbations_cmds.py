@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.output import echo_jsonl
 
-_out = Console(highlight=False)
+_out = SafeConsole(highlight=False)
 
 _CATALOG_HELP = "Catalog NAME or NAME@VERSION (default: the bundled driftlens-default)."
 

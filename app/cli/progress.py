@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -18,6 +17,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.text import Text
+
+from app.cli.console import SafeConsole
 
 
 class RateColumn(ProgressColumn):
@@ -38,9 +39,9 @@ def progress_callback(
         description: The bar's label.
         rate: Also show items per second, and label the ETA (``driftlens generate``).
     """
-    console = Console(stderr=True)
+    console = SafeConsole(stderr=True)
     columns: list[ProgressColumn] = [
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),  # names stay text
         BarColumn(),
         MofNCompleteColumn(),
         TaskProgressColumn(),

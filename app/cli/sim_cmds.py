@@ -6,14 +6,16 @@ import json
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from app.cli.console import SafeConsole
 
 if TYPE_CHECKING:
     from llm.sim.classify import Classifier
 
-_out = Console(highlight=False)
-_err = Console(stderr=True, highlight=False)
+_out = SafeConsole(highlight=False)
+_err = SafeConsole(stderr=True, highlight=False)
 
 sim_app = typer.Typer(
     name="sim",
@@ -64,8 +66,10 @@ def serve_cmd(
     sock = bind_socket(host, port)  # and on a busy port, before printing "serving"
     url = f"http://{host}:{port}/v1"
     if host not in ("127.0.0.1", "localhost", "::1"):
-        _err.print(f"[yellow]Warning:[/] binding {host} exposes the simulator beyond this machine.")
-    _out.print(f"DriftLens simulator (simulated answers) on [bold]{url}[/]")
+        _err.print(
+            f"[yellow]Warning:[/] binding {escape(host)} exposes the simulator beyond this machine."
+        )
+    _out.print(f"DriftLens simulator (simulated answers) on [bold]{escape(url)}[/]")
     _out.print(
         f"  use: SIM_BASE_URL={url} SIM_API_KEY={'<your key>' if api_key else 'any'} "
         f"with model openai-api/sim/{chosen.name}"

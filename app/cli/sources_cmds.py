@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-_out = Console(highlight=False, width=None if os.isatty(1) else 150)
+from app.cli.console import SafeConsole
+
+_out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 
 sources_app = typer.Typer(
     name="sources",

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from app.cli.console import SafeConsole
 from app.cli.context import settings
 from app.cli.output import echo_json
 
-_out = Console(highlight=False)
+_out = SafeConsole(highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -23,7 +24,7 @@ def init_cmd(ctx: typer.Context) -> None:
     from storage.workspace import init_workspace
 
     info = init_workspace(settings(ctx))
-    _out.print(f"Workspace ready: [bold]{info.workspace}[/]")
+    _out.print(f"Workspace ready: [bold]{escape(str(info.workspace))}[/]")
     _out.print(f"Database: {info.db_url} (schema {info.revision})")
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from storage.errors import InputError
 from storage.hashing import content_hash
+from storage.yaml_input import load_yaml, read_text_file, validation_error
 
 ConditionClass = Literal["noise", "attribute", "life_event", "other"]
 CONDITION_CLASSES: tuple[str, ...] = ("noise", "attribute", "life_event", "other")
@@ -200,10 +201,7 @@ def read_catalog_file(path: Path, *, name: str | None = None) -> CatalogDocument
     suffix = path.suffix.lower()
     if suffix not in (".yaml", ".yml", ".csv"):
         raise InputError(f"{path}: catalog files must be .yaml, .yml or .csv.")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}).") from exc
+    text = read_text_file(path, what="catalog file")
     if suffix == ".csv":
         return parse_catalog_csv(text, source=str(path), name=name or path.stem)
     return parse_catalog_yaml(text, source=str(path))
@@ -215,14 +213,7 @@ def parse_catalog_yaml(text: str, *, source: str) -> CatalogDocument:
     Raises:
         InputError: YAML syntax or schema problems, with the line of the offending node.
     """
-    try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise InputError(f"{source}{where}: {problem}.") from exc
+    data, root = load_yaml(text, source=source)
     if not isinstance(data, dict):
         raise InputError(f"{source} line 1: a catalog is a mapping with name and categories.")
     nul = _nul_node_line(root)
@@ -231,11 +222,7 @@ def parse_catalog_yaml(text: str, *, source: str) -> CatalogDocument:
     try:
         return CatalogDocument.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        line = _yaml_line(root, loc)
-        where = ".".join(str(p) for p in loc) or "document"
-        raise InputError(f"{source} line {line}: {where}: {err['msg']}.") from exc
+        raise validation_error(exc, root, source=source) from exc
 
 
 def _nul_node_line(node: Any) -> int | None:
@@ -252,23 +239,6 @@ def _nul_node_line(node: Any) -> int | None:
         if found is not None:
             return found
     return None
-
-
-def _yaml_line(node: Any, loc: tuple[Any, ...]) -> int:
-    """Follow a pydantic error location through the YAML node tree to a 1-based line."""
-    line = node.start_mark.line + 1 if node is not None else 1
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            child = next((v for k, v in node.value if k.value == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            child = node.value[part] if part < len(node.value) else None
-        else:
-            child = None
-        if child is None:
-            break
-        node = child
-        line = node.start_mark.line + 1
-    return line
 
 
 def parse_catalog_csv(text: str, *, source: str, name: str) -> CatalogDocument:

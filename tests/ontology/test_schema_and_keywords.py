@@ -54,7 +54,7 @@ def test_yaml_round_trip_and_hash_is_content_based() -> None:
     [
         ("name: x\nroots: []\n", "roots"),
         ("just a string", "mapping"),
-        ("name: x\nroots: [\n", "not valid YAML"),
+        ("name: x\nroots: [\n", "line 3, column 1: invalid YAML"),
         (
             "name: x\nroots:\n- name: A\n  definition: a\n  leaves:\n"
             "  - {name: L, definition: d}\n  - {name: L, definition: e}\n",

@@ -1,0 +1,51 @@
+"""The CLI's Rich consoles: every piece of text is shown literally and safely.
+
+:class:`SafeConsole` is a :class:`rich.console.Console` whose rendered text has its
+control characters escaped (:func:`storage.safe_text.escape_control`), so stored model
+output, imported questions or a file name cannot send terminal escape sequences (colour,
+cursor moves, OSC 8 hyperlinks, screen clears) to the user's terminal. Rich's own styling
+is unaffected: it is emitted from the segments' styles, not from their text.
+
+Every command module builds its consoles here (:func:`out_console`, :func:`err_console`)
+instead of calling ``Console(...)`` directly. Markup is off by default: a ``[bold]`` or
+``[/]`` in user text stays text; pass :class:`rich.text.Text` for styled output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
+
+from storage.safe_text import escape_control
+
+
+class SafeConsole(Console):
+    """A Rich console that escapes control characters in everything it renders."""
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        """Render as Rich does, then escape control characters in the text segments."""
+        for segment in super().render(renderable, options):
+            if segment.control or not segment.text or segment.text == "\n":
+                yield segment
+            else:
+                text = escape_control(segment.text, keep_newlines=True)
+                yield segment if text == segment.text else Segment(text, segment.style)
+
+
+def out_console(**kwargs: Any) -> SafeConsole:
+    """A console on stdout (markup and highlighting off unless asked for)."""
+    kwargs.setdefault("highlight", False)
+    kwargs.setdefault("markup", False)
+    return SafeConsole(**kwargs)
+
+
+def err_console(**kwargs: Any) -> SafeConsole:
+    """A console on stderr (markup and highlighting off unless asked for)."""
+    kwargs.setdefault("highlight", False)
+    kwargs.setdefault("markup", False)
+    return SafeConsole(stderr=True, **kwargs)
