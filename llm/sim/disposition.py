@@ -282,6 +282,14 @@ DISPOSITION_PRESETS: dict[str, DispositionPreset] = {
             dose_curves={"on": _ON, "off": _OFF},
         ),
         DispositionPreset(
+            name="disp-mid",
+            description="mid-range rates, small spread: the MDD away from the ceiling",
+            default_battery=BatteryModel(
+                base_rate_on=0.6, base_rate_off=0.6, stem_sd=0.6, para_sd=0.3
+            ),
+            dose_curves={"on": _ON, "off": _OFF},
+        ),
+        DispositionPreset(
             name="disp-null",
             description="every dose curve 0: false-positive check",
             batteries={"self_interest": _SI, "oversight": _OV, "refusal_benign": _RF},
