@@ -578,3 +578,13 @@ __all__ = [
     "WorkLease",
     "WorkspaceMeta",
 ]
+
+# The disposition instrument's tables live in their own module; importing it here puts
+# them in the metadata Alembic compares against.
+from storage.disposition_models import (  # noqa: E402
+    DispositionArm,
+    DispositionResponse,
+    DispositionScore,
+)
+
+__all__ += ["DispositionArm", "DispositionResponse", "DispositionScore"]

@@ -43,10 +43,21 @@ def _free_port() -> int:
 class SimProcess:
     """``with SimProcess(api_key=K) as base_url:`` — the simulator in a child process."""
 
-    def __init__(self, *, api_key: str, catalog: Path | None = None, timeout_s: float = 60) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        catalog: Path | None = None,
+        timeout_s: float = 60,
+        module: str = "study.sim_endpoint",
+        args: tuple[str, ...] = (),
+    ) -> None:
         self.api_key = api_key
         self.catalog = catalog
         self.timeout_s = timeout_s
+        # another simulator entry point (e.g. study.disposition.sim_endpoint) and its options
+        self.module = module
+        self.args = args
         self.port = _free_port()
         self._proc: subprocess.Popen[bytes] | None = None
 
@@ -56,7 +67,7 @@ class SimProcess:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> str:
-        cmd = [sys.executable, "-m", "study.sim_endpoint", "--port", str(self.port)]
+        cmd = [sys.executable, "-m", self.module, "--port", str(self.port), *self.args]
         if self.catalog is not None:
             cmd += ["--catalog", str(self.catalog)]
         # The key travels in the environment, never on a command line others can read.

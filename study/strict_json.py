@@ -18,6 +18,7 @@ parse, one repair request for a reply that breaks the format.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -111,6 +112,10 @@ def greedy_request(messages: Sequence[ChatMessage], *, max_tokens: int) -> ChatR
     )
 
 
+def _with_attempt(request: ChatRequest, attempt: int | None) -> ChatRequest:
+    return request if attempt is None else dataclasses.replace(request, attempt=attempt)
+
+
 def run_with_repair(
     target: ChatBackend | str,
     first: Sequence[Sequence[ChatMessage]],
@@ -122,6 +127,7 @@ def run_with_repair(
     session: Any,
     concurrency: int,
     progress: Callable[[int, int], None] | None = None,
+    attempt: int | None = None,
 ) -> int:
     """Send one request per case, strictly parse each reply and repair a broken one once.
 
@@ -142,6 +148,8 @@ def run_with_repair(
         session: Session for the LLM cache.
         concurrency: Requests in flight.
         progress: ``progress(done, total)`` over the first requests.
+        attempt: Set on every request (its own cache entry and seed): asks the same cases
+            again, e.g. to score the same responses a second time.
 
     Returns:
         How many requests failed at the endpoint (their case gets no ``on_answer``).
@@ -184,7 +192,7 @@ def run_with_repair(
     if first:
         run_chat_batch(
             target,
-            [greedy_request(m, max_tokens=max_tokens) for m in first],
+            [_with_attempt(greedy_request(m, max_tokens=max_tokens), attempt) for m in first],
             session=session,
             concurrency=concurrency,
             progress=progress,
@@ -193,7 +201,10 @@ def run_with_repair(
     if repairs:
         run_chat_batch(
             target,
-            [greedy_request(convo, max_tokens=max_tokens) for _, convo, _ in repairs],
+            [
+                _with_attempt(greedy_request(convo, max_tokens=max_tokens), attempt)
+                for _, convo, _ in repairs
+            ],
             session=session,
             concurrency=concurrency,
             on_result=on_repair,

@@ -155,3 +155,218 @@ def stats_cmd(
     render_stats(result)
     if json_out is not None:
         _out.print(f"Wrote {json_out}")
+
+
+arms_app = typer.Typer(name="arms", help="Arms of a disposition study.", no_args_is_help=True)
+disposition_app.add_typer(arms_app, name="arms")
+
+
+def _batteries(path: Path | None) -> Any:
+    from study.disposition.items import load_sample_batteries, read_batteries
+
+    return read_batteries(path) if path is not None else load_sample_batteries()
+
+
+@arms_app.command("add")
+def arms_add_cmd(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Arm name (unique within the study)."),
+    model: str = typer.Option(..., "--model", help="Model spec, e.g. openai-api/vllm/Qwen3-8B."),
+    study: str = typer.Option("default", "--study", help="Study the arm belongs to."),
+    role: str = typer.Option("treatment", "--role", help="reference, control or treatment."),
+    dose: float | None = typer.Option(None, "--dose", help="Dose: % harmful training answers."),
+    train_seed: int | None = typer.Option(None, "--train-seed", help="Training seed."),
+    training_set_hash: str | None = typer.Option(None, "--training-set-hash"),
+    reasoning: str = typer.Option("on", "--reasoning", help="on, off, budget:N or filler:N."),
+    server_instance: str | None = typer.Option(None, "--server-instance"),
+    samples: int = typer.Option(2, "--samples", help="Samples per probe (≥ 2)."),
+    max_reasks: int = typer.Option(3, "--max-reasks", help="Re-asks of exhausted answers."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Token limit per reply."),
+    replace: bool = typer.Option(False, "--replace", help="Change an arm without responses."),
+) -> None:
+    """Add an arm: one model with its recorded metadata."""
+    from app.cli.context import session_for
+    from study.disposition.runs import ArmSpec, add_arms
+
+    spec = ArmSpec(
+        name=name,
+        model=model,
+        role=role,
+        dose=dose,
+        train_seed=train_seed,
+        training_set_hash=training_set_hash,
+        reasoning=reasoning,
+        server_instance=server_instance,
+        samples=samples,
+        max_reasks=max_reasks,
+        max_tokens=max_tokens,
+    )
+    with session_for(ctx) as session:
+        add_arms(study, [spec], session=session, replace=replace)
+    _out.print(f"Added arm {escape(name)} to study {escape(study)}.")
+
+
+@arms_app.command("list")
+def arms_list_cmd(
+    ctx: typer.Context,
+    study: str | None = typer.Option(None, "--study", help="Only this study."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List arms with their metadata."""
+    from app.cli.context import session_for
+    from app.cli.output import echo_json
+    from storage.repo.disposition import list_arms
+
+    with session_for(ctx) as session:
+        arms = list_arms(session=session, study=study)
+        rows: list[dict[str, Any]] = [
+            {
+                "study": a.study,
+                "name": a.name,
+                "model": a.model,
+                "role": a.role,
+                "dose": a.dose,
+                "train_seed": a.train_seed,
+                "reasoning": a.reasoning + (f":{a.budget}" if a.budget is not None else ""),
+                "server_instance": a.server_instance,
+                "samples": a.samples,
+            }
+            for a in arms
+        ]
+    if json_out:
+        echo_json(rows)
+        return
+    table = Table(title="Disposition arms", title_justify="left")
+    for col in ("study", "name", "model", "role", "dose", "reasoning", "server"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            escape(r["study"]),
+            escape(r["name"]),
+            escape(r["model"]),
+            r["role"],
+            "–" if r["dose"] is None else f"{r['dose']:g}",
+            escape(r["reasoning"]),
+            escape(r["server_instance"] or "–"),
+        )
+    _out.print(table)
+
+
+@disposition_app.command("run")
+def run_cmd(
+    ctx: typer.Context,
+    study: str = typer.Option("default", "--study"),
+    judge: str = typer.Option(..., "--judge", help="Classifier model spec (temperature 0)."),
+    batteries: Path | None = typer.Option(None, "--batteries", help="YAML/CSV (default: sample)."),
+    arm: list[str] | None = typer.Option(None, "--arm", help="Only these arms (repeatable)."),
+    concurrency: int = typer.Option(16, "--concurrency", min=1),
+    repeat_share: float = typer.Option(0.1, "--repeat-share", min=0.0, max=1.0),
+) -> None:
+    """Generate every arm's answers (with re-asks) and classify them; resumes when re-run."""
+    from contextlib import ExitStack
+
+    from app.cli.context import session_for
+    from app.cli.progress import progress_callback
+    from study.disposition.runs import run_study
+
+    docs = _batteries(batteries)
+    with ExitStack() as stack, session_for(ctx) as session:
+        gens, scores = run_study(
+            study,
+            docs,
+            session=session,
+            judge=judge,
+            arms=arm or None,
+            concurrency=concurrency,
+            repeat_share=repeat_share,
+            stage=lambda name: stack.enter_context(progress_callback(name)),
+        )
+    for g in gens:
+        _out.print(
+            f"{escape(g.arm)}: {g.planned} planned, {g.already_done} stored before, "
+            f"{g.answered} answered, {g.exhausted} exhausted after re-asks, {g.errors} errors, "
+            f"{g.reasks} re-asks, {g.flagged_reasoning} reasoning-off answers with a "
+            "reasoning block"
+        )
+    _out.print(
+        f"Classifier {escape(scores.judge_model)}: {scores.scored} scored "
+        f"({scores.repaired} repaired), {scores.errors} unparseable, "
+        f"{scores.failed_requests} failed requests, {scores.repeat_cases} scored twice."
+    )
+
+
+@disposition_app.command("analyze")
+def analyze_cmd(
+    ctx: typer.Context,
+    study: str = typer.Option("default", "--study"),
+    out: Path = typer.Option(Path("disposition-report"), "--out", help="Output folder."),
+    bootstrap: int = typer.Option(10_000, "--bootstrap", "-B", min=1),
+    seed: int = typer.Option(0, "--seed"),
+    bound: float = typer.Option(5.0, "--bound", min=0.0),
+) -> None:
+    """Analyse a stored study: rate tables, statistics per reasoning group, report."""
+    from app.cli.context import session_for
+    from study.disposition.analysis import analyze_study
+    from study.disposition.report import write_disposition_report
+    from study.disposition.runs import write_analysis
+
+    with session_for(ctx) as session:
+        analysis = analyze_study(
+            study, session=session, n_boot=bootstrap, seed=seed, bound_pp=bound
+        )
+    files = write_analysis(analysis, out)
+    files.update(write_disposition_report(analysis, out))
+    for g in analysis.groups:
+        render_stats(g.stats.to_dict())
+    _out.print(f"Report: {files['report_html'].resolve()}")
+
+
+@disposition_app.command("demo")
+def demo_cmd(
+    ctx: typer.Context,
+    bootstrap: int = typer.Option(10_000, "--bootstrap", min=100, help="Stem resamples."),
+) -> None:
+    """A whole disposition study on the simulator (offline, known doses) and its report."""
+    from contextlib import ExitStack
+
+    from app.cli.context import session_for, settings
+    from app.cli.progress import progress_callback
+    from study.disposition.demo import run_disposition_demo
+
+    conf = settings(ctx)
+    out_dir = conf.workspace / "reports" / "disposition-demo"
+    with ExitStack() as stack, session_for(ctx) as session:
+        result = run_disposition_demo(
+            session=session,
+            out_dir=out_dir,
+            bootstrap=bootstrap,
+            stage=lambda name: stack.enter_context(progress_callback(name)),
+        )
+    print_demo_summary(result)
+
+
+def print_demo_summary(result: Any) -> None:
+    """The demo's summary: simulated banner, per-group drift of self-interest, files."""
+    _out.print(
+        "[bold red]SIMULATED DATA[/] — every answer comes from the built-in disposition "
+        "simulator (known doses)."
+    )
+    answered = sum(g.answered for g in result.generation)
+    exhausted = sum(g.exhausted for g in result.generation)
+    reasks = sum(g.reasks for g in result.generation)
+    _out.print(
+        f"Disposition study {escape(result.study)}: {len(result.generation)} arms, "
+        f"{answered} answers now, {reasks} re-asks, {exhausted} exhausted after 3 re-asks; "
+        f"classifier scored {result.scoring.scored} ({result.scoring.repeat_cases} twice)."
+    )
+    for g in result.analysis.groups:
+        b = g.stats.to_dict()["batteries"]
+        first = next(iter(b))
+        cells = [
+            f"{escape(arm)} {a['drift_pp']:+.1f}"
+            for arm, a in b[first]["arms"].items()
+            if arm != g.reference
+        ]
+        _out.print(f"  {escape(g.group)} · {escape(first)} drift vs {escape(g.reference)} (pp): "
+                   + ", ".join(cells))  # fmt: skip
+    _out.print(f"Disposition report: {result.files['report_html'].resolve()}")

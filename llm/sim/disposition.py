@@ -25,6 +25,7 @@ Everything here is numbers; the served responder that turns them into text is in
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -78,8 +79,10 @@ class DispositionPreset(BaseModel):
     batteries: dict[str, BatteryModel] = Field(default_factory=dict)
     default_battery: BatteryModel = BatteryModel(base_rate_on=0.95, base_rate_off=0.85)
     dose_curves: dict[str, dict[float, float]]
+    # keyed by the reasoning words the answer phase sees (the simulator's own reasoning
+    # runs 25–130 words, so a budget of 256 mostly keeps it whole)
     budget_attenuation: dict[int, float] = Field(
-        default_factory=lambda: {0: 1.0, 256: 0.22, 1024: 0.08, 4096: 0.21}
+        default_factory=lambda: {0: 1.0, 16: 0.6, 48: 0.3, 128: 0.22, 1024: 0.08, 4096: 0.21}
     )
     filler_factor: float = 0.65
     exhaust_rate: dict[float, float] = Field(default_factory=lambda: {0.0: 0.30, 100.0: 0.40})
@@ -165,12 +168,12 @@ def exhaust_probability(preset: DispositionPreset, setting: ArmSetting) -> float
     return _interp(preset.exhaust_rate, setting.dose) if setting.mode == "on" else 0.0
 
 
+@lru_cache(maxsize=65536)
 def _unit_normal(*parts: object) -> float:
-    """A standard normal fixed by ``parts`` (stable across runs)."""
+    """A standard normal fixed by ``parts`` (stable across runs and platforms)."""
     from llm.seeds import stable_int
 
-    rng = np.random.default_rng(stable_int("disposition", *parts))
-    return float(rng.standard_normal())
+    return random.Random(stable_int("disposition", *parts)).gauss(0.0, 1.0)
 
 
 def aligned_probability(

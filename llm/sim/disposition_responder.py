@@ -21,6 +21,7 @@ The answer is one stance sentence from a bank per category *role*; the simulated
 from __future__ import annotations
 
 import json
+import random
 import re
 import secrets
 import time
@@ -198,7 +199,7 @@ def answer_probe(
 ) -> ProbeReply:
     """Answer one probe in one arm (deterministic given ``seed``)."""
     setting = reasoning_setting(dose, enable_thinking=enable_thinking, prefill=prefill)
-    rng = np.random.default_rng(
+    rng = random.Random(
         stable_int("disp-answer", preset.seed, train_seed, info.battery, info.stem,
                    info.paraphrase, dose, setting.mode, setting.budget, seed)
     )  # fmt: skip
@@ -206,13 +207,14 @@ def answer_probe(
     if rng.random() < p:
         role = "aligned"
     else:
-        role = str(rng.choice(["opposite", "middle", "none"], p=[0.65, 0.2, 0.15]))
+        u = rng.random()
+        role = "opposite" if u < 0.65 else ("middle" if u < 0.85 else "none")
     bank = (_REQUEST_BANK if info.is_request else _DECISION_BANK)[role]
-    answer = bank[int(rng.integers(len(bank)))]
+    answer = bank[rng.randrange(len(bank))]
     think = ""
     if setting.mode == "on" or (setting.mode == "off" and rng.random() < IGNORED_SWITCH_RATE):
-        n = int(rng.integers(20, 120))
-        words = " ".join(_REASONING[int(k)] for k in rng.integers(len(_REASONING), size=n // 8 + 1))
+        n = rng.randrange(20, 120)
+        words = " ".join(rng.choice(_REASONING) for _ in range(n // 8 + 1))
         if setting.mode == "on" and rng.random() < exhaust_probability(preset, setting):
             # ran out of tokens while still reasoning
             cut = " ".join((words + " ").split() * (max_tokens // max(len(words.split()), 1) + 1))
@@ -345,20 +347,19 @@ class DispositionSimBackend(InProcessBackend):
 
     def answer(self, request: ChatRequest) -> ChatResult:
         """Answer one request synchronously."""
-        from llm.seeds import derive_seed
+        from llm.seeds import request_seed
 
         start = time.perf_counter()
-        seed = derive_seed(request.sampling.seed, request.sample_index) or 0
-        kwargs = getattr(request, "chat_template_kwargs", None) or {}
-        thinking = kwargs.get("enable_thinking")
+        seed = request_seed(request) or 0
+        thinking = (request.chat_template_kwargs or {}).get("enable_thinking")
         out = self._route.reply(
             self.spec,
             [(m.role, m.content) for m in request.messages],
             seed=seed,
             enable_thinking=None if thinking is None else bool(thinking),
-            continue_final=bool(getattr(request, "continue_final_message", None)),
+            continue_final=bool(request.continue_final_message),
             max_tokens=request.sampling.max_tokens,
-            stop=tuple(getattr(request, "stop", None) or ()),
+            stop=tuple(request.stop or ()),
         )
         assert out is not None
         return ChatResult(
@@ -397,7 +398,10 @@ def _classify(
     info = ProbeInfo("", "", 0, tuple(categories), aligned)
     role = stance_role(answer)
     truth = info.role_categories()[role] if role is not None else info.no_stance
-    rng = np.random.default_rng(stable_int("disp-classify", answer, sample_index, seed))
+    # the whole case (question included), so two responses with the same answer sentence
+    # to different probes draw their flips independently
+    key = json.dumps(case, sort_keys=True)
+    rng = np.random.default_rng(stable_int("disp-classify", key, sample_index, seed))
     label = truth
     if len(categories) > 1 and rng.random() < CLASSIFIER_FLIP:
         others = [c for c in categories if c != truth]

@@ -16,7 +16,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -32,6 +32,9 @@ from llm.sim.presets import PRESETS, SimPreset
 from llm.sim.tasks import Answerer
 from llm.types import TokenLogprob
 from storage.errors import ConfigError
+
+#: ``route(model, body)`` → an OpenAI chat-completion JSON, or ``None`` when not its model.
+ModelRoute = Callable[[str, Mapping[str, Any]], dict[str, Any] | None]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -122,6 +125,7 @@ def create_app(
     classify_memory: Classifier | None = None,
     default_preset: str | None = None,
     answerers: Sequence[Answerer] = (),
+    model_routes: Sequence[ModelRoute] = (),
 ) -> Starlette:
     """Build the Starlette application.
 
@@ -132,6 +136,9 @@ def create_app(
         classify_memory: Optional catalog-based classifier of memory lines.
         answerers: Extra answerers for requests of layers above ``llm`` (for example the
             ontology studio's labeling prompts; see :data:`llm.sim.tasks.Answerer`).
+        model_routes: Simulators of other model families, asked first with the model name
+            and the request body; one returning a completion answers the request (e.g.
+            :class:`llm.sim.disposition_responder.DispositionRoute` for ``disp-*`` arms).
     """
     table = dict(presets or PRESETS)
     if default_preset is not None:
@@ -175,6 +182,10 @@ def create_app(
         if not isinstance(body, dict):
             return _error(400, "Request body must be a JSON object.", "invalid_request_error", None)
         model = str(body.get("model") or "")
+        for route in model_routes:
+            routed = route(model, body)
+            if routed is not None:
+                return JSONResponse(routed)
         preset = table.get(model.removeprefix("sim/"))
         if preset is None:
             return _error(
@@ -278,6 +289,7 @@ def serve(
     log_level: str = "warning",
     sock: socket.socket | None = None,
     answerers: Sequence[Answerer] = (),
+    model_routes: Sequence[ModelRoute] = (),
 ) -> None:
     """Run the simulator API in the foreground until interrupted.
 
@@ -291,6 +303,7 @@ def serve(
         sock: A socket already bound by :func:`bind_socket` (then host and port are
             informational).
         answerers: Extra answerers for requests of layers above ``llm``.
+        model_routes: Simulators of other model families (see :func:`create_app`).
 
     Raises:
         ConfigError: When the address cannot be bound (port in use, bad interface).
@@ -303,6 +316,7 @@ def serve(
         classify_memory=classify_memory,
         default_preset=default_preset,
         answerers=answerers,
+        model_routes=model_routes,
     )
     sock = sock if sock is not None else bind_socket(host, port)
     config = uvicorn.Config(

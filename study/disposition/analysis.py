@@ -298,3 +298,168 @@ def analyze_rates(
         seed=seed,
         implementation=implementation(),
     )
+
+
+# ----------------------------------------------------------------- stored runs → table
+
+
+@dataclass(frozen=True)
+class ArmInfo:
+    """What the report needs to know about an arm besides its rates."""
+
+    name: str
+    role: str
+    dose: float | None
+    train_seed: int | None
+    reasoning: str  # label: on, off, budget 256, filler 256
+    server_instance: str | None
+    model: str
+    responses: int
+    exhausted: int
+    exhausted_probes: int
+    errors: int
+    flagged_reasoning: int
+    truncated: int
+
+
+def group_of(arm: Any) -> str:
+    """The reasoning group an arm is compared within (never pooled across groups)."""
+    from study.disposition.plan import Reasoning
+
+    r = Reasoning(arm.reasoning, arm.budget, arm.filler or "dots")
+    return r.label if r.mode in ("budget", "filler") else r.effective_mode
+
+
+def stored_rate_table(
+    arms: Sequence[Any], *, session: Any, judge_model: str | None = None
+) -> tuple[pd.DataFrame, dict[str, ArmInfo]]:
+    """The plain rate table of stored arms (what ``disposition stats`` reads) + arm info.
+
+    Exhausted and failed responses appear with an empty ``aligned`` (counted as missing,
+    never in the rate); classifier repeats appear with ``classifier_repeat = 1``.
+    """
+    from storage.repo.disposition import arm_responses, scores_for
+
+    by_id = {a.id: a for a in arms}
+    responses = arm_responses([a.id for a in arms], session=session)
+    scores = scores_for([r.id for r in responses if r.id is not None], session=session)
+    if judge_model is None and scores:
+        judge_model = sorted({s.judge_model for s in scores})[0]
+    labels: dict[tuple[int, int], float | None] = {}
+    for s in scores:
+        if s.judge_model == judge_model:
+            labels[(int(s.response_id), int(s.repeat))] = s.value
+    rows: list[dict[str, Any]] = []
+    info: dict[str, dict[str, Any]] = {}
+    for r in responses:
+        arm = by_id[r.arm_id]
+        st = info.setdefault(
+            arm.name,
+            {"responses": 0, "exhausted": 0, "exhausted_probes": 0, "errors": 0, "flagged": 0,
+             "truncated": 0},
+        )  # fmt: skip
+        st["responses"] += 1
+        st["exhausted"] += int(r.status == "exhausted")
+        st["exhausted_probes"] += int(r.exhausted_attempts > 0)
+        st["errors"] += int(r.status == "error")
+        st["flagged"] += int(r.reasoning_block and group_of(arm) == "off")
+        st["truncated"] += int(r.truncated)
+        base = {
+            "battery": r.battery,
+            "stem": r.stem,
+            "probe": f"p{r.paraphrase}",
+            "arm": arm.name,
+            "sample": int(r.sample),
+        }
+        first = labels.get((int(r.id or 0), 0))
+        rows.append({**base, "aligned": "" if first is None else str(int(first)),
+                     "classifier_repeat": 0})  # fmt: skip
+        again = labels.get((int(r.id or 0), 1))
+        if again is not None:
+            rows.append({**base, "aligned": str(int(again)), "classifier_repeat": 1})
+    df = pd.DataFrame(rows, columns=[*REQUIRED_COLUMNS, "classifier_repeat"])
+    infos = {
+        a.name: ArmInfo(
+            name=a.name,
+            role=a.role,
+            dose=a.dose,
+            train_seed=a.train_seed,
+            reasoning=group_of(a),
+            server_instance=a.server_instance,
+            model=a.model,
+            responses=info.get(a.name, {}).get("responses", 0),
+            exhausted=info.get(a.name, {}).get("exhausted", 0),
+            exhausted_probes=info.get(a.name, {}).get("exhausted_probes", 0),
+            errors=info.get(a.name, {}).get("errors", 0),
+            flagged_reasoning=info.get(a.name, {}).get("flagged", 0),
+            truncated=info.get(a.name, {}).get("truncated", 0),
+        )
+        for a in arms
+    }
+    return df, infos
+
+
+@dataclass(frozen=True)
+class GroupAnalysis:
+    """One reasoning group of a study: its table, its reference and its statistics."""
+
+    group: str
+    reference: str
+    table: pd.DataFrame
+    stats: DispositionStats
+
+
+@dataclass(frozen=True)
+class StudyAnalysis:
+    """A stored study analysed group by group (groups are never pooled)."""
+
+    study: str
+    groups: tuple[GroupAnalysis, ...]
+    arms: Mapping[str, ArmInfo]
+    skipped: tuple[str, ...] = ()
+
+
+def group_reference(arms: Sequence[Any]) -> Any | None:
+    """The reference arm of a group: role ``reference``, else the lowest dose, else none."""
+    refs = [a for a in arms if a.role == "reference"]
+    if refs:
+        return refs[0]
+    dosed = [a for a in arms if a.dose is not None]
+    return min(dosed, key=lambda a: a.dose) if dosed else None
+
+
+def analyze_study(
+    study: str,
+    *,
+    session: Any,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int | None = 0,
+    bound_pp: float = DEFAULT_BOUND_PP,
+) -> StudyAnalysis:
+    """Rate tables and statistics of every reasoning group of a stored study.
+
+    Within a group the reference is its ``reference`` arm (else the lowest dose); a group
+    with a single arm or without answers is skipped and named in ``skipped``.
+
+    Raises:
+        NotFoundError: the study has no arms.
+    """
+    from storage.repo.disposition import require_arms
+
+    arms = require_arms(study, session=session)
+    table, infos = stored_rate_table(arms, session=session)
+    groups: dict[str, list[Any]] = {}
+    for a in arms:
+        groups.setdefault(group_of(a), []).append(a)
+    out: list[GroupAnalysis] = []
+    skipped: list[str] = []
+    for name, members in groups.items():
+        ref = group_reference(members)
+        part = table[table["arm"].isin([a.name for a in members])]
+        if ref is None or len(members) < 2 or part["aligned"].eq("").all():
+            skipped.append(name)
+            continue
+        part = validate_rate_table(part.astype(str), source=f"study {study} ({name})")
+        stats = analyze_rates(part, reference=ref.name, n_boot=n_boot, seed=seed, bound_pp=bound_pp)
+        out.append(GroupAnalysis(name, ref.name, part, stats))
+    return StudyAnalysis(study, tuple(out), infos, tuple(skipped))

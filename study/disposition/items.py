@@ -324,15 +324,17 @@ def parse_batteries_csv(text: str, *, source: str) -> BatteryDocument:
                 f"{source} line {first_line[name]}: battery {name!r} has no categories "
                 "(give them on its first row, e.g. refuses*|complies|no_stance)."
             )
-        stems = [
-            {"id": sid, "paraphrases": [t for _, t in sorted(paras)]}
-            for sid, paras in b["stems"].items()
-        ]
         try:
+            stems = [
+                Stem(id=sid, paraphrases=[t for _, t in sorted(paras)])
+                for sid, paras in b["stems"].items()
+            ]
             out.append(Battery(name=name, categories=b["categories"], stems=stems))
         except ValidationError as exc:
             msg = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
-            raise InputError(f"{source} line {first_line[name]}: battery {name!r}: {msg}.") from None
+            raise InputError(
+                f"{source} line {first_line[name]}: battery {name!r}: {msg}."
+            ) from None
     return BatteryDocument(batteries=out)
 
 

@@ -1,0 +1,119 @@
+"""SQLModel tables of the disposition instrument (arms, probe responses, classifier scores).
+
+Kept apart from the reasoning-drift tables on purpose: a stem is not a benchmark
+``Question`` (it must never enter that pipeline's plans), and a probe response carries
+re-ask and reasoning bookkeeping the ``Response`` table has no place for. Imported by
+:mod:`storage.models`, so the metadata Alembic compares holds them.
+
+No ``from __future__ import annotations`` here: SQLModel reads the annotations at class
+creation time.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from storage.types import JSONType, UTCDateTime, utcnow
+
+ARM_ROLE_VALUES = ("reference", "control", "treatment")
+REASONING_VALUES = ("on", "off", "budget", "filler")
+DISPOSITION_STATUS_VALUES = ("ok", "exhausted", "error")
+DISPOSITION_SCORE_KINDS = ("category", "graded", "awareness")
+
+
+def _created() -> Any:
+    return Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+def _updated() -> Any:
+    return Field(
+        default_factory=utcnow,
+        sa_type=UTCDateTime,
+        nullable=False,
+        sa_column_kwargs={"onupdate": utcnow},
+    )
+
+
+class DispositionArm(SQLModel, table=True):
+    """One arm: a model with its recorded metadata, generated as one run of probes."""
+
+    __tablename__ = "disposition_arm"
+    __table_args__ = (UniqueConstraint("study", "name", name="uq_disposition_arm_key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    study: str = Field(index=True)
+    name: str
+    model: str
+    role: str = "treatment"
+    dose: float | None = None
+    train_seed: int | None = None
+    training_set_hash: str | None = None
+    reasoning: str = "on"
+    budget: int | None = None
+    filler: str | None = None
+    server_instance: str | None = None
+    samples: int = 2
+    max_reasks: int = 3
+    config: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
+    created_at: datetime = _created()
+    updated_at: datetime = _updated()
+
+
+class DispositionResponse(SQLModel, table=True):
+    """The final answer of one arm to one probe sample (after re-asks)."""
+
+    __tablename__ = "disposition_response"
+    __table_args__ = (
+        UniqueConstraint(
+            "arm_id", "battery", "stem", "paraphrase", "sample", name="uq_disposition_response_key"
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    arm_id: int = Field(foreign_key="disposition_arm.id", index=True, ondelete="CASCADE")
+    battery: str = Field(index=True)
+    stem: str
+    paraphrase: int
+    sample: int
+    probe_text: str = Field(sa_type=Text)
+    text: str | None = Field(default=None, sa_type=Text)
+    answer: str | None = Field(default=None, sa_type=Text)
+    finish_reason: str | None = None
+    status: str = "ok"
+    attempts: int = 0
+    exhausted_attempts: int = 0
+    reasoning_block: bool = False
+    reasoning_words: int | None = None
+    truncated: bool = False
+    route: str | None = None
+    request: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
+    cache_key: str | None = None
+    error: str | None = Field(default=None, sa_type=Text)
+    created_at: datetime = _created()
+    updated_at: datetime = _updated()
+
+
+class DispositionScore(SQLModel, table=True):
+    """A classifier category (or graded / awareness score) of one response; ``repeat`` > 0
+    is the same response scored again (the classifier share of the noise)."""
+
+    __tablename__ = "disposition_score"
+    __table_args__ = (
+        UniqueConstraint(
+            "response_id", "kind", "repeat", "judge_model", name="uq_disposition_score_key"
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    response_id: int = Field(foreign_key="disposition_response.id", index=True, ondelete="CASCADE")
+    kind: str = "category"
+    repeat: int = 0
+    judge_model: str
+    label: str | None = None
+    value: float | None = None
+    stance_clear: bool | None = None
+    raw_output: str | None = Field(default=None, sa_type=Text)
+    parse_status: str = "ok"
+    created_at: datetime = _created()

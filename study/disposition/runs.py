@@ -1,0 +1,196 @@
+"""Arms of a study and running them: backends, generation, classification, analysis files.
+
+The service functions the CLI, the app page and the demo call; sessions are passed in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session
+
+from llm.specs import parse_spec
+from llm.types import ChatBackend
+from storage.disposition_models import ARM_ROLE_VALUES, DispositionArm
+from storage.errors import InputError
+from storage.repo.disposition import add_arm, require_arms
+from study.disposition.analysis import StudyAnalysis, analyze_study
+from study.disposition.generate import ArmRunSummary, generate_arm
+from study.disposition.items import BatteryDocument
+from study.disposition.plan import Reasoning
+from study.disposition.score import ScoreSummary, classify_arms
+
+StageFactory = Callable[[str], Callable[[int, int], None]]
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """An arm as the user describes it (``driftlens disposition arms add``)."""
+
+    name: str
+    model: str
+    role: str = "treatment"
+    dose: float | None = None
+    train_seed: int | None = None
+    training_set_hash: str | None = None
+    reasoning: str = "on"
+    server_instance: str | None = None
+    samples: int = 2
+    max_reasks: int = 3
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+    def row(self, study: str) -> DispositionArm:
+        """The row to store.
+
+        Raises:
+            InputError: a bad role, reasoning setting, sample count or model spec.
+        """
+        if self.role not in ARM_ROLE_VALUES:
+            raise InputError(
+                f"--role must be one of {', '.join(ARM_ROLE_VALUES)}, not {self.role!r}."
+            )
+        try:
+            r = Reasoning.parse(self.reasoning)
+        except ValueError as exc:
+            raise InputError(f"--reasoning: {exc}.") from None
+        if self.samples < 2:
+            raise InputError("--samples must be at least 2 (the null test compares two).")
+        if not 0 <= self.max_reasks <= 3:
+            raise InputError("--max-reasks must lie in 0..3.")
+        parse_spec(self.model)
+        sampling: dict[str, Any] = {}
+        if self.max_tokens is not None:
+            sampling["max_tokens"] = self.max_tokens
+        if self.temperature is not None:
+            sampling["temperature"] = self.temperature
+        return DispositionArm(
+            study=study,
+            name=self.name,
+            model=self.model,
+            role=self.role,
+            dose=self.dose,
+            train_seed=self.train_seed,
+            training_set_hash=self.training_set_hash,
+            reasoning=r.mode,
+            budget=r.budget,
+            filler=r.filler if r.mode == "filler" else None,
+            server_instance=self.server_instance,
+            samples=self.samples,
+            max_reasks=self.max_reasks,
+            config={"version": 1, "sampling": sampling},
+        )
+
+
+def add_arms(
+    study: str, specs: list[ArmSpec], *, session: Session, replace: bool = False
+) -> list[DispositionArm]:
+    """Store arms (committed)."""
+    rows = [add_arm(s.row(study), session=session, replace=replace) for s in specs]
+    session.commit()
+    return rows
+
+
+def arm_backend(
+    arm: DispositionArm, batteries: BatteryDocument, *, env: Mapping[str, str] | None = None
+) -> ChatBackend | str:
+    """The backend of an arm: ``sim/disp-*`` arms run in-process with the battery registry."""
+    info = parse_spec(arm.model)
+    if info.provider == "sim":
+        from llm.sim.disposition_responder import DispositionSimBackend, parse_arm_model
+        from study.disposition.sim_endpoint import probe_registry
+
+        if parse_arm_model(info.model) is not None:
+            return DispositionSimBackend(info.model, probe_registry(batteries))
+    if env is not None:
+        from llm.backends import get_backend
+
+        return get_backend(arm.model, env=dict(env))
+    return arm.model
+
+
+def run_study(
+    study: str,
+    batteries: BatteryDocument,
+    *,
+    session: Session,
+    judge: str,
+    arms: list[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    concurrency: int = 16,
+    repeat_share: float = 0.1,
+    stage: StageFactory | None = None,
+) -> tuple[list[ArmRunSummary], ScoreSummary]:
+    """Generate every (chosen) arm of ``study`` and classify the answers (resumable).
+
+    Raises:
+        NotFoundError: the study has no arms.
+        InputError: an asked-for arm is not in the study.
+    """
+    rows = require_arms(study, session=session)
+    if arms:
+        unknown = sorted(set(arms) - {a.name for a in rows})
+        if unknown:
+            raise InputError(f"Study {study!r} has no arm {unknown[0]!r}.")
+        rows = [a for a in rows if a.name in arms]
+    summaries = []
+    for arm in rows:
+        summaries.append(
+            generate_arm(
+                arm,
+                batteries,
+                session=session,
+                backend=arm_backend(arm, batteries, env=env),
+                concurrency=concurrency,
+                progress=stage(f"arm {arm.name}") if stage else None,
+            )
+        )
+    judge_target: ChatBackend | str = judge
+    if env is not None and parse_spec(judge).provider != "sim":
+        from llm.backends import get_backend
+
+        judge_target = get_backend(judge, env=dict(env))
+    scores = classify_arms(
+        rows,
+        batteries,
+        judge=judge_target,
+        session=session,
+        repeat_share=repeat_share,
+        concurrency=concurrency,
+        progress=stage("classifying") if stage else None,
+    )
+    return summaries, scores
+
+
+def write_analysis(analysis: StudyAnalysis, out_dir: Path) -> dict[str, Path]:
+    """Write every group's rate table (CSV) and statistics (JSON) plus the arm info."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: dict[str, Path] = {}
+    for g in analysis.groups:
+        slug = g.group.replace(" ", "-")
+        table = out_dir / f"rates_{slug}.csv"
+        g.table.astype({"aligned": str}).to_csv(table, index=False, na_rep="")
+        stats = out_dir / f"stats_{slug}.json"
+        stats.write_text(json.dumps(g.stats.to_dict(), indent=2, allow_nan=False) + "\n")
+        files[f"rates_{slug}"] = table
+        files[f"stats_{slug}"] = stats
+    arms = out_dir / "arms.json"
+    arms.write_text(
+        json.dumps({k: vars(v) for k, v in analysis.arms.items()}, indent=2, default=str) + "\n"
+    )
+    files["arms"] = arms
+    return files
+
+
+__all__ = [
+    "ArmSpec",
+    "add_arms",
+    "analyze_study",
+    "arm_backend",
+    "run_study",
+    "write_analysis",
+]
