@@ -1,7 +1,7 @@
 """disposition tables
 
-Revision ID: 0002_disposition
-Revises: 0001_initial
+Revision ID: 0004_disposition
+Revises: 0003_logprobs_lease
 Create Date: 2026-12-01 10:22:00 UTC
 
 The disposition instrument's arms, probe responses and classifier scores
@@ -16,8 +16,8 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 # revision identifiers, used by Alembic.
-revision: str = '0002_disposition'
-down_revision: str | None = '0001_initial'
+revision: str = '0004_disposition'
+down_revision: str | None = '0003_logprobs_lease'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
