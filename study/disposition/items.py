@@ -38,7 +38,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from storage.errors import InputError
-from study.catalog.document import _yaml_line
+from storage.yaml_input import load_yaml, read_text_file, yaml_line
 
 SAMPLE_FILE = "sample_batteries.yaml"
 NO_STANCE = "no_stance"
@@ -213,12 +213,7 @@ def read_batteries(path: Path) -> BatteryDocument:
     suffix = path.suffix.lower()
     if suffix not in (".yaml", ".yml", ".csv"):
         raise InputError(f"{path}: battery files must be .yaml, .yml or .csv.")
-    if not path.exists():
-        raise InputError(f"File not found: {path}")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}).") from exc
+    text = read_text_file(path, what="battery file")
     if suffix == ".csv":
         return parse_batteries_csv(text, source=str(path))
     return parse_batteries_yaml(text, source=str(path))
@@ -230,14 +225,7 @@ def parse_batteries_yaml(text: str, *, source: str) -> BatteryDocument:
     Raises:
         InputError: YAML syntax or schema problems, with the line of the offending node.
     """
-    try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise InputError(f"{source}{where}: {problem}.") from None
+    data, root = load_yaml(text, source=source)
     if not isinstance(data, dict):
         raise InputError(f"{source} line 1: a battery file is a mapping with a batteries list.")
     try:
@@ -245,7 +233,7 @@ def parse_batteries_yaml(text: str, *, source: str) -> BatteryDocument:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
-        line = _yaml_line(root, loc)
+        line = yaml_line(root, loc)
         where = ".".join(str(p) for p in loc) or "document"
         msg = str(err["msg"]).removeprefix("Value error, ")
         raise InputError(f"{source} line {line}: {where}: {msg}.") from None
@@ -355,12 +343,7 @@ def import_harmbench_csv(
     Raises:
         InputError: missing columns, an empty behaviour, or nothing left after filtering.
     """
-    if not path.exists():
-        raise InputError(f"File not found: {path}")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}).") from exc
+    text = read_text_file(path, what="HarmBench CSV")
     reader = csv.DictReader(io.StringIO(text, newline=""))
     need = ("Behavior", "FunctionalCategory", "SemanticCategory", "BehaviorID")
     missing = [c for c in need if c not in (reader.fieldnames or [])]
