@@ -177,31 +177,36 @@ def items_cmd(
         _out.print(f"Wrote {_term(out)}")
 
 
-def _finish_run(run: Any, out_dir: Path, *, bootstrap: int, seed: int | None, title: str) -> None:
+def _finish_run(
+    runs: list[Any], out_dir: Path, *, bootstrap: int, seed: int | None, title: str
+) -> None:
+    import pandas as pd
+
     from study.sources.analysis import analyze_sources_table
     from study.sources.report import write_sources_report
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    table = run.table()
+    table = pd.concat([r.table() for r in runs], ignore_index=True)
     table.to_csv(out_dir / "probes.csv", index=False)
-    (out_dir / "probes.jsonl").write_text(run.jsonl(), encoding="utf-8")
+    (out_dir / "probes.jsonl").write_text("".join(r.jsonl() for r in runs), encoding="utf-8")
     result = analyze_sources_table(table, bootstrap=bootstrap, seed=seed).to_dict()
     (out_dir / "stats.json").write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
-    simulated = run.model.startswith("sim/")
+    n = sum(len(r.records) for r in runs)
+    unknown = sum(r.n_unknown for r in runs)
+    failed = sum(r.n_errors for r in runs)
     files = write_sources_report(
         result,
         table,
         out_dir,
         title=title,
-        simulated=simulated,
+        simulated=runs[0].model.startswith("sim/"),
         notes=(
-            f"{len(run.records)} probes, {run.n_unknown} without a letter (read as "
-            f"unknown), {run.n_errors} failed requests.",
+            f"{n} probes, {unknown} without a letter (read as unknown), {failed} failed requests.",
         ),
     )
     render_stats(result)
     _out.print(
-        f"{len(run.records)} probes ({run.n_unknown} unknown, {run.n_errors} failed). "
+        f"{n} probes ({unknown} unknown, {failed} failed). "
         f"Wrote {_term(out_dir / 'probes.csv')}, probes.jsonl, stats.json and "
         f"{_term(files.html)}"
     )
@@ -219,7 +224,9 @@ def run_cmd(
     claims_path: Path | None = typer.Option(
         None, "--claims", help="Tier-2 claims JSONL ({id, claim})."
     ),
-    instruction: str = typer.Option("n", "--instruction", help="n, d (doc-only), u, s (self)."),
+    instruction: list[str] = typer.Option(
+        ["n"], "--instruction", help="n, d (doc-only), u (user-only), s (self-only); repeatable."
+    ),
     vocabulary: str = typer.Option("ours", "--vocabulary", help="ours or paper."),
     top_logprobs: int = typer.Option(20, "--top-logprobs", min=0, max=20),
     no_logprobs: bool = typer.Option(False, "--no-logprobs", help="Choice-only mode."),
@@ -246,30 +253,41 @@ def run_cmd(
         items = read_items(items_path) if items_path else shipped_items()
         items = items[:limit] if limit else items
         claims = read_claims(claims_path, items) if claims_path else {}
-        cfg = SourcesConfig(
-            tiers=tuple(sorted(set(tier))),
-            instruction=instruction,
-            vocabulary=vocabulary,
-            top_logprobs=top_logprobs,
-            logprobs=not no_logprobs,
-            prefill=prefill,
-            reasoning=reasoning,
-        )
+        cfgs = [
+            SourcesConfig(
+                tiers=tuple(sorted(set(tier))),
+                instruction=instr,
+                vocabulary=vocabulary,
+                top_logprobs=top_logprobs,
+                logprobs=not no_logprobs,
+                prefill=prefill,
+                reasoning=reasoning,
+            )
+            for instr in dict.fromkeys(instruction)
+        ]
         target = out_dir or settings(ctx).workspace / "reports" / "sources" / model.replace(
             "/", "_"
         )
-        with session_for(ctx) as session, progress_callback(f"probing {model}") as update:
-            run = run_sources(
-                items,
-                backend_for(model, items),
-                config=cfg,
-                claims=claims,
-                session=session,
-                progress=update,
-                concurrency=concurrency,
-            )
-            session.commit()
-        _finish_run(run, target, bootstrap=bootstrap, seed=seed, title=f"Source reliance — {model}")
+        backend = backend_for(model, items)
+        runs = []
+        with session_for(ctx) as session:
+            for cfg in cfgs:
+                with progress_callback(f"probing {model} ({cfg.instruction})") as update:
+                    runs.append(
+                        run_sources(
+                            items,
+                            backend,
+                            config=cfg,
+                            claims=claims,
+                            session=session,
+                            progress=update,
+                            concurrency=concurrency,
+                        )
+                    )
+                session.commit()
+        _finish_run(
+            runs, target, bootstrap=bootstrap, seed=seed, title=f"Source reliance — {model}"
+        )
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc) from None
 

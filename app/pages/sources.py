@@ -21,6 +21,7 @@ from study.sources.demo import run_sources_demo
 from study.sources.report import (
     discrimination_table,
     influence_table,
+    instruction_table,
     kl_figure,
     quadrant_figure,
     variant_table,
@@ -86,6 +87,10 @@ for model, datasets in result["models"].items():
         st.subheader(f"{escape_markdown(model)} · {escape_markdown(dataset)}")
         st.dataframe(discrimination_table(cell), hide_index=True)
         st.dataframe(variant_table(cell), hide_index=True)
+        instr = instruction_table(cell)
+        if not instr.empty:
+            st.caption("System-instruction variants")
+            st.dataframe(instr, hide_index=True)
 
 with st.expander("Probes (raw table)"):
     st.dataframe(pd.DataFrame(table), hide_index=True)

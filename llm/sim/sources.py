@@ -72,6 +72,9 @@ class SourcePreset(BaseModel):
         confidence: Logit margin of the answered letter over the best other letter.
         pull: Logit added to each asserted letter.
         spread: SD of the per-question baseline logits.
+        instruction_shift: How far a system instruction moves the rates: "self-only" moves
+            every source toward keeping the own answer, "user-only" / "document-only"
+            move that source toward adoption and the other toward being ignored.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -90,6 +93,7 @@ class SourcePreset(BaseModel):
     confidence: float = Field(default=2.0, ge=0)
     pull: float = Field(default=1.0, ge=0)
     spread: float = Field(default=0.7, ge=0)
+    instruction_shift: float = Field(default=0.3, ge=0, le=1)
 
     @model_validator(mode="after")
     def _pairs_are_distributions(self) -> SourcePreset:
@@ -178,12 +182,14 @@ class Probe:
         gold: Index of the correct option.
         assertions: ``(source, option index)`` in the order shown, the last nearest the
             question; empty for the bare probe.
+        instruction: The system-instruction variant (``n``, ``d``, ``u``, ``s``).
     """
 
     key: str
     n_choices: int
     gold: int
     assertions: tuple[tuple[str, int], ...] = ()
+    instruction: str = "n"
 
 
 @dataclass(frozen=True)
@@ -225,6 +231,25 @@ def _other(exclude: set[int], logits: Sequence[float], rng: random.Random) -> in
     return pool[rng.randrange(len(pool))]
 
 
+def _shift(keep: float, adopt: float, toward: str, amount: float) -> tuple[float, float]:
+    """Move a (keep, adopt) pair toward keeping or adopting by ``amount`` of the room left."""
+    if toward == "keep":
+        keep2 = keep + amount * (1.0 - keep)
+        return keep2, min(adopt * (1.0 - amount), 1.0 - keep2)
+    adopt2 = adopt + amount * (1.0 - adopt)
+    return min(keep * (1.0 - amount), 1.0 - adopt2), adopt2
+
+
+def _instructed(
+    keep: float, adopt: float, source: str, instruction: str, amount: float
+) -> tuple[float, float]:
+    if instruction == "s" or (instruction in ("u", "d") and instruction != source[0]):
+        return _shift(keep, adopt, "keep", amount)
+    if instruction == source[0]:
+        return _shift(keep, adopt, "adopt", amount)
+    return keep, adopt
+
+
 def _react(
     source: str,
     asserted: int,
@@ -233,6 +258,7 @@ def _react(
     logits: Sequence[float],
     preset: SourcePreset,
     rng: random.Random,
+    instruction: str = "n",
 ) -> int:
     """The single-source rule: the answer given ``source`` asserting ``asserted``."""
     u = rng.random()
@@ -244,6 +270,7 @@ def _react(
         adopt, keep = preset.sdr_plus.of(source), preset.par_minus.of(source)
     else:  # a wrong assertion against a different wrong own answer
         keep, adopt = preset.par_plus.of(source), preset.sdr_minus.of(source)
+    keep, adopt = _instructed(keep, adopt, source, instruction, preset.instruction_shift)
     if u < keep:
         return bare
     if u < keep + adopt:
@@ -271,8 +298,10 @@ def simulate_probe(probe: Probe, preset: SourcePreset, *, seed: int | None = Non
         if source not in SOURCES or not 0 <= idx < probe.n_choices:
             raise ValueError(f"bad assertion ({source!r}, {idx})")
     bare, logits = _question_state(probe, preset, seed)
+    # the neutral instruction keeps the draw it had before instructions existed
+    extra = () if probe.instruction == "n" else (probe.instruction,)
     rng = random.Random(
-        stable_int("src-probe", preset.name, preset.seed, seed, probe.key, probe.assertions)
+        stable_int("src-probe", preset.name, preset.seed, seed, probe.key, probe.assertions, *extra)
     )
     if not probe.assertions:
         choice = bare
@@ -282,7 +311,7 @@ def simulate_probe(probe: Probe, preset: SourcePreset, *, seed: int | None = Non
         else:
             near, far = probe.assertions[-1], probe.assertions[0]
             lead = near if rng.random() < preset.recency else far
-        choice = _react(lead[0], lead[1], bare, probe.gold, logits, preset, rng)
+        choice = _react(lead[0], lead[1], bare, probe.gold, logits, preset, rng, probe.instruction)
     z = list(logits)
     for _, idx in probe.assertions:
         z[idx] += preset.pull

@@ -62,6 +62,10 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
     "wrong_choice",
 )
 PROB_COLUMNS: tuple[str, ...] = ("p_correct", "p_wrong", "p_other")
+#: Optional column: the system-instruction variant (``n`` neutral, ``d`` document-only,
+#: ``u`` user-only, ``s`` self-only; empty means ``n``).
+INSTRUCTION_COLUMN = "instruction"
+INSTRUCTIONS: tuple[str, ...] = ("n", "d", "u", "s")
 #: Default bootstrap replicates (the percentile intervals and the type shares).
 DEFAULT_BOOTSTRAP = 2000
 _SUM_TOL = 1e-3
@@ -114,6 +118,18 @@ def validate(df: pd.DataFrame, *, source: str = "the table") -> pd.DataFrame:
             "give all three or none."
         )
     out = df[list(REQUIRED_COLUMNS)].astype(str).apply(lambda c: c.str.strip())
+    if INSTRUCTION_COLUMN in df.columns:
+        instr = df[INSTRUCTION_COLUMN].astype(str).str.strip().replace("", "n")
+        bad_instr = np.flatnonzero(~instr.isin(INSTRUCTIONS).to_numpy())
+        if bad_instr.size:
+            i = int(bad_instr[0])
+            raise InputError(
+                f"{_where(source, i)}: unknown instruction {instr.iloc[i]!r}; use one of "
+                f"{', '.join(INSTRUCTIONS)} (or leave it empty for n)."
+            )
+        out[INSTRUCTION_COLUMN] = instr.to_numpy()
+    else:
+        out[INSTRUCTION_COLUMN] = "n"
     for col in ("model", "dataset", "question_id", "variant", "choice", "correct_choice"):
         empty = np.flatnonzero((out[col] == "").to_numpy())
         if empty.size:
@@ -147,7 +163,7 @@ def validate(df: pd.DataFrame, *, source: str = "the table") -> pd.DataFrame:
             f"{_where(source, i)}: wrong_choice equals correct_choice "
             f"({out['correct_choice'].iloc[i]!r}); a wrong assertion must assert a wrong answer."
         )
-    keys = ["model", "dataset", "tier", "ordering", "question_id", "variant"]
+    keys = ["model", "dataset", INSTRUCTION_COLUMN, "tier", "ordering", "question_id", "variant"]
     dup = np.flatnonzero(out.duplicated(keys).to_numpy())
     if dup.size:
         i = int(dup[0])
@@ -205,12 +221,12 @@ def _join_bare(out: pd.DataFrame, source: str) -> pd.DataFrame:
     """Add ``bare_*`` columns: each row's bare answer (same tier, else the tier-less one)."""
     out = out.reset_index(drop=True)
     bare = out[out["variant"] == "bare"]
-    keys = ["model", "dataset", "tier", "question_id"]
+    keys = ["model", "dataset", INSTRUCTION_COLUMN, "tier", "question_id"]
     b = bare[[*keys, *_BARE_COLS]].rename(columns={c: f"bare_{c}" for c in _BARE_COLS})
     exact = out[keys].merge(b, on=keys, how="left")
     shared = b[b["tier"] == ""].drop(columns="tier")
-    fallback = out[["model", "dataset", "question_id"]].merge(
-        shared, on=["model", "dataset", "question_id"], how="left"
+    fallback = out[["model", "dataset", INSTRUCTION_COLUMN, "question_id"]].merge(
+        shared, on=["model", "dataset", INSTRUCTION_COLUMN, "question_id"], how="left"
     )
     found = exact["bare_choice"].notna()
     for c in _BARE_COLS:
@@ -479,6 +495,20 @@ def _cell(g: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, A
     }
 
 
+def _instruction_summary(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """The headline numbers of one instruction variant (the instruction-effect table)."""
+    return {
+        "bare_accuracy": cell["bare_accuracy"],
+        "par_plus": cell["par_plus"],
+        "sdr_plus": cell["sdr_plus"],
+        "behaviour": {s: cell["behaviour"][s]["type"] for s in cell["behaviour"]},
+        "self_pct": cell["self_pct"],
+        "user_pct": cell["user_pct"],
+        "doc_pct": cell["doc_pct"],
+        "u_over_d": cell["u_over_d"],
+    }
+
+
 def analyze_sources_table(
     df: pd.DataFrame,
     *,
@@ -503,7 +533,19 @@ def analyze_sources_table(
     rng = as_generator(seed)
     cells = []
     for (m, d), g in clean.groupby(["model", "dataset"], sort=True):
-        cells.append(SourceCell(str(m), str(d), _cell(g, rng, bootstrap)))
+        # the main results are the neutral instruction's; other instructions are compared
+        present = [i for i in INSTRUCTIONS if (g[INSTRUCTION_COLUMN] == i).any()]
+        main = "n" if "n" in present else present[0]
+        payload = _cell(g[g[INSTRUCTION_COLUMN] == main], rng, bootstrap)
+        payload["instruction"] = main
+        if len(present) > 1:
+            payload["instruction_effect"] = {
+                i: _instruction_summary(
+                    payload if i == main else _cell(g[g[INSTRUCTION_COLUMN] == i], rng, bootstrap)
+                )
+                for i in present
+            }
+        cells.append(SourceCell(str(m), str(d), payload))
     meta = {
         "version": 1,
         "bootstrap": bootstrap,

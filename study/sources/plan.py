@@ -266,6 +266,7 @@ class SourcesRun:
                     "p_correct": "" if three is None else three[0],
                     "p_wrong": "" if three is None else three[1],
                     "p_other": "" if three is None else three[2],
+                    "instruction": self.config.instruction,
                 }
             )
         return pd.DataFrame(rows).astype(str)

@@ -105,6 +105,28 @@ def discrimination_table(cell: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def instruction_table(cell: Mapping[str, Any]) -> pd.DataFrame:
+    """Headline numbers per system-instruction variant (empty with one instruction)."""
+    names = {"n": "neutral", "d": "document only", "u": "user only", "s": "self only"}
+    rows = []
+    for k, v in (cell.get("instruction_effect") or {}).items():
+        rows.append(
+            {
+                "instruction": names.get(k, k),
+                "bare acc.": v["bare_accuracy"],
+                "PAR+ user": v["par_plus"]["user"],
+                "PAR+ doc": v["par_plus"]["doc"],
+                "SDR+ user": v["sdr_plus"]["user"],
+                "SDR+ doc": v["sdr_plus"]["doc"],
+                "type user": v["behaviour"]["user"],
+                "type doc": v["behaviour"]["doc"],
+                "Self%": v["self_pct"],
+                "U%/D%": v["u_over_d"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def influence_table(result: Mapping[str, Any]) -> pd.DataFrame:
     """Odds ratios and reliance shares per model × dataset (with and without bare rows)."""
     rows = []
@@ -197,9 +219,22 @@ def scatter_data(table: pd.DataFrame) -> pd.DataFrame:
         if c not in t.columns:
             return pd.DataFrame(columns=["scenario", "kl", "dnll"])
         t[c] = pd.to_numeric(t[c], errors="coerce")
-    bare = t[t["variant"] == "bare"].set_index(["model", "dataset", "question_id"])
+    if "instruction" not in t.columns:
+        t["instruction"] = "n"
+    # the main (neutral) instruction only, as in the tables; a bare row per question
+    t = t[t["instruction"].replace("", "n") == "n"] if (t["instruction"] == "n").any() else t
+    idx = ["model", "dataset", "instruction", "question_id"]
+    bare = t[t["variant"] == "bare"].drop_duplicates(idx).set_index(idx)
     probes = t[t["variant"] != "bare"].dropna(subset=["p_correct", "p_wrong", "p_other"])
-    keys = list(zip(probes["model"], probes["dataset"], probes["question_id"], strict=True))
+    keys = list(
+        zip(
+            probes["model"],
+            probes["dataset"],
+            probes["instruction"],
+            probes["question_id"],
+            strict=True,
+        )
+    )
     base = bare.reindex(keys)[["p_correct", "p_wrong", "p_other"]].to_numpy(dtype=float)
     p = probes[["p_correct", "p_wrong", "p_other"]].to_numpy(dtype=float)
     ok = ~np.isnan(base).any(axis=1)
@@ -374,6 +409,11 @@ def write_sources_report(
             md.append("### The 13 probe variants\n")
             md.append(_md_table(variant_table(c)))
             html.append("<h3>The 13 probe variants</h3>" + _html_table(variant_table(c)))
+            instr = instruction_table(c)
+            if not instr.empty:
+                md.append("### System instructions\n")
+                md.append(_md_table(instr))
+                html.append("<h3>System instructions</h3>" + _html_table(instr))
             inter = c.get("distribution", {}).get("interaction") or {}
             if inter:
                 txt = ", ".join(f"{k} {_f(v)}" for k, v in inter.items())

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from llm.sim.source_backend import ProbeParser, SourceSimBackend
 from llm.sim.sources import Probe
 from llm.types import ChatBackend, ChatMessage
-from study.catalog.assertions import parse_assertion
+from study.catalog.assertions import INSTRUCTIONS, parse_assertion, system_prompt
 from study.sources.items import MCQItem
 
 SIM_PREFIX = "sim/src-"
@@ -22,6 +22,7 @@ SIM_PREFIX = "sim/src-"
 def probe_parser(items: Sequence[MCQItem]) -> ProbeParser:
     """A parser of rendered probes for these items (unknown questions give ``None``)."""
     by_question = {it.question: it for it in items}
+    by_system = {system_prompt(k): k for k in INSTRUCTIONS}
 
     def parse(messages: Sequence[ChatMessage]) -> Probe | None:
         user = next((m.content for m in reversed(messages) if m.role == "user"), "")
@@ -40,11 +41,13 @@ def probe_parser(items: Sequence[MCQItem]) -> ProbeParser:
             if got is None:
                 return None
             said.append(got)
+        system = next((m.content for m in messages if m.role == "system"), "")
         return Probe(
             key=item.id,
             n_choices=len(item.choices),
             gold=item.answer_index,
             assertions=tuple(said),
+            instruction=by_system.get(system, "n"),
         )
 
     return parse

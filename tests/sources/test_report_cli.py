@@ -140,3 +140,32 @@ def test_page_renders_results_escaped(workspace: Path) -> None:
     shown = " ".join(m.value for m in at.markdown) + " ".join(s.value for s in at.subheader)
     assert EVIL not in shown
     assert len(at.dataframe) >= 3
+
+
+def test_instruction_effect_in_run_and_report(tmp_path: Path) -> None:
+    code, out = _cli(
+        "run",
+        "--model",
+        "sim/src-paper",
+        "--limit",
+        "60",
+        "--instruction",
+        "n",
+        "--instruction",
+        "s",
+        "--out",
+        str(tmp_path),
+        "--bootstrap",
+        "100",
+    )
+    assert code == 0, out
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    cell = stats["models"]["sim/src-paper"]["commonsense"]
+    assert cell["instruction"] == "n"
+    effect = cell["instruction_effect"]
+    assert set(effect) == {"n", "s"}
+    # self-only moves the simulated model toward keeping its own answer
+    for s in ("user", "doc"):
+        assert effect["s"]["par_plus"][s] > effect["n"]["par_plus"][s]
+    assert effect["s"]["self_pct"] > effect["n"]["self_pct"]
+    assert "System instructions" in (tmp_path / "report.md").read_text()

@@ -112,6 +112,10 @@ def _bad(table: pd.DataFrame, tmp_path: Path, edit) -> tuple[int, str]:  # type:
         ),
         (lambda d: d.assign(p_other=d["p_other"].where(d.index != 9, 0.9)), "line 11: p_correct"),
         (lambda d: d.drop(columns="p_other"), "give all three or none"),
+        (
+            lambda d: d.assign(instruction=["n"] * 3 + ["x"] + ["n"] * (len(d) - 4)),
+            "line 5: unknown instruction 'x'",
+        ),
     ],
 )
 def test_bad_tables_get_one_sentence(table: pd.DataFrame, tmp_path: Path, edit, expected) -> None:  # type: ignore[no-untyped-def]
