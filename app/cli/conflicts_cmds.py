@@ -223,11 +223,47 @@ def judge_cmd(
         )
 
 
+@conflicts_app.command("policy")
+def policy_cmd(
+    ctx: typer.Context,
+    policy: str = typer.Argument(
+        ...,
+        help="recency, majority, source-priority, ask-only, conditionalize-only, "
+        "lexical-detector or caap.",
+    ),
+    run: str = typer.Option(..., "--run", help="Run name for the policy's answers."),
+    backbone: str | None = typer.Option(None, "--backbone", help="Model for caap (both stages)."),
+    distractors: str = typer.Option("6", "--distractors", help="Doses: 6, 0,6 or 0..6."),
+    seed: int = typer.Option(0, "--seed", help="Run seed (shuffles and sampling)."),
+) -> None:
+    """Answer every bank with a heuristic baseline or the two-stage action policy."""
+    from app.cli.context import session_for
+    from study.conflicts.plan import parse_doses
+    from study.conflicts.policy import run_policy
+
+    with session_for(ctx) as session:
+        s = run_policy(
+            policy,
+            run,
+            session=session,
+            backbone=backbone,
+            doses=parse_doses(distractors),
+            seed=seed,
+        )
+    _out.print(
+        f"Policy {s.policy} → run {s.run}: {s.planned} planned, {s.already_done} already stored, "
+        f"{s.written} written now, {s.select_errors} unreadable action choices; "
+        f"actions {s.actions}; lexical detections {s.detected}.",
+        markup=False,
+    )
+
+
 @conflicts_app.command("report")
 def report_cmd(
     ctx: typer.Context,
     run: list[str] = typer.Option(..., "--run", help="Oracle-track run (repeat for several)."),
     pipeline: list[str] = typer.Option([], "--pipeline", help="Pipeline-track run(s)."),
+    policy: list[str] = typer.Option([], "--policy", help="Policy run(s)."),
     out: Path = typer.Option(..., "--out", help="Folder for the report files."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=100, help="Bootstrap replicates."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -240,6 +276,7 @@ def report_cmd(
         rep = build_report(
             run,
             pipeline_runs=pipeline,
+            policy_runs=policy,
             session=session,
             out_dir=out,
             bootstrap=bootstrap,

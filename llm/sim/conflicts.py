@@ -503,6 +503,9 @@ def _respond(messages: Messages, preset: SimPreset, sample_index: int, seed: int
     side_b = [m for m in bank.side_b if m in shown]
     profile = responder_profile(preset)
     rates = profile.at_dose(bank.type, len(shown_d))
+    action = chosen_action(messages)
+    if action is not None:
+        rates = action_rates(rates, action)
     if not side_a or not side_b:
         # the bank lost one side of the conflict (pipeline track): nothing to perceive
         rates = replace(rates, perception_full=0.0, explanation_full=0.0)
@@ -619,3 +622,94 @@ def lossy_extract(
     else:
         label = "PARTIAL"
     return [t for t, k in zip(core, keep, strict=True) if k], label
+
+
+# ------------------------------------------------------------------ action policy (CAAP)
+
+SELECT_TASK = "caap-select"
+ACTIONS: tuple[str, ...] = (
+    "commit",
+    "conditionalize",
+    "clarify",
+    "verify",
+    "defer",
+    "reversible_trial",
+)
+#: The line of a stage-2 system message that carries the chosen action.
+ACTION_LINE = "Chosen action:"
+
+#: Action mixture of the simulated backbone per conflict type (``default`` for any profile
+#: without its own): the bench and tests compare the observed mixture with these.
+ACTION_MIX: dict[str, dict[str, dict[str, float]]] = {
+    "mc-balanced": {
+        "BOC": {"reversible_trial": 0.68, "conditionalize": 0.12, "clarify": 0.12, "commit": 0.08},
+        "CPC": {"conditionalize": 0.52, "clarify": 0.38, "commit": 0.10},
+        "SCC": {"verify": 0.74, "defer": 0.14, "conditionalize": 0.06, "commit": 0.06},
+    },
+    "default": {
+        "BOC": {"conditionalize": 0.5, "commit": 0.3, "clarify": 0.2},
+        "CPC": {"conditionalize": 0.5, "clarify": 0.3, "commit": 0.2},
+        "SCC": {"verify": 0.5, "commit": 0.35, "defer": 0.15},
+    },
+}
+
+
+def action_mix(preset: SimPreset | str, type_: str) -> dict[str, float]:
+    """The simulated backbone's action probabilities for one conflict type."""
+    name = preset if isinstance(preset, str) else preset.name
+    table = ACTION_MIX.get(name, ACTION_MIX["default"])
+    return table.get(type_, ACTION_MIX["default"]["CPC"])
+
+
+def chosen_action(messages: Messages) -> str | None:
+    """The action named in a stage-2 system message, if any."""
+    for role, content in messages:
+        if role != "system":
+            continue
+        for line in content.splitlines():
+            if line.startswith(ACTION_LINE):
+                act = line.removeprefix(ACTION_LINE).strip().rstrip(".")
+                return act if act in ACTIONS else None
+    return None
+
+
+def action_rates(rates: TypeRates, action: str) -> TypeRates:
+    """Move rates of an answer written to carry out ``action`` (what each action implies)."""
+    if action == "commit":
+        return replace(rates, commit=0.9, calibrate=0.1, clarify_targeted=0.05)
+    if action == "conditionalize":
+        return replace(rates, calibrate=0.9, commit=0.05)
+    if action in ("clarify", "verify"):
+        return replace(
+            rates,
+            clarify_targeted=0.85,
+            clarify_generic=0.1,
+            calibrate=max(rates.calibrate, 0.6),
+            commit=0.05,
+        )
+    if action == "defer":
+        return replace(rates, calibrate=0.85, commit=0.02, unsafe=0.0)
+    # reversible_trial: a low-harm step to try, with what would change it
+    return replace(rates, calibrate=0.85, commit=0.1, unsafe=0.0)
+
+
+@register_task(SELECT_TASK)
+def _select(messages: Messages, preset: SimPreset, sample_index: int, seed: int | None) -> str:
+    user = next((c for r, c in messages if r == "user"), "")
+    _memories, request = split_bank_message(user)
+    bank = _BANKS.get(_norm(request))
+    type_ = bank.type if bank is not None else "CPC"
+    mix = action_mix(preset, type_)
+    # the whole shown bank seeds the draw: each dose of an instance chooses independently
+    rng = random.Random(stable_int("caap-select", preset.name, _norm(user), sample_index, seed))
+    u, acc, action = rng.random(), 0.0, next(iter(mix))
+    for name, p in mix.items():
+        acc += p
+        if u < acc:
+            action = name
+            break
+    attempt = attempt_of(messages)
+    frng = random.Random(stable_int("caap-format", preset.name, _norm(request), seed, attempt))
+    if _malformed_draw(frng, preset, attempt, first_factor=1.0):
+        return json.dumps({"action": "ask", "reason": "outside the action set"})
+    return json.dumps({"action": action, "reason": "least cautious action the evidence allows"})

@@ -481,6 +481,9 @@ def stored_table(run_names: Sequence[str], *, session: Session) -> pd.DataFrame:
         assert run.id is not None
         spec = session.get(ModelSpec, run.model_spec_id)
         model = spec.spec if spec is not None else name
+        policy = (run.config or {}).get("policy")
+        if policy == "caap":
+            model = f"{model} [caap]"  # same backbone, different policy: keep them apart
         responses = [r for r in list_responses(run.id, session=session) if r.parse_status == "ok"]
         banks = banks_by_question(sorted({r.question_id for r in responses}), session=session)
         by_response: dict[int, list[tuple[str, dict[str, float | None]]]] = {}

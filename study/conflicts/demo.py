@@ -88,13 +88,25 @@ def run_conflicts_demo(
                 progress=stage(f"conflicts: {job.run}") if stage else None,
             )
         )
+    from study.conflicts.policy import POLICIES, run_policy
+
+    policy_runs = [f"conflicts-demo-policy-{p}" for p in POLICIES]
+    for policy, run in zip(POLICIES, policy_runs, strict=True):
+        run_policy(
+            policy,
+            run,
+            session=session,
+            backbone=PIPELINE_MODEL if policy == "caap" else None,
+            seed=DEMO_SEED,
+        )
     judged: list[ConflictJudgeSummary] = []
-    for run in [*oracle_runs, *pipeline_runs]:
+    for run in [*oracle_runs, *pipeline_runs, *policy_runs]:
         for judge in DEMO_JUDGES:
             judged.append(judge_conflict_run(run, judge, session=session))
     report = build_report(
         oracle_runs,
         pipeline_runs=pipeline_runs,
+        policy_runs=policy_runs,
         session=session,
         out_dir=out_dir,
         bootstrap=bootstrap,

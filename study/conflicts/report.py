@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,8 @@ class ConflictReport:
     observability: tuple[dict[str, Any], ...]
     track_gap: tuple[dict[str, Any], ...]
     files: dict[str, str] = field(default_factory=dict)
+    policy_scores: tuple[dict[str, Any], ...] = ()
+    policy_mixture: tuple[dict[str, Any], ...] = ()
 
     @property
     def d4_lowest_everywhere(self) -> bool:
@@ -171,6 +173,7 @@ def build_report(
     session: Session,
     out_dir: Path,
     pipeline_runs: Sequence[str] = (),
+    policy_runs: Sequence[str] = (),
     bootstrap: int = 2000,
     seed: int = 0,
 ) -> ConflictReport:
@@ -200,12 +203,35 @@ def build_report(
             if means:
                 lowest[(model, judge)] = min(means, key=means.__getitem__)
     curve = _curve(oracle, bootstrap=bootstrap, seed=seed)
+    policy_scores: list[dict[str, Any]] = []
+    mixture: list[dict[str, Any]] = []
+    if policy_runs:
+        from study.conflicts.policy import action_mixture
+
+        pol = stored_table(policy_runs, session=session)
+        if not pol.empty:
+            pstats = analyze_scores(pol[list(TABLE_COLUMNS)], bootstrap=bootstrap, seed=seed)
+            for r in pstats.scores:
+                if r.type == ALL:
+                    policy_scores.append(
+                        {
+                            "policy": r.model,
+                            "judge": r.judge,
+                            "dimension": r.dimension,
+                            "mean": r.mean,
+                            "ci_low": r.ci_low,
+                            "ci_high": r.ci_high,
+                        }
+                    )
+        mixture = action_mixture(policy_runs, session=session)
     report = ConflictReport(
         stats=stats,
         curve=tuple(curve),
         lowest_dimension=lowest,
         observability=tuple(_observability(pipe)),
         track_gap=tuple(_track_gap(oracle, pipe)),
+        policy_scores=tuple(policy_scores),
+        policy_mixture=tuple(mixture),
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path = out_dir / "conflict_scores.csv"
@@ -223,14 +249,7 @@ def build_report(
     files = {"report_html": str(html_path), "report_md": str(md_path), "scores_csv": str(csv_path)}
     if fig_path.exists():
         files["distractor_curve"] = str(fig_path)
-    return ConflictReport(
-        stats=report.stats,
-        curve=report.curve,
-        lowest_dimension=report.lowest_dimension,
-        observability=report.observability,
-        track_gap=report.track_gap,
-        files=files,
-    )
+    return replace(report, files=files)
 
 
 # ------------------------------------------------------------------------ rendering
@@ -395,6 +414,42 @@ def _sections(report: ConflictReport) -> list[tuple[str, list[str], list[list[st
                         *(_fmt(g[d]) for d in DIMENSIONS),
                     ]
                     for g in report.track_gap
+                ],
+                "",
+            )
+        )
+    if report.policy_scores:
+        cells: dict[tuple[str, str], dict[str, str]] = {}
+        for p in report.policy_scores:
+            cells.setdefault((p["policy"], p["judge"]), {})[p["dimension"]] = (
+                f"{_fmt(p['mean'])} [{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]"
+            )
+        out.append(
+            (
+                "Policies (full bank; mean [95% CI])",
+                ["policy", "judge", *(DIM_NAMES[d] for d in (*DIMENSIONS, "total"))],
+                [
+                    [k[0], k[1], *(v.get(d, "–") for d in (*DIMENSIONS, "total"))]
+                    for k, v in sorted(cells.items())
+                ],
+                "Heuristic baselines write fixed answers from the bank; [caap] is the two-stage "
+                "conflict-aware action policy on the named backbone.",
+            )
+        )
+    if report.policy_mixture:
+        out.append(
+            (
+                "Conflict-aware policy: chosen action within type (Wilson 95% CI)",
+                ["run", "type", "action", "share", "k / n"],
+                [
+                    [
+                        m["run"],
+                        m["type"],
+                        m["action"],
+                        f"{_fmt(m['share'])} [{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]",
+                        f"{m['k']} / {m['n']}",
+                    ]
+                    for m in report.policy_mixture
                 ],
                 "",
             )
