@@ -234,6 +234,9 @@ def run_cmd(
         True, "--prefill/--no-prefill", help="Read after an assistant 'Answer:' prefill."
     ),
     reasoning: bool = typer.Option(False, "--reasoning", help="Two-stage reasoning route."),
+    max_tokens: int = typer.Option(
+        2, "--max-tokens", min=1, help="Tokens generated per answer (the letter is the first)."
+    ),
     concurrency: int = typer.Option(16, "--concurrency", min=1),
     out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
     bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
@@ -262,6 +265,7 @@ def run_cmd(
                 logprobs=not no_logprobs,
                 prefill=prefill,
                 reasoning=reasoning,
+                max_tokens=max_tokens,
             )
             for instr in dict.fromkeys(instruction)
         ]

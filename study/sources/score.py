@@ -2,8 +2,9 @@
 
 Two readings of one reply:
 
-* **from the logprobs** (preferred): the top-k alternatives at the answer position
-  (:func:`llm.logprobs.answer_position`) become a distribution over the item's letters with
+* **from the logprobs** (preferred): the top-k alternatives at the answer position (the
+  first generated letter within a few tokens, else the first non-blank position;
+  :func:`llm.logprobs.answer_position`) become a distribution over the item's letters with
   :func:`llm.logprobs.choice_distribution` — a token counts for a letter only when its
   stripped text *is* that letter, so "Answer" never counts as "A"; letters absent from the
   top-k get probability 0 (their logprob is below the k-th; the source paper puts −100 on
@@ -96,6 +97,10 @@ def read_letter(
         raise ValueError(f"unknown choose {choose!r}; use argmax or generated")
     generated = letter_from_text(text, letters)
     tok = answer_position(logprobs, choices=letters) if logprobs else None
+    if tok is None and logprobs:
+        # No letter was generated (e.g. " The"): the letters may still be among the
+        # alternatives at the first position, which is where the answer belongs.
+        tok = answer_position(logprobs)
     if tok is not None:
         top = tok.top or ((tok.token, tok.logprob),)
         dist = choice_distribution(top, letters)

@@ -51,6 +51,14 @@ def test_answer_never_counts_as_a() -> None:
     assert r.captured_mass == pytest.approx(math.exp(-2.0) + math.exp(-4.0))
 
 
+def test_letters_among_the_alternatives_of_a_non_letter_token() -> None:
+    # a base model may continue "Answer:" with " The"; the letters at that position count
+    lp = (TokenLogprob(" The", -0.5, ((" The", -0.5), (" B", -1.5), (" A", -2.5))),)
+    r = read_letter(" The", lp, LETTERS)
+    assert r.letter == "B" and r.method == "logprobs" and r.generated is None
+    assert r.probs is not None and r.probs["B"] > r.probs["A"] > 0
+
+
 def test_argmax_versus_generated() -> None:
     lp = _tok([(" C", -0.2), (" A", -1.9)])
     assert read_letter(" C", lp, LETTERS).letter == "C"
