@@ -22,6 +22,8 @@ from llm.types import ChatBackend, ChatRequest, ChatResult, ResultCallback
 from storage.errors import ServiceError
 
 ProgressCallback = Callable[[int, int], None]
+#: Seconds between the batch's timed flushes (``on_tick`` and the cache's due commit).
+TICK_S = 0.5
 
 __all__ = ["ProgressCallback", "arun_chat_batch", "get_backend", "run_chat_batch"]
 
@@ -34,6 +36,7 @@ def run_chat_batch(
     concurrency: int = 16,
     progress: ProgressCallback | None = None,
     on_result: ResultCallback | None = None,
+    on_tick: Callable[[], None] | None = None,
 ) -> list[ChatResult]:
     """Answer every request, serving cached answers without sending anything.
 
@@ -48,6 +51,9 @@ def run_chat_batch(
         progress: ``progress(done, total)`` after the cache lookup and after each result.
         on_result: ``on_result(index, request, result)`` for every request (cache hits
             included), in the calling thread, as results arrive.
+        on_tick: called every :data:`TICK_S` seconds while requests are in flight, in the
+            same thread, so a caller that writes in batches can commit what it holds
+            even when no further result arrives (a slow or stalled endpoint).
 
     Returns:
         One result per request, in request order.
@@ -73,6 +79,7 @@ def run_chat_batch(
             concurrency=concurrency,
             progress=progress,
             on_result=on_result,
+            on_tick=on_tick,
         )
     )
 
@@ -85,6 +92,7 @@ async def arun_chat_batch(
     concurrency: int = 16,
     progress: ProgressCallback | None = None,
     on_result: ResultCallback | None = None,
+    on_tick: Callable[[], None] | None = None,
 ) -> list[ChatResult]:
     """Async twin of :func:`run_chat_batch` (same arguments, same behaviour)."""
     from llm.cache import CacheScope, ChatCache, cache_key, request_payload
@@ -132,13 +140,27 @@ async def arun_chat_batch(
         if progress is not None:
             progress(done, total)
 
+    def tick() -> None:
+        if cache is not None:
+            cache.flush_if_due()
+        if on_tick is not None:
+            on_tick()
+
+    ticker = asyncio.create_task(_every(TICK_S, tick))
     try:
         sent = await backend.achat(miss_requests, concurrency=concurrency, on_result=collect)
     finally:
+        ticker.cancel()
         if cache is not None:
             cache.flush()
     _raise_if_refused(sent)
     return [r for r in results if r is not None]
+
+
+async def _every(seconds: float, fn: Callable[[], None]) -> None:
+    while True:
+        await asyncio.sleep(seconds)
+        fn()
 
 
 def _raise_if_refused(sent: Sequence[ChatResult]) -> None:

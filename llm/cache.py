@@ -20,6 +20,7 @@ from llm.logprobs import logprobs_from_json, logprobs_to_json
 from llm.types import ChatRequest, ChatResult
 from storage.hashing import canonical_json, content_hash
 from storage.models import LLMCacheEntry
+from storage.repo.requests import RequestInterner
 from storage.types import utcnow
 
 CACHE_FORMAT = 1  # bump when the payload layout changes; old rows then simply miss
@@ -104,8 +105,10 @@ def result_from_json(data: dict[str, Any], key: str) -> ChatResult:
 class ChatCache:
     """Reads and writes :class:`~storage.models.LLMCacheEntry` rows through a session.
 
-    Writes are committed in small batches (every ``commit_every`` results or
-    ``commit_interval_s`` seconds), so a killed run loses at most one small batch.
+    Writes are committed in batches (every ``commit_every`` results or
+    ``commit_interval_s`` seconds), so a killed run loses at most one batch. Payloads are
+    stored normalised (messages and shared parameters once, see
+    :mod:`storage.repo.requests`); the key is the hash of the whole payload as before.
 
     Args:
         session: The caller's session (front ends open it; we only use it).
@@ -114,13 +117,14 @@ class ChatCache:
     """
 
     def __init__(
-        self, session: Session, *, commit_every: int = 64, commit_interval_s: float = 1.0
+        self, session: Session, *, commit_every: int = 1000, commit_interval_s: float = 2.0
     ) -> None:
         self.session = session
         self.commit_every = commit_every
         self.commit_interval_s = commit_interval_s
         self._rows: list[dict[str, Any]] = []
         self._last_commit = time.monotonic()
+        self._interner = RequestInterner()
         self.written = 0
 
     def lookup(self, keys: Iterable[str], *, count_hits: bool = True) -> dict[str, ChatResult]:
@@ -177,10 +181,18 @@ class ChatCache:
         if len(self._rows) >= self.commit_every or due:
             self.flush()
 
+    def flush_if_due(self) -> None:
+        """Flush when rows are staged and the commit interval has passed."""
+        if self._rows and time.monotonic() - self._last_commit >= self.commit_interval_s:
+            self.flush()
+
     def flush(self) -> None:
         """Insert and commit staged rows (a key stored meanwhile by another run is kept)."""
         if self._rows:
             rows, self._rows = self._rows, []
+            ids = self._interner.intern([row["request"] for row in rows], session=self.session)
+            for row, (prompt_id, params_id, rest) in zip(rows, ids, strict=True):
+                row["prompt_id"], row["params_id"], row["request"] = prompt_id, params_id, rest
             dialect = self.session.get_bind().dialect.name
             if dialect in ("sqlite", "postgresql"):
                 # One multi-row INSERT ... ON CONFLICT DO NOTHING per batch: a per-row

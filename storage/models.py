@@ -181,11 +181,43 @@ class GenerationRun(SQLModel, table=True):
     updated_at: datetime = _updated()
 
 
+class Prompt(SQLModel, table=True):
+    """Rendered chat messages, stored once and referenced by every request that sent them.
+
+    ``hash`` is the sha256 of the canonical JSON of ``messages`` (see
+    :mod:`storage.repo.requests`), so equal prompts share one row across runs and the cache.
+    """
+
+    __tablename__ = "prompt"
+
+    id: int | None = Field(default=None, primary_key=True)
+    hash: str = Field(unique=True)
+    messages: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSONType)
+
+
+class RequestParams(SQLModel, table=True):
+    """The request fields shared by many requests (model, prompt version, sampling without
+    the per-request seed...), stored once; ``hash`` as for :class:`Prompt`."""
+
+    __tablename__ = "request_params"
+
+    id: int | None = Field(default=None, primary_key=True)
+    hash: str = Field(unique=True)
+    body: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
+
+
 class Response(SQLModel, table=True):
     """One sampled answer to one (question, condition) in a run.
 
-    ``UNIQUE(run_id, question_id, condition, sample)`` makes resumed runs duplicate-free.
+    ``UNIQUE(run_id, question_id, condition, sample)`` makes resumed runs duplicate-free
+    (its leading ``run_id`` also serves every per-run query, so there is no separate index).
     ``perturbation_id`` is NULL and ``condition`` is ``"baseline"`` for the no-memory answer.
+
+    The request is stored normalised: ``prompt_id`` (the messages), ``params_id`` (the shared
+    parameters) and ``request`` (only what is this request's own: its seed, parse notes).
+    :func:`storage.repo.requests.stored_request` puts the full request back together; a row
+    with ``prompt_id`` NULL holds its whole request in ``request`` (rows written before the
+    normalisation and not converted, or requests without messages).
     """
 
     __tablename__ = "response"
@@ -194,12 +226,17 @@ class Response(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    run_id: int = Field(foreign_key="generation_run.id", index=True, ondelete="CASCADE")
+    run_id: int = Field(foreign_key="generation_run.id", ondelete="CASCADE")
     question_id: int = Field(foreign_key="question.id", index=True)
     perturbation_id: int | None = Field(default=None, foreign_key="perturbation.id", index=True)
     condition: str = BASELINE_CONDITION
     condition_class: str = "none"
     sample: int = 0
+    # Ids without a FOREIGN KEY clause: adding one to a populated SQLite table means
+    # rebuilding it, and dropping the old table cascades into its step labels. Prompts and
+    # parameters are never deleted, and only storage.repo.requests writes these ids.
+    prompt_id: int | None = None
+    params_id: int | None = None
     request: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     seed: int | None = None
     text: str | None = Field(default=None, sa_type=Text)
@@ -212,7 +249,7 @@ class Response(SQLModel, table=True):
     latency_ms: float | None = None
     error: str | None = Field(default=None, sa_type=Text)
     attempts: int = 0
-    cache_key: str | None = Field(default=None, index=True)
+    cache_key: str | None = None
     # Token logprobs (llm.logprobs.logprobs_to_json) when the request asked for them.
     logprobs: list[dict[str, Any]] | None = Field(default=None, sa_type=NullableJSONType)
     created_at: datetime = _created()
@@ -291,11 +328,14 @@ class StepLabel(SQLModel, table=True):
         ),
     )
 
+    # No single-column indexes on response_id, labeler_id or ontology_version_id: the unique
+    # key leads with response_id and serves every lookup; the others were 3 of the 5
+    # indexes written per step (a fifth of the database at scale) and never used alone.
     id: int | None = Field(default=None, primary_key=True)
-    response_id: int = Field(foreign_key="response.id", index=True, ondelete="CASCADE")
+    response_id: int = Field(foreign_key="response.id", ondelete="CASCADE")
     step_index: int
-    labeler_id: int = Field(foreign_key="labeler_spec.id", index=True)
-    ontology_version_id: int = Field(foreign_key="ontology_version.id", index=True)
+    labeler_id: int = Field(foreign_key="labeler_spec.id")
+    ontology_version_id: int = Field(foreign_key="ontology_version.id")
     repeat: int = 0
     round_id: int | None = Field(default=None, foreign_key="labeling_round.id", index=True)
     category: str
@@ -484,7 +524,12 @@ class ConflictBank(SQLModel, table=True):
 
 
 class LLMCacheEntry(SQLModel, table=True):
-    """A cached LLM request/response, keyed by sha256 of (model, endpoint, messages, params)."""
+    """A cached LLM request/response, keyed by sha256 of (model, endpoint, messages, params).
+
+    The request payload is stored normalised like :class:`Response`'s (``prompt_id``,
+    ``params_id``, the rest in ``request``); :func:`storage.repo.requests.cache_request`
+    returns it whole.
+    """
 
     __tablename__ = "llm_cache_entry"
 
@@ -492,6 +537,8 @@ class LLMCacheEntry(SQLModel, table=True):
     provider: str
     endpoint: str | None = None
     model: str
+    prompt_id: int | None = None  # no FOREIGN KEY clause: see Response
+    params_id: int | None = None
     request: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     response: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     created_at: datetime = _created()
@@ -568,7 +615,9 @@ __all__ = [
     "OntologyVersion",
     "Perturbation",
     "PerturbationCatalog",
+    "Prompt",
     "Question",
+    "RequestParams",
     "Response",
     "RewriteProposal",
     "RoundResponse",

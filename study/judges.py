@@ -30,6 +30,7 @@ from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.models import BASELINE_CONDITION, JudgeScore, Perturbation, Question, Response
 from storage.repo.judges import judge_scores_for, upsert_judge_scores
+from storage.repo.requests import stored_messages
 from storage.repo.runs import require_run
 from study.prompts import split_user_message
 from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
@@ -216,7 +217,7 @@ def run_cases(run_name: str, *, session: Session) -> list[JudgeCase]:
         baseline = resp.condition == BASELINE_CONDITION or resp.perturbation_id is None
         if memory is None and not baseline:
             # A perturbation row that vanished: recover the line from the stored prompt.
-            msgs = resp.request.get("messages") or []
+            msgs = stored_messages(resp, session=session)
             user = next((m["content"] for m in reversed(msgs) if m.get("role") == "user"), "")
             memory = split_user_message(user)[0]
         cases.append(

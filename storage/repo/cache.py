@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 
 from storage.models import LLMCacheEntry
 from storage.repo._upsert import upsert
+from storage.repo.requests import RequestInterner
 from storage.types import utcnow
 
 
@@ -51,14 +52,18 @@ def cache_put(
     """Store a response under ``key``.
 
     By default the first stored response wins (a concurrent duplicate request does not
-    replace it); ``overwrite=True`` replaces it (hit count kept).
+    replace it); ``overwrite=True`` replaces it (hit count kept). The request is stored
+    normalised; :func:`storage.repo.requests.cache_request` returns it whole.
     """
+    [(prompt_id, params_id, rest)] = RequestInterner().intern([request], session=session)
     row = {
         "key": key,
         "provider": provider,
         "endpoint": endpoint,
         "model": model,
-        "request": dict(request),
+        "prompt_id": prompt_id,
+        "params_id": params_id,
+        "request": rest,
         "response": dict(response),
         "created_at": utcnow(),
         "hits": 0,
@@ -68,7 +73,16 @@ def cache_put(
         LLMCacheEntry,
         [row],
         key=("key",),
-        update=("provider", "endpoint", "model", "request", "response", "created_at")
+        update=(
+            "provider",
+            "endpoint",
+            "model",
+            "prompt_id",
+            "params_id",
+            "request",
+            "response",
+            "created_at",
+        )
         if overwrite
         else None,
     )

@@ -11,6 +11,7 @@ from sqlmodel import Session, col, select
 from storage.errors import ConfigError, NotFoundError
 from storage.models import GenerationRun, ModelSpec, Response
 from storage.repo._upsert import get_or_create, row_values, upsert
+from storage.repo.requests import RequestInterner
 from storage.types import utcnow
 
 RESPONSE_KEY = ("run_id", "question_id", "condition", "sample")
@@ -181,15 +182,48 @@ _RESPONSE_UPDATE = tuple(
 )
 
 
+def normalise_requests(
+    rows: Sequence[dict[str, Any]], *, session: Session, interner: RequestInterner | None = None
+) -> None:
+    """Store each row's full ``request`` as prompt + shared parameters + its own rest.
+
+    Rows that already carry a ``prompt_id`` or ``params_id`` are left as they are. Modifies
+    ``rows`` in place.
+    """
+    todo = [r for r in rows if r.get("prompt_id") is None and r.get("params_id") is None]
+    if not todo:
+        return
+    ids = (interner or RequestInterner()).intern(
+        [r.get("request") or {} for r in todo], session=session
+    )
+    for row, (prompt_id, params_id, rest) in zip(todo, ids, strict=True):
+        row["prompt_id"], row["params_id"], row["request"] = prompt_id, params_id, rest
+
+
+def upsert_response_rows(
+    rows: Sequence[dict[str, Any]],
+    *,
+    session: Session,
+    interner: RequestInterner | None = None,
+) -> int:
+    """Upsert response rows given as column dicts (the bulk path of generation).
+
+    Each row's ``request`` is the full request; it is normalised first (see
+    :func:`normalise_requests`). Returns the number of rows written.
+    """
+    rows = [dict(r) for r in rows]
+    normalise_requests(rows, session=session, interner=interner)
+    return upsert(session, Response, rows, key=RESPONSE_KEY, update=_RESPONSE_UPDATE)
+
+
 def upsert_responses(responses: Sequence[Response], *, session: Session) -> int:
     """Insert responses, replacing any with the same (run, question, condition, sample).
 
     Atomic per row (``INSERT … ON CONFLICT DO UPDATE``), so concurrent writers and resumed
-    runs never produce duplicates. Returns the number of rows written.
+    runs never produce duplicates. ``request`` is given whole and stored normalised
+    (:mod:`storage.repo.requests`). Returns the number of rows written.
     """
-    return upsert(
-        session, Response, _response_rows(responses), key=RESPONSE_KEY, update=_RESPONSE_UPDATE
-    )
+    return upsert_response_rows(_response_rows(responses), session=session)
 
 
 def upsert_response(response: Response, *, session: Session) -> Response:

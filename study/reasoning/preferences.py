@@ -42,6 +42,7 @@ from storage.models import (
     Question,
     Response,
 )
+from storage.repo.requests import stored_messages
 from storage.repo.runs import require_run
 from study.judges import ACKNOWLEDGEMENT, DISTRACTION, HELPFULNESS
 from study.prompts import build_messages
@@ -129,9 +130,11 @@ def _scores(r: ScoredResponse) -> dict[str, float | None]:
     }
 
 
-def _prompt(resp: Response, question: str, memory: str) -> list[dict[str, str]]:
-    stored = resp.request.get("messages") if isinstance(resp.request, dict) else None
-    if isinstance(stored, list) and stored:
+def _prompt(
+    resp: Response, question: str, memory: str, *, session: Session
+) -> list[dict[str, str]]:
+    stored = stored_messages(resp, session=session)
+    if stored:
         return [{"role": str(m["role"]), "content": str(m["content"])} for m in stored]
     # Older rows without the stored request: rebuild it with the generation prompt.
     return [{"role": m.role, "content": m.content} for m in build_messages(question, memory)]
@@ -202,7 +205,7 @@ def export_preferences(
                 g_resp, qkey, qtext, memory = info[good.response_id]
                 b_resp = info[bad.response_id][0]
                 record: dict[str, Any] = {
-                    "prompt": _prompt(g_resp, qtext, memory),
+                    "prompt": _prompt(g_resp, qtext, memory, session=session),
                     "chosen": [{"role": "assistant", "content": g_resp.text}],
                     "rejected": [{"role": "assistant", "content": b_resp.text}],
                     "question_id": qkey,

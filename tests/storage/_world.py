@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from storage.models import Question
-from storage.repo import labels, ontology, perturbations, questions, runs
+from storage.repo import labels, ontology, perturbations, questions, requests, runs
 from storage.repo.ontology import LeafItem
 from storage.repo.perturbations import PerturbationItem
 
@@ -118,7 +118,9 @@ def round_trip(session: Session) -> None:
     )
     stored = runs.upsert_response(base, session=session)
     first_id = stored.id
-    assert stored.steps == ["a"] and stored.request["messages"][0]["role"] == "user"
+    assert stored.steps == ["a"] and stored.prompt_id is not None
+    whole = requests.stored_request(stored, session=session)
+    assert whole == {"messages": [{"role": "user", "content": "Should I rent or buy?"}]}
     assert stored.created_at.tzinfo is not None
 
     again = runs.upsert_response(
@@ -203,6 +205,7 @@ def round_trip(session: Session) -> None:
     )
     hit = cache.cache_get("k" * 64, session=session)
     assert hit is not None and hit.hits == 1 and hit.response == {"text": "é ✓"}
+    assert requests.cache_request(hit, session=session) == {"m": 1}
 
     study = studies.create_study("helpfulness", ls_project_id=5, session=session)
     assert study.id is not None

@@ -18,6 +18,7 @@ from llm.sim.presets import SimPreset
 from llm.sim.server import SimServer
 from storage.errors import ConfigError, InputError
 from storage.models import GenerationRun, Question, Response
+from storage.repo.requests import stored_request
 from study.exports import RESPONSE_FIELDS
 from study.generation import (
     GenerationOptions,
@@ -115,6 +116,7 @@ def test_generation_over_http_with_real_simulator(
         with db() as session:
             rows = _rows(session)
             run = session.exec(select(GenerationRun)).one()
+            whole = {r.id: stored_request(r, session=session) for r in rows}
         assert len(rows) == expected
         assert len({(r.question_id, r.condition, r.sample) for r in rows}) == expected
         assert run.simulated and run.status == "done"
@@ -123,11 +125,13 @@ def test_generation_over_http_with_real_simulator(
         for r in rows:
             assert r.text  # raw text always stored, malformed or not
             assert r.finish_reason == "stop" and r.completion_tokens and r.latency_ms is not None
-            assert r.request["messages"][0] == {"role": "system", "content": INSTRUCTION}
-            assert r.request["model"] == "openai-api/simhttp/sim/flaky"
-            assert r.request["sampling"]["temperature"] == 0.7
+            request = whole[r.id]
+            assert request["messages"][0] == {"role": "system", "content": INSTRUCTION}
+            assert request["model"] == "openai-api/simhttp/sim/flaky"
+            assert request["sampling"]["temperature"] == 0.7
+            assert request["sampling"]["seed"] is not None
             assert "anything" not in json.dumps(r.request)  # never the key
-            memory, question = split_user_message(r.request["messages"][1]["content"])
+            memory, question = split_user_message(request["messages"][1]["content"])
             assert question in {q["text"] for q in QUESTIONS}
             assert (memory == "") == (r.condition == "baseline")
             assert r.seed is not None and r.error is None
@@ -239,8 +243,8 @@ def _stored(db_path: Path) -> list[tuple[int, str, int, str, int | None]]:
 
     with sqlite3.connect(db_path) as conn:
         return conn.execute(
-            "SELECT question_id, condition, sample, json_extract(request, '$.messages[1].content'),"
-            " seed FROM response"
+            "SELECT question_id, condition, sample, json_extract(p.messages, '$[1].content'),"
+            " seed FROM response r JOIN prompt p ON p.id = r.prompt_id"
         ).fetchall()
 
 
@@ -273,7 +277,8 @@ def test_kill_midway_and_resume(three_questions: Path, workspace: Path) -> None:
         env["SLOW_BASE_URL"] = url
         proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            # 12 answers guarantee at least one committed batch of 8; the rest is held.
+            # The 12 answers are committed within the commit interval (2 s) although no
+            # further answer arrives; the rest is held.
             deadline = time.monotonic() + 120
             while len(_stored(db_path)) < 8:
                 assert proc.poll() is None, proc.communicate()

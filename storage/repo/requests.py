@@ -1,0 +1,193 @@
+"""Stored requests, normalised: prompts and shared parameters once, each request's own rest.
+
+A stored request (``Response.request`` as written by generation, the payload of an
+``LLMCacheEntry``) is split in three:
+
+* ``messages`` → one :class:`~storage.models.Prompt` row per distinct message list;
+* the fields many requests share (model, prompt version, sampling without its seed,
+  sample index, served model…) → one :class:`~storage.models.RequestParams` row;
+* what is this request's own (the sampling seed, parse notes) stays in the row's
+  ``request`` column: a few dozen bytes instead of a kilobyte and a half.
+
+:func:`join_request` is the exact inverse of :func:`split_request` (equal as a dict, and
+as canonical JSON), so exports, judges and preference pairs read the same request as
+before; :func:`stored_request` and :func:`cache_request` do it for a row.
+
+Ids are assigned in bulk (``INSERT … ON CONFLICT DO NOTHING`` then one ``SELECT`` per
+batch) by a :class:`RequestInterner`, which remembers the ids it has seen, so a run of
+200,000 requests over 99 prompts per question looks up each prompt once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Table
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session, col, select
+
+from storage.hashing import content_hash
+from storage.models import LLMCacheEntry, Prompt, RequestParams, Response
+
+#: Top-level fields that belong to one request only (kept in the row's ``request``).
+PER_REQUEST_KEYS: tuple[str, ...] = ("parse_notes",)
+#: Rows per ``IN (…)`` lookup: below SQLite's bound-parameter limit.
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class SplitRequest:
+    """A request in its three stored parts.
+
+    Attributes:
+        messages: the message list (``None``: the request had no ``messages`` list).
+        body: the shared fields (``None``: nothing left to share).
+        rest: this request's own fields.
+    """
+
+    messages: list[Any] | None
+    body: dict[str, Any] | None
+    rest: dict[str, Any]
+
+
+def split_request(record: Mapping[str, Any]) -> SplitRequest:
+    """Split a stored request (see the module docstring); :func:`join_request` inverts it."""
+    body = dict(record)
+    messages = body.pop("messages", None)
+    if not isinstance(messages, list):
+        # Not a message list (absent or something else): leave it where it was.
+        if "messages" in record:
+            body["messages"] = record["messages"]
+        messages = None
+    rest: dict[str, Any] = {key: body.pop(key) for key in PER_REQUEST_KEYS if key in body}
+    sampling = body.get("sampling")
+    if isinstance(sampling, dict) and "seed" in sampling:
+        body["sampling"] = {k: v for k, v in sampling.items() if k != "seed"}
+        rest["sampling"] = {"seed": sampling["seed"]}
+    return SplitRequest(messages=messages, body=body or None, rest=rest)
+
+
+def join_request(
+    messages: list[Any] | None, body: Mapping[str, Any] | None, rest: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Put a split request back together (the inverse of :func:`split_request`)."""
+    out: dict[str, Any] = dict(body or {})
+    if messages is not None:
+        out["messages"] = messages
+    for key, value in rest.items():
+        if key == "sampling" and isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
+def prompt_hash(messages: list[Any]) -> str:
+    """The key of a message list in the ``prompt`` table."""
+    return content_hash(messages)
+
+
+def params_hash(body: Mapping[str, Any]) -> str:
+    """The key of a shared-parameter body in the ``request_params`` table."""
+    return content_hash(dict(body))
+
+
+def _insert(session: Session) -> Any:
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return postgresql.insert
+    if dialect == "sqlite":
+        return sqlite.insert
+    raise NotImplementedError(f"no bulk insert for {dialect}")  # pragma: no cover
+
+
+class RequestInterner:
+    """Assigns ``prompt``/``request_params`` ids to requests, inserting new rows in bulk.
+
+    Remembered ids are valid for the transaction that created them and later ones; use one
+    interner per batch job (a generation call, a cache writer), not across a rollback.
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, str], int] = {}
+
+    def _resolve(
+        self, kind: str, items: dict[str, Any], *, session: Session
+    ) -> None:  # items: hash → value
+        model: type[Prompt] | type[RequestParams] = Prompt if kind == "prompt" else RequestParams
+        field = "messages" if kind == "prompt" else "body"
+        missing = [h for h in items if (kind, h) not in self._ids]
+        if not missing:
+            return
+        table: Table = model.__table__  # type: ignore[union-attr]
+        stmt = _insert(session)(table).on_conflict_do_nothing(index_elements=["hash"])
+        for start in range(0, len(missing), _CHUNK):
+            chunk = missing[start : start + _CHUNK]
+            session.execute(stmt, [{"hash": h, field: items[h]} for h in chunk])
+            for row_id, row_hash in session.execute(
+                select(model.id, model.hash).where(col(model.hash).in_(chunk))
+            ):
+                self._ids[(kind, row_hash)] = int(row_id)
+
+    def intern(
+        self, records: Sequence[Mapping[str, Any]], *, session: Session
+    ) -> list[tuple[int | None, int | None, dict[str, Any]]]:
+        """``(prompt_id, params_id, rest)`` of each request, creating rows as needed."""
+        splits = [split_request(r) for r in records]
+        prompt_keys = [prompt_hash(s.messages) if s.messages is not None else None for s in splits]
+        params_keys = [params_hash(s.body) if s.body is not None else None for s in splits]
+        self._resolve(
+            "prompt",
+            {k: s.messages for k, s in zip(prompt_keys, splits, strict=True) if k is not None},
+            session=session,
+        )
+        self._resolve(
+            "params",
+            {k: s.body for k, s in zip(params_keys, splits, strict=True) if k is not None},
+            session=session,
+        )
+        return [
+            (
+                self._ids[("prompt", pk)] if pk is not None else None,
+                self._ids[("params", bk)] if bk is not None else None,
+                s.rest,
+            )
+            for pk, bk, s in zip(prompt_keys, params_keys, splits, strict=True)
+        ]
+
+
+def _join_ids(
+    prompt_id: int | None, params_id: int | None, rest: Mapping[str, Any], *, session: Session
+) -> dict[str, Any]:
+    if prompt_id is None and params_id is None:
+        return dict(rest)  # not normalised: the column holds the whole request
+    prompt = session.get(Prompt, prompt_id) if prompt_id is not None else None
+    params = session.get(RequestParams, params_id) if params_id is not None else None
+    return join_request(
+        list(prompt.messages) if prompt is not None else None,
+        dict(params.body) if params is not None else None,
+        rest,
+    )
+
+
+def stored_request(response: Response, *, session: Session) -> dict[str, Any]:
+    """The full request of a response (messages and parameters; never credentials)."""
+    return _join_ids(
+        response.prompt_id, response.params_id, response.request or {}, session=session
+    )
+
+
+def cache_request(entry: LLMCacheEntry, *, session: Session) -> dict[str, Any]:
+    """The full request payload of a cache entry (what its key is the hash of)."""
+    return _join_ids(entry.prompt_id, entry.params_id, entry.request or {}, session=session)
+
+
+def stored_messages(response: Response, *, session: Session) -> list[dict[str, Any]]:
+    """The messages a response was asked with (``[]`` when none were stored)."""
+    if response.prompt_id is not None:
+        prompt = session.get(Prompt, response.prompt_id)
+        return list(prompt.messages) if prompt is not None else []
+    messages = (response.request or {}).get("messages")
+    return list(messages) if isinstance(messages, list) else []

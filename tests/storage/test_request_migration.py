@@ -1,0 +1,175 @@
+"""Revision 0004 converts a populated workspace in place: every export stays identical.
+
+The workspace is populated through the real pipeline (simulated generation, cache,
+judges), taken back to revision 0003 (the old layout: every request stored whole),
+checked to be the old layout, and upgraded again. The exports, every stored request and
+every cache entry must be the same before and after, and running the conversion again
+must change nothing. SQLite always; PostgreSQL when ``DRIFTLENS_TEST_PG_URL`` is set.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from storage import migrate
+from storage.engine import make_engine
+from storage.hashing import canonical_json, content_hash
+from storage.models import LLMCacheEntry, Prompt, Response
+from storage.repo import requests as repo_requests
+from storage.repo.requests import cache_request, split_request, stored_request
+from study.exports import export_responses_jsonl
+from study.generation import GenerationOptions, run_generation
+from study.judges import judge_run
+from study.preferences import export_preferences
+from study.questions import read_questions, sample_questions_path, store_questions
+
+REVISION = "0004_normalised_requests"
+PREVIOUS = "0003_logprobs_lease"
+RUNS = ("m-default", "m-strong")
+
+
+def _revision_module() -> ModuleType:
+    path = migrate.MIGRATIONS_DIR / "versions" / f"{REVISION}.py"
+    spec = importlib.util.spec_from_file_location("rev_0004", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _populate(engine: Engine) -> None:
+    migrate.upgrade(engine)
+    with Session(engine, expire_on_commit=False) as session:
+        store_questions(read_questions(sample_questions_path())[:3], session=session, source="t")
+        for run, model in zip(RUNS, ("sim/default", "sim/strong"), strict=True):
+            run_generation(
+                GenerationOptions(model=model, run=run, perturbations="filler,job_loss", samples=2),
+                session=session,
+            )
+        judge_run(RUNS[0], "sim/default", session=session)
+        session.commit()
+
+
+def _exports(engine: Engine, out: Path) -> dict[str, Any]:
+    """Every export and stored request/cache entry, as comparable text."""
+    out.mkdir(parents=True, exist_ok=True)
+    got: dict[str, Any] = {}
+    with Session(engine) as session:
+        for run in RUNS:
+            export_responses_jsonl(run, out / f"{run}.jsonl", session=session)
+            got[f"responses {run}"] = (out / f"{run}.jsonl").read_text(encoding="utf-8")
+        export_preferences(RUNS[0], "sim/default", out / "prefs.jsonl", session=session)
+        got["preferences"] = (out / "prefs.jsonl").read_text(encoding="utf-8")
+        got["requests"] = [
+            canonical_json(stored_request(r, session=session))
+            for r in session.exec(select(Response).order_by(col(Response.id)))
+        ]
+        entries = session.exec(select(LLMCacheEntry).order_by(col(LLMCacheEntry.key))).all()
+        got["cache"] = [
+            canonical_json(
+                [
+                    e.key,
+                    e.provider,
+                    e.endpoint,
+                    e.model,
+                    cache_request(e, session=session),
+                    e.response,
+                    e.hits,
+                ]
+            )
+            for e in entries
+        ]
+        # The key is the hash of the whole payload: the payload read back is exact.
+        assert all(content_hash(cache_request(e, session=session)) == e.key for e in entries)
+    assert got["preferences"] and all(got[f"responses {r}"] for r in RUNS)
+    return got
+
+
+def _legacy_rows(engine: Engine) -> tuple[list[dict[str, Any]], list[tuple[str, dict[str, Any]]]]:
+    with engine.connect() as conn:
+        responses = [
+            json.loads(r) if isinstance(r, str) else r
+            for (r,) in conn.execute(text("SELECT request FROM response ORDER BY id"))
+        ]
+        cache = [
+            (k, json.loads(r) if isinstance(r, str) else r)
+            for k, r in conn.execute(text("SELECT key, request FROM llm_cache_entry"))
+        ]
+    return responses, cache
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_url(request: pytest.FixtureRequest) -> str:
+    name = "sqlite_url" if request.param == "sqlite" else "pg_url"
+    return str(request.getfixturevalue(name))
+
+
+def test_populated_workspace_converts_in_place_with_identical_exports(
+    any_url: str, tmp_path: Path
+) -> None:
+    engine = make_engine(any_url)
+    _populate(engine)
+    before = _exports(engine, tmp_path / "before")
+    n_requests = len(before["requests"])
+
+    # Revision 0003: the old layout, every request whole in its row.
+    assert migrate.downgrade(engine, PREVIOUS) == PREVIOUS
+    assert "prompt" not in inspect(engine).get_table_names()
+    legacy_responses, legacy_cache = _legacy_rows(engine)
+    assert len(legacy_responses) == n_requests
+    assert all(len(r["messages"]) == 2 and "seed" in r["sampling"] for r in legacy_responses)
+    assert all(content_hash(payload) == key for key, payload in legacy_cache)
+
+    assert migrate.upgrade(engine) == migrate.head_revision()
+    assert migrate.schema_diff(engine) == []
+    after = _exports(engine, tmp_path / "after")
+    assert after == before
+    with Session(engine) as session:
+        rows = session.exec(select(Response)).all()
+        assert all(r.prompt_id is not None and r.params_id is not None for r in rows)
+        assert all(set(r.request) <= {"sampling", "parse_notes"} for r in rows)
+        # One prompt per distinct message list, shared by both runs and the cache.
+        distinct = {canonical_json(r["messages"]) for r in legacy_responses} | {
+            canonical_json(p["messages"]) for _, p in legacy_cache
+        }
+        assert len(session.exec(select(Prompt)).all()) == len(distinct)
+
+    # Running the conversion again is a no-op, and so is upgrading again.
+    module = _revision_module()
+    with engine.begin() as conn:
+        assert module.convert(conn) == 0
+    assert migrate.upgrade(engine) == migrate.head_revision()
+    assert _exports(engine, tmp_path / "again") == before
+
+
+def test_frozen_split_in_the_revision_matches_the_repository() -> None:
+    module = _revision_module()
+    records: list[dict[str, Any]] = [
+        {},
+        {"m": 1},
+        {"messages": "not a list", "x": 1},
+        {"messages": [{"role": "user", "content": "q"}]},
+        {
+            "model": "sim/default",
+            "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}],
+            "sampling": {"temperature": 0.7, "seed": 5},
+            "sample_index": 1,
+            "served_model": "sim/default",
+            "parse_notes": ["n"],
+        },
+        {"sampling": {"seed": None}, "extras": {"logprobs": 5}},
+    ]
+    for record in records:
+        split = split_request(record)
+        assert module.split_request(record) == (split.messages, split.body, split.rest)
+        assert repo_requests.join_request(split.messages, split.body, split.rest) == record
+        assert module.join_request(split.messages, split.body, split.rest) == record
