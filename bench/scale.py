@@ -197,7 +197,7 @@ import json, sys, time
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session, table_counts
 from study.browse import run_overview, question_responses
-from study.analysis import latest_analysis, analysis_examples
+from study.reasoning.stored import latest_analysis, analysis_examples
 
 runs = sys.argv[1].split(",")
 out = {}

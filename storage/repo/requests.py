@@ -6,8 +6,9 @@ A stored request (``Response.request`` as written by generation, the payload of 
 * ``messages`` → one :class:`~storage.models.Prompt` row per distinct message list;
 * the fields many requests share (model, prompt version, sampling without its seed,
   sample index, served model…) → one :class:`~storage.models.RequestParams` row;
-* what is this request's own (the sampling seed, parse notes) stays in the row's
-  ``request`` column: a few dozen bytes instead of a kilobyte and a half.
+* what is this request's own (the sampling seed, parse notes, any field not in
+  :data:`SHARED_KEYS`) stays in the row's ``request`` column: a few dozen bytes instead
+  of a kilobyte and a half for a generation request.
 
 :func:`join_request` is the exact inverse of :func:`split_request` (equal as a dict, and
 as canonical JSON), so exports, judges and preference pairs read the same request as
@@ -31,8 +32,19 @@ from sqlmodel import Session, col, select
 from storage.hashing import content_hash
 from storage.models import LLMCacheEntry, Prompt, RequestParams, Response
 
-#: Top-level fields that belong to one request only (kept in the row's ``request``).
-PER_REQUEST_KEYS: tuple[str, ...] = ("parse_notes",)
+#: Top-level fields shared by many requests (moved to ``request_params``); everything
+#: else but ``messages`` stays in the row. Generation and cache payloads use these.
+SHARED_KEYS: tuple[str, ...] = (
+    "cache_format",
+    "provider",
+    "endpoint",
+    "model",
+    "prompt_version",
+    "sampling",
+    "sample_index",
+    "served_model",
+    "extras",
+)
 #: Rows per ``IN (…)`` lookup: below SQLite's bound-parameter limit.
 _CHUNK = 500
 
@@ -53,15 +65,19 @@ class SplitRequest:
 
 
 def split_request(record: Mapping[str, Any]) -> SplitRequest:
-    """Split a stored request (see the module docstring); :func:`join_request` inverts it."""
-    body = dict(record)
-    messages = body.pop("messages", None)
-    if not isinstance(messages, list):
-        # Not a message list (absent or something else): leave it where it was.
-        if "messages" in record:
-            body["messages"] = record["messages"]
+    """Split a stored request (see the module docstring); :func:`join_request` inverts it.
+
+    Only the fields named in :data:`SHARED_KEYS` move to the shared body; any other field
+    (an instrument's own ``context``, parse notes…) stays in the row, where code that reads
+    ``row.request`` for it still finds it.
+    """
+    rest = dict(record)
+    messages = rest.get("messages")
+    if isinstance(messages, list):
+        del rest["messages"]
+    else:
         messages = None
-    rest: dict[str, Any] = {key: body.pop(key) for key in PER_REQUEST_KEYS if key in body}
+    body = {key: rest.pop(key) for key in SHARED_KEYS if key in rest}
     sampling = body.get("sampling")
     if isinstance(sampling, dict) and "seed" in sampling:
         body["sampling"] = {k: v for k, v in sampling.items() if k != "seed"}

@@ -29,8 +29,8 @@ from storage.repo.requests import cache_request, split_request, stored_request
 from study.exports import export_responses_jsonl
 from study.generation import GenerationOptions, run_generation
 from study.judges import judge_run
-from study.preferences import export_preferences
 from study.questions import read_questions, sample_questions_path, store_questions
+from study.reasoning.preferences import export_preferences
 
 REVISION = "0004_normalised_requests"
 PREVIOUS = "0003_logprobs_lease"
@@ -167,9 +167,12 @@ def test_frozen_split_in_the_revision_matches_the_repository() -> None:
             "parse_notes": ["n"],
         },
         {"sampling": {"seed": None}, "extras": {"logprobs": 5}},
+        {"model": "m", "messages": [], "context": {"order": [1, 2]}, "sampling": {}},
     ]
     for record in records:
         split = split_request(record)
         assert module.split_request(record) == (split.messages, split.body, split.rest)
         assert repo_requests.join_request(split.messages, split.body, split.rest) == record
         assert module.join_request(split.messages, split.body, split.rest) == record
+        # Fields an instrument reads from the row itself stay there.
+        assert "context" not in (split.body or {})

@@ -37,7 +37,10 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 JSON_T = sa.JSON().with_variant(postgresql.JSONB(), 'postgresql')
-PER_REQUEST_KEYS = ('parse_notes',)
+SHARED_KEYS = (
+    'cache_format', 'provider', 'endpoint', 'model', 'prompt_version', 'sampling',
+    'sample_index', 'served_model', 'extras',
+)
 BATCH = 2000
 TABLES = ('response', 'llm_cache_entry')
 
@@ -49,13 +52,13 @@ def _hash(obj: Any) -> str:
 
 def split_request(record: dict[str, Any]) -> tuple[Any, dict[str, Any] | None, dict[str, Any]]:
     """(messages or None, shared body or None, the request's own rest)."""
-    body = dict(record)
-    messages = body.pop('messages', None)
-    if not isinstance(messages, list):
-        if 'messages' in record:
-            body['messages'] = record['messages']
+    rest = dict(record)
+    messages = rest.get('messages')
+    if isinstance(messages, list):
+        del rest['messages']
+    else:
         messages = None
-    rest = {key: body.pop(key) for key in PER_REQUEST_KEYS if key in body}
+    body = {key: rest.pop(key) for key in SHARED_KEYS if key in rest}
     sampling = body.get('sampling')
     if isinstance(sampling, dict) and 'seed' in sampling:
         body['sampling'] = {k: v for k, v in sampling.items() if k != 'seed'}
