@@ -1,4 +1,4 @@
-"""The in-process backend answering source-reliance probes from a behaviour preset.
+"""Simulated models answering source-reliance probes: in-process and over HTTP.
 
 ``SourceSimBackend`` answers letter probes the way :mod:`llm.sim.sources` says a model of
 the preset's behaviour type would: the reply is the letter (a continuation such as ``" B"``
@@ -9,6 +9,10 @@ prompt passes in (``llm`` knows nothing of the templates), as the catalog passes
 memory-line classifier to the drift simulator. A request it cannot read is answered with
 no letter at all, as a confused model would.
 
+:class:`SourceRoute` gives exactly the same replies through the simulator server
+(``create_app(model_routes=...)``) in the OpenAI wire format, logprobs included, so the
+real ``openai`` client and the logprob parser are exercised end to end.
+
 Stage-1 reasoning requests (no ``"Answer:"`` cue anywhere) get a short neutral reasoning
 text, so the two-stage route runs end to end offline.
 """
@@ -16,8 +20,11 @@ text, so the two-stage route runs end to end offline.
 from __future__ import annotations
 
 import math
+import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from llm.sim.backend import InProcessBackend
 from llm.sim.sources import Probe, SourcePreset, get_source_preset, simulate_probe
@@ -26,6 +33,48 @@ from llm.types import ChatMessage, ChatRequest, ChatResult, TokenLogprob
 ProbeParser = Callable[[Sequence[ChatMessage]], Probe | None]
 _CUE = "Answer:"
 _REASONING = "Weighing each option in turn against the question, without settling on one."
+MODEL_PREFIX = "src-"
+
+
+@dataclass(frozen=True)
+class SourceReply:
+    """A simulated completion: text and (when asked) the logprobs of its first token."""
+
+    text: str
+    logprobs: tuple[TokenLogprob, ...] | None
+
+
+def source_reply(
+    messages: Sequence[ChatMessage],
+    *,
+    preset: SourcePreset,
+    parse_probe: ProbeParser,
+    seed: int | None,
+    top_logprobs: int | None,
+) -> SourceReply:
+    """The reply of a ``src-*`` model to one conversation (``top_logprobs=None``: none)."""
+    cued = any(_CUE in m.content for m in messages if m.role in ("user", "assistant"))
+    probe = parse_probe(messages) if cued else None
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    if not cued:
+        text = _REASONING
+    elif probe is None:
+        text = " ?"
+        if top_logprobs is not None:
+            logprobs = (TokenLogprob(" ?", -0.05, ((" ?", -0.05), (" I", -3.0))[:top_logprobs]),)
+    else:
+        ans = simulate_probe(probe, preset, seed=seed)
+        text = f" {ans.letter}"
+        if top_logprobs is not None:
+            top = tuple((f" {tok}", lp) for tok, lp in ans.top_logprobs()[:top_logprobs])
+            logprobs = (TokenLogprob(text, math.log(ans.probs[ans.choice]), top),)
+    if messages and messages[-1].role == "user" and cued:
+        # no prefill: the reply starts the assistant turn (no leading space)
+        text = text.lstrip()
+        if logprobs:
+            t = logprobs[0]
+            logprobs = (TokenLogprob(t.token.lstrip(), t.logprob, t.top),)
+    return SourceReply(text, logprobs)
 
 
 class SourceSimBackend(InProcessBackend):
@@ -48,30 +97,19 @@ class SourceSimBackend(InProcessBackend):
     def answer(self, request: ChatRequest) -> ChatResult:
         """Answer one request synchronously."""
         start = time.perf_counter()
-        msgs = request.messages
-        cued = any(_CUE in m.content for m in msgs if m.role in ("user", "assistant"))
-        probe = self._parse(msgs) if cued else None
-        logprobs: tuple[TokenLogprob, ...] | None = None
-        if not cued:
-            text = _REASONING
-        elif probe is None:
-            text = " ?"
-            if request.wants_logprobs():
-                logprobs = (TokenLogprob(" ?", -0.05, ((" ?", -0.05), (" I", -3.0))),)
-        else:
-            ans = simulate_probe(probe, self.preset, seed=request.sampling.seed)
-            text = f" {ans.letter}"
-            if request.wants_logprobs():
-                k = request.top_logprobs or 0
-                top = tuple((f" {tok}", lp) for tok, lp in ans.top_logprobs()[:k])
-                logprobs = (TokenLogprob(text, math.log(ans.probs[ans.choice]), top),)
-        if msgs and msgs[-1].role == "user" and cued:
-            text = text.lstrip()
+        k = (request.top_logprobs or 0) if request.wants_logprobs() else None
+        out = source_reply(
+            request.messages,
+            preset=self.preset,
+            parse_probe=self._parse,
+            seed=request.sampling.seed,
+            top_logprobs=k,
+        )
         return ChatResult(
-            text=text,
+            text=out.text,
             finish_reason="stop",
-            prompt_tokens=sum(len(m.content.split()) for m in msgs),
-            completion_tokens=len(text.split()),
+            prompt_tokens=sum(len(m.content.split()) for m in request.messages),
+            completion_tokens=len(out.text.split()),
             latency_ms=(time.perf_counter() - start) * 1000.0,
             error=None,
             cached=False,
@@ -80,5 +118,74 @@ class SourceSimBackend(InProcessBackend):
             model=self.spec,
             simulated=True,
             seed=request.sampling.seed,
-            logprobs=logprobs,
+            logprobs=out.logprobs,
         )
+
+
+class SourceRoute:
+    """Answers OpenAI chat bodies for ``src-*`` models (a simulator-server model route).
+
+    Args:
+        parse_probe: Reads the item and its assertions from the messages.
+    """
+
+    def __init__(self, parse_probe: ProbeParser) -> None:
+        self._parse = parse_probe
+
+    def __call__(self, model: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The OpenAI response JSON for a ``src-*`` model, ``None`` for any other model."""
+        name = str(model).removeprefix("sim/")
+        if not name.startswith(MODEL_PREFIX):
+            return None
+        preset = get_source_preset(name)
+        messages = tuple(
+            ChatMessage(str(m.get("role", "")), str(m.get("content") or ""))
+            for m in body.get("messages") or []
+            if isinstance(m, dict)
+        )
+        seed = body.get("seed")
+        k = int(body.get("top_logprobs") or 0) if body.get("logprobs") else None
+        out = source_reply(
+            messages,
+            preset=preset,
+            parse_probe=self._parse,
+            seed=seed if isinstance(seed, int) else secrets.randbits(31),
+            top_logprobs=k,
+        )
+        wire = None
+        if out.logprobs is not None:
+            wire = {
+                "content": [
+                    {
+                        "token": t.token,
+                        "logprob": t.logprob,
+                        "bytes": list(t.token.encode("utf-8")),
+                        "top_logprobs": [
+                            {"token": tok, "logprob": lp, "bytes": list(tok.encode("utf-8"))}
+                            for tok, lp in t.top
+                        ],
+                    }
+                    for t in out.logprobs
+                ]
+            }
+        prompt = sum(len(m.content.split()) for m in messages)
+        completion = len(out.text.split())
+        return {
+            "id": f"chatcmpl-sim-{secrets.token_hex(8)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": f"sim/{name}",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": out.text},
+                    "finish_reason": "stop",
+                    "logprobs": wire,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }

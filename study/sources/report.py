@@ -198,7 +198,8 @@ def quadrant_figure(result: Mapping[str, Any]) -> Figure:
                 )
                 share = b["share"].get(b["type"]) if b["type"] else None
                 ax.annotate(
-                    plain_label(f"{model} · {dataset} · {s} ({_f(share)})", 40),
+                    # the share first: a long model name is cut, the uncertainty never
+                    f"P {_f(share)} · " + plain_label(f"{model} · {dataset} · {s}", 36),
                     (sdr, par),
                     textcoords="offset points",
                     xytext=(5, 4),

@@ -8,9 +8,11 @@ and each assertion line before it gives a source and an option
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
-from llm.sim.source_backend import ProbeParser, SourceSimBackend
+from llm.sim.server import BackgroundServer, create_app
+from llm.sim.source_backend import ProbeParser, SourceRoute, SourceSimBackend
 from llm.sim.sources import Probe
 from llm.types import ChatBackend, ChatMessage
 from study.catalog.assertions import INSTRUCTIONS, parse_assertion, system_prompt
@@ -58,3 +60,15 @@ def backend_for(spec: str, items: Sequence[MCQItem]) -> ChatBackend | str:
     if spec.startswith(SIM_PREFIX):
         return SourceSimBackend(spec.removeprefix("sim/"), parse_probe=probe_parser(items))
     return spec
+
+
+@contextmanager
+def serve_source_sim(items: Sequence[MCQItem], *, api_key: str) -> Iterator[str]:
+    """Serve the ``src-*`` simulator over HTTP on 127.0.0.1 (yields the ``/v1`` base URL).
+
+    Use it through the real client: ``openai-api/<service>/sim/src-paper`` with
+    ``<SERVICE>_BASE_URL`` set to the yielded URL and ``<SERVICE>_API_KEY`` to ``api_key``.
+    """
+    app = create_app(api_key=api_key, model_routes=(SourceRoute(probe_parser(items)),))
+    with BackgroundServer(app, path="/v1") as url:
+        yield url
