@@ -6,6 +6,8 @@ concurrency through the real ``openai`` client, then repeats the batch fully cac
 
 Phases:
   * ``http, no cache``    — pure request throughput (no database);
+  * ``two replicas, no cache`` — the same through ``SIM_BASE_URL=URL1,URL2``: two
+    simulator processes behind one name, least-in-flight routing (``--server process``);
   * ``http + cache write`` — the real generation path: requests plus SQLite cache rows;
   * ``cached re-run``     — the same batch again: every answer from the cache, no request.
 
@@ -27,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -66,7 +68,7 @@ def process_cpu_s(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-SERVER_PID: list[int | None] = [None]
+SERVER_PIDS: list[int] = []
 
 
 @contextmanager
@@ -86,7 +88,7 @@ def sim_server(mode: str) -> Iterator[str]:
         stderr=subprocess.PIPE,
     )
     url = f"http://127.0.0.1:{port}/v1"
-    SERVER_PID[0] = proc.pid
+    SERVER_PIDS.append(proc.pid)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -120,18 +122,22 @@ Row = tuple[str, int, float, float, float, float]
 def timed(
     name: str, n: int, fn: Callable[..., list[ChatResult]], *args: Any, **kwargs: Any
 ) -> tuple[Row, list[ChatResult]]:
-    """Run ``fn`` and return (name, n, wall s, req/s, client CPU ms/req, server CPU ms/req)."""
-    server = SERVER_PID[0]
-    c0, s0 = process_cpu_s(None), process_cpu_s(server) if server else 0.0
+    """Run ``fn`` and return (name, n, wall s, req/s, client CPU ms/req, server CPU ms/req).
+
+    Server CPU is summed over every simulator process (one, or two with replicas).
+    """
+    c0, s0 = process_cpu_s(None), sum(process_cpu_s(pid) for pid in SERVER_PIDS)
     start = time.perf_counter()
     results = fn(*args, **kwargs)
     wall = time.perf_counter() - start
-    c1, s1 = process_cpu_s(None), process_cpu_s(server) if server else 0.0
+    c1, s1 = process_cpu_s(None), sum(process_cpu_s(pid) for pid in SERVER_PIDS)
     return (name, n, wall, n / wall, 1000 * (c1 - c0) / n, 1000 * (s1 - s0) / n), results
 
 
-def one_round(args: argparse.Namespace, backend: Any, offset: int, tmp: Path) -> list[Row]:
-    """Measure the three phases once with fresh requests and a fresh workspace."""
+def one_round(
+    args: argparse.Namespace, backend: Any, offset: int, tmp: Path, replicas: Any = None
+) -> list[Row]:
+    """Measure the phases once with fresh requests and a fresh workspace."""
     from storage.settings import resolve_settings
     from storage.workspace import open_workspace_session
 
@@ -146,6 +152,18 @@ def one_round(args: argparse.Namespace, backend: Any, offset: int, tmp: Path) ->
     )
     assert all(r.error is None for r in res), "requests failed"
     rows.append(row)
+    if replicas is not None:
+        row, res = timed(
+            "two replicas, no cache",
+            args.n,
+            run_chat_batch,
+            replicas,
+            build_requests(args.n, offset=offset + 2 * 10**7),
+            concurrency=args.concurrency,
+        )
+        assert all(r.error is None for r in res), "requests failed (replicas)"
+        assert len(replicas.stats.by_replica) == 2, "a replica was never used"
+        rows.append(row)
 
     requests = build_requests(args.n, offset=offset)
     settings = resolve_settings(workspace=tmp)
@@ -187,15 +205,24 @@ def main() -> None:
 
     rounds: list[list[Row]] = []
     load_before = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory() as tmp, sim_server(args.server) as url:
+    with ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
+        url = stack.enter_context(sim_server(args.server))
         os.environ["SIM_BASE_URL"] = url
         os.environ["SIM_API_KEY"] = "bench"
         backend = get_backend("openai-api/sim/sim/default")
         run_chat_batch(backend, build_requests(128, offset=10**9), concurrency=args.concurrency)
+        replicas = None
+        if args.server == "process":
+            second = stack.enter_context(sim_server(args.server))
+            os.environ["SIM_BASE_URL"] = f"{url},{second}"
+            replicas = get_backend("openai-api/sim/sim/default")
+            warm = build_requests(128, offset=10**9)
+            run_chat_batch(replicas, warm, concurrency=args.concurrency)
         for k in range(args.repeat):
             workspace = Path(tmp) / f"round{k}"
             workspace.mkdir()
-            rounds.append(one_round(args, backend, k * 10**5, workspace))
+            rounds.append(one_round(args, backend, k * 10**5, workspace, replicas))
 
     from importlib.metadata import version
 
@@ -206,7 +233,8 @@ def main() -> None:
     )
     print(
         f"machine: {os.cpu_count()} cores (shared), Python {platform.python_version()}, "
-        f"openai {version('openai')}, simulator server in a {args.server}; "
+        f"openai {version('openai')}, simulator server in a {args.server} "
+        f"({len(SERVER_PIDS) or 1} of them); "
         f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     )
     print()

@@ -22,6 +22,9 @@ from storage.errors import ConfigError
 
 TIMEOUT_ENV = "DRIFTLENS_REQUEST_TIMEOUT_S"
 MAX_ATTEMPTS_ENV = "DRIFTLENS_MAX_ATTEMPTS"
+LABELER_MAX_TOKENS_ENV = "DRIFTLENS_LABELER_MAX_TOKENS"
+JUDGE_MAX_TOKENS_ENV = "DRIFTLENS_JUDGE_MAX_TOKENS"
+LABEL_CONCURRENCY_ENV = "DRIFTLENS_LABEL_CONCURRENCY"
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_ATTEMPTS = 6
 
@@ -32,12 +35,22 @@ class RequestLimits:
 
     timeout_s: float | None = None
     max_attempts: int | None = None
+    # Token budgets of classification requests (LLM labelers; judges and the question
+    # filter) and the requests in flight of LLM labeling. Changing a budget changes the
+    # requests, so their cache keys; the defaults keep today's keys.
+    labeler_max_tokens: int | None = None
+    judge_max_tokens: int | None = None
+    label_concurrency: int | None = None
 
     def __post_init__(self) -> None:
         if self.timeout_s is not None and not self.timeout_s > 0:
             raise ConfigError("The request timeout must be a positive number of seconds.")
         if self.max_attempts is not None and self.max_attempts < 1:
             raise ConfigError("--max-attempts must be at least 1.")
+        for name in ("labeler_max_tokens", "judge_max_tokens", "label_concurrency"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"The {name.replace('_', ' ')} must be at least 1.")
 
 
 _LIMITS: ContextVar[RequestLimits | None] = ContextVar("driftlens_request_limits", default=None)
@@ -45,19 +58,27 @@ _LIMITS: ContextVar[RequestLimits | None] = ContextVar("driftlens_request_limits
 
 @contextmanager
 def use_limits(
-    *, timeout_s: float | None = None, max_attempts: int | None = None
+    *,
+    timeout_s: float | None = None,
+    max_attempts: int | None = None,
+    labeler_max_tokens: int | None = None,
+    judge_max_tokens: int | None = None,
+    label_concurrency: int | None = None,
 ) -> Iterator[RequestLimits]:
-    """Set the limits of every backend built inside the ``with`` block.
+    """Set the limits of every backend and classifier built inside the ``with`` block.
 
     Values left ``None`` keep what an outer block or the environment says.
 
     Raises:
-        ConfigError: A non-positive timeout or fewer than one attempt.
+        ConfigError: A non-positive timeout, budget or concurrency, or no attempt.
     """
     outer = _LIMITS.get() or RequestLimits()
     limits = RequestLimits(
         timeout_s if timeout_s is not None else outer.timeout_s,
         max_attempts if max_attempts is not None else outer.max_attempts,
+        labeler_max_tokens if labeler_max_tokens is not None else outer.labeler_max_tokens,
+        judge_max_tokens if judge_max_tokens is not None else outer.judge_max_tokens,
+        label_concurrency if label_concurrency is not None else outer.label_concurrency,
     )
     token = _LIMITS.set(limits)
     try:
@@ -97,3 +118,33 @@ def current_limits(env: Mapping[str, str] | None = None) -> tuple[float, int]:
     )
     assert checked.timeout_s is not None and checked.max_attempts is not None
     return checked.timeout_s, checked.max_attempts
+
+
+def _positive_int(name: str, chosen: int | None, env_name: str, default: int) -> int:
+    value = chosen
+    if value is None:
+        raw = _env_number(os.environ, env_name, int)
+        value = int(raw) if raw is not None else None
+    if value is None:
+        return default
+    if value < 1:
+        raise ConfigError(f"{env_name} must be at least 1.")
+    return value
+
+
+def labeler_max_tokens(default: int) -> int:
+    """Token budget of one LLM-labeler request (``--max-tokens`` of label/round, env)."""
+    chosen = (_LIMITS.get() or RequestLimits()).labeler_max_tokens
+    return _positive_int("labeler", chosen, LABELER_MAX_TOKENS_ENV, default)
+
+
+def judge_max_tokens(default: int) -> int:
+    """Token budget of one judge or question-filter request (``--max-tokens``, env)."""
+    chosen = (_LIMITS.get() or RequestLimits()).judge_max_tokens
+    return _positive_int("judge", chosen, JUDGE_MAX_TOKENS_ENV, default)
+
+
+def label_concurrency(default: int) -> int:
+    """Requests in flight of LLM labeling (``--concurrency`` of label/round, env)."""
+    chosen = (_LIMITS.get() or RequestLimits()).label_concurrency
+    return _positive_int("concurrency", chosen, LABEL_CONCURRENCY_ENV, default)

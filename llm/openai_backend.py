@@ -32,6 +32,10 @@ class BackendStats:
     retries: int = 0
     failures: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
+    # Successful answers per replica URL, and requests re-sent at once to another replica
+    # because the one picked refused the connection.
+    by_replica: dict[str, int] = field(default_factory=dict)
+    replica_skips: int = 0
 
 
 class _ClientPool:
@@ -63,6 +67,73 @@ class _ClientPool:
     async def close(self) -> None:
         for client in self.clients:
             await client.close()
+
+
+class _Replicas:
+    """The replicas behind one model name: least-in-flight routing, refusing ones skipped.
+
+    Each replica has its own :class:`_ClientPool`. A request goes to the replica with the
+    fewest requests in flight among those not marked down (ties: the one used least
+    recently). A replica that refuses a connection is marked down for ``retry_s``
+    (doubling while it keeps refusing, up to ``max_retry_s``) and is tried again after
+    that, so a restarted replica rejoins on its own.
+    """
+
+    def __init__(
+        self,
+        urls: Sequence[str],
+        make_client: Any,
+        concurrency: int,
+        *,
+        retry_s: float,
+        max_retry_s: float = 60.0,
+    ) -> None:
+        self.urls = list(urls)
+        self.pools = [_ClientPool(lambda n, u=u: make_client(u, n), concurrency) for u in self.urls]
+        self.in_flight = [0] * len(self.urls)
+        self.down_until = [0.0] * len(self.urls)
+        self.down_for = [0.0] * len(self.urls)
+        self.last_used = [0] * len(self.urls)
+        self._tick = 0
+        self.retry_s = retry_s
+        self.max_retry_s = max_retry_s
+
+    def pick(self, exclude: set[int]) -> int | None:
+        """The replica for the next attempt, or ``None`` when every one was excluded."""
+        left = [i for i in range(len(self.urls)) if i not in exclude]
+        if not left:
+            return None
+        now = time.monotonic()
+        up = [i for i in left if self.down_until[i] <= now]
+        if up:
+            return min(up, key=lambda i: (self.in_flight[i], self.last_used[i]))
+        return min(left, key=lambda i: self.down_until[i])  # all down: the soonest back
+
+    def any_up(self, exclude: set[int]) -> bool:
+        now = time.monotonic()
+        return any(self.down_until[i] <= now for i in range(len(self.urls)) if i not in exclude)
+
+    async def post(self, i: int, path: str, body: dict[str, Any], cast_to: Any) -> Any:
+        self.in_flight[i] += 1
+        self._tick += 1
+        self.last_used[i] = self._tick
+        try:
+            return await self.pools[i].post(path, body, cast_to)
+        finally:
+            self.in_flight[i] -= 1
+
+    def mark_down(self, i: int) -> None:
+        wait = min(self.max_retry_s, self.down_for[i] * 2 if self.down_for[i] else self.retry_s)
+        self.down_for[i] = wait
+        self.down_until[i] = time.monotonic() + wait
+
+    def mark_up(self, i: int) -> None:
+        self.down_for[i] = 0.0
+        self.down_until[i] = 0.0
+
+    async def close(self) -> None:
+        for pool in self.pools:
+            await pool.close()
 
 
 @dataclass(frozen=True)
@@ -97,6 +168,8 @@ class OpenAIBackend:
         retry: The retry policy.
         rng: Random source of the backoff jitter (seed it for reproducible timing tests).
         key_env: Name of the variable the key came from, for error hints.
+        replica_retry_s: With several comma-separated ``base_url`` replicas, how long a
+            replica that refused a connection is left out before it is tried again.
     """
 
     simulated = False
@@ -114,10 +187,15 @@ class OpenAIBackend:
         retry: RetryPolicy | None = None,
         rng: random.Random | None = None,
         key_env: str | None = None,
+        replica_retry_s: float = 5.0,
     ) -> None:
         self.spec = spec
         self.model = model
-        self._base_url = base_url.rstrip("/")
+        self._base_urls = [u.strip().rstrip("/") for u in base_url.split(",") if u.strip()]
+        if not self._base_urls:
+            raise ValueError("base_url names no URL")
+        self._base_url = self._base_urls[0]
+        self.replica_retry_s = replica_retry_s
         self._api_key = api_key
         self._vllm_extras = vllm_extras
         self._max_completion_tokens = max_completion_tokens
@@ -131,8 +209,14 @@ class OpenAIBackend:
         return f"OpenAIBackend(spec={self.spec!r}, endpoint={self.endpoint()!r})"
 
     def endpoint(self) -> str:
-        """Return the secret-free base URL (part of the cache key)."""
-        return clean_url(self._base_url)
+        """Return the secret-free base URL (part of the cache key).
+
+        Several replicas: their cleaned URLs sorted and comma-joined, so the order they are
+        listed in does not matter; one URL gives exactly the key it always gave.
+        """
+        if len(self._base_urls) == 1:
+            return clean_url(self._base_url)
+        return ",".join(sorted(dict.fromkeys(clean_url(u) for u in self._base_urls)))
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """Return the JSON body of ``POST /chat/completions`` for one request.
@@ -199,7 +283,9 @@ class OpenAIBackend:
         """
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        pool = _ClientPool(self._make_client, concurrency)
+        pool = _Replicas(
+            self._base_urls, self._make_client, concurrency, retry_s=self.replica_retry_s
+        )
         sem = asyncio.Semaphore(concurrency)
         state = _BatchState()
         results: list[ChatResult | None] = [None] * len(requests)
@@ -224,19 +310,19 @@ class OpenAIBackend:
             await pool.close()
         return [r for r in results if r is not None]
 
-    def _make_client(self, connections: int) -> Any:
+    def _make_client(self, base_url: str, connections: int) -> Any:
         import openai
 
         return openai.AsyncOpenAI(
             api_key=self._api_key,
-            base_url=self._base_url,
+            base_url=base_url,
             max_retries=0,
             timeout=self.timeout_s,
             http_client=openai.DefaultAsyncHttpxClient(limits=_limits(connections)),
         )
 
     async def _one(
-        self, pool: _ClientPool, req: ChatRequest, sem: asyncio.Semaphore, state: _BatchState
+        self, pool: _Replicas, req: ChatRequest, sem: asyncio.Semaphore, state: _BatchState
     ) -> ChatResult:
         body = self.request_body(req)
         seed = body.get("seed")
@@ -250,18 +336,38 @@ class OpenAIBackend:
                 if state.fatal is not None and not state.any_success:
                     return self._error(state.fatal, attempt, seed)
                 attempt += 1
-                self.stats.attempts += 1
-                start = time.perf_counter()
-                try:
-                    # The client's documented low-level ``post``: same HTTP stack, errors
-                    # and response model as ``chat.completions.create``, minus the
-                    # TypedDict transform of the body (~1 ms CPU per request, a third of
-                    # the client's cost), which is a no-op on our plain-JSON bodies.
-                    resp = await pool.post("/chat/completions", body, _completion_type())
-                    failure = None
-                except Exception as exc:  # classified below; nothing escapes a batch
-                    failure = self._classify(exc)
-                latency_ms = (time.perf_counter() - start) * 1000.0
+                tried: set[int] = set()
+                while True:
+                    replica = pool.pick(tried)
+                    assert replica is not None  # tried grows only while another is up
+                    self.stats.attempts += 1
+                    start = time.perf_counter()
+                    try:
+                        # The client's documented low-level ``post``: same HTTP stack,
+                        # errors and response model as ``chat.completions.create``, minus
+                        # the TypedDict transform of the body (~1 ms CPU per request, a
+                        # third of the client's cost), a no-op on our plain-JSON bodies.
+                        resp = await pool.post(
+                            replica, "/chat/completions", body, _completion_type()
+                        )
+                        failure = None
+                    except Exception as exc:  # classified below; nothing escapes a batch
+                        failure = self._classify(exc, pool.urls[replica])
+                    latency_ms = (time.perf_counter() - start) * 1000.0
+                    if failure is None:
+                        pool.mark_up(replica)
+                        url = pool.urls[replica]
+                        self.stats.by_replica[url] = self.stats.by_replica.get(url, 0) + 1
+                    elif failure.kind == "unreachable" and len(pool.urls) > 1:
+                        # A replica refusing connections: leave it out for a while and
+                        # send this request at once to another one that is up (this does
+                        # not use up an attempt; the replica is tried again later).
+                        pool.mark_down(replica)
+                        tried.add(replica)
+                        if pool.any_up(tried):
+                            self.stats.replica_skips += 1
+                            continue
+                    break
             if failure is None:
                 parsed = _parse_completion(resp)
                 if isinstance(parsed, _Failure):
@@ -327,28 +433,27 @@ class OpenAIBackend:
             text = text.replace(self._api_key, "***")
         return text
 
-    def _classify(self, exc: BaseException) -> _Failure:
+    def _classify(self, exc: BaseException, url: str | None = None) -> _Failure:
         import openai
 
-        where = f"Model endpoint {self.endpoint()}"
+        where = f"Model endpoint {clean_url(url) if url else self.endpoint()}"
         if isinstance(exc, openai.APITimeoutError):
             return _Failure("timeout", f"{where} did not answer within {self.timeout_s:g} s.", True)
         if isinstance(exc, openai.APIConnectionError):
             if _is_dns_failure(exc):
-                host = urlsplit(self._base_url).hostname
+                host = urlsplit(url or self._base_url).hostname
                 return _Failure(
                     "url", f"{where}: host {host!r} could not be resolved (check the URL).", False
                 )
             reason = _root_reason(exc)
             return _Failure("unreachable", f"{where} is unreachable ({reason}).", True)
         if isinstance(exc, openai.APIStatusError):
-            return self._classify_status(exc)
+            return self._classify_status(exc, where)
         if isinstance(exc, openai.APIResponseValidationError | ValueError):
             return _Failure("bad_response", f"{where} sent an unreadable response.", True)
         return _Failure("backend", self._redact(f"{where}: {type(exc).__name__}: {exc}"), False)
 
-    def _classify_status(self, exc: Any) -> _Failure:
-        where = f"Model endpoint {self.endpoint()}"
+    def _classify_status(self, exc: Any, where: str) -> _Failure:
         status = int(exc.status_code)
         detail = self._redact(_server_message(exc))
         if status == 401:

@@ -119,10 +119,17 @@ def clean_url(url: str) -> str:
 
 
 def _check_url(url: str, var: str) -> str:
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{var} must be an http(s) URL such as http://127.0.0.1:8000/v1.")
-    return url.strip().rstrip("/")
+    """Check one URL, or several comma-separated replicas of one service (kept in order)."""
+    checked: list[str] = []
+    for part in url.split(","):
+        parts = urlsplit(part.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(
+                f"{var} must be an http(s) URL such as http://127.0.0.1:8000/v1 "
+                "(or several, separated by commas)."
+            )
+        checked.append(part.strip().rstrip("/"))
+    return ",".join(dict.fromkeys(checked))
 
 
 def resolve_endpoint(info: ModelSpecInfo, env: dict[str, str] | None = None) -> EndpointConfig:

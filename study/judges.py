@@ -24,6 +24,7 @@ from statistics import mean
 
 from sqlmodel import Session, col, select
 
+from llm.limits import judge_max_tokens
 from llm.sim.tasks import JUDGE_TASK, task_marker
 from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatMessage
@@ -332,7 +333,7 @@ def judge_run(
         tally["failed"] += run_with_repair(
             backend or spec,
             [build_judge_messages(c) for c in todo],
-            max_tokens=512,  # room for a short rationale
+            max_tokens=judge_max_tokens(512),  # room for a short rationale
             parse=lambda i, text: parse_judge_answer(text, todo[i].kinds),
             repair_message=repair_message,
             on_answer=on_answer,

@@ -10,6 +10,9 @@ keeps every code that applied, plus informational notes such as ``html_entities`
 
 =================  ===========================================================================
 ``empty``          no text at all (``None``, empty or whitespace only)
+``template_echo``  the output format was echoed back: ``<step_N>...</step_N>`` or
+                   ``<answer>...</answer>`` holding only the placeholder ``...``; such steps
+                   and answers are dropped (never counted as reasoning)
 ``no_steps``       no reasoning steps could be recovered
 ``no_answer``      no answer could be recovered (includes an empty ``<answer></answer>``)
 ``unclosed_tag``   a ``<think>``, ``<step_N>`` or ``<answer>`` tag was never closed
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 #: Status codes in priority order (the first that applies becomes ``parse_status``).
 STATUS_PRIORITY: tuple[str, ...] = (
     "empty",
+    "template_echo",
     "no_steps",
     "no_answer",
     "unclosed_tag",
@@ -159,6 +163,14 @@ def parse_response(text: str | None) -> ParsedResponse:
             steps = _find_steps(_cut_answer_label(before_answer), _Notes([]))
     if after_answer.strip():
         notes.add("extra_text")
+    # A small or base model may copy the requested format literally; its "..." steps
+    # are the template, not reasoning, and must not count as steps.
+    kept = [step for step in steps if not _PLACEHOLDER.match(step)]
+    if len(kept) != len(steps) or (answer is not None and _PLACEHOLDER.match(answer)):
+        notes.add("template_echo")
+        steps = kept
+        if answer is not None and _PLACEHOLDER.match(answer):
+            answer = None
 
     if not steps:
         notes.add("no_steps")
@@ -167,6 +179,9 @@ def parse_response(text: str | None) -> ParsedResponse:
     status = next((c for c in STATUS_PRIORITY if c in notes.codes), STATUS_OK)
     ordered = tuple(sorted(notes.codes, key=_note_order))
     return ParsedResponse(tuple(steps), answer, status, ordered)
+
+
+_PLACEHOLDER = re.compile(r"^(?:\.{2,}|…+)$")
 
 
 def _note_order(code: str) -> tuple[int, str]:

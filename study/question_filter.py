@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from sqlmodel import Session
 
+from llm.limits import judge_max_tokens
 from llm.sim.tasks import QUESTION_FILTER_TASK, task_marker
 from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatMessage
@@ -300,7 +301,7 @@ def filter_questions(
         counts["failed"] += run_with_repair(
             backend or spec,
             [build_filter_messages(q.text) for q in todo],
-            max_tokens=256,  # a label, a short reason and domains
+            max_tokens=judge_max_tokens(256),  # a label, a short reason and domains
             parse=lambda _i, text: parse_filter_answer(text),
             repair_message=lambda _i, exc: REPAIR_TEMPLATE.format(error=exc),
             on_answer=on_answer,

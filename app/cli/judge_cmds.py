@@ -10,6 +10,12 @@ from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
+from app.cli.request_limits import (
+    JUDGE_MAX_TOKENS_OPTION,
+    MAX_ATTEMPTS_OPTION,
+    TIMEOUT_OPTION,
+    request_limits,
+)
 
 _out = SafeConsole(highlight=False)
 
@@ -28,6 +34,9 @@ def judge_cmd(
     run: str = typer.Option(..., "--run", help="Name of the generation run."),
     model: str = typer.Option(..., "--model", help="Judge model, provider/model (sim/default)."),
     concurrency: int = typer.Option(16, "--concurrency", help="Requests in flight."),
+    max_tokens: int | None = JUDGE_MAX_TOKENS_OPTION,
+    timeout: float | None = TIMEOUT_OPTION,
+    max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Score every response of a run; scores already stored for this judge are kept.
@@ -38,7 +47,8 @@ def judge_cmd(
     """
     from study.judges import judge_run
 
-    with session_for(ctx) as session, progress_callback(f"judging {run}") as bar:
+    limits = request_limits(timeout, max_attempts, judge_max_tokens=max_tokens)
+    with limits, session_for(ctx) as session, progress_callback(f"judging {run}") as bar:
         summary = judge_run(run, model, session=session, concurrency=concurrency, progress=bar)
     if as_json:
         echo_json(summary)

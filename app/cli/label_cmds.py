@@ -8,6 +8,13 @@ from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
+from app.cli.request_limits import (
+    LABEL_CONCURRENCY_OPTION,
+    LABELER_MAX_TOKENS_OPTION,
+    MAX_ATTEMPTS_OPTION,
+    TIMEOUT_OPTION,
+    request_limits,
+)
 
 _out = SafeConsole(highlight=False)
 
@@ -24,12 +31,19 @@ def label_cmd(
     ontology_version: str | None = typer.Option(
         None, "--ontology-version", help="Version id, NAME or NAME@N (default: latest driftlens)."
     ),
+    max_tokens: int | None = LABELER_MAX_TOKENS_OPTION,
+    concurrency: int | None = LABEL_CONCURRENCY_OPTION,
+    timeout: float | None = TIMEOUT_OPTION,
+    max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Label every step of every response of a run (resumable: labeled responses are skipped)."""
     from study.reasoning.trajectories import label_run
 
-    with session_for(ctx) as session, progress_callback(f"labeling {run}") as update:
+    limits = request_limits(
+        timeout, max_attempts, labeler_max_tokens=max_tokens, label_concurrency=concurrency
+    )
+    with limits, session_for(ctx) as session, progress_callback(f"labeling {run}") as update:
         summary = label_run(
             run,
             labeler,
@@ -46,3 +60,9 @@ def label_cmd(
         f"under {summary.ontology_version}; {summary.already_labeled} were already labeled, "
         f"{summary.without_steps} have no parsed steps."
     )
+    if summary.failed:
+        _out.print(
+            f"{summary.failed} response(s) could not be labeled (the request failed); "
+            "run the same command again to retry them.",
+            markup=False,
+        )

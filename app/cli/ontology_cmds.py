@@ -17,6 +17,13 @@ from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
+from app.cli.request_limits import (
+    LABEL_CONCURRENCY_OPTION,
+    LABELER_MAX_TOKENS_OPTION,
+    MAX_ATTEMPTS_OPTION,
+    TIMEOUT_OPTION,
+    request_limits,
+)
 
 _out = SafeConsole(highlight=False)
 
@@ -178,6 +185,10 @@ def round_cmd(
         None, "--ontology-version", help="Version id, NAME or NAME@N (default latest driftlens)."
     ),
     resume: int | None = typer.Option(None, "--resume", help="Finish this interrupted round."),
+    max_tokens: int | None = LABELER_MAX_TOKENS_OPTION,
+    concurrency: int | None = LABEL_CONCURRENCY_OPTION,
+    timeout: float | None = TIMEOUT_OPTION,
+    max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the round as JSON."),
 ) -> None:
     """Label a stratified sample of a run with several labelers and report their agreement."""
@@ -187,7 +198,10 @@ def round_cmd(
 
     if resume is None and not run:
         raise ConfigError("give --run NAME (or --resume ROUND)")
-    with session_for(ctx) as session, progress_callback("labeling") as update:
+    limits = request_limits(
+        timeout, max_attempts, labeler_max_tokens=max_tokens, label_concurrency=concurrency
+    )
+    with limits, session_for(ctx) as session, progress_callback("labeling") as update:
         seed_ontologies(session=session)
         session.commit()
         result = run_round(

@@ -11,6 +11,12 @@ from rich.text import Text
 from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.output import echo_json, echo_jsonl
+from app.cli.request_limits import (
+    JUDGE_MAX_TOKENS_OPTION,
+    MAX_ATTEMPTS_OPTION,
+    TIMEOUT_OPTION,
+    request_limits,
+)
 
 _out = SafeConsole(highlight=False)
 
@@ -119,6 +125,9 @@ def filter_cmd(
     redo: bool = typer.Option(
         False, "--redo", help="Ask again about questions this model already screened."
     ),
+    max_tokens: int | None = JUDGE_MAX_TOKENS_OPTION,
+    timeout: float | None = TIMEOUT_OPTION,
+    max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Screen questions with an LLM (SPEC §2): label, reason and domains per question."""
@@ -126,7 +135,8 @@ def filter_cmd(
     from app.cli.progress import progress_callback
     from study.question_filter import filter_questions
 
-    with session_for(ctx) as session, progress_callback("filtering questions") as bar:
+    limits = request_limits(timeout, max_attempts, judge_max_tokens=max_tokens)
+    with limits, session_for(ctx) as session, progress_callback("filtering questions") as bar:
         s = filter_questions(
             model, session=session, concurrency=concurrency, progress=bar, redo=redo
         )

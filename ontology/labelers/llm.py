@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from llm.limits import label_concurrency, labeler_max_tokens
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from ontology.labelers.base import LabelItem, Progress, StepLabelResult
 from ontology.parsing import AnswerParseError, parse_label_answer
@@ -43,7 +44,7 @@ def _request(
             top_p=1.0,
             top_k=None,
             repetition_penalty=None,
-            max_tokens=MAX_TOKENS,
+            max_tokens=labeler_max_tokens(MAX_TOKENS),
             seed=seed,
         ),
         sample_index=repeat,
@@ -58,7 +59,7 @@ class LLMLabeler:
         model: ``provider/model`` spec or a :class:`llm.types.ChatBackend`.
         temperature: Sampling temperature (0 by default: labeling is a classification).
         seed: Sampling seed.
-        concurrency: Requests in flight.
+        concurrency: Requests in flight (default: ``llm.limits.label_concurrency``).
     """
 
     prompt_version = LABEL_PROMPT_VERSION
@@ -70,13 +71,14 @@ class LLMLabeler:
         *,
         temperature: float = 0.0,
         seed: int = 0,
-        concurrency: int = 16,
+        concurrency: int | None = None,
     ) -> None:
         self.spec = spec
         self.model = model
         self.temperature = temperature
         self.seed = seed
-        self.concurrency = concurrency
+        # None: the limits in force (``--concurrency`` of label/round, env, 16).
+        self.concurrency = concurrency if concurrency is not None else label_concurrency(16)
         self.stats: dict[str, int] = {"requests": 0, "repaired": 0, "unparseable": 0, "failed": 0}
 
     def label_steps(self, steps: Sequence[str], *, ontology: OntologyDoc) -> list[StepLabelResult]:

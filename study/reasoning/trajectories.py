@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
+from ontology.labelers.base import LabelItem, label_items
 from ontology.labelers.registry import ensure_labeler_spec, make_labeler
 from ontology.versions import document, get_version
 from storage.errors import NotFoundError
@@ -44,6 +45,7 @@ class LabelSummary:
     steps_labeled: int
     unmapped_steps: int
     without_steps: int
+    failed: int = 0  # responses whose labeling request failed (nothing stored; rerun)
 
 
 def _run(name: str, *, session: Session) -> GenerationRun:
@@ -62,7 +64,12 @@ def label_run(
     batch_size: int = 500,
     progress: Progress | None = None,
 ) -> LabelSummary:
-    """Label every step of every response of ``run_name`` with ``labeler_spec``."""
+    """Label every step of every response of ``run_name`` with ``labeler_spec``.
+
+    Responses go to the labeler ``batch_size`` at a time through its batch path (for
+    ``llm:`` labelers: concurrent, cached requests; see
+    :func:`ontology.labelers.base.label_items`); each chunk is committed.
+    """
     run = _run(run_name, session=session)
     version = get_version(ontology_version, session=session)
     doc = document(version)
@@ -84,43 +91,63 @@ def label_run(
     ).all()
     todo = [r for r in responses if r.id not in done_ids and r.steps]
     without_steps = sum(1 for r in responses if not r.steps)
-    steps_labeled = unmapped = 0
-    pending: list[dict[str, object]] = []
-    for i, response in enumerate(todo, start=1):
-        assert response.id is not None
-        for result in labeler.label_steps(response.steps, ontology=doc):
-            pending.append(
-                {
-                    "response_id": response.id,
-                    "step_index": result.step_index,
-                    "labeler_id": spec_row.id,
-                    "ontology_version_id": version.id,
-                    "repeat": 0,
-                    "category": result.category,
-                    "symbol": result.symbol,
-                    "parse_status": result.parse_status,
-                    "created_at": utcnow(),
-                }
-            )
-            steps_labeled += 1
-            unmapped += result.symbol == "unmapped"
-        if i % batch_size == 0 or i == len(todo):
+    steps_labeled = unmapped = failed = 0
+    if progress is not None:
+        progress(0, len(todo))
+    for start in range(0, len(todo), batch_size):
+        chunk = todo[start : start + batch_size]
+        # One batch per chunk: an LLM labeler sends its requests concurrently through the
+        # request cache (llm.batch), so a rerun after losing labels sends nothing; offline
+        # labelers label the chunk in process.
+        items = [LabelItem(str(r.id), tuple(r.steps)) for r in chunk]
+        done_before = start
+
+        def chunk_progress(done: int, _total: int, offset: int = done_before) -> None:
+            if progress is not None:
+                progress(offset + done, len(todo))
+
+        results = label_items(
+            labeler, items, ontology=doc, session=session, progress=chunk_progress
+        )
+        pending: list[dict[str, object]] = []
+        for response, labels in zip(chunk, results, strict=True):
+            assert response.id is not None
+            if not labels:  # the request failed at the endpoint: nothing stored, retried
+                failed += 1
+                continue
+            for result in labels:
+                pending.append(
+                    {
+                        "response_id": response.id,
+                        "step_index": result.step_index,
+                        "labeler_id": spec_row.id,
+                        "ontology_version_id": version.id,
+                        "repeat": 0,
+                        "category": result.category,
+                        "symbol": result.symbol,
+                        "parse_status": result.parse_status,
+                        "created_at": utcnow(),
+                    }
+                )
+                steps_labeled += 1
+                unmapped += result.symbol == "unmapped"
+        if pending:
             # Core bulk insert: tens of thousands of rows, where ORM objects cost seconds.
             session.execute(insert(StepLabel), pending)
-            session.commit()
-            pending = []
-            if progress is not None:
-                progress(i, len(todo))
+        session.commit()
+        if progress is not None:
+            progress(start + len(chunk), len(todo))
     return LabelSummary(
         run=run_name,
         labeler=labeler_spec,
         ontology_version=f"{version.name}@{version.version}",
         responses=len(responses),
-        labeled_now=len(todo),
+        labeled_now=len(todo) - failed,
         already_labeled=len(done_ids),
         steps_labeled=steps_labeled,
         unmapped_steps=unmapped,
         without_steps=without_steps,
+        failed=failed,
     )
 
 

@@ -68,8 +68,7 @@ class ScriptedBackend:
 @pytest.fixture
 def sim_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every conversation the simulator answers (in-process and over HTTP)."""
-    import llm.sim.backend
-    import llm.sim.server
+    import llm.sim.chat
     from llm.sim.chat import simulate_chat
 
     calls: list[str] = []
@@ -78,6 +77,7 @@ def sim_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         calls.append(messages[-1][1])
         return simulate_chat(messages, **kwargs)
 
-    monkeypatch.setattr(llm.sim.backend, "simulate_chat", counted)
-    monkeypatch.setattr(llm.sim.server, "simulate_chat", counted)
+    # Both the in-process backend and the server answer through simulate_reply, which
+    # calls llm.sim.chat.simulate_chat.
+    monkeypatch.setattr(llm.sim.chat, "simulate_chat", counted)
     return calls
