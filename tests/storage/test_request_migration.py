@@ -1,7 +1,7 @@
-"""Revision 0004 converts a populated workspace in place: every export stays identical.
+"""Revision 0005 converts a populated workspace in place: every export stays identical.
 
 The workspace is populated through the real pipeline (simulated generation, cache,
-judges), taken back to revision 0003 (the old layout: every request stored whole),
+judges), taken back to revision 0004 (the old layout: every request stored whole),
 checked to be the old layout, and upgraded again. The exports, every stored request and
 every cache entry must be the same before and after, and running the conversion again
 must change nothing. SQLite always; PostgreSQL when ``DRIFTLENS_TEST_PG_URL`` is set.
@@ -32,14 +32,14 @@ from study.judges import judge_run
 from study.questions import read_questions, sample_questions_path, store_questions
 from study.reasoning.preferences import export_preferences
 
-REVISION = "0004_normalised_requests"
-PREVIOUS = "0003_logprobs_lease"
+REVISION = "0005_normalised_requests"
+PREVIOUS = "0004_disposition"
 RUNS = ("m-default", "m-strong")
 
 
 def _revision_module() -> ModuleType:
     path = migrate.MIGRATIONS_DIR / "versions" / f"{REVISION}.py"
-    spec = importlib.util.spec_from_file_location("rev_0004", path)
+    spec = importlib.util.spec_from_file_location("rev_0005", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -121,7 +121,7 @@ def test_populated_workspace_converts_in_place_with_identical_exports(
     before = _exports(engine, tmp_path / "before")
     n_requests = len(before["requests"])
 
-    # Revision 0003: the old layout, every request whole in its row.
+    # Revision 0004: the old layout, every request whole in its row.
     assert migrate.downgrade(engine, PREVIOUS) == PREVIOUS
     assert "prompt" not in inspect(engine).get_table_names()
     legacy_responses, legacy_cache = _legacy_rows(engine)

@@ -1,7 +1,7 @@
 """normalised requests: prompts and shared request parameters stored once
 
-Revision ID: 0004_normalised_requests
-Revises: 0003_logprobs_lease
+Revision ID: 0005_normalised_requests
+Revises: 0004_disposition
 Create Date: 2026-12-01 10:40:00 UTC
 
 Every response and every cache entry stored its whole request: the same rendered prompt
@@ -31,8 +31,8 @@ from alembic import context, op
 from sqlalchemy.dialects import postgresql, sqlite
 
 # revision identifiers, used by Alembic.
-revision: str = '0004_normalised_requests'
-down_revision: str | None = '0003_logprobs_lease'
+revision: str = '0005_normalised_requests'
+down_revision: str | None = '0004_disposition'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
