@@ -10,6 +10,7 @@ from sqlmodel import Session, select
 
 from llm.logprobs import logprobs_from_json
 from storage.models import GenerationRun, Response
+from storage.repo.requests import stored_request
 
 
 def test_logprobs_are_stored_on_responses_and_exported(
@@ -27,7 +28,8 @@ def test_logprobs_are_stored_on_responses_and_exported(
         toks = logprobs_from_json(row.logprobs)
         assert toks is not None and "".join(t.token for t in toks) == row.text
         assert all(len(t.top) == 3 for t in toks)
-        assert row.request["extras"] == {"logprobs": True, "top_logprobs": 3}
+        full = stored_request(row, session=session)
+        assert full["extras"] == {"logprobs": True, "top_logprobs": 3}
     [run] = session.exec(select(GenerationRun)).all()
     assert run.config["top_logprobs"] == 3
     out = tmp_path / "r.jsonl"
@@ -40,4 +42,4 @@ def test_logprobs_are_stored_on_responses_and_exported(
     assert plain.exit_code == 0, plain.output  # type: ignore[attr-defined]
     plain_rows = session.exec(select(Response).where(Response.run_id != run.id)).all()
     assert plain_rows and all(r.logprobs is None for r in plain_rows)
-    assert all("extras" not in r.request for r in plain_rows)
+    assert all("extras" not in stored_request(r, session=session) for r in plain_rows)
