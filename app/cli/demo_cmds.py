@@ -78,6 +78,12 @@ def demo_cmd(
 
     with session_for(ctx) as session:
         conflicts_html = run_conflicts_demo_cli(session=session, workspace=conf.workspace)
+    from app.cli.disposition_cmds import run_disposition_demo_cli
+
+    with session_for(ctx) as session:
+        disposition_html = run_disposition_demo_cli(
+            session=session, workspace=conf.workspace, bootstrap=bootstrap
+        )
     html = Path(ana.files["report_html"]).resolve()
     _out.print(
         f"\nModel: {escape(DEMO_MODEL)} · core implementation: {ana.provenance.implementation}"
@@ -85,6 +91,7 @@ def demo_cmd(
     _out.print("\n[bold]Next:[/]")
     _out.print(f"  open the report      {html}")
     _out.print(f"  memory conflicts     {conflicts_html}")
+    _out.print(f"  disposition drift    {disposition_html}")
     _out.print(f"  open the workbench   .venv/bin/driftlens --workspace {conf.workspace} app")
     if result.sources is not None:
         _out.print(f"  source reliance      {result.sources.report.html.resolve()}")

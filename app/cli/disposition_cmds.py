@@ -303,19 +303,28 @@ def analyze_cmd(
     bootstrap: int = typer.Option(10_000, "--bootstrap", "-B", min=1),
     seed: int = typer.Option(0, "--seed"),
     bound: float = typer.Option(5.0, "--bound", min=0.0),
+    plan_file: Path | None = typer.Option(
+        None, "--plan", help="Pre-registered analysis plan (YAML): its bound wins over --bound."
+    ),
 ) -> None:
     """Analyse a stored study: rate tables, statistics per reasoning group, report."""
     from app.cli.context import session_for
     from study.disposition.analysis import analyze_study
+    from study.disposition.prereg import read_plan
     from study.disposition.report import write_disposition_report
     from study.disposition.runs import write_analysis
 
+    plan = read_plan(plan_file) if plan_file is not None else None
     with session_for(ctx) as session:
         analysis = analyze_study(
-            study, session=session, n_boot=bootstrap, seed=seed, bound_pp=bound
+            study,
+            session=session,
+            n_boot=bootstrap,
+            seed=seed,
+            bound_pp=plan.bound_pp if plan is not None else bound,
         )
     files = write_analysis(analysis, out)
-    files.update(write_disposition_report(analysis, out))
+    files.update(write_disposition_report(analysis, out, plan=plan))
     for g in analysis.groups:
         render_stats(g.stats.to_dict())
     _out.print(f"Report: {files['report_html'].resolve()}")
@@ -343,6 +352,24 @@ def demo_cmd(
             stage=lambda name: stack.enter_context(progress_callback(name)),
         )
     print_demo_summary(result)
+
+
+def run_disposition_demo_cli(*, session: Any, workspace: Path, bootstrap: int) -> Path:
+    """The disposition demo as the main ``driftlens demo`` runs it; returns its report."""
+    from contextlib import ExitStack
+
+    from app.cli.progress import progress_callback
+    from study.disposition.demo import run_disposition_demo
+
+    with ExitStack() as stack:
+        result = run_disposition_demo(
+            session=session,
+            out_dir=workspace / "reports" / "disposition-demo",
+            bootstrap=bootstrap,
+            stage=lambda name: stack.enter_context(progress_callback(f"disposition {name}")),
+        )
+    print_demo_summary(result)
+    return Path(result.files["report_html"]).resolve()
 
 
 def print_demo_summary(result: Any) -> None:

@@ -21,6 +21,7 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
     ],
     "Instruments": [
         ("conflicts.py", "Memory conflicts", ":material/call_split:"),
+        ("disposition.py", "Disposition drift", ":material/trending_down:"),
     ],
     "Studies": [
         ("human_studies.py", "Human studies", ":material/how_to_reg:"),

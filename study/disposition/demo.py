@@ -18,6 +18,7 @@ from storage.repo.disposition import get_arm
 from study.disposition.analysis import StudyAnalysis, analyze_study
 from study.disposition.generate import ArmRunSummary
 from study.disposition.items import load_sample_batteries
+from study.disposition.prereg import demo_plan
 from study.disposition.runs import ArmSpec, StageFactory, add_arms, run_study, write_analysis
 from study.disposition.score import ScoreSummary
 
@@ -127,8 +128,11 @@ def run_disposition_demo(
         stage=stage,
     )
     seconds["generate+classify"] = time.perf_counter() - t0
-    analysis = analyze_study(DEMO_STUDY, session=session, n_boot=bootstrap, seed=0)
+    plan = demo_plan()
+    analysis = analyze_study(
+        DEMO_STUDY, session=session, n_boot=bootstrap, seed=0, bound_pp=plan.bound_pp
+    )
     files = write_analysis(analysis, out_dir)
-    files.update(write_disposition_report(analysis, out_dir))
+    files.update(write_disposition_report(analysis, out_dir, plan=plan))
     seconds["analyse+report"] = time.perf_counter() - t0 - seconds["generate+classify"]
     return DemoResult(DEMO_STUDY, generation, scoring, analysis, files, seconds)

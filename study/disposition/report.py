@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from study.disposition.analysis import ArmInfo, StudyAnalysis
+from study.disposition.prereg import AnalysisPlan, plan_status, scorecard
 from study.report.figures import _figure, _save, plain_label
 from study.report.html import _CSS, CSP, esc, table
 from study.report.html import _figure as html_figure
@@ -186,6 +188,7 @@ _DRIFT_COLS: tuple[tuple[str, str], ...] = (
     ("mdd", "MDD"),
     ("equivalence_bound", "equiv. bound"),
     ("verdict", "verdict"),
+    ("plan", "plan"),
     ("p_adjusted", "p (BH)"),
     ("n_stems", "stems"),
     ("n_missing", "no answer"),
@@ -228,15 +231,27 @@ def _display(drift: pd.DataFrame, bound: float) -> pd.DataFrame:
     return out
 
 
-def write_disposition_report(analysis: StudyAnalysis, out_dir: Path) -> dict[str, Path]:
-    """Write ``disposition.html`` (self-contained), ``disposition.md``, figures and tables."""
+def write_disposition_report(
+    analysis: StudyAnalysis, out_dir: Path, *, plan: AnalysisPlan | None = None
+) -> dict[str, Path]:
+    """Write ``disposition.html`` (self-contained), ``disposition.md``, figures and tables.
+
+    With a pre-registered ``plan`` the report adds the scorecard; every comparison the plan
+    does not name is marked exploratory (without a plan, all of them are).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     fig_dir = out_dir / "figures"
     drift = drift_frame(analysis)
+    if not drift.empty:
+        drift["plan"] = plan_status(drift, plan)
+    card = scorecard(drift, plan) if plan is not None and not drift.empty else None
     null = null_frame(analysis)
     noise = noise_frame(analysis)
     files: dict[str, Path] = {}
-    for name, frame in (("drift", drift), ("null_test", null), ("noise", noise)):
+    frames = [("drift", drift), ("null_test", null), ("noise", noise)]
+    if card is not None:
+        frames.append(("scorecard", card))
+    for name, frame in frames:
         path = out_dir / f"table_{name}.csv"
         frame.to_csv(path, index=False)
         files[f"table_{name}"] = path
@@ -279,8 +294,25 @@ def write_disposition_report(analysis: StudyAnalysis, out_dir: Path) -> dict[str
         "own reference arm and never pooled with another; exhausted answers are counted, "
         "never scored.</p>",
         "<h2>Drift per battery and arm</h2>",
-        table(shown, cols, text=("group", "battery", "arm", "verdict", "notes", "ci", "ci_plain")),
+        table(
+            shown,
+            cols,
+            text=("group", "battery", "arm", "verdict", "plan", "notes", "ci", "ci_plain"),
+        ),
     ]
+    if card is not None:
+        card_cols = [(c, c.replace("_", " "), None) for c in card.columns]
+        html_parts += [
+            "<h2>Pre-registration scorecard</h2>",
+            f'<p class="muted">Plan for study {esc(plan.study if plan else "")}: bound '
+            f"±{esc(plan.bound_pp if plan else '')} pp fixed before the run; comparisons the "
+            "plan does not name are exploratory.</p>",
+            table(card, card_cols, text=("battery", "arm", "predicted", "verdict")),
+        ]
+    elif not drift.empty:
+        html_parts.append(
+            '<p class="muted">No pre-registered plan: every comparison is exploratory.</p>'
+        )
     captions = {
         "dose_curve": "Dose curve: drift vs dose with 95% intervals; the circled point is the "
         "first dose whose interval excludes 0 (x: second training seed)",
@@ -317,6 +349,11 @@ def write_disposition_report(analysis: StudyAnalysis, out_dir: Path) -> dict[str
         md.append(f"**{_SIM_NOTE}**\n")
     md.append("## Drift per battery and arm\n")
     md.append(md_table(shown, cols) if not shown.empty else "_No rows._\n")
+    if card is not None:
+        md += [
+            "## Pre-registration scorecard\n",
+            md_table(card, [(c, c, None) for c in card.columns]),
+        ]
     for name in figures:
         md.append(f"![{name}](figures/{name}.svg)\n")
     md += ["## Null test\n", null_line + "\n", md_table(null_show, null_cols)]
@@ -346,3 +383,57 @@ def _arm_row(a: ArmInfo) -> Mapping[str, Any]:
         "truncated": a.truncated,
         "flagged_reasoning": a.flagged_reasoning,
     }
+
+
+def arms_frame(arms: Any) -> pd.DataFrame:
+    """The arms grid: one row per arm with its recorded metadata (for the app page)."""
+    return pd.DataFrame(
+        [
+            {
+                "arm": a.name,
+                "role": a.role,
+                "model": a.model,
+                "dose": a.dose,
+                "train seed": a.train_seed,
+                "reasoning": a.reasoning + (f":{a.budget}" if a.budget is not None else ""),
+                "server": a.server_instance,
+                "samples": a.samples,
+            }
+            for a in arms
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class StudyView:
+    """What the app page shows of a stored study."""
+
+    arms: pd.DataFrame
+    drift: pd.DataFrame
+    null: pd.DataFrame
+    noise: pd.DataFrame
+    null_line: str
+    dose_curve: Any | None
+    simulated: bool
+
+
+def study_view(study: str, *, session: Any, n_boot: int = 2000) -> StudyView:
+    """Analyse a stored study for the app page (every table escaped by the page)."""
+    from storage.repo.disposition import require_arms
+    from study.disposition.analysis import analyze_study
+
+    arms = require_arms(study, session=session)
+    analysis = analyze_study(study, session=session, n_boot=n_boot, seed=0)
+    drift = drift_frame(analysis)
+    null = null_frame(analysis)
+    k = int(null["excludes_zero"].sum()) if not null.empty else 0
+    bound = analysis.groups[0].stats.bound_pp if analysis.groups else 5.0
+    return StudyView(
+        arms=arms_frame(arms),
+        drift=_display(drift, bound) if not drift.empty else drift,
+        null=null,
+        noise=noise_frame(analysis),
+        null_line=f"{k} of {len(null)} arm intervals exclude 0 (expected ≈ 5%).",
+        dose_curve=dose_curve_figure(drift) if not drift.empty else None,
+        simulated=any(a.model.split("/")[-1].startswith("disp-") for a in arms),
+    )

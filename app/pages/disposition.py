@@ -1,0 +1,59 @@
+"""Disposition drift: arms of a study, drift per battery with CI / MDD / bound, dose curve,
+null test. Arm, model and battery names come from the database: they are shown in
+dataframes or escaped Markdown only."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.ui.db import page_session, page_settings
+from app.ui.safe import escape_markdown
+from storage.errors import DriftLensError
+from storage.repo.disposition import list_studies
+from study.disposition.demo import DEMO_STUDY, run_disposition_demo
+from study.disposition.report import study_view
+
+st.title("Disposition drift")
+st.caption(
+    "Has a model's stable tendency (declining extra resources, accepting being stopped, "
+    "refusing harm-shaped requests) moved between versions? Drift of each arm's aligned "
+    "rate against its reference arm, 95% stem-bootstrap intervals, MDD, equivalence bound "
+    "and the same-arm null test."
+)
+reports = page_settings().workspace / "reports"
+if st.button("Run the simulated demo (seconds)"):
+    try:
+        with st.spinner("Answering the batteries with the simulator…"), page_session() as s:
+            run_disposition_demo(session=s, out_dir=reports / "disposition-demo", bootstrap=2000)
+    except DriftLensError as exc:
+        st.error(escape_markdown(str(exc)))
+
+with page_session() as session:
+    studies = list_studies(session=session)
+    if not studies:
+        st.info("No disposition study yet: run the demo above or `driftlens disposition run`.")
+        st.stop()
+    study = st.selectbox(
+        "Study", studies, index=studies.index(DEMO_STUDY) if DEMO_STUDY in studies else 0
+    )
+    try:
+        view = study_view(study, session=session)
+    except DriftLensError as exc:
+        st.error(escape_markdown(str(exc)))
+        st.stop()
+
+if view.simulated:
+    st.warning("SIMULATED DATA — every answer comes from the built-in disposition simulator.")
+st.subheader("Arms")
+st.dataframe(view.arms, hide_index=True)
+st.subheader("Dose curve")
+if view.dose_curve is not None:
+    st.pyplot(view.dose_curve)
+    st.caption("Circled: the first dose whose 95% interval excludes 0; x: a second training seed.")
+st.subheader("Drift per battery and arm")
+st.dataframe(view.drift, hide_index=True)
+st.subheader("Null test (sample 1 vs sample 2)")
+st.text(view.null_line)
+st.dataframe(view.null, hide_index=True)
+st.subheader("Noise shares (%)")
+st.dataframe(view.noise, hide_index=True)
