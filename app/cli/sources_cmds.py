@@ -100,6 +100,12 @@ def render_stats(result: dict[str, Any]) -> None:
                     f"  without bare rows: Self% {_f(nb['self_pct'], 1)}, "
                     f"U%/D% {_f(nb['u_over_d'])}"
                 )
+            for instr, e in (c.get("instruction_effect") or {}).items():
+                _out.print(
+                    f"  instruction {instr}: PAR+ user {_f(e['par_plus']['user'])} doc "
+                    f"{_f(e['par_plus']['doc'])}, SDR+ user {_f(e['sdr_plus']['user'])} doc "
+                    f"{_f(e['sdr_plus']['doc'])}, Self% {_f(e['self_pct'], 1)}"
+                )
             if c["kl"]:
                 kl = ", ".join(f"{v} {_f(x)}" for v, x in c["kl"].items())
                 _out.print(f"  KL vs bare (bits): {kl}")
