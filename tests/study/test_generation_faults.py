@@ -275,3 +275,18 @@ def test_second_generate_on_a_live_run_refuses_and_a_killed_holder_does_not_bloc
     session.expire_all()
     assert len(session.exec(select(Response)).all()) == 4
     assert session.exec(select(WorkLease)).all() == []  # released at the end
+
+
+def test_filter_takes_budget_timeout_and_attempts_options(
+    chaos: ChaosServer, tmp_path: Path, cli: Callable[..., object]
+) -> None:
+    # The filter's prompt does not start with the question, so the chaos server answers
+    # normally (text that is not the filter's JSON: one repair request follows).
+    _questions(tmp_path, cli, "Should I move?")
+    result = cli(
+        "questions", "filter", "--model", MODEL, "--max-tokens", "33",
+        "--timeout", "5", "--max-attempts", "2",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    bodies = chaos.stats.bodies
+    assert len(bodies) == 2 and all(b["max_tokens"] == 33 for b in bodies)
