@@ -36,11 +36,10 @@ from storage.models import ModelSpec, Question
 from storage.repo.analyses import record_analysis
 from storage.repo.runs import require_run
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED, AnalysisConfig
-from study.reasoning.drift import build_drift_table
 from study.reasoning.drift_files import compute_stats, pair_frame, stats_frame, stats_json_text
-from study.reasoning.examples import select_examples
+from study.reasoning.examples import choose_examples, example_pairs
 from study.reasoning.provenance import analysis_provenance
-from study.reasoning.trajectories import Progress, label_run, load_runs
+from study.reasoning.trajectories import Progress, drift_table_by_run, label_run, run_labels
 from study.report import (
     Provenance,
     ReportData,
@@ -142,8 +141,11 @@ def analyze_run(
         seed=seed,
         examples_per_class=examples_per_class,
     )
-    trajectories, run_of = load_runs(names, labeler_spec, session=session, version=version)
-    table = build_drift_table(trajectories, alpha=config.sri_alpha)
+    run_of = run_labels(names, session=session)
+    # One run (model) at a time: memory holds one run's trajectories, not the study's.
+    table = drift_table_by_run(
+        run_of, labeler_spec, session=session, version=version, alpha=config.sri_alpha
+    )
     if table.rows.empty:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(table.skipped.items())) or "no responses"
         raise InputError(
@@ -190,13 +192,9 @@ def analyze_run(
             select(Question.external_id, Question.text).where(col(Question.external_id).in_(ids))
         ).all()
     }
-    examples = select_examples(
-        table.rows,
-        run_of=run_of,
-        labeler_id=labeler.id,
-        version=version,
-        per_class=examples_per_class,
-        session=session,
+    chosen = choose_examples(table.rows, per_class=examples_per_class)
+    examples = example_pairs(
+        chosen, run_of=run_of, labeler_id=labeler.id, version=version, session=session
     )
     doc = document(version)
     data = ReportData(
@@ -223,6 +221,8 @@ def analyze_run(
         "tiers": json.loads(tables.tiers.to_json(orient="records")),
         "provenance": provenance.model_dump(mode="json"),
         "files": {k: str(v) for k, v in files.items()},
+        # The chosen example pairs, so the Analysis page reads them back in a few queries.
+        "examples": chosen,
     }
     # One row per run, so each run's latest analysis is found from the run.
     rows = [

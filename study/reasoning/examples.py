@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -33,6 +34,42 @@ def _views(
     return step_views(response.steps, labels.get(response.id or -1, {}), doc.root_of)
 
 
+def choose_examples(pairs: pd.DataFrame, *, per_class: int) -> list[dict[str, Any]]:
+    """The example pairs to show: per class, the largest-DTW pairs of distinct categories.
+
+    The choice is deterministic (ties broken by question, condition, sample) so the same
+    analysis shows the same examples. Returned as plain JSON-able records (model,
+    question_id, condition, category, condition_class, sample, dtw, sri), which an
+    analysis stores so its page never rebuilds the drift table to find them.
+    """
+    if pairs.empty or per_class <= 0:
+        return []
+    df = pairs.assign(category=pairs["condition"].map(condition_category))
+    chosen: list[dict[str, Any]] = []
+    for klass in EXAMPLE_CLASSES:
+        sub = df[df["condition_class"] == klass].sort_values(
+            ["dtw", "question_id", "condition", "sample"],
+            ascending=[False, True, True, True],
+            kind="stable",
+        )
+        # The first (largest) row of each category, categories in that order.
+        top = sub.drop_duplicates("category").head(per_class)
+        chosen.extend(
+            {
+                "model": str(r["model"]),
+                "question_id": str(r["question_id"]),
+                "condition": str(r["condition"]),
+                "category": str(r["category"]),
+                "condition_class": str(r["condition_class"]),
+                "sample": int(r["sample"]),
+                "dtw": float(r["dtw"]),
+                "sri": float(r["sri"]),
+            }
+            for r in top.to_dict(orient="records")
+        )
+    return chosen
+
+
 def select_examples(
     pairs: pd.DataFrame,
     *,
@@ -42,10 +79,7 @@ def select_examples(
     per_class: int,
     session: Session,
 ) -> tuple[ExamplePair, ...]:
-    """Pick example pairs: per class, the largest-DTW pairs of distinct categories.
-
-    The choice is deterministic (ties broken by question, condition, sample) so the same
-    analysis shows the same examples.
+    """Pick example pairs (:func:`choose_examples`) and read them (:func:`example_pairs`).
 
     Args:
         pairs: the pair table (``model`` holds the model label of :func:`load_runs`).
@@ -55,25 +89,27 @@ def select_examples(
         per_class: examples per condition class.
         session: open session.
     """
-    if pairs.empty or per_class <= 0:
+    return example_pairs(
+        choose_examples(pairs, per_class=per_class),
+        run_of=run_of,
+        labeler_id=labeler_id,
+        version=version,
+        session=session,
+    )
+
+
+def example_pairs(
+    chosen: Sequence[dict[str, Any]],
+    *,
+    run_of: dict[str, GenerationRun],
+    labeler_id: int,
+    version: OntologyVersion,
+    session: Session,
+) -> tuple[ExamplePair, ...]:
+    """The chosen example records with their responses, steps and labels (a few queries)."""
+    if not chosen:
         return ()
     doc = document(version)
-    df = pairs.assign(category=pairs["condition"].map(condition_category))
-    chosen: list[dict[str, Any]] = []
-    for klass in EXAMPLE_CLASSES:
-        sub = df[df["condition_class"] == klass].sort_values(
-            ["dtw", "question_id", "condition", "sample"],
-            ascending=[False, True, True, True],
-            kind="stable",
-        )
-        seen: set[str] = set()
-        for rec in sub.to_dict(orient="records"):
-            if rec["category"] in seen:
-                continue
-            seen.add(rec["category"])
-            chosen.append(rec)
-            if len(seen) >= per_class:
-                break
     out: list[ExamplePair] = []
     for rec in chosen:
         run = run_of.get(str(rec["model"]))

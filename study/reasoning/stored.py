@@ -16,9 +16,8 @@ from storage.models import Analysis, GenerationRun
 from storage.repo.analyses import list_analyses
 from storage.repo.runs import require_run
 from study.reasoning.config import AnalysisConfig
-from study.reasoning.drift import build_drift_table
-from study.reasoning.examples import select_examples
-from study.reasoning.trajectories import load_runs
+from study.reasoning.examples import choose_examples, example_pairs
+from study.reasoning.trajectories import drift_table_by_run, run_labels
 from study.report import ExamplePair, Provenance, ReportTables, build_tables
 
 
@@ -35,6 +34,7 @@ class StoredAnalysis:
         out_dir: the report folder (may have been moved or deleted since).
         files: output name → path, as written.
         implementation: core implementation used.
+        examples: the example pairs the analysis chose (``None``: stored before they were).
     """
 
     id: int
@@ -45,6 +45,7 @@ class StoredAnalysis:
     out_dir: Path | None
     files: dict[str, Path]
     implementation: str
+    examples: tuple[dict[str, Any], ...] | None = None
 
     @property
     def tables(self) -> ReportTables:
@@ -65,6 +66,7 @@ def _stored(row: Analysis, run: GenerationRun | None) -> StoredAnalysis:
         out_dir=Path(row.out_dir) if row.out_dir else None,
         files={k: Path(v) for k, v in result.get("files", {}).items()},
         implementation=row.implementation,
+        examples=tuple(result["examples"]) if "examples" in result else None,
     )
 
 
@@ -95,23 +97,29 @@ def get_analysis(analysis_id: int, *, session: Session) -> StoredAnalysis:
 def analysis_examples(
     stored: StoredAnalysis, *, session: Session, per_class: int = 2
 ) -> tuple[ExamplePair, ...]:
-    """Example response pairs of a stored analysis (recomputed from the stored labels).
+    """Example response pairs of a stored analysis.
 
-    The drift table is rebuilt from the database rather than read from ``out_dir``, so the
-    examples are available even when the report folder was moved.
+    An analysis stores the pairs it chose; they are read back with their steps and labels
+    in a few queries. Analyses stored before that (or a different ``per_class``) rebuild
+    the drift table from the database, one run at a time.
     """
     name, _, number = stored.config.ontology_version.partition("@")
     version = get_version(f"{name}@{number}" if number else name, session=session)
     labeler = ensure_labeler_spec(stored.config.labeler, session=session)
     assert labeler.id is not None
     names = list(stored.config.runs) or [stored.config.run]
-    trajectories, run_of = load_runs(names, stored.config.labeler, session=session, version=version)
-    table = build_drift_table(trajectories, alpha=stored.config.sri_alpha)
-    return select_examples(
-        table.rows,
-        run_of=run_of,
-        labeler_id=labeler.id,
-        version=version,
-        per_class=per_class,
-        session=session,
+    run_of = run_labels(names, session=session)
+    if stored.examples is not None and per_class == stored.config.examples_per_class:
+        chosen = list(stored.examples)
+    else:
+        table = drift_table_by_run(
+            run_of,
+            stored.config.labeler,
+            session=session,
+            version=version,
+            alpha=stored.config.sri_alpha,
+        )
+        chosen = choose_examples(table.rows, per_class=per_class)
+    return example_pairs(
+        chosen, run_of=run_of, labeler_id=labeler.id, version=version, session=session
     )

@@ -7,10 +7,14 @@ keeps what it finished.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import insert
+import pandas as pd
+from sqlalchemy import and_, func, insert, or_
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from ontology.labelers.base import LabelItem, label_items
@@ -27,7 +31,7 @@ from storage.models import (
 )
 from storage.repo.runs import get_run, require_run
 from storage.types import utcnow
-from study.reasoning.drift import Trajectory
+from study.reasoning.drift import DRIFT_COLUMNS, DriftTable, Trajectory, build_drift_table
 
 Progress = Callable[[int, int], None]
 
@@ -55,20 +59,33 @@ def _run(name: str, *, session: Session) -> GenerationRun:
     return run
 
 
+#: Responses read per query when streaming a run (bounds memory by a chunk, not the run).
+CHUNK = 5_000
+
+
+def _step_count(session: Session) -> Any:
+    """SQL for the number of parsed steps of a response (JSON array length)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return func.jsonb_array_length(Response.steps)
+    return func.json_array_length(Response.steps)
+
+
 def label_run(
     run_name: str,
     labeler_spec: str,
     *,
     session: Session,
     ontology_version: str | int | None = None,
-    batch_size: int = 500,
+    batch_size: int = 2_000,
     progress: Progress | None = None,
 ) -> LabelSummary:
     """Label every step of every response of ``run_name`` with ``labeler_spec``.
 
-    Responses go to the labeler ``batch_size`` at a time through its batch path (for
-    ``llm:`` labelers: concurrent, cached requests; see
-    :func:`ontology.labelers.base.label_items`); each chunk is committed.
+    Streams the run: one pass over (id, number of steps) finds what to label, then the
+    steps are read ``batch_size`` responses at a time and go to the labeler through its
+    batch path (for ``llm:`` labelers: concurrent, cached requests; see
+    :func:`ontology.labelers.base.label_items`); each chunk is inserted and committed, so
+    memory holds one chunk, never the run.
     """
     run = _run(run_name, session=session)
     version = get_version(ontology_version, session=session)
@@ -80,29 +97,48 @@ def label_run(
     done_ids = set(
         session.exec(
             select(StepLabel.response_id)
+            .join(Response, col(Response.id) == col(StepLabel.response_id))
+            .where(Response.run_id == run.id)
             .where(StepLabel.labeler_id == spec_row.id)
             .where(StepLabel.ontology_version_id == version.id)
             .where(StepLabel.repeat == 0)
             .distinct()
         ).all()
     )
-    responses = session.exec(
-        select(Response).where(Response.run_id == run.id).order_by(col(Response.id))
-    ).all()
-    todo = [r for r in responses if r.id not in done_ids and r.steps]
-    without_steps = sum(1 for r in responses if not r.steps)
+    n_responses = without_steps = 0
+    todo: list[int] = []
+    for response_id, n_steps in session.execute(
+        select(Response.id, _step_count(session))
+        .where(Response.run_id == run.id)
+        .order_by(col(Response.id))
+    ):
+        n_responses += 1
+        if not n_steps:
+            without_steps += 1
+        elif response_id not in done_ids:
+            todo.append(int(response_id))
     steps_labeled = unmapped = failed = 0
     if progress is not None:
         progress(0, len(todo))
     for start in range(0, len(todo), batch_size):
-        chunk = todo[start : start + batch_size]
+        chunk_ids = todo[start : start + batch_size]
+        wanted = set(chunk_ids)
+        chunk = [
+            (int(response_id), tuple(steps))
+            for response_id, steps in session.execute(
+                select(Response.id, Response.steps)
+                .where(Response.run_id == run.id)
+                .where(col(Response.id).between(chunk_ids[0], chunk_ids[-1]))
+                .order_by(col(Response.id))
+            )
+            if response_id in wanted
+        ]
         # One batch per chunk: an LLM labeler sends its requests concurrently through the
         # request cache (llm.batch), so a rerun after losing labels sends nothing; offline
         # labelers label the chunk in process.
-        items = [LabelItem(str(r.id), tuple(r.steps)) for r in chunk]
-        done_before = start
+        items = [LabelItem(str(response_id), steps) for response_id, steps in chunk]
 
-        def chunk_progress(done: int, _total: int, offset: int = done_before) -> None:
+        def chunk_progress(done: int, _total: int, offset: int = start) -> None:
             if progress is not None:
                 progress(offset + done, len(todo))
 
@@ -110,15 +146,15 @@ def label_run(
             labeler, items, ontology=doc, session=session, progress=chunk_progress
         )
         pending: list[dict[str, object]] = []
-        for response, labels in zip(chunk, results, strict=True):
-            assert response.id is not None
+        now = utcnow()
+        for (response_id, _steps), labels in zip(chunk, results, strict=True):
             if not labels:  # the request failed at the endpoint: nothing stored, retried
                 failed += 1
                 continue
             for result in labels:
                 pending.append(
                     {
-                        "response_id": response.id,
+                        "response_id": response_id,
                         "step_index": result.step_index,
                         "labeler_id": spec_row.id,
                         "ontology_version_id": version.id,
@@ -126,7 +162,7 @@ def label_run(
                         "category": result.category,
                         "symbol": result.symbol,
                         "parse_status": result.parse_status,
-                        "created_at": utcnow(),
+                        "created_at": now,
                     }
                 )
                 steps_labeled += 1
@@ -136,12 +172,12 @@ def label_run(
             session.execute(insert(StepLabel), pending)
         session.commit()
         if progress is not None:
-            progress(start + len(chunk), len(todo))
+            progress(start + len(chunk_ids), len(todo))
     return LabelSummary(
         run=run_name,
         labeler=labeler_spec,
         ontology_version=f"{version.name}@{version.version}",
-        responses=len(responses),
+        responses=n_responses,
         labeled_now=len(todo) - failed,
         already_labeled=len(done_ids),
         steps_labeled=steps_labeled,
@@ -157,59 +193,113 @@ def load_trajectories(
     *,
     session: Session,
     ontology_version: str | int | None = None,
+    model_label: str | None = None,
+    chunk: int = CHUNK,
 ) -> list[Trajectory]:
-    """Return one :class:`Trajectory` per response (unusable ones flagged, not dropped)."""
+    """Return one :class:`Trajectory` per response (unusable ones flagged, not dropped).
+
+    Streams the run ``chunk`` responses at a time (their step count, not their text) with
+    the labels of exactly those responses, so memory holds the trajectories (a few
+    integers each) and one chunk, never the run's texts or all of its labels at once.
+    Trajectories come in response id order.
+
+    Args:
+        run_name: the run.
+        labeler_spec: the labeler whose labels make the symbols.
+        session: open session.
+        ontology_version: id, ``name`` or ``name@N`` (default: latest ``driftlens``).
+        model_label: the ``model`` of every trajectory (default: the run's model spec).
+        chunk: responses per query.
+    """
     run = _run(run_name, session=session)
     version = get_version(ontology_version, session=session)
     doc = document(version)
     spec_row = ensure_labeler_spec(labeler_spec, session=session)
-    model = session.get(ModelSpec, run.model_spec_id)
-    model_name = model.spec if model else str(run.model_spec_id)
-    labels: dict[int, dict[int, str]] = {}
-    for response_id, step_index, symbol in session.exec(
-        select(StepLabel.response_id, StepLabel.step_index, StepLabel.symbol)
-        .join(Response, col(Response.id) == col(StepLabel.response_id))
-        .where(Response.run_id == run.id)
-        .where(StepLabel.labeler_id == spec_row.id)
-        .where(StepLabel.ontology_version_id == version.id)
-        .where(StepLabel.repeat == 0)
-    ).all():
-        labels.setdefault(response_id, {})[step_index] = symbol
-    rows = session.exec(
-        select(Response, Question.external_id)
+    if model_label is None:
+        model = session.get(ModelSpec, run.model_spec_id)
+        model_label = model.spec if model else str(run.model_spec_id)
+    symbol_of = doc.symbol_of
+    shared: dict[str, str] = {}  # one str object per distinct question key / condition
+    out: list[Trajectory] = []
+    no_text = or_(col(Response.text).is_(None), col(Response.text) == "")
+    stmt = (
+        sa_select(  # type: ignore[call-overload]
+            Response.id,
+            Question.external_id,
+            Response.condition,
+            Response.condition_class,
+            Response.sample,
+            and_(col(Response.error).is_not(None), no_text),
+            _step_count(session),
+        )
         .join(Question, col(Question.id) == col(Response.question_id))
         .where(Response.run_id == run.id)
-    ).all()
-    out: list[Trajectory] = []
-    for response, question_key in rows:
-        assert response.id is not None
-        got = labels.get(response.id)
-        if response.error and not response.text:
-            usable, reason = False, "request_failed"
-        elif not response.steps:
-            usable, reason = False, "no_steps"
-        elif got is None or len(got) < len(response.steps):
-            usable, reason = False, "not_labeled"
-        else:
-            usable, reason = True, ""
-        symbols = (
-            tuple(doc.symbol_of.get(got[i], 0) for i in range(len(response.steps)))
-            if usable and got is not None
-            else ()
-        )
-        out.append(
-            Trajectory(
-                model=model_name,
-                question_id=question_key,
-                condition=response.condition,
-                condition_class=response.condition_class,
-                sample=response.sample,
-                symbols=symbols,
-                usable=usable,
-                reason=reason,
+        .order_by(col(Response.id))
+        .limit(chunk)
+    )
+    last = None
+    while True:
+        rows = session.execute(stmt if last is None else stmt.where(col(Response.id) > last)).all()
+        if not rows:
+            break
+        last = rows[-1][0]
+        labels: dict[int, dict[int, str]] = {}
+        for response_id, step_index, symbol in session.execute(
+            select(StepLabel.response_id, StepLabel.step_index, StepLabel.symbol)
+            .where(col(StepLabel.response_id).between(rows[0][0], last))
+            .where(StepLabel.labeler_id == spec_row.id)
+            .where(StepLabel.ontology_version_id == version.id)
+            .where(StepLabel.repeat == 0)
+        ):
+            labels.setdefault(response_id, {})[step_index] = symbol
+        for response_id, key, condition, klass, sample, failed, n_steps in rows:
+            got = labels.get(response_id)
+            if failed:
+                usable, reason = False, "request_failed"
+            elif not n_steps:
+                usable, reason = False, "no_steps"
+            elif got is None or len(got) < n_steps:
+                usable, reason = False, "not_labeled"
+            else:
+                usable, reason = True, ""
+            symbols = (
+                tuple(symbol_of.get(got[i], 0) for i in range(n_steps))
+                if usable and got is not None
+                else ()
             )
-        )
+            out.append(
+                Trajectory(
+                    model=model_label,
+                    question_id=shared.setdefault(key, key),
+                    condition=shared.setdefault(condition, condition),
+                    condition_class=shared.setdefault(klass, klass),
+                    sample=int(sample),
+                    symbols=symbols,
+                    usable=usable,
+                    reason=reason,
+                )
+            )
     return out
+
+
+def run_labels(run_names: Sequence[str], *, session: Session) -> dict[str, GenerationRun]:
+    """One model label per run: its model spec, plus ``[run]`` when two runs share it.
+
+    The label keeps two runs of one model from being pooled as one model.
+    """
+    runs = [require_run(name, session=session) for name in run_names]
+    specs = {run.name: session.get(ModelSpec, run.model_spec_id) for run in runs}
+    keys = {
+        run.name: (spec.spec if (spec := specs[run.name]) is not None else str(run.model_spec_id))
+        for run in runs
+    }
+    counts: dict[str, int] = {}
+    for key in keys.values():
+        counts[key] = counts.get(key, 0) + 1
+    return {
+        (keys[run.name] if counts[keys[run.name]] == 1 else f"{keys[run.name]} [{run.name}]"): run
+        for run in runs
+    }
 
 
 def load_runs(
@@ -219,30 +309,56 @@ def load_runs(
     session: Session,
     version: OntologyVersion,
 ) -> tuple[list[Trajectory], dict[str, GenerationRun]]:
-    """Trajectories of several runs, with one model label per run.
-
-    The label is the run's model spec; when two runs share a model spec the run name is
-    appended (``spec [run]``), so their drift is never pooled as one model.
+    """Trajectories of several runs, with one model label per run (:func:`run_labels`).
 
     Returns:
         The trajectories and the map model label → run.
     """
-    runs = [require_run(name, session=session) for name in run_names]
-    specs = {run.name: session.get(ModelSpec, run.model_spec_id) for run in runs}
-    counts: dict[str, int] = {}
-    for run in runs:
-        spec = specs[run.name]
-        key = spec.spec if spec is not None else str(run.model_spec_id)
-        counts[key] = counts.get(key, 0) + 1
+    run_of = run_labels(run_names, session=session)
     trajectories: list[Trajectory] = []
-    run_of: dict[str, GenerationRun] = {}
-    for run in runs:
-        spec = specs[run.name]
-        key = spec.spec if spec is not None else str(run.model_spec_id)
-        label = key if counts[key] == 1 else f"{key} [{run.name}]"
-        run_of[label] = run
-        for t in load_trajectories(
-            run.name, labeler_spec, session=session, ontology_version=version.id
-        ):
-            trajectories.append(t if t.model == label else replace(t, model=label))
+    for label, run in run_of.items():
+        trajectories.extend(
+            load_trajectories(
+                run.name,
+                labeler_spec,
+                session=session,
+                ontology_version=version.id,
+                model_label=label,
+            )
+        )
     return trajectories, run_of
+
+
+def drift_table_by_run(
+    run_of: dict[str, GenerationRun],
+    labeler_spec: str,
+    *,
+    session: Session,
+    version: OntologyVersion,
+    alpha: float,
+) -> DriftTable:
+    """The drift table of several runs, built one run (model) at a time.
+
+    Pairs never cross models (each response is compared with its own model's baseline), so
+    building per run and concatenating gives the same rows and skip counts as one batch
+    over every trajectory, while only one run's trajectories are held at a time.
+    """
+    parts: list[pd.DataFrame] = []
+    skipped: Counter[str] = Counter()
+    for label, run in run_of.items():
+        trajectories = load_trajectories(
+            run.name,
+            labeler_spec,
+            session=session,
+            ontology_version=version.id,
+            model_label=label,
+        )
+        table = build_drift_table(trajectories, alpha=alpha)
+        del trajectories
+        skipped.update(table.skipped)
+        if not table.rows.empty:
+            parts.append(table.rows)
+    if not parts:
+        return DriftTable(rows=pd.DataFrame(columns=list(DRIFT_COLUMNS)), skipped=dict(skipped))
+    rows = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    return DriftTable(rows=rows, skipped=dict(skipped))
