@@ -18,7 +18,7 @@ import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, update
+from sqlalchemy import delete, insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
@@ -102,8 +102,12 @@ def acquire_lease(
     mine = Lease(key, host, pid, token)
     session.commit()  # start from a clean transaction: the lease is committed on its own
     try:
-        session.add(
-            WorkLease(key=key, host=host, pid=pid, token=token, acquired_at=now, heartbeat_at=now)
+        # A Core INSERT (not session.add): the row may already sit in this session's
+        # identity map from an earlier look, and the database decides who wins anyway.
+        session.execute(
+            insert(WorkLease).values(
+                key=key, host=host, pid=pid, token=token, acquired_at=now, heartbeat_at=now
+            )
         )
         session.commit()
         return mine
