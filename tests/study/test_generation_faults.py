@@ -22,7 +22,7 @@ from sqlalchemy import text
 from sqlmodel import Session, select
 
 from storage.engine import make_engine
-from storage.errors import ConfigError, InputError
+from storage.errors import ConfigError, InputError, ServiceError
 from storage.models import GenerationRun, LLMCacheEntry, Response, WorkLease
 from storage.repo.leases import LeaseHeldError
 from tests.llm.chaos_server import ChaosServer
@@ -290,3 +290,22 @@ def test_filter_takes_budget_timeout_and_attempts_options(
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
     bodies = chaos.stats.bodies
     assert len(bodies) == 2 and all(b["max_tokens"] == 33 for b in bodies)
+
+
+def test_an_endpoint_refusing_every_request_is_one_fatal_error(
+    chaos: ChaosServer,
+    tmp_path: Path,
+    cli: Callable[..., object],
+    monkeypatch: pytest.MonkeyPatch,
+    session: Session,
+) -> None:
+    _questions(tmp_path, cli, "ok Should I move?", "ok Should I stay?")
+    monkeypatch.setenv("CHAOS_API_KEY", "wrong-key")
+    result = _generate(cli, "refused")
+    error = result.exception  # type: ignore[attr-defined]
+    assert isinstance(error, ServiceError) and error.exit_code == 3
+    assert "rejected the API key (401); check CHAOS_API_KEY" in str(error)
+    assert "wrong-key" not in str(error)
+    [run] = session.exec(select(GenerationRun)).all()
+    assert run.status == "interrupted"
+    assert session.exec(select(WorkLease)).all() == []  # released on the way out
