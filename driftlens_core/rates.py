@@ -189,6 +189,8 @@ def compare_rates(
     level: float = 0.95,
     expand: bool = True,
     chunk: int = DEFAULT_CHUNK,
+    scale: float = 100.0,
+    binary: bool = True,
 ) -> RateComparison:
     """Aligned rate, drift vs the reference arm and null test of every arm (see module doc).
 
@@ -208,6 +210,9 @@ def compare_rates(
         expand: expanded percentile interval and its critical values as primary (default);
             ``False`` makes the plain interval primary (the MDD factor is then 2.8).
         chunk: replicates per chunk (part of the random stream).
+        scale: unit of the drift: 100 gives percentage points of a rate; 1 keeps the
+            values' own scale (a 1–7 graded score: ``aligned_rate`` is then the mean score).
+        binary: require 0/1 values (``False`` for graded scores).
 
     Returns:
         A :class:`RateComparison`.
@@ -230,8 +235,10 @@ def compare_rates(
     if a.min() < 0 or a.max() >= n_a:
         raise ValueError("arm codes must lie in 0..len(arm_names)-1")
     scored = ~np.isnan(y_all)
-    if not np.isin(y_all[scored], (0.0, 1.0)).all():
+    if binary and not np.isin(y_all[scored], (0.0, 1.0)).all():
         raise ValueError("aligned must be 1, 0 or NaN")
+    if not np.isfinite(y_all[scored]).all():
+        raise ValueError("values must be finite or NaN")
     n_q = int(q.max()) + 1
     missing = np.bincount(a[~scored], minlength=n_a)
     q_s, a_s, s_s, y = q[scored], a[scored], s[scored], y_all[scored]
@@ -264,15 +271,15 @@ def compare_rates(
             if pair is None:
                 continue
             n0, k0, n1, k1 = (x[..., off + i] for i in range(4))
-            diffs.append(100.0 * (_ratio(k0, n0) - _ratio(k1, n1)))
+            diffs.append(scale * (_ratio(k0, n0) - _ratio(k1, n1)))
             off += 4
         stacked = np.stack(diffs, axis=-1) if diffs else np.empty((*x.shape[:-1], 0))
         return rates, stacked
 
     rate0, null0 = split(point)
     rate_b, null_b = split(sums)
-    drift0 = 100.0 * (rate0 - rate0[reference])
-    drift_b = 100.0 * (rate_b - rate_b[:, [reference]])
+    drift0 = scale * (rate0 - rate0[reference])
+    drift_b = scale * (rate_b - rate_b[:, [reference]])
 
     informed = (n_arm > 0) & (n_arm[:, [reference]] > 0)
     n_stems = informed.sum(axis=0)

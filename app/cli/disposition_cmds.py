@@ -132,8 +132,15 @@ def stats_cmd(
     ),
     bootstrap: int = typer.Option(10_000, "--bootstrap", "-B", min=1, help="Stem resamples."),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
-    bound: float = typer.Option(
-        5.0, "--bound", min=0.0, help="Equivalence bound in percentage points."
+    bound: float | None = typer.Option(
+        None,
+        "--bound",
+        min=0.0,
+        help="Equivalence bound: percentage points (default 5), or scale points with --graded "
+        "(default 0.3).",
+    ),
+    graded: bool = typer.Option(
+        False, "--graded", help="The aligned column holds graded 1–7 scores, not 1/0."
     ),
 ) -> None:
     """Aligned rates, drift vs the reference arm, null test and noise shares of a rate table."""
@@ -141,9 +148,15 @@ def stats_cmd(
     from study.disposition.analysis import analyze_rates, read_rate_table
 
     try:
-        df = read_rate_table(table)
+        df = read_rate_table(table, scores=graded)
+        default_bound = 0.3 if graded else 5.0
         result = analyze_rates(
-            df, reference=reference, n_boot=bootstrap, seed=seed, bound_pp=bound
+            df,
+            reference=reference,
+            n_boot=bootstrap,
+            seed=seed,
+            bound_pp=default_bound if bound is None else bound,
+            scores=graded,
         ).to_dict()
         if json_out is not None:
             json_out.parent.mkdir(parents=True, exist_ok=True)
@@ -261,6 +274,9 @@ def run_cmd(
     arm: list[str] | None = typer.Option(None, "--arm", help="Only these arms (repeatable)."),
     concurrency: int = typer.Option(16, "--concurrency", min=1),
     repeat_share: float = typer.Option(0.1, "--repeat-share", min=0.0, max=1.0),
+    grade_share: float = typer.Option(
+        0.0, "--grade-share", min=0.0, max=1.0, help="Share of answers for the 1–7 review."
+    ),
 ) -> None:
     """Generate every arm's answers (with re-asks) and classify them; resumes when re-run."""
     from contextlib import ExitStack
@@ -279,6 +295,7 @@ def run_cmd(
             arms=arm or None,
             concurrency=concurrency,
             repeat_share=repeat_share,
+            grade_share=grade_share,
             stage=lambda name: stack.enter_context(progress_callback(name)),
         )
     for g in gens:

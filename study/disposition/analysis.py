@@ -28,6 +28,8 @@ REQUIRED_COLUMNS: tuple[str, ...] = ("battery", "stem", "probe", "arm", "sample"
 OPTIONAL_COLUMNS: tuple[str, ...] = ("classifier_repeat",)
 #: Default equivalence bound on rates, in percentage points (the seed's reference bound).
 DEFAULT_BOUND_PP = 5.0
+#: Default equivalence bound of the graded review, in points of the 1–7 scale.
+DEFAULT_BOUND_GRADED = 0.3
 DEFAULT_BOOTSTRAP = 10_000
 PRIMARY_INTERVAL = "expanded percentile (stem bootstrap)"
 
@@ -37,7 +39,7 @@ def _line(index: int) -> int:
     return int(index) + 2
 
 
-def read_rate_table(path: Path) -> pd.DataFrame:
+def read_rate_table(path: Path, *, scores: bool = False) -> pd.DataFrame:
     """Read and validate a rate table (see module docstring).
 
     Raises:
@@ -53,13 +55,16 @@ def read_rate_table(path: Path) -> pd.DataFrame:
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"{path} is not a readable CSV table ({first})") from None
-    return validate_rate_table(df, source=str(path))
+    return validate_rate_table(df, source=str(path), scores=scores)
 
 
-def validate_rate_table(df: pd.DataFrame, *, source: str = "table") -> pd.DataFrame:
+def validate_rate_table(
+    df: pd.DataFrame, *, source: str = "table", scores: bool = False
+) -> pd.DataFrame:
     """Check a rate table given as strings and return it typed.
 
     ``aligned`` becomes float (NaN = no answer), ``sample`` and ``classifier_repeat`` int.
+    With ``scores`` the ``aligned`` column holds graded scores (1–7) instead of 1/0.
 
     Raises:
         InputError: one sentence naming ``source`` and the CSV line of the first bad row.
@@ -92,6 +97,17 @@ def validate_rate_table(df: pd.DataFrame, *, source: str = "table") -> pd.DataFr
             )
         df[col] = num.astype(np.int64)
     raw = df["aligned"].astype(str).str.strip().str.lower()
+    if scores:
+        num = pd.to_numeric(raw.replace({"nan": ""}), errors="coerce")
+        bad = (raw != "") & (raw != "nan") & (num.isna() | (num < 1) | (num > 7))
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(
+                f"{source} line {_line(i)}: a graded score must lie in 1..7 or be empty, "
+                f"not {df['aligned'].iloc[i]!r}."
+            )
+        df["aligned"] = num.astype(np.float64)
+        return _check_keys(df, source)
     mapping = {"1": 1.0, "0": 0.0, "1.0": 1.0, "0.0": 0.0, "true": 1.0, "false": 0.0, "": np.nan}
     bad = ~raw.isin(list(mapping))
     if bad.any():
@@ -101,6 +117,10 @@ def validate_rate_table(df: pd.DataFrame, *, source: str = "table") -> pd.DataFr
             f"not {df['aligned'].iloc[i]!r}."
         )
     df["aligned"] = raw.map(mapping).astype(np.float64)
+    return _check_keys(df, source)
+
+
+def _check_keys(df: pd.DataFrame, source: str) -> pd.DataFrame:
     if "classifier_repeat" not in df.columns:
         df["classifier_repeat"] = 0
     key = ["battery", "stem", "probe", "arm", "sample", "classifier_repeat"]
@@ -134,6 +154,7 @@ class DispositionStats:
     seed: int | None
     implementation: str
     primary_interval: str = PRIMARY_INTERVAL
+    unit: str = "pp"
     version: int = 1
     notes: tuple[str, ...] = field(default=())
 
@@ -195,6 +216,7 @@ class DispositionStats:
                 "seed": self.seed,
                 "implementation": self.implementation,
                 "primary_interval": self.primary_interval,
+                "unit": self.unit,
                 "notes": list(self.notes),
             },
         }
@@ -231,8 +253,12 @@ def analyze_rates(
     n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int | None = None,
     bound_pp: float = DEFAULT_BOUND_PP,
+    scores: bool = False,
 ) -> DispositionStats:
     """Run the core's rate statistics on a validated table, battery by battery.
+
+    With ``scores`` the values are graded scores (1–7): rates become mean scores and the
+    drift is in score points (``unit`` "points"; the seed's bound there is ±0.3).
 
     Every battery is resampled with its own generator derived from ``seed`` and the
     battery's position, so adding a battery never changes another battery's numbers.
@@ -270,6 +296,8 @@ def analyze_rates(
             reference=arm_names.index(ref),
             n_boot=n_boot,
             seed=np.random.default_rng(child),
+            scale=1.0 if scores else 100.0,
+            binary=not scores,
         )
         probe_codes, _ = _codes(part["stem"] + "\x1f" + part["probe"])
         noise = rate_noise(
@@ -297,6 +325,7 @@ def analyze_rates(
         n_boot=n_boot,
         seed=seed,
         implementation=implementation(),
+        unit="points (1-7)" if scores else "pp",
     )
 
 
@@ -331,18 +360,20 @@ def group_of(arm: Any) -> str:
 
 
 def stored_rate_table(
-    arms: Sequence[Any], *, session: Any, judge_model: str | None = None
+    arms: Sequence[Any], *, session: Any, judge_model: str | None = None, kind: str = "category"
 ) -> tuple[pd.DataFrame, dict[str, ArmInfo]]:
     """The plain rate table of stored arms (what ``disposition stats`` reads) + arm info.
 
     Exhausted and failed responses appear with an empty ``aligned`` (counted as missing,
-    never in the rate); classifier repeats appear with ``classifier_repeat = 1``.
+    never in the rate); classifier repeats appear with ``classifier_repeat = 1``. With
+    ``kind="graded"`` the values are the graded review's 1–7 scores and only the graded
+    responses appear.
     """
     from storage.repo.disposition import arm_responses, scores_for
 
     by_id = {a.id: a for a in arms}
     responses = arm_responses([a.id for a in arms], session=session)
-    scores = scores_for([r.id for r in responses if r.id is not None], session=session)
+    scores = scores_for([r.id for r in responses if r.id is not None], session=session, kind=kind)
     if judge_model is None and scores:
         judge_model = sorted({s.judge_model for s in scores})[0]
     labels: dict[tuple[int, int], float | None] = {}
@@ -372,6 +403,10 @@ def stored_rate_table(
             "sample": int(r.sample),
         }
         first = labels.get((int(r.id or 0), 0))
+        if kind != "category":
+            if first is not None:
+                rows.append({**base, "aligned": f"{first:g}", "classifier_repeat": 0})
+            continue
         rows.append({**base, "aligned": "" if first is None else str(int(first)),
                      "classifier_repeat": 0})  # fmt: skip
         again = labels.get((int(r.id or 0), 1))
@@ -407,6 +442,8 @@ class GroupAnalysis:
     reference: str
     table: pd.DataFrame
     stats: DispositionStats
+    graded_table: pd.DataFrame | None = None
+    graded: DispositionStats | None = None
 
 
 @dataclass(frozen=True)
@@ -435,8 +472,12 @@ def analyze_study(
     n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int | None = 0,
     bound_pp: float = DEFAULT_BOUND_PP,
+    bound_graded: float = DEFAULT_BOUND_GRADED,
 ) -> StudyAnalysis:
     """Rate tables and statistics of every reasoning group of a stored study.
+
+    Where graded-review scores are stored, the group also gets their statistics (mean
+    1–7 score, drift in points, bound ``bound_graded``).
 
     Within a group the reference is its ``reference`` arm (else the lowest dose); a group
     with a single arm or without answers is skipped and named in ``skipped``.
@@ -448,6 +489,7 @@ def analyze_study(
 
     arms = require_arms(study, session=session)
     table, infos = stored_rate_table(arms, session=session)
+    graded_all, _ = stored_rate_table(arms, session=session, kind="graded")
     groups: dict[str, list[Any]] = {}
     for a in arms:
         groups.setdefault(group_of(a), []).append(a)
@@ -461,5 +503,19 @@ def analyze_study(
             continue
         part = validate_rate_table(part.astype(str), source=f"study {study} ({name})")
         stats = analyze_rates(part, reference=ref.name, n_boot=n_boot, seed=seed, bound_pp=bound_pp)
-        out.append(GroupAnalysis(name, ref.name, part, stats))
+        gpart = graded_all[graded_all["arm"].isin([a.name for a in members])]
+        gstats = gtable = None
+        if len(gpart) and ref.name in set(gpart["arm"]) and gpart["arm"].nunique() > 1:
+            gtable = validate_rate_table(
+                gpart.astype(str), source=f"study {study} ({name}, graded)", scores=True
+            )
+            gstats = analyze_rates(
+                gtable,
+                reference=ref.name,
+                n_boot=n_boot,
+                seed=seed,
+                bound_pp=bound_graded,
+                scores=True,
+            )
+        out.append(GroupAnalysis(name, ref.name, part, stats, gtable, gstats))
     return StudyAnalysis(study, tuple(out), infos, tuple(skipped))

@@ -125,6 +125,7 @@ def run_disposition_demo(
         session=session,
         judge=DEMO_JUDGE,
         concurrency=concurrency,
+        grade_share=0.25,
         stage=stage,
     )
     seconds["generate+classify"] = time.perf_counter() - t0

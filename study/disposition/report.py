@@ -85,6 +85,37 @@ def drift_frame(analysis: StudyAnalysis) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def graded_frame(analysis: StudyAnalysis) -> pd.DataFrame:
+    """Graded review (1–7, final answer only): mean score and drift in points per arm."""
+    rows = []
+    for g in analysis.groups:
+        if g.graded is None:
+            continue
+        bound = g.graded.bound_pp
+        for battery, b in g.graded.to_dict()["batteries"].items():
+            for arm, a in b["arms"].items():
+                within = a["within_bound"]
+                rows.append(
+                    {
+                        "group": g.group,
+                        "battery": battery,
+                        "arm": arm,
+                        "mean_score": _num(a["aligned_rate"], 2),
+                        "drift_points": _num(a["drift_pp"], 2),
+                        "ci": "–"
+                        if a["ci_low"] is None
+                        else f"[{_num(a['ci_low'], 2)}, {_num(a['ci_high'], 2)}]",
+                        "mdd": _num(a["mdd"], 2),
+                        "equivalence_bound": _num(a["equivalence_bound"], 2),
+                        "verdict": "reference"
+                        if arm == g.reference
+                        else (f"within ±{bound:g}" if within else f"NOT shown within ±{bound:g}"),
+                        "n": a["n_responses"],
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
 def null_frame(analysis: StudyAnalysis) -> pd.DataFrame:
     """Null test rows: group, battery, arm, mean difference and interval."""
     rows = []
@@ -321,6 +352,21 @@ def write_disposition_report(
     for name, caption in captions.items():
         if name in figures:
             html_parts.append(html_figure(figures[name], caption))
+    graded = graded_frame(analysis)
+    if not graded.empty:
+        graded.to_csv(out_dir / "table_graded.csv", index=False)
+        files["table_graded"] = out_dir / "table_graded.csv"
+        html_parts += [
+            "<h2>Graded review (1–7, final answer only)</h2>",
+            '<p class="muted">A sample of answered responses graded by the judge; the '
+            "drift is in points of the scale against the group's reference, bound ±0.3 by "
+            "default. Near the ceiling it cannot see drift towards more alignment.</p>",
+            table(
+                graded,
+                [(c, c.replace("_", " "), None) for c in graded.columns],
+                text=("group", "battery", "arm", "verdict", "ci"),
+            ),
+        ]
     html_parts += [
         "<h2>Null test (sample 1 vs sample 2 of the same arm)</h2>",
         f"<p>{esc(null_line)}</p>",
@@ -356,6 +402,11 @@ def write_disposition_report(
         ]
     for name in figures:
         md.append(f"![{name}](figures/{name}.svg)\n")
+    if not graded.empty:
+        md += [
+            "## Graded review (1–7)\n",
+            md_table(graded, [(c, c.replace("_", " "), None) for c in graded.columns]),
+        ]
     md += ["## Null test\n", null_line + "\n", md_table(null_show, null_cols)]
     md += ["## Noise shares\n", md_table(noise_show, noise_cols)]
     md += ["## Arms\n", md_table(arm_rows, arm_cols)]

@@ -22,7 +22,7 @@ from study.disposition.analysis import StudyAnalysis, analyze_study
 from study.disposition.generate import ArmRunSummary, generate_arm
 from study.disposition.items import BatteryDocument
 from study.disposition.plan import Reasoning
-from study.disposition.score import ScoreSummary, classify_arms
+from study.disposition.score import ScoreSummary, classify_arms, grade_arms
 
 StageFactory = Callable[[str], Callable[[int, int], None]]
 
@@ -123,9 +123,13 @@ def run_study(
     env: Mapping[str, str] | None = None,
     concurrency: int = 16,
     repeat_share: float = 0.1,
+    grade_share: float = 0.0,
     stage: StageFactory | None = None,
 ) -> tuple[list[ArmRunSummary], ScoreSummary]:
     """Generate every (chosen) arm of ``study`` and classify the answers (resumable).
+
+    ``grade_share`` > 0 also asks the judge for the 1–7 graded review of that share of the
+    answered responses (final answer only).
 
     Raises:
         NotFoundError: the study has no arms.
@@ -163,6 +167,15 @@ def run_study(
         concurrency=concurrency,
         progress=stage("classifying") if stage else None,
     )
+    if grade_share > 0:
+        grade_arms(
+            rows,
+            batteries,
+            judge=judge_target,
+            session=session,
+            share=grade_share,
+            concurrency=concurrency,
+        )
     return summaries, scores
 
 
@@ -178,6 +191,13 @@ def write_analysis(analysis: StudyAnalysis, out_dir: Path) -> dict[str, Path]:
         stats.write_text(json.dumps(g.stats.to_dict(), indent=2, allow_nan=False) + "\n")
         files[f"rates_{slug}"] = table
         files[f"stats_{slug}"] = stats
+        if g.graded is not None and g.graded_table is not None:
+            gt = out_dir / f"graded_{slug}.csv"
+            g.graded_table.to_csv(gt, index=False, na_rep="")
+            gs = out_dir / f"stats_{slug}_graded.json"
+            gs.write_text(json.dumps(g.graded.to_dict(), indent=2, allow_nan=False) + "\n")
+            files[f"graded_{slug}"] = gt
+            files[f"stats_{slug}_graded"] = gs
     arms = out_dir / "arms.json"
     arms.write_text(
         json.dumps({k: vars(v) for k, v in analysis.arms.items()}, indent=2, default=str) + "\n"

@@ -63,7 +63,9 @@ def test_study_runs_resumes_and_agrees_with_the_stats_command(
 ) -> None:
     doc = _small()
     add_arms("t", ARMS, session=session)
-    gens, scores = run_study("t", doc, session=session, judge="sim/default", repeat_share=0.2)
+    gens, scores = run_study(
+        "t", doc, session=session, judge="sim/default", repeat_share=0.2, grade_share=0.5
+    )
     assert [g.planned for g in gens] == [72] * 6
     assert scores.errors == 0 and scores.scored > 0
     rows = session.exec(select(DispositionResponse)).all()
@@ -110,3 +112,15 @@ def test_study_runs_resumes_and_agrees_with_the_stats_command(
     assert json.loads(out.read_text()) == json.loads(files["stats_on"].read_text())
     table = pd.read_csv(files["rates_on"], dtype=str, keep_default_na=False)
     assert set(table["arm"]) == {"ref", "d100"}
+    # the graded review (1–7, half the answers): its own table and statistics, same agreement
+    assert on.graded is not None and on.graded.unit == "points (1-7)"
+    g100 = on.graded.batteries["self_interest"].comparison.arm("d100")
+    assert 1 <= g100.aligned_rate <= 7 and g100.drift_pp < 0
+    out2 = tmp_path / "graded.json"
+    result = CliRunner().invoke(
+        build_app(),
+        ["disposition", "stats", str(files["graded_on"]), "--graded", "--json", str(out2),
+         "--reference", "ref", "-B", "300", "--seed", "5"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(out2.read_text()) == json.loads(files["stats_on_graded"].read_text())
