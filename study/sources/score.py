@@ -3,7 +3,8 @@
 Two readings of one reply:
 
 * **from the logprobs** (preferred): the top-k alternatives at the answer position (the
-  first generated letter within a few tokens, else the first non-blank position;
+  first generated letter within a few tokens, else the first non-blank position, else the
+  first position;
   :func:`llm.logprobs.answer_position`) become a distribution over the item's letters with
   :func:`llm.logprobs.choice_distribution` — a token counts for a letter only when its
   stripped text *is* that letter, so "Answer" never counts as "A"; letters absent from the
@@ -98,9 +99,9 @@ def read_letter(
     generated = letter_from_text(text, letters)
     tok = answer_position(logprobs, choices=letters) if logprobs else None
     if tok is None and logprobs:
-        # No letter was generated (e.g. " The"): the letters may still be among the
-        # alternatives at the first position, which is where the answer belongs.
-        tok = answer_position(logprobs)
+        # No letter was generated (e.g. " The" or a bare "\n"): the letters may still be
+        # among the alternatives at the first position, which is where the answer belongs.
+        tok = answer_position(logprobs) or logprobs[0]
     if tok is not None:
         top = tok.top or ((tok.token, tok.logprob),)
         dist = choice_distribution(top, letters)

@@ -57,6 +57,10 @@ def test_letters_among_the_alternatives_of_a_non_letter_token() -> None:
     r = read_letter(" The", lp, LETTERS)
     assert r.letter == "B" and r.method == "logprobs" and r.generated is None
     assert r.probs is not None and r.probs["B"] > r.probs["A"] > 0
+    # a blank first token (what Gemma 3 270M often continues "Answer:" with) likewise
+    blank = (TokenLogprob("\n", -1.9, (("\n", -1.9), (" A", -2.2), (" D", -2.3))),)
+    r = read_letter("\n", blank, LETTERS)
+    assert r.letter == "A" and r.method == "logprobs"
 
 
 def test_argmax_versus_generated() -> None:
