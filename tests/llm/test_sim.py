@@ -198,7 +198,7 @@ def test_split_agrees_with_the_study_prompt() -> None:
 def test_presets_validate_doses() -> None:
     with pytest.raises(ValueError, match="must lie in"):
         SimPreset(name="x", class_doses={"attribute": 1.5})
-    with pytest.raises(ConfigError, match="known presets: default, null, strong"):
+    with pytest.raises(ConfigError, match=r"known presets: default, .*null, .*strong"):
         get_preset("sim/huge")
 
 

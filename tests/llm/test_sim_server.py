@@ -10,6 +10,7 @@ import pytest
 
 from llm.batch import run_chat_batch
 from llm.sim import simulate
+from llm.sim.presets import PRESETS
 from llm.sim.server import SimServer
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.errors import ServiceError
@@ -49,7 +50,9 @@ def test_bare_preset_name_and_model_list(sim_url: str) -> None:
         model="null", messages=[{"role": "user", "content": QUESTION}]
     )
     assert resp.model == "sim/null"
-    assert [m.id for m in client.models.list().data] == ["sim/default", "sim/null", "sim/strong"]
+    listed = [m.id for m in client.models.list().data]
+    assert listed == [f"sim/{name}" for name in sorted(PRESETS)]
+    assert {"sim/default", "sim/null", "sim/strong"} <= set(listed)
 
 
 def test_max_tokens_truncates_with_finish_reason_length(sim_url: str) -> None:
