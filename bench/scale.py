@@ -207,9 +207,18 @@ def timed(name, fn):
     value = fn()
     out[name] = time.perf_counter() - t0
     return value
+try:  # the per-revision cache keys (absent before the pages cached anything)
+    from storage.workspace import counts_revision
+    from study.browse import run_revision
+except ImportError:
+    counts_revision = run_revision = None
 with open_workspace_session(settings) as session:
     timed("home: table_counts", lambda: table_counts(session=session))
+    if counts_revision is not None:
+        timed("home: counts_revision (cached render)", lambda: counts_revision(session=session))
     ov = timed("runs: run_overview", lambda: run_overview(runs[0], session=session))
+    if run_revision is not None:
+        timed("runs: run_revision (cached render)", lambda: run_revision(runs[0], session=session))
     q = ov.question_ids[len(ov.question_ids) // 2]
     timed("runs: question_responses", lambda: question_responses(runs[0], q, session=session))
     stored = timed("analysis: latest_analysis", lambda: latest_analysis(runs[0], session=session))

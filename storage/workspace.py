@@ -116,6 +116,20 @@ def table_counts(*, session: Session) -> dict[str, int]:
     return counts
 
 
+def counts_revision(*, session: Session) -> tuple[int, ...]:
+    """A cheap token that changes when rows are added to a main table: each one's largest
+    id (an index lookup, where ``COUNT(*)`` reads the whole table). Pages cache
+    :func:`table_counts` per token; a deletion alone does not change it."""
+    out: list[int] = []
+    for model in MAIN_TABLES:
+        table = model.__table__  # type: ignore[attr-defined]
+        if "id" in table.columns:
+            out.append(
+                int(session.execute(select(func.coalesce(func.max(table.c.id), 0))).scalar_one())
+            )
+    return tuple(out)
+
+
 def workspace_info(*, session: Session, settings: Settings) -> WorkspaceInfo:
     """Describe the workspace behind ``session`` (revision, row counts)."""
     revision = current_revision(session.connection())

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
+from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from ontology.labelers.registry import ensure_labeler_spec
@@ -52,19 +52,38 @@ class ResponseView:
 
 
 def run_overview(name: str, *, session: Session) -> RunOverview:
-    """Counts per condition class and parse status, and the questions the run covers."""
+    """Counts per condition class and parse status, and the questions the run covers.
+
+    Computed in SQL (``GROUP BY`` over the run's rows, the questions from the run's key
+    index), so the page never loads the run's responses.
+    """
     run = require_run(name, session=session)
     model = session.get(ModelSpec, run.model_spec_id)
-    rows = session.exec(
-        select(Response.condition_class, Response.parse_status, Response.error).where(
-            Response.run_id == run.id
+    by_class: dict[str, int] = {}
+    by_status: dict[str, int] = {}
+    failed = total = 0
+    for klass, status, is_failed, n in session.execute(
+        select(
+            Response.condition_class,
+            Response.parse_status,
+            col(Response.error).is_not(None),
+            func.count(),
         )
-    ).all()
+        .where(Response.run_id == run.id)
+        .group_by(
+            col(Response.condition_class),
+            col(Response.parse_status),
+            col(Response.error).is_not(None),
+        )
+    ):
+        by_class[klass] = by_class.get(klass, 0) + n
+        by_status[status] = by_status.get(status, 0) + n
+        failed += n if is_failed else 0
+        total += n
+    run_questions = select(Response.question_id).where(Response.run_id == run.id).distinct()
     questions = session.exec(
         select(Question.external_id)
-        .join(Response, col(Response.question_id) == col(Question.id))
-        .where(Response.run_id == run.id)
-        .distinct()
+        .where(col(Question.id).in_(run_questions))
         .order_by(col(Question.external_id))
     ).all()
     return RunOverview(
@@ -72,12 +91,27 @@ def run_overview(name: str, *, session: Session) -> RunOverview:
         model=model.spec if model else "?",
         simulated=run.simulated,
         status=run.status,
-        responses=len(rows),
-        failed=sum(1 for _, _, err in rows if err),
-        by_class=dict(Counter(cls for cls, _, _ in rows)),
-        by_parse_status=dict(Counter(status for _, status, _ in rows)),
+        responses=total,
+        failed=failed,
+        by_class=by_class,
+        by_parse_status=by_status,
         question_ids=tuple(questions),
     )
+
+
+def run_revision(name: str, *, session: Session) -> tuple[str, str, int, int]:
+    """What changes whenever a run's overview can: status, last update, rows, newest row.
+
+    Cheap (one index-only aggregate over the run's key), so a page can cache the overview
+    per revision and recompute it only when the run changed.
+    """
+    run = require_run(name, session=session)
+    n, newest = session.execute(
+        select(func.count(), func.coalesce(func.max(Response.id), 0)).where(
+            Response.run_id == run.id
+        )
+    ).one()
+    return (run.status, run.updated_at.isoformat(), int(n), int(newest))
 
 
 def question_responses(

@@ -7,14 +7,23 @@ import streamlit as st
 import driftlens_core
 from app.ui.db import page_session, page_settings
 from storage.settings import redacted_url
-from storage.workspace import table_counts
+from storage.workspace import counts_revision, table_counts
 
 st.title("DriftLens Workbench")
 st.caption("Does what an assistant remembers about a user change how it reasons?")
 
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _counts(db_url: str, revision: tuple[int, ...]) -> dict[str, int]:
+    """Row counts of one workspace revision (``COUNT(*)`` reads whole tables)."""
+    with page_session() as session:
+        return table_counts(session=session)
+
+
 settings = page_settings()
 with page_session() as session:
-    counts = table_counts(session=session)
+    revision = counts_revision(session=session)
+counts = _counts(settings.db_url, revision)
 
 left, right = st.columns(2)
 left.metric("Questions", counts.get("question", 0))

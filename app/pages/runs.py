@@ -5,13 +5,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.ui.db import page_session
+from app.ui.db import page_session, page_settings
 from app.ui.progress import progress_bar
 from app.ui.safe import escape_markdown, inline_html
 from ontology.schema import load_seed
 from storage.errors import DriftLensError
 from storage.repo.runs import list_runs
-from study.browse import ResponseView, question_responses, run_overview
+from study.browse import (
+    ResponseView,
+    RunOverview,
+    question_responses,
+    run_overview,
+    run_revision,
+)
 from study.generation import GenerationOptions, run_generation
 from study.questions import import_sample_questions
 from study.reasoning.trajectories import label_run
@@ -64,9 +70,18 @@ if not runs:
     st.info("No runs yet: launch one above or run `driftlens demo`.")
     st.stop()
 
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _overview(db_url: str, run: str, revision: tuple[str, str, int, int]) -> RunOverview:
+    """The overview of one run revision (recomputed only when the run changed)."""
+    with page_session() as session:
+        return run_overview(run, session=session)
+
+
 run = st.selectbox("Run", runs)
 with page_session() as session:
-    overview = run_overview(run, session=session)
+    revision = run_revision(run, session=session)
+overview = _overview(page_settings().db_url, run, revision)
 if overview.simulated:
     st.error("SIMULATED DATA — responses come from the built-in simulator.")
 cols = st.columns(4)
