@@ -8,19 +8,21 @@ bounded by :class:`~llm.retry.RetryPolicy`, spread with full jitter, honouring
 from __future__ import annotations
 
 import asyncio
+import base64
 import random
 import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from llm.logprobs import parse_openai_logprobs
 from llm.retry import FATAL_KINDS, RETRYABLE_STATUS, RetryPolicy, backoff_delay, parse_retry_after
 from llm.seeds import request_seed
 from llm.specs import clean_url
 from llm.types import ChatRequest, ChatResult, ResultCallback
+from storage.safe_text import redact_secrets
 
 
 @dataclass
@@ -417,7 +419,7 @@ class OpenAIBackend:
             prompt_tokens=None,
             completion_tokens=None,
             latency_ms=0.0,
-            error=failure.message,
+            error=self._redact(failure.message),
             cached=False,
             cache_key="",
             attempts=attempts,
@@ -429,9 +431,22 @@ class OpenAIBackend:
         )
 
     def _redact(self, text: str) -> str:
-        if self._api_key and len(self._api_key) >= 4:
-            text = text.replace(self._api_key, "***")
-        return text
+        """Hide every secret this backend knows of, in plain and base64 form.
+
+        A key in the base URL's user-info reaches an error text as the URL itself or as
+        the ``Authorization: Basic`` value (base64 of ``user:key``), so both are removed
+        before anything is stored or shown.
+        """
+        secrets = [self._api_key or ""]
+        parts = urlsplit(self._base_url)
+        if parts.password:
+            secrets += [parts.password, unquote(parts.password)]
+        if "@" in parts.netloc:
+            userinfo = unquote(parts.netloc.rsplit("@", 1)[0])
+            secrets += [userinfo, base64.b64encode(userinfo.encode()).decode()]
+        for secret in sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True):
+            text = text.replace(secret, "***")
+        return redact_secrets(text)
 
     def _classify(self, exc: BaseException, url: str | None = None) -> _Failure:
         import openai

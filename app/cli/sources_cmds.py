@@ -193,7 +193,9 @@ def _finish_run(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     table = pd.concat([r.table() for r in runs], ignore_index=True)
-    table.to_csv(out_dir / "probes.csv", index=False)
+    from study.safe_csv import write_frame_csv
+
+    write_frame_csv(table, out_dir / "probes.csv")
     (out_dir / "probes.jsonl").write_text("".join(r.jsonl() for r in runs), encoding="utf-8")
     result = analyze_sources_table(table, bootstrap=bootstrap, seed=seed).to_dict()
     (out_dir / "stats.json").write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")

@@ -13,6 +13,7 @@ import streamlit as st
 
 import driftlens_core
 from app.ui.db import page_settings
+from storage.safe_text import redact_url
 from storage.settings import redacted_url
 
 st.title("Settings")
@@ -32,7 +33,7 @@ st.caption(
 rows = [
     {
         "service": "openai",
-        "base URL": os.environ.get("OPENAI_BASE_URL", "(default)"),
+        "base URL": redact_url(os.environ.get("OPENAI_BASE_URL", "(default)")),
         "key set": bool(os.environ.get("OPENAI_API_KEY")),
     }
 ]
@@ -42,7 +43,7 @@ for name, value in sorted(os.environ.items()):
         rows.append(
             {
                 "service": service.lower().replace("_", "-"),
-                "base URL": value,
+                "base URL": redact_url(value),
                 "key set": bool(os.environ.get(f"{service}_API_KEY")),
             }
         )

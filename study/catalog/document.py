@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from storage.errors import InputError
 from storage.hashing import content_hash
 from storage.yaml_input import load_yaml, read_text_file, validation_error
+from study.safe_csv import csv_text, unguard_cell
 
 ConditionClass = Literal["noise", "attribute", "life_event", "other"]
 CONDITION_CLASSES: tuple[str, ...] = ("noise", "attribute", "life_event", "other")
@@ -256,8 +257,10 @@ def parse_catalog_csv(text: str, *, source: str, name: str) -> CatalogDocument:
     entries: list[CatalogEntry] = []
     used: dict[tuple[str, str], set[int]] = {}
     seen_keys: dict[str, int] = {}
-    for row in reader:
+    for raw in reader:
         line = reader.line_num
+        # Cells this workbench exported carry a formula guard; read them back as written.
+        row = {k: unguard_cell(v) for k, v in raw.items()}
         cls = (row.get("condition_class") or "").strip()
         cat = (row.get("category") or "").strip()
         body = row.get("text")
@@ -328,9 +331,5 @@ def catalog_to_yaml(doc: CatalogDocument) -> str:
 
 def catalog_to_csv(doc: CatalogDocument) -> str:
     """Serialise a document to a flat CSV with :data:`CSV_COLUMNS`."""
-    buf = io.StringIO(newline="")
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for e in doc.entries():
-        writer.writerow((e.key, e.condition_class, e.category, e.text))
-    return buf.getvalue()
+    rows = ((e.key, e.condition_class, e.category, e.text) for e in doc.entries())
+    return csv_text(CSV_COLUMNS, rows)

@@ -47,6 +47,7 @@ from driftlens_core.rubric import (
     paired_effect,
 )
 from storage.errors import InputError
+from study.safe_csv import unguard_frame
 
 DIMENSIONS: tuple[str, ...] = ("d1", "d2", "d3", "d4", "d5")
 CONFLICT_TYPES: tuple[str, ...] = ("CPC", "BOC", "SCC")
@@ -225,7 +226,7 @@ def read_scores_csv(path: Path) -> pd.DataFrame:
     if not path.exists():
         raise InputError(f"File not found: {path}")
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        df = unguard_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
     except pd.errors.EmptyDataError:
         raise InputError(f"{path} is empty: expected a CSV score table with a header row") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:

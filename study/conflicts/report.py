@@ -31,6 +31,7 @@ from study.conflicts.analysis import (
 )
 from study.report.html import esc
 from study.report.markdown import md_escape
+from study.safe_csv import write_frame_csv
 
 DIM_NAMES: dict[str, str] = {
     "d1": "D1 perception",
@@ -238,7 +239,7 @@ def build_report(
     table = oracle[list(TABLE_COLUMNS)].copy()
     for d in DIMENSIONS:
         table[d] = table[d].map(lambda v: "" if pd.isna(v) else str(int(v)))
-    table.to_csv(csv_path, index=False)
+    write_frame_csv(table, csv_path)
     fig_path = out_dir / "distractor_curve.png"
     if len({c.distractors for c in curve}) > 1:
         _curve_figure(curve, fig_path)

@@ -23,6 +23,7 @@ from driftlens_core import implementation
 from driftlens_core.effects import bh_adjust
 from driftlens_core.rates import RateComparison, RateNoise, compare_rates, rate_noise
 from storage.errors import InputError
+from study.safe_csv import unguard_frame
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("battery", "stem", "probe", "arm", "sample", "aligned")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("classifier_repeat",)
@@ -49,7 +50,7 @@ def read_rate_table(path: Path, *, scores: bool = False) -> pd.DataFrame:
     if not path.exists():
         raise InputError(f"File not found: {path}")
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        df = unguard_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
     except pd.errors.EmptyDataError:
         raise InputError(f"{path} is empty: expected a CSV table with a header row") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:

@@ -48,6 +48,8 @@ from study.report import (
     question_table,
     write_report,
 )
+from study.report.folder import staged_report_folder
+from study.safe_csv import write_frame_csv
 
 
 @dataclass(frozen=True)
@@ -154,67 +156,72 @@ def analyze_run(
             f"{names[0]} --labeler {labeler_spec}"
         )
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
-    drift = stats_frame(table.rows)
-    files["drift_csv"] = out_dir / "drift.csv"
-    drift.to_csv(files["drift_csv"], index=False)
-    files["drift_parquet"] = out_dir / "drift.parquet"
-    drift.to_parquet(files["drift_parquet"], index=False)
-    pairs = pair_frame(table.rows)
-    files["pairs_csv"] = out_dir / "pairs.csv"
-    pairs.to_csv(files["pairs_csv"], index=False)
-    files["pairs_parquet"] = out_dir / "pairs.parquet"
-    pairs.to_parquet(files["pairs_parquet"], index=False)
+    # Everything is written into a fresh sibling that replaces the folder only when complete.
+    with staged_report_folder(out_dir) as work:
+        drift = stats_frame(table.rows)
+        files["drift_csv"] = work / "drift.csv"
+        write_frame_csv(drift, files["drift_csv"])
+        files["drift_parquet"] = work / "drift.parquet"
+        drift.to_parquet(files["drift_parquet"], index=False)
+        pairs = pair_frame(table.rows)
+        files["pairs_csv"] = work / "pairs.csv"
+        write_frame_csv(pairs, files["pairs_csv"])
+        files["pairs_parquet"] = work / "pairs.parquet"
+        pairs.to_parquet(files["pairs_parquet"], index=False)
 
-    # Read the file back, as `driftlens stats` would, so the numbers are the same.
-    stats = compute_stats(files["drift_csv"], bootstrap=bootstrap, seed=seed)
-    files["stats_json"] = out_dir / "stats.json"
-    files["stats_json"].write_text(stats_json_text(stats), encoding="utf-8")
+        # Read the file back, as `driftlens stats` would, so the numbers are the same.
+        stats = compute_stats(files["drift_csv"], bootstrap=bootstrap, seed=seed)
+        files["stats_json"] = work / "stats.json"
+        files["stats_json"].write_text(stats_json_text(stats), encoding="utf-8")
 
-    provenance = analysis_provenance(
-        runs=[(run, session.get(ModelSpec, run.model_spec_id)) for run in runs],
-        version=version,
-        labeler=labeler,
-        config=config,
-        n_pairs=table.n_pairs,
-        skipped=table.skipped,
-    )
-    files["provenance_json"] = out_dir / "provenance.json"
-    files["provenance_json"].write_text(
-        provenance.model_dump_json(indent=2) + "\n", encoding="utf-8"
-    )
-    tables = build_tables(stats)
-    ids = sorted({str(q) for q in drift["question_id"]})
-    texts = {
-        str(k): t
-        for k, t in session.exec(
-            select(Question.external_id, Question.text).where(col(Question.external_id).in_(ids))
-        ).all()
-    }
-    chosen = choose_examples(table.rows, per_class=examples_per_class)
-    examples = example_pairs(
-        chosen, run_of=run_of, labeler_id=labeler.id, version=version, session=session
-    )
-    doc = document(version)
-    data = ReportData(
-        title=f"DriftLens drift report — {', '.join(names)}",
-        stats=stats,
-        tables=tables,
-        provenance=provenance,
-        examples=examples,
-        roots=tuple(r.name for r in doc.roots),
-        questions=question_table(drift, texts),
-    )
-    written = write_report(data, out_dir)
-    files["report_html"] = written.html
-    files["report_md"] = written.markdown
-    for name, paths in written.figures.items():
-        for p in paths:
-            files[f"figure_{name}_{p.suffix[1:]}"] = p
-    for name, paths in written.tables.items():
-        for p in paths:
-            files[f"table_{name}_{p.suffix[1:]}"] = p
+        provenance = analysis_provenance(
+            runs=[(run, session.get(ModelSpec, run.model_spec_id)) for run in runs],
+            version=version,
+            labeler=labeler,
+            config=config,
+            n_pairs=table.n_pairs,
+            skipped=table.skipped,
+        )
+        files["provenance_json"] = work / "provenance.json"
+        files["provenance_json"].write_text(
+            provenance.model_dump_json(indent=2) + "\n", encoding="utf-8"
+        )
+        tables = build_tables(stats)
+        ids = sorted({str(q) for q in drift["question_id"]})
+        texts = {
+            str(k): t
+            for k, t in session.exec(
+                select(Question.external_id, Question.text).where(
+                    col(Question.external_id).in_(ids)
+                )
+            ).all()
+        }
+        chosen = choose_examples(table.rows, per_class=examples_per_class)
+        examples = example_pairs(
+            chosen, run_of=run_of, labeler_id=labeler.id, version=version, session=session
+        )
+        doc = document(version)
+        data = ReportData(
+            title=f"DriftLens drift report — {', '.join(names)}",
+            stats=stats,
+            tables=tables,
+            provenance=provenance,
+            examples=examples,
+            roots=tuple(r.name for r in doc.roots),
+            questions=question_table(drift, texts),
+        )
+        written = write_report(data, work)
+        files["report_html"] = written.html
+        files["report_md"] = written.markdown
+        for name, paths in written.figures.items():
+            for p in paths:
+                files[f"figure_{name}_{p.suffix[1:]}"] = p
+        for name, paths in written.tables.items():
+            for p in paths:
+                files[f"table_{name}_{p.suffix[1:]}"] = p
+
+    files = {k: out_dir / p.relative_to(work) for k, p in files.items()}
 
     result = {
         "stats": stats,

@@ -20,6 +20,7 @@ import pandas as pd
 
 from driftlens_core.analysis import CONDITION_CLASSES, StatsInput
 from storage.errors import InputError
+from study.safe_csv import unguard_frame
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("question_id", "condition", "condition_class")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("model", "sample", "label_run")
@@ -107,12 +108,15 @@ def read_stats_csv_pandas(path: Path) -> pd.DataFrame:
     if not path.exists():
         raise InputError(f"File not found: {path}")
     try:
-        return pd.read_csv(path, dtype={"question_id": str, "condition": str, "model": str})
+        frame = pd.read_csv(path, dtype={"question_id": str, "condition": str, "model": str})
     except pd.errors.EmptyDataError:
         raise InputError(f"{path} is empty: expected a CSV drift table with a header row") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"{path} is not a readable CSV table ({first})") from None
+    # Text cells the workbench wrote carry a formula guard (study.safe_csv); undo it so a
+    # drift.csv reads back to the values that were analysed.
+    return unguard_frame(frame)
 
 
 def default_metrics(df: pd.DataFrame) -> tuple[str, ...]:

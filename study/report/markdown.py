@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from storage.safe_text import escape_control
 from study.report import columns as cols
 from study.report.columns import Cell, fmt, fmt_p, pass_label, simulated_note
 from study.report.data import CLASS_LABELS, ExamplePair, ReportData, StepView
@@ -29,6 +30,8 @@ _UNMAPPED_MARK = "⬜"
 def md_escape(value: object) -> str:
     """Escape any value so a Markdown renderer shows it literally, on one line."""
     text = " ".join(("" if value is None else str(value)).split())
+    # Terminal escape sequences (a report.md is often read with cat or less) become visible.
+    text = escape_control(text)
     return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 

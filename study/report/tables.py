@@ -32,6 +32,8 @@ from typing import Any
 
 import pandas as pd
 
+from study.safe_csv import write_frame_csv
+
 #: Level at which an adjusted p-value counts as detected drift (the stats engine's default).
 ALPHA = 0.05
 _CLASS_RANK = {k: i for i, k in enumerate(("none", "noise", "attribute", "life_event", "other"))}
@@ -362,7 +364,7 @@ def write_frames(frames: dict[str, pd.DataFrame], folder: Path) -> dict[str, lis
     written: dict[str, list[Path]] = {}
     for name, df in frames.items():
         csv, parquet, js = (folder / f"{name}.{ext}" for ext in ("csv", "parquet", "json"))
-        df.to_csv(csv, index=False)
+        write_frame_csv(df, csv)
         df.to_parquet(parquet, index=False)
         js.write_text(df.to_json(orient="records", indent=2, double_precision=15) + "\n")
         written[name] = [csv, parquet, js]

@@ -49,6 +49,7 @@ from driftlens_core.source_reliance import (
     source_influence,
 )
 from storage.errors import InputError
+from study.safe_csv import unguard_frame
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
     "model",
@@ -80,7 +81,7 @@ def read_sources_csv(path: Path) -> pd.DataFrame:
     if not path.exists():
         raise InputError(f"File not found: {path}")
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
+        return unguard_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
     except pd.errors.EmptyDataError:
         raise InputError(f"{path} is empty: expected a CSV probe table with a header row") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:

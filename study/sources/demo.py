@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from study.safe_csv import write_frame_csv
 from study.sources.analysis import analyze_sources_table
 from study.sources.items import shipped_items
 from study.sources.plan import SourcesConfig, run_sources
@@ -73,7 +74,7 @@ def run_sources_demo(
             wrong = {r.item_id: r.wrong_letter for r in run.records if r.variant == "bare"}
     table = pd.concat(tables, ignore_index=True)
     table_csv = out_dir / "probes.csv"
-    table.to_csv(table_csv, index=False)
+    write_frame_csv(table, table_csv)
     (out_dir / "probes.jsonl").write_text("".join(jsonl), encoding="utf-8")
     result = analyze_sources_table(table, bootstrap=bootstrap, seed=seed).to_dict()
     stats_json = out_dir / "stats.json"

@@ -248,3 +248,23 @@ def test_the_console_script_itself_prints_one_line(tmp_path: Path) -> None:
     )
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and res.stderr.startswith("error: "), res.stderr
+
+
+def test_stored_escape_sequences_are_listed_escaped(
+    run_cli: Callable[..., Outcome], tmp_path: Path
+) -> None:
+    path = tmp_path / "q.jsonl"
+    hostile = "[bold]x[/bold] move?\x1b[2J\x1b]8;;http://evil\x07click\x1b]8;;\x07"
+    path.write_text(json.dumps({"id": "q\x1b[31m1", "text": hostile}) + "\n", encoding="utf-8")
+    assert run_cli("questions", "import", str(path)).returncode == 0
+    res = run_cli("questions", "list")
+    assert res.returncode == 0
+    assert "\x1b" not in res.stdout and "\x07" not in res.stdout
+    assert "\\x1b[2J" in res.stdout and "[bold]x[/bold]" in res.stdout
+
+
+def test_markdown_report_escapes_control_characters() -> None:
+    from study.report.markdown import md_escape
+
+    out = md_escape("a\x1b[2Jb\x9bc")
+    assert "\x1b" not in out and "\x9b" not in out and "x1b" in out

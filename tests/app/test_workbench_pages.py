@@ -40,3 +40,15 @@ def test_settings_shows_whether_keys_are_set_but_never_their_value(
         t.value for t in at.text
     )
     assert "sk-very-secret-value" not in rendered
+
+
+def test_settings_redacts_keys_inside_base_urls(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACME_BASE_URL", "https://user:sk-in-userinfo@acme.test/v1?api_key=sk-q")
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://proxy.test/v1?token=sk-token&region=eu")
+    at = open_page("settings.py", timeout=60)
+    frame = at.dataframe[0].value
+    shown = " ".join(str(v) for v in frame.to_numpy().ravel())
+    for secret in ("sk-in-userinfo", "sk-q", "sk-token"):
+        assert secret not in shown
+    assert "https://***@acme.test/v1?api_key=***" in shown
+    assert "region=eu" in shown

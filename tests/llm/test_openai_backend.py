@@ -215,3 +215,17 @@ def test_malformed_text_is_returned_not_treated_as_an_error(chaos: ChaosServer) 
 
 def test_backend_repr_hides_the_key(chaos: ChaosServer) -> None:
     assert "test-key" not in repr(backend(chaos.url))
+
+
+def test_keys_in_url_user_info_never_reach_the_error_text(chaos: ChaosServer) -> None:
+    import base64
+
+    url = chaos.url.replace("http://", "http://user:sk-userinfo@")
+    b = backend(url)
+    [res] = chat(b, [req("500x99")])
+    encoded = base64.b64encode(b"user:sk-userinfo").decode()
+    assert res.error and "sk-userinfo" not in res.error and encoded not in res.error
+    # The same holds for whatever a client library or proxy might echo back.
+    echoed = b._redact(f"proxy: Authorization: Basic {encoded} for {url}?api_key=sk-q test-key")
+    for secret in ("sk-userinfo", encoded, "sk-q", "test-key"):
+        assert secret not in echoed, echoed

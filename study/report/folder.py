@@ -1,0 +1,72 @@
+"""Report folders replaced as a whole: written beside the target, renamed into place.
+
+:func:`staged_report_folder` yields a fresh hidden sibling (``.NAME.new-XXXXXXXX``) to
+write into; only when the block finishes is it renamed onto the target (the previous
+folder is moved aside first and then deleted). A command killed while writing leaves the
+previous report untouched (plus a hidden sibling), never a mix of new, stale and partial
+files. Every instrument's report writer uses it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from storage.errors import InputError
+
+#: Files that mark a folder as a report folder this workbench may replace.
+REPORT_MARKERS: tuple[str, ...] = ("stats.json", "report.md", "report.html", "provenance.json")
+
+
+def _sibling(target: Path, kind: str) -> Path:
+    return target.parent / f".{target.name}.{kind}-{uuid.uuid4().hex[:8]}"
+
+
+def check_replaceable(target: Path) -> None:
+    """Refuse to replace a folder that is not a report folder.
+
+    Raises:
+        InputError: ``target`` is a file, or a non-empty folder without a report in it.
+    """
+    if target.exists() and not target.is_dir():
+        raise InputError(f"{target} is a file; the report needs a folder there.")
+    has_report = any((target / m).exists() for m in REPORT_MARKERS)
+    if target.is_dir() and not has_report and any(target.iterdir()):
+        raise InputError(
+            f"{target} holds other files and no report; choose a new or empty folder "
+            "(a report folder is replaced as a whole)."
+        )
+
+
+@contextmanager
+def staged_report_folder(target: Path) -> Iterator[Path]:
+    """Yield a folder to write a report into; on success it becomes ``target``.
+
+    Args:
+        target: the report folder (created or replaced as a whole).
+
+    Raises:
+        InputError: ``target`` exists and is not a report folder (see
+            :func:`check_replaceable`).
+    """
+    target = Path(target)
+    check_replaceable(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    stage = _sibling(target, "new")
+    stage.mkdir()
+    try:
+        yield stage
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    old = None
+    if target.exists():
+        old = _sibling(target, "old")
+        os.replace(target, old)
+    os.replace(stage, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,126 @@
+"""The one way the workbench writes (and reads back) CSV files: formula-safe cells.
+
+A spreadsheet opened on a CSV runs a cell that starts with ``=``, ``+``, ``-``, ``@``, a
+tab or a carriage return as a formula (CSV / formula injection). Question ids, condition
+and model names, memory lines and model output are untrusted, so every text cell the
+workbench writes goes through :func:`guard_cell`, the OWASP recommendation: such a cell
+gets a leading single quote, which spreadsheets show as text and never evaluate.
+
+* Numbers stay numbers: numeric columns are written as they are, and a text cell that
+  is a plain number (``-0.5``, ``+3``, ``1e-4``) is left alone.
+* The guard is reversible: :func:`unguard_cell` undoes exactly what :func:`guard_cell`
+  did (a cell that already started with quotes before a formula character gains one
+  more), so ``driftlens stats`` reads a ``drift.csv`` it wrote back to the same values.
+
+Use :func:`write_frame_csv` for data frames, :func:`csv_text` for rows, and
+:func:`unguard_frame` right after ``pandas.read_csv`` on a file the workbench may have
+written.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: First characters that make a spreadsheet evaluate a cell (OWASP CSV injection).
+FORMULA_START: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
+#: The prefix that keeps such a cell text.
+GUARD = "'"
+
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _is_formula(core: str) -> bool:
+    return bool(core) and core.startswith(FORMULA_START) and not _PLAIN_NUMBER.fullmatch(core)
+
+
+def guard_cell(value: Any) -> Any:
+    """The value as it is safe to write into a CSV cell.
+
+    Non-strings are returned unchanged. A string whose first character after any leading
+    quotes would start a formula gets one more leading quote.
+    """
+    if not isinstance(value, str):
+        return value
+    return GUARD + value if _is_formula(value.lstrip(GUARD)) else value
+
+
+def unguard_cell(value: Any) -> Any:
+    """Undo :func:`guard_cell` (a value it did not change is returned unchanged)."""
+    if not isinstance(value, str) or not value.startswith(GUARD):
+        return value
+    return value[1:] if _is_formula(value.lstrip(GUARD)) else value
+
+
+def guard_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells and column names are guarded."""
+    import pandas as pd
+
+    out = frame.copy()
+    for column in out.columns:
+        series = out[column]
+        if not pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            out[column] = series.map(guard_cell)
+    out.columns = [guard_cell(str(c)) for c in out.columns]
+    return out
+
+
+def unguard_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Undo :func:`guard_frame` on a frame read with ``pandas.read_csv`` (in place too)."""
+    import pandas as pd
+
+    frame.columns = [unguard_cell(str(c)) for c in frame.columns]
+    for column in frame.columns:
+        series = frame[column]
+        if pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series):
+            frame[column] = series.map(unguard_cell)
+    return frame
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` next to ``path`` and rename it into place (no half-written file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def frame_csv_text(frame: pd.DataFrame) -> str:
+    """The guarded CSV text of a data frame (no index, ``\\n`` line ends)."""
+    return str(guard_frame(frame).to_csv(index=False, lineterminator="\n"))
+
+
+def write_frame_csv(frame: pd.DataFrame, path: Path) -> Path:
+    """Write a data frame as a guarded CSV file (atomically); return the path."""
+    _atomic_write(Path(path), frame_csv_text(frame))
+    return Path(path)
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """Guarded CSV text from a header and rows (``csv`` module quoting, ``\\n`` endings)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([guard_cell(h) for h in header])
+    for row in rows:
+        writer.writerow([guard_cell(v) for v in row])
+    return buf.getvalue()
+
+
+def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
+    """Write rows as a guarded CSV file (atomically); return the path."""
+    _atomic_write(Path(path), csv_text(header, rows))
+    return Path(path)
