@@ -28,6 +28,7 @@ from study.report.figures import _figure, _save, plain_label
 from study.report.html import _CSS, CSP, esc, table
 from study.report.html import _figure as html_figure
 from study.report.markdown import md_table
+from study.safe_csv import write_frame_csv
 
 _SIM_NOTE = (
     "SIMULATED DATA — every answer comes from the built-in disposition simulator with known "
@@ -284,7 +285,7 @@ def write_disposition_report(
         frames.append(("scorecard", card))
     for name, frame in frames:
         path = out_dir / f"table_{name}.csv"
-        frame.to_csv(path, index=False)
+        write_frame_csv(frame, path)
         files[f"table_{name}"] = path
     figures: dict[str, list[Path]] = {}
     if not drift.empty:

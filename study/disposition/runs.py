@@ -23,6 +23,7 @@ from study.disposition.generate import ArmRunSummary, generate_arm
 from study.disposition.items import BatteryDocument
 from study.disposition.plan import Reasoning
 from study.disposition.score import ScoreSummary, classify_arms, grade_arms
+from study.safe_csv import write_frame_csv
 
 StageFactory = Callable[[str], Callable[[int, int], None]]
 
@@ -186,7 +187,7 @@ def write_analysis(analysis: StudyAnalysis, out_dir: Path) -> dict[str, Path]:
     for g in analysis.groups:
         slug = g.group.replace(" ", "-")
         table = out_dir / f"rates_{slug}.csv"
-        g.table.astype({"aligned": str}).to_csv(table, index=False, na_rep="")
+        write_frame_csv(g.table.astype({"aligned": str}), table)
         stats = out_dir / f"stats_{slug}.json"
         stats.write_text(json.dumps(g.stats.to_dict(), indent=2, allow_nan=False) + "\n")
         files[f"rates_{slug}"] = table
