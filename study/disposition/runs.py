@@ -194,7 +194,7 @@ def write_analysis(analysis: StudyAnalysis, out_dir: Path) -> dict[str, Path]:
         files[f"stats_{slug}"] = stats
         if g.graded is not None and g.graded_table is not None:
             gt = out_dir / f"graded_{slug}.csv"
-            g.graded_table.to_csv(gt, index=False, na_rep="")
+            write_frame_csv(g.graded_table, gt)
             gs = out_dir / f"stats_{slug}_graded.json"
             gs.write_text(json.dumps(g.graded.to_dict(), indent=2, allow_nan=False) + "\n")
             files[f"graded_{slug}"] = gt
