@@ -355,7 +355,7 @@ def write_disposition_report(
             html_parts.append(html_figure(figures[name], caption))
     graded = graded_frame(analysis)
     if not graded.empty:
-        graded.to_csv(out_dir / "table_graded.csv", index=False)
+        write_frame_csv(graded, out_dir / "table_graded.csv")
         files["table_graded"] = out_dir / "table_graded.csv"
         html_parts += [
             "<h2>Graded review (1–7, final answer only)</h2>",
