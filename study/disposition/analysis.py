@@ -455,6 +455,8 @@ class StudyAnalysis:
     groups: tuple[GroupAnalysis, ...]
     arms: Mapping[str, ArmInfo]
     skipped: tuple[str, ...] = ()
+    #: classifier check: (same category twice, responses scored twice)
+    repeat_agreement: tuple[int, int] = (0, 0)
 
 
 def group_reference(arms: Sequence[Any]) -> Any | None:
@@ -519,4 +521,18 @@ def analyze_study(
                 scores=True,
             )
         out.append(GroupAnalysis(name, ref.name, part, stats, gtable, gstats))
-    return StudyAnalysis(study, tuple(out), infos, tuple(skipped))
+    return StudyAnalysis(
+        study, tuple(out), infos, tuple(skipped), repeat_agreement(arms, session=session)
+    )
+
+
+def repeat_agreement(arms: Sequence[Any], *, session: Any) -> tuple[int, int]:
+    """How many responses scored twice got the same category both times, out of how many."""
+    from storage.repo.disposition import arm_responses, scores_for
+
+    ids = [int(r.id) for r in arm_responses([a.id for a in arms], session=session) if r.id]
+    labels: dict[tuple[int, str], dict[int, str | None]] = {}
+    for sc in scores_for(ids, session=session):
+        labels.setdefault((int(sc.response_id), sc.judge_model), {})[int(sc.repeat)] = sc.label
+    pairs = [v for v in labels.values() if 0 in v and 1 in v and v[0] and v[1]]
+    return sum(v[0] == v[1] for v in pairs), len(pairs)

@@ -368,7 +368,16 @@ def write_disposition_report(
                 text=("group", "battery", "arm", "verdict", "ci"),
             ),
         ]
+    agree, pairs = analysis.repeat_agreement
+    repeat_line = (
+        f"Classifier repeat: {agree} of {pairs} responses scored twice got the same category "
+        f"({100 * agree / pairs:.1f}%)."
+        if pairs
+        else "Classifier repeat: no response was scored twice."
+    )
     html_parts += [
+        "<h2>Classifier check</h2>",
+        f"<p>{esc(repeat_line)}</p>",
         "<h2>Null test (sample 1 vs sample 2 of the same arm)</h2>",
         f"<p>{esc(null_line)}</p>",
         table(null_show, null_cols, text=("group", "battery", "arm", "excludes_zero")),
@@ -408,6 +417,7 @@ def write_disposition_report(
             "## Graded review (1–7)\n",
             md_table(graded, [(c, c.replace("_", " "), None) for c in graded.columns]),
         ]
+    md += ["## Classifier check\n", repeat_line + "\n"]
     md += ["## Null test\n", null_line + "\n", md_table(null_show, null_cols)]
     md += ["## Noise shares\n", md_table(noise_show, noise_cols)]
     md += ["## Arms\n", md_table(arm_rows, arm_cols)]

@@ -95,6 +95,8 @@ def test_study_runs_resumes_and_agrees_with_the_stats_command(
     assert scores2.scored == 0
     # groups are analysed apart; the written table gives the same JSON through the CLI
     analysis = analyze_study("t", session=session, n_boot=300, seed=5)
+    agree, pairs = analysis.repeat_agreement
+    assert pairs == scores.repeat_cases and agree / pairs > 0.9  # flips 0.75% per scoring
     assert [g.group for g in analysis.groups] == ["on", "off", "budget 64"]
     files = write_analysis(analysis, tmp_path)
     on = analysis.groups[0]
