@@ -22,10 +22,10 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
     "Instruments": [
         ("conflicts.py", "Memory conflicts", ":material/call_split:"),
         ("disposition.py", "Disposition drift", ":material/trending_down:"),
+        ("sources.py", "Source reliance", ":material/fact_check:"),
     ],
     "Studies": [
         ("human_studies.py", "Human studies", ":material/how_to_reg:"),
-        ("sources.py", "Source reliance", ":material/fact_check:"),
     ],
 }
 

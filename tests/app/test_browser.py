@@ -73,6 +73,11 @@ ACTIONS: dict[str, tuple[Callable[[object], None], str | None]] = {
     "ontology_rounds.py": (lambda p: _click(p, "Run round"), None),
     "ontology_rewrite.py": (lambda p: _click(p, "Propose rewrite"), None),
     "human_studies.py": (_progress_if_connected, None),
+    # The instrument pages show the demo's stored results; their primary action re-runs
+    # the simulated demo, which must land back on the same page without an exception.
+    "disposition.py": (lambda p: _click(p, "Run the simulated demo (seconds)"), None),
+    "sources.py": (lambda p: _click(p, "Run the simulated demo (seconds)"), None),
+    "conflicts.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),  # type: ignore[attr-defined]
 }
 
 
