@@ -29,6 +29,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -168,13 +169,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    meta: dict[str, Any] = {
+        "bootstrap": args.bootstrap,
+        "stems": args.stems,
+        "seed": args.seed,
+        "implementation": implementation(),
+    }
     result = {
-        "meta": {
-            "bootstrap": args.bootstrap,
-            "stems": args.stems,
-            "seed": args.seed,
-            "implementation": implementation(),
-        },
+        "meta": meta,
         "null_fpr": null_fpr(args.replications, args.arms, args.stems, args.bootstrap, args.seed),
         "coverage": coverage(args.studies, args.stems, args.bootstrap, args.seed + 1),
         "mdd_power": [
@@ -182,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
             for k, name in enumerate(("disp-qwen", "disp-mid"))
         ],
     }
-    result["meta"]["seconds"] = round(time.perf_counter() - started, 1)
+    meta["seconds"] = round(time.perf_counter() - started, 1)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json is not None:
