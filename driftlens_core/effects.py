@@ -107,7 +107,8 @@ def bh_adjust(p_values: ArrayLike) -> NDArray[np.float64]:
     return out
 
 
-def _letter(i: int) -> str:
+def letter_token(i: int) -> str:
+    """The ``i``-th letter token: ``a`` … ``z``, then ``aa``, ``ab``, … (spreadsheet order)."""
     alphabet = string.ascii_lowercase
     name = ""
     i += 1
@@ -117,16 +118,87 @@ def _letter(i: int) -> str:
     return name
 
 
+#: Separator between letter tokens once some token has more than one character.
+LETTER_SEPARATOR = ","
+
+
+def _maximal_cliques(adjacent: list[int], k: int) -> list[int]:
+    """Every maximal clique of a graph given as bit masks (Bron–Kerbosch with pivoting)."""
+    out: list[int] = []
+    stack: list[tuple[int, int, int]] = [(0, (1 << k) - 1, 0)]
+    while stack:
+        r, p, x = stack.pop()
+        if not p and not x:
+            out.append(r)
+            continue
+        px = p | x
+        # pivot: the vertex of P ∪ X with most neighbours in P (fewest branches)
+        pivot = max(_bits(px), key=lambda u: (adjacent[u] & p).bit_count())
+        for v in _bits(p & ~adjacent[pivot]):
+            bit = 1 << v
+            stack.append((r | bit, p & adjacent[v], x & adjacent[v]))
+            p &= ~bit
+            x |= bit
+    return out
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def letter_groups(different: ArrayLike, order: Sequence[int] | None = None) -> list[list[int]]:
+    """The groups of a compact letter display: maximal sets of mutually non-different conditions.
+
+    These are the maximal cliques of the "not significantly different" graph, which is
+    exactly what Piepho's (2004) insert-and-absorb algorithm produces; they are found here
+    with Bron–Kerbosch (pivoting, bit sets), which stays fast at 60+ conditions where
+    insert-and-absorb's intermediate group lists explode. Groups are sorted by the display
+    rank of their members (``order``, e.g. conditions by mean drift) so the first letter
+    marks the top.
+    """
+    diff = np.asarray(different, dtype=bool)
+    k = diff.shape[0]
+    if diff.ndim != 2 or diff.shape != (k, k):
+        raise ValueError("different must be a square matrix")
+    if k == 0:
+        return []
+    same = ~(diff | diff.T)
+    adjacent = [sum(1 << j for j in range(k) if j != i and same[i, j]) for i in range(k)]
+    rank = {c: r for r, c in enumerate(order if order is not None else range(k))}
+    groups = [sorted(_bits(m), key=lambda c: rank[c]) for m in _maximal_cliques(adjacent, k)]
+    groups.sort(key=lambda g: [rank[c] for c in g])
+    return groups
+
+
+def compact_letter_tokens(
+    different: ArrayLike, order: Sequence[int] | None = None
+) -> tuple[tuple[str, ...], ...]:
+    """The letter tokens of every condition (see :func:`compact_letter_display`)."""
+    groups = letter_groups(different, order)
+    k = np.asarray(different).shape[0]
+    tokens: list[list[str]] = [[] for _ in range(k)]
+    for n, g in enumerate(groups):
+        for c in g:
+            tokens[c].append(letter_token(n))
+    return tuple(tuple(t) for t in tokens)
+
+
 def compact_letter_display(
     different: ArrayLike, order: Sequence[int] | None = None
 ) -> tuple[str, ...]:
     """Compact letter display from a symmetric "significantly different" matrix.
 
-    Insert-and-absorb (Piepho 2004): start with one group holding every condition; for each
-    significant pair, split every group that holds both into two (one without each member),
-    then drop groups contained in another group. Letters are assigned to the remaining
-    groups in the order of their first member in ``order`` (e.g. conditions sorted by
-    mean drift, so "a" marks the highest).
+    Conditions share a letter exactly when they are not significantly different from one
+    another: every letter is a maximal set of mutually non-different conditions
+    (:func:`letter_groups`). Letters follow the order of each group's first member in
+    ``order`` (e.g. conditions sorted by mean drift, so "a" marks the highest). Beyond 26
+    groups the tokens continue ``aa``, ``ab``, … and are rendered with separators
+    (:func:`render_letters`) for every condition of that display.
 
     Args:
         different: ``(K, K)`` bool, ``True`` where conditions i and j differ.
@@ -135,34 +207,11 @@ def compact_letter_display(
     Returns:
         One letter string per condition (in the original index order).
     """
-    diff = np.asarray(different, dtype=bool)
-    k = diff.shape[0]
-    if diff.shape != (k, k):
-        raise ValueError("different must be a square matrix")
-    if k == 0:
-        return ()
-    rank = {c: r for r, c in enumerate(order if order is not None else range(k))}
-    groups: list[frozenset[int]] = [frozenset(range(k))]
-    for i in range(k):
-        for j in range(i + 1, k):
-            if not (diff[i, j] or diff[j, i]):
-                continue
-            new: list[frozenset[int]] = []
-            for g in groups:
-                if i in g and j in g:
-                    new.append(g - {i})
-                    new.append(g - {j})
-                else:
-                    new.append(g)
-            # absorb: drop duplicates and groups contained in another group
-            uniq = list(dict.fromkeys(new))
-            groups = [g for g in uniq if not any(g < h for h in uniq if h is not g)]
-    groups.sort(key=lambda g: sorted(rank[c] for c in g))
-    letters = ["" for _ in range(k)]
-    for n, g in enumerate(groups):
-        for c in g:
-            letters[c] += _letter(n)
-    return tuple(letters)
+    tokens = compact_letter_tokens(different, order)
+    many = any(len(t) > 1 for ts in tokens for t in ts)
+    if many:
+        return tuple(LETTER_SEPARATOR.join(ts) for ts in tokens)
+    return tuple("".join(ts) for ts in tokens)
 
 
 def _welch_p_pairs(
