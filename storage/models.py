@@ -149,7 +149,7 @@ class Perturbation(SQLModel, table=True):
 
 
 class ModelSpec(SQLModel, table=True):
-    """A model named ``provider/model`` (see ARCHITECTURE.md, Models and endpoints)."""
+    """A model named ``provider/model`` (see docs/engines.md and the README)."""
 
     __tablename__ = "model_spec"
 
