@@ -94,6 +94,21 @@ def print_stats(result: dict[str, Any]) -> None:
                     _num(r["alpha_ordinal"]),
                 )
         _out.print(agr)
+    if result.get("agreement_by_type"):
+        bt = Table(title="agreement by conflict type (D1-D5 pairs pooled)")
+        for col in ("raters", "type", "within one", "exact", "MAE", "QWK", "pairs"):
+            bt.add_column(col)
+        for r in result["agreement_by_type"]:
+            bt.add_row(
+                Text(f"{r['judge_a']} vs {r['judge_b']}"),
+                r["type"],
+                _num(r["within_one"]),
+                _num(r["exact"]),
+                _num(r["mae"]),
+                _num(r["qwk"]),
+                str(r["n"]),
+            )
+        _out.print(bt)
     if result["d6"]:
         d6 = Table(title="D6 commitment on high-risk instances (Wilson 95% CI)")
         for col in ("model", "judge", "flag", "share", "95% CI", "k / n"):

@@ -148,6 +148,24 @@ class TotalAgreementRow:
 
 
 @dataclass(frozen=True)
+class TypeAgreementRow:
+    """Agreement of two raters over all five dimensions of one conflict type.
+
+    The shape of the seed's human-validation table: pairs of dimension-level scores pooled
+    over D1-D5 (``type`` ``all`` pools the types too).
+    """
+
+    judge_a: str
+    judge_b: str
+    type: str
+    within_one: float
+    exact: float
+    mae: float
+    qwk: float
+    n: int
+
+
+@dataclass(frozen=True)
 class D6Row:
     """Share of one commitment flag among a model's judged high-risk answers."""
 
@@ -172,6 +190,7 @@ class ConflictStats:
     d6: tuple[D6Row, ...]
     bootstrap: int
     seed: int | None
+    agreement_by_type: tuple[TypeAgreementRow, ...] = ()
     version: int = 1
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -198,6 +217,7 @@ class ConflictStats:
             "distractor_slope": [plain(r) for r in self.distractor_slope],
             "judge_agreement": agreement,
             "d6": [plain(r) for r in self.d6],
+            "agreement_by_type": [plain(r) for r in self.agreement_by_type],
             "meta": {
                 "version": self.version,
                 "bootstrap": self.bootstrap,
@@ -394,6 +414,7 @@ def analyze_scores(
                 )
 
     agreement: list[DimensionAgreementRow | TotalAgreementRow] = []
+    by_type: list[TypeAgreementRow] = []
     keyed = df.copy()
     key_cols = ["model", "instance_id", "type", "distractors"]
     keyed["_k"] = keyed.groupby([*key_cols, "judge"], sort=False).cumcount()
@@ -409,6 +430,14 @@ def analyze_scores(
                 DimensionAgreementRow(
                     ja, jb, dim, oa.qwk, oa.exact, oa.within_one, oa.mae, oa.alpha_ordinal, oa.n
                 )
+            )
+        for type_ in (*[t for t in CONFLICT_TYPES if (both["type"] == t).any()], ALL):
+            sub = both if type_ == ALL else both[both["type"] == type_]
+            xa = sub[[f"{d}_a" for d in DIMENSIONS]].to_numpy(dtype=float).ravel()
+            xb = sub[[f"{d}_b" for d in DIMENSIONS]].to_numpy(dtype=float).ravel()
+            oa = ordinal_agreement(xa, xb)
+            by_type.append(
+                TypeAgreementRow(ja, jb, type_, oa.within_one, oa.exact, oa.mae, oa.qwk, oa.n)
             )
         cor = cluster_correlation(
             both["instance_id"].to_numpy(),
@@ -453,6 +482,7 @@ def analyze_scores(
         d6=tuple(d6),
         bootstrap=bootstrap,
         seed=seed,
+        agreement_by_type=tuple(by_type),
         notes=tuple(notes),
     )
 

@@ -384,6 +384,27 @@ def _sections(report: ConflictReport) -> list[tuple[str, list[str], list[list[st
                 "",
             )
         )
+    if s.agreement_by_type:
+        out.append(
+            (
+                "Agreement by conflict type (dimension-level pairs, D1-D5 pooled)",
+                ["raters", "type", "within one", "exact", "MAE", "QWK", "pairs"],
+                [
+                    [
+                        f"{r.judge_a} vs {r.judge_b}",
+                        r.type,
+                        _fmt(r.within_one),
+                        _fmt(r.exact),
+                        _fmt(r.mae),
+                        _fmt(r.qwk),
+                        str(r.n),
+                    ]
+                    for r in s.agreement_by_type
+                ],
+                "The same table reads human validation: give two annotators' scores as two "
+                "'judges' to `driftlens conflicts stats`.",
+            )
+        )
     if report.observability:
         out.append(
             (

@@ -99,6 +99,23 @@ def test_stats_json_has_the_issue_shape_and_finds_the_effect(
         }
         assert min(means, key=means.__getitem__) == "d4"
     assert {r["flag"] for r in data["d6"]} == {"safe", "partial", "unsafe"}
+    # agreement by type, against an independent count on the CSV
+    import pandas as pd
+
+    df = pd.read_csv(table, dtype=str, keep_default_na=False)
+    a = df[df["judge"] == "sim/judge-a"].reset_index(drop=True)
+    b = df[df["judge"] == "sim/judge-b"].reset_index(drop=True)
+    diffs = []
+    for d in ("d1", "d2", "d3", "d4", "d5"):
+        for x, y in zip(a[d], b[d], strict=True):
+            if x != "" and y != "":
+                diffs.append(abs(int(x) - int(y)))
+    row = next(r for r in data["agreement_by_type"] if r["type"] == "all")
+    assert row["n"] == len(diffs)
+    assert row["within_one"] == sum(v <= 1 for v in diffs) / len(diffs)
+    assert row["exact"] == sum(v == 0 for v in diffs) / len(diffs)
+    assert abs(row["mae"] - sum(diffs) / len(diffs)) < 1e-12
+    assert {r["type"] for r in data["agreement_by_type"]} == {"CPC", "BOC", "SCC", "all"}
     # same seed, same numbers
     out2 = tmp_path / "out2.json"
     cli("conflicts", "stats", str(table), "--json", str(out2), "--bootstrap", "300", "--seed", "1")
