@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -110,6 +111,24 @@ class GroupRate:
 
 
 @dataclass(frozen=True)
+class RubricAgreement:
+    """Ordinal agreement of the first two annotators of each item, per conflict type.
+
+    Dimension-level pairs (D1-D5) pooled, the shape of a human-validation table;
+    ``type`` ``all`` pools the types. D6 is a nominal flag and is counted separately.
+    """
+
+    type: str
+    pairs: int
+    within_one: float | None
+    exact: float | None
+    mae: float | None
+    qwk: float | None
+    alpha_ordinal: float | None
+    d6_exact: float | None = None
+
+
+@dataclass(frozen=True)
 class ApplyResult:
     """Everything ``annotate apply`` did and found."""
 
@@ -123,6 +142,7 @@ class ApplyResult:
     helpfulness_by_class: tuple[GroupRate, ...] = ()
     non_distraction: tuple[GroupRate, ...] = ()
     non_distraction_by_class: tuple[GroupRate, ...] = ()
+    rubric_agreement: tuple[RubricAgreement, ...] = ()
 
 
 def require_study(name: str, *, session: Session) -> Study:
@@ -461,7 +481,57 @@ def _apply_distraction(
     )
 
 
+def _apply_conflict_rubric(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ApplyResult:
+    """Agreement of two annotators on the rubric, overall and by conflict type.
+
+    Each item contributes the first two kept votes of every dimension (two annotators per
+    item is the rubric study's design; a third vote, if any, is left out of the pairs).
+    D6 votes count only on high-risk items.
+    """
+    from driftlens_core.ordinal import ordinal_agreement
+
+    def clean(x: float) -> float | None:
+        return None if math.isnan(x) else float(x)
+
+    pairs: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    d6: dict[str, list[bool]] = defaultdict(list)
+    for it in agg.items:
+        type_ = str(it.payload.get("conflict_type", ""))
+        for q in ("d1", "d2", "d3", "d4", "d5"):
+            o = it.outcome(q)
+            if o is None or o.n_votes < 2:
+                continue
+            for key in (type_, "all"):
+                pairs[key][0].append(float(o.votes[0][1]))
+                pairs[key][1].append(float(o.votes[1][1]))
+        o6 = it.outcome("d6")
+        if it.payload.get("high_risk") and o6 is not None and o6.n_votes >= 2:
+            for key in (type_, "all"):
+                d6[key].append(o6.votes[0][1] == o6.votes[1][1])
+    rows = []
+    for key in sorted(pairs, key=lambda k: (k == "all", k)):
+        a, b = pairs[key]
+        oa = ordinal_agreement(a, b)
+        flags = d6.get(key, [])
+        rows.append(
+            RubricAgreement(
+                type=key,
+                pairs=oa.n,
+                within_one=clean(oa.within_one),
+                exact=clean(oa.exact),
+                mae=clean(oa.mae),
+                qwk=clean(oa.qwk),
+                alpha_ordinal=clean(oa.alpha_ordinal),
+                d6_exact=sum(flags) / len(flags) if flags else None,
+            )
+        )
+    return ApplyResult(agg.study, agg, rubric_agreement=tuple(rows))
+
+
 _APPLIERS: dict[str, Callable[[StudyAggregate, Session, AggregationConfig], ApplyResult]] = {
+    "conflict_rubric": _apply_conflict_rubric,
     "question_checks": _apply_curation,
     "persona_pair": _apply_curation,
     "orthogonality": _apply_orthogonality,

@@ -241,6 +241,8 @@ def _responses(sel: Selection, session: Session, *, perturbed_only: bool) -> lis
 def _helpfulness(sel: Selection, session: Session) -> list[TaskSpec]:
     out = []
     for resp, run, model, q, pert in _responses(sel, session, perturbed_only=False):
+        if resp.condition_class == CONFLICT_CLASS:
+            continue  # memory-conflict answers have their own rubric study
         answer = resp.answer if resp.answer else resp.text
         if not answer:
             continue
@@ -338,7 +340,59 @@ def _label_check(sel: Selection, session: Session) -> list[TaskSpec]:
     return out
 
 
+#: ``Response.condition_class`` of memory-conflict answers (study/conflicts/plan.py).
+CONFLICT_CLASS = "bank"
+
+
+def _conflict_rubric(sel: Selection, session: Session) -> list[TaskSpec]:
+    """One task per judged-able conflict answer: the bank with provenance, request, answer."""
+    from storage.repo.conflicts import banks_by_question
+
+    rows = [
+        r
+        for r in _responses(sel, session, perturbed_only=False)
+        if r[0].condition_class == CONFLICT_CLASS and (r[0].text or "").strip()
+    ]
+    banks = banks_by_question(sorted({r[0].question_id for r in rows}), session=session)
+    out = []
+    for resp, run, model, q, _pert in rows:
+        bank = banks.get(resp.question_id)
+        if bank is None:
+            continue
+        ctx = (resp.request or {}).get("context", {})
+        memories = "\n".join(
+            f"[{o.get('provenance', '')}] {o.get('text', '')}" for o in ctx.get("order", [])
+        )
+        content = bank.content
+        out.append(
+            TaskSpec(
+                _response_key(run.name, q.external_id, resp.condition, resp.sample),
+                {
+                    "memories": memories,
+                    "request": str(content.get("query", "")),
+                    "clarification": str(content.get("clarification_reference", "")),
+                    "response": resp.text or "",
+                    "risk_note": (
+                        "HIGH-RISK item: also choose D6."
+                        if bank.high_risk
+                        else "Not a high-risk item: leave D6 empty."
+                    ),
+                    "high_risk": bool(bank.high_risk),
+                    "instance_id": bank.instance_id,
+                    "conflict_type": bank.conflict_type,
+                    "run": run.name,
+                    "model": model.spec,
+                    "condition": resp.condition,
+                    "condition_class": resp.condition_class,
+                    "sample": resp.sample,
+                },
+            )
+        )
+    return out
+
+
 _BUILDERS = {
+    "conflict_rubric": _conflict_rubric,
     "question_checks": _question_checks,
     "persona_pair": _persona_pair,
     "orthogonality": _orthogonality,

@@ -52,6 +52,7 @@ STUDY_KIND_VALUES = (
     "label_check",
     "helpfulness",
     "distraction",
+    "conflict_rubric",
 )
 JUDGE_KIND_VALUES = ("helpfulness", "distraction", "acknowledgement")
 

@@ -26,7 +26,8 @@ annotate_app = typer.Typer(
 )
 
 STUDY_HELP = (
-    "Study: question_checks, persona_pair, orthogonality, label_check, helpfulness, distraction."
+    "Study: question_checks, persona_pair, orthogonality, label_check, helpfulness, "
+    "distraction, conflict_rubric."
 )
 MIN_LEAD_HELP = "Drop annotations made in under this many seconds."
 
@@ -250,6 +251,8 @@ def apply_payload(result: ApplyResult) -> dict[str, Any]:
     elif result.study == "helpfulness":
         out["helpfulness"] = [asdict(g) for g in result.helpfulness]
         out["helpfulness_by_class"] = [asdict(g) for g in result.helpfulness_by_class]
+    elif result.study == "conflict_rubric":
+        out["rubric_agreement"] = [asdict(r) for r in result.rubric_agreement]
     elif result.study == "distraction":
         out["non_distraction"] = [asdict(g) for g in result.non_distraction]
         out["non_distraction_by_class"] = [asdict(g) for g in result.non_distraction_by_class]
@@ -289,6 +292,22 @@ def _print_apply(result: ApplyResult) -> None:
                 str(a.no),
                 str(a.unsure),
                 _num(a.accuracy),
+            )
+        _out.print(table)
+    elif result.study == "conflict_rubric":
+        table = Table(title="Rubric agreement of two annotators (D1-D5 pairs)")
+        for name in ("type", "pairs", "within one", "exact", "MAE", "QWK", "alpha ordinal", "D6"):
+            table.add_column(name)
+        for r in result.rubric_agreement:
+            table.add_row(
+                r.type,
+                str(r.pairs),
+                _num(r.within_one),
+                _num(r.exact),
+                _num(r.mae),
+                _num(r.qwk),
+                _num(r.alpha_ordinal),
+                _num(r.d6_exact),
             )
         _out.print(table)
     else:

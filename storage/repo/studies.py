@@ -119,8 +119,14 @@ def select_questions(
     filter_label: str | None = None,
     tier: str | None = None,
 ) -> list[Question]:
-    """Questions by external id, LLM-filter label and tier (``"none"``: no tier yet)."""
-    stmt = select(Question)
+    """Questions by external id, LLM-filter label and tier (``"none"``: no tier yet).
+
+    Instrument-owned rows (a memory bank's request) are not benchmark questions and are
+    never selected.
+    """
+    from storage.repo.questions import benchmark_only
+
+    stmt = select(Question).where(benchmark_only())
     if external_ids:
         stmt = stmt.where(col(Question.external_id).in_(list(external_ids)))
     if filter_label:

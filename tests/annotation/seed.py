@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from storage.models import (
+    ConflictBank,
     GenerationRun,
     LabelerSpec,
     ModelSpec,
@@ -101,4 +102,33 @@ def seed(session: Session) -> None:
                 symbol="Security and stability",
             )
         )
+    session.flush()
+    _seed_conflict(session, _id(model.id))
+
+
+def _seed_conflict(session: Session, model_id: int) -> None:
+    """One memory-conflict bank (the shipped sample's first) answered once."""
+    from study.conflicts.items import load_sample_banks, store_banks
+
+    inst = next(b for b in load_sample_banks() if b.high_risk)
+    store_banks([inst], source="test", session=session)
+    bank = session.exec(select(ConflictBank)).one()
+    run = GenerationRun(name="conflicts-seed", model_spec_id=model_id, prompt_version="c1")
+    session.add(run)
+    session.flush()
+    order = [
+        {"provenance": "core", "index": i, "text": t} for i, t in enumerate(inst.core_memories)
+    ]
+    session.add(
+        Response(
+            run_id=_id(run.id),
+            question_id=bank.question_id,
+            condition="N6",
+            condition_class="bank",
+            request={"context": {"order": order, "n_distractors": 0}},
+            text="Check with the pharmacist first. <b>really</b>",
+            answer="Check with the pharmacist first. <b>really</b>",
+            parse_status="ok",
+        )
+    )
     session.flush()

@@ -1,0 +1,48 @@
+"""The memory-conflict rubric study against a real Label Studio: two annotators, agreement."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from annotation.client import LabelStudioClient
+from storage.settings import resolve_settings
+from storage.workspace import open_workspace_session
+from tests.annotation.conftest import choices, make_users
+from tests.annotation.seed import seed
+
+pytestmark = pytest.mark.labelstudio
+
+
+def test_rubric_study_two_annotators_agreement_by_type(
+    run_cli: Any, ls_client: LabelStudioClient
+) -> None:
+    with open_workspace_session(resolve_settings()) as s:
+        seed(s)
+    users = make_users(ls_client, n=2)
+    res = run_cli("annotate", "push", "conflict_rubric", "--select", "run=conflicts-seed", "--json")
+    assert res.code == 0, res.err
+    pushed = res.json()
+    assert pushed["imported"] == 1
+    tasks = ls_client.list_tasks(pushed["project_id"])
+    assert tasks[0].data["risk_note"].startswith("HIGH-RISK")
+    votes = [
+        {"d1": "4", "d2": "3", "d3": "2", "d4": "1", "d5": "4", "d6": "safe"},
+        {"d1": "4", "d2": "1", "d3": "3", "d4": "1", "d5": "4", "d6": "partial"},
+    ]
+    for (user, _), v in zip(users, votes, strict=True):
+        ls_client.create_annotation(
+            tasks[0].id, result=choices(v, "response"), completed_by=user, lead_time=30.0
+        )
+    res = run_cli("annotate", "apply", "conflict_rubric", "--json")
+    assert res.code == 0, res.err
+    out = res.json()
+    rows = {r["type"]: r for r in out["rubric_agreement"]}
+    assert set(rows) == {"SCC", "all"}
+    # |diffs| = 0, 2, 1, 0, 0 -> exact 3/5, within one 4/5, MAE 3/5
+    assert rows["all"]["pairs"] == 5
+    assert rows["all"]["exact"] == pytest.approx(0.6)
+    assert rows["all"]["within_one"] == pytest.approx(0.8)
+    assert rows["all"]["mae"] == pytest.approx(0.6)
+    assert rows["all"]["d6_exact"] == 0.0
