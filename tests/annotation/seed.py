@@ -31,8 +31,11 @@ def _id(value: int | None) -> int:
     return value
 
 
-def seed(session: Session) -> None:
-    """Four questions, two memories, one run with baseline and perturbed answers, labels."""
+def seed(session: Session, *, conflicts: bool = False) -> None:
+    """Four questions, two memories, one run with baseline and perturbed answers, labels.
+
+    With ``conflicts`` also one memory-conflict bank and its answer (run ``conflicts-seed``).
+    """
     questions = [Question(external_id=f"q{i}", text=t) for i, t in enumerate(QUESTIONS)]
     session.add_all(questions)
     catalog = PerturbationCatalog(name="test-catalog", version=1)
@@ -103,7 +106,8 @@ def seed(session: Session) -> None:
             )
         )
     session.flush()
-    _seed_conflict(session, _id(model.id))
+    if conflicts:
+        _seed_conflict(session, _id(model.id))
 
 
 def _seed_conflict(session: Session, model_id: int) -> None:

@@ -19,7 +19,7 @@ def test_rubric_study_two_annotators_agreement_by_type(
     run_cli: Any, ls_client: LabelStudioClient
 ) -> None:
     with open_workspace_session(resolve_settings()) as s:
-        seed(s)
+        seed(s, conflicts=True)
     users = make_users(ls_client, n=2)
     res = run_cli("annotate", "push", "conflict_rubric", "--select", "run=conflicts-seed", "--json")
     assert res.code == 0, res.err

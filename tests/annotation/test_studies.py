@@ -37,7 +37,7 @@ def test_config_is_xml_with_one_choices_tag_per_question(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(STUDIES))
 def test_every_builder_fills_every_field_its_config_shows(name: str) -> None:
     with open_workspace_session(resolve_settings()) as session:
-        seed(session)
+        seed(session, conflicts=True)
         tasks = build_tasks(name, parse_selection([]), session=session)
     assert tasks, name
     fields = set(re.findall(r'value="\$(\w+)"', label_config(name)))
