@@ -8,6 +8,7 @@ from sqlmodel import Session
 from llm.sim.backend import SimBackend
 from llm.sim.conflicts import action_mix
 from llm.sim.presets import PRESETS
+from storage.repo.requests import stored_messages
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import import_bank_file, load_sample_banks
 from study.conflicts.policy import action_mixture, heuristic_answer, parse_action, run_policy
@@ -66,7 +67,9 @@ def test_caap_two_stages_cached_stored_and_mixture_near_preset(session: Session)
     rows = list_responses(run.id, session=session)
     ok = [r for r in rows if r.parse_status == "ok"]
     assert all(r.request["policy"]["action"] in s.actions for r in ok)
-    assert all("Chosen action:" in r.request["messages"][0]["content"] for r in ok)
+    assert all(
+        "Chosen action:" in stored_messages(r, session=session)[0]["content"] for r in ok
+    )
     mix = action_mixture(["caap-1"], session=session)
     for type_ in ("CPC", "BOC", "SCC"):
         cells = [m for m in mix if m["type"] == type_]
