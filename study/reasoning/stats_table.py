@@ -70,10 +70,12 @@ def _read_columnar(path: Path) -> pd.DataFrame | None:
         for f in table.schema
     ):
         return None  # text where a number may be meant (" 1.5"): pandas' parser decides
-    df = table.to_pandas()
-    for name in table.column_names:
-        if pa.types.is_null(table.schema.field(name).type):
-            df[name] = df[name].astype(object if name in _TEXT_COLUMNS else np.float64)
+    # Release each Arrow column as it is converted: the peak is one table, not two.
+    null_columns = [f.name for f in table.schema if pa.types.is_null(f.type)]
+    df = table.to_pandas(self_destruct=True, split_blocks=True)
+    del table
+    for name in null_columns:
+        df[name] = df[name].astype(object if name in _TEXT_COLUMNS else np.float64)
     return df
 
 
