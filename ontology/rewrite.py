@@ -2,10 +2,14 @@
 
 :func:`propose_rewrite` collects the steps labelers split between two leaves in a round,
 builds the rewrite request, parses ``<def1>``/``<def2>`` strictly (one repair retry) and
-stores a :class:`~storage.models.RewriteProposal` with everything it was built from.
-:func:`accept_proposal` turns a proposal (optionally edited by the researcher) into a new
-ontology version whose parent is the round's version; :func:`reject_proposal` records the
-decision. Nothing ever changes a stored version in place.
+stores a :class:`~storage.models.RewriteProposal` with everything it was built from,
+including its base version (the round's). :func:`accept_proposal` turns a proposal
+(optionally edited by the researcher) into a new ontology version whose parent is the
+*newest* version of that ontology: when versions were made since the base, the proposal's
+two definitions are re-applied on top of the newest one, unless one of those two
+definitions itself changed since the base, which is refused as a conflict (never a silent
+revert). :func:`reject_proposal` records the decision. Nothing ever changes a stored
+version in place.
 """
 
 from __future__ import annotations
@@ -22,7 +26,13 @@ from ontology.parsing import AnswerParseError, parse_definitions
 from ontology.prompts import REWRITE_PROMPT_VERSION, definition_block, rewrite_messages
 from ontology.rounds import require_round, round_records, step_texts
 from ontology.schema import UNMAPPED, OntologyDoc
-from ontology.versions import document, get_version, new_version, replace_definitions
+from ontology.versions import (
+    document,
+    get_version,
+    new_version,
+    replace_definitions,
+    version_label,
+)
 from storage.errors import InputError, NotFoundError
 from storage.models import OntologyVersion, RewriteProposal
 from storage.repo import rounds as round_repo
@@ -168,6 +178,7 @@ def propose_rewrite(
     }
     proposal = RewriteProposal(
         round_id=row.id,
+        base_version_id=version.id,
         leaf_a=leaf_a,
         leaf_b=leaf_b,
         model=model,
@@ -214,6 +225,47 @@ def read_edit_file(path: Path, proposal: RewriteProposal) -> tuple[str, str]:
     return a.strip(), b.strip()
 
 
+def base_version(proposal: RewriteProposal, *, session: Session) -> OntologyVersion:
+    """The version a proposal rewrites (its round's version)."""
+    ref = proposal.base_version_id or proposal.request.get("ontology_version_id")
+    if ref is None:
+        raise InputError(f"proposal {proposal.id} does not record the version it rewrites")
+    return get_version(int(ref), session=session)
+
+
+def newest_version(name: str, *, session: Session) -> OntologyVersion:
+    """The highest-numbered version of the ontology ``name``."""
+    return get_version(name, session=session)
+
+
+def accept_conflict(proposal: RewriteProposal, *, session: Session) -> str | None:
+    """Why accepting would clash with newer work, or ``None`` when it can be applied.
+
+    A proposal rewrites two leaves of its base version. Versions made since then may have
+    changed other leaves (kept: the proposal is re-applied on top of them) or one of these
+    two leaves (a conflict: applying the proposal would silently undo that change).
+    """
+    base = base_version(proposal, session=session)
+    newest = newest_version(base.name, session=session)
+    if newest.id == base.id:
+        return None
+    old, new = document(base), document(newest)
+    for leaf in (proposal.leaf_a, proposal.leaf_b):
+        if leaf not in new.leaf_names:
+            return (
+                f"proposal {proposal.id} rewrites {leaf!r} of {version_label(base)}, but "
+                f"{version_label(newest)} has no leaf {leaf!r}; propose again from a round "
+                f"on {version_label(newest)}"
+            )
+        if definition_block(old.leaf(leaf)) != definition_block(new.leaf(leaf)):
+            return (
+                f"proposal {proposal.id} rewrites {leaf!r} of {version_label(base)}, but its "
+                f"definition changed in {version_label(newest)}; propose again from a round "
+                f"on {version_label(newest)}"
+            )
+    return None
+
+
 def accept_proposal(
     proposal_id: int,
     *,
@@ -224,8 +276,14 @@ def accept_proposal(
 ) -> OntologyVersion:
     """Accept a proposal (with optional edits): store a new version and link it.
 
+    The new version's parent is the newest version of the ontology. When that is not the
+    proposal's base, its two definitions are re-applied on top of the newest one (every
+    other change since the base is kept).
+
     Raises:
-        InputError: the proposal is decided already, has no definitions, or changes nothing.
+        InputError: the proposal is decided already, has no definitions, changes nothing,
+            or one of its two definitions changed since its base version (the message
+            names the leaf and both versions).
     """
     proposal = require_proposal(proposal_id, session=session)
     if proposal.status not in ("pending", "unparseable"):
@@ -234,21 +292,22 @@ def accept_proposal(
     new_b = def_b if def_b is not None else proposal.def_b_new
     if not new_a or not new_b:
         raise InputError(f"proposal {proposal_id} has no parsed definitions; accept it with --edit")
-    base = get_version(int(proposal.request["ontology_version_id"]), session=session)
-    doc = replace_definitions(document(base), {proposal.leaf_a: new_a, proposal.leaf_b: new_b})
-    if doc.content_hash() == base.content_hash:
+    conflict = accept_conflict(proposal, session=session)
+    if conflict is not None:
+        raise InputError(conflict)
+    base = base_version(proposal, session=session)
+    parent = newest_version(base.name, session=session)
+    doc = replace_definitions(document(parent), {proposal.leaf_a: new_a, proposal.leaf_b: new_b})
+    if doc.content_hash() == parent.content_hash:
         raise InputError(f"accepting proposal {proposal_id} would not change the ontology")
     round_number = proposal.request.get("round")
-    version = new_version(
-        base,
-        doc,
-        session=session,
-        author=author,
-        note=(
-            f"rewrite proposal {proposal_id} (round {round_number}): "
-            f"{proposal.leaf_a} vs {proposal.leaf_b}"
-        ),
+    note = (
+        f"rewrite proposal {proposal_id} (round {round_number}): "
+        f"{proposal.leaf_a} vs {proposal.leaf_b}"
     )
+    if parent.id != base.id:
+        note += f" (written against {version_label(base)}, applied on {version_label(parent)})"
+    version = new_version(parent, doc, session=session, author=author, note=note)
     assert proposal.id is not None
     round_repo.decide_proposal(
         proposal.id,
@@ -275,7 +334,11 @@ def reject_proposal(proposal_id: int, *, session: Session) -> RewriteProposal:
 
 @dataclass(frozen=True)
 class ProposalSummary:
-    """One line of the proposal list."""
+    """One line of the proposal list.
+
+    ``base_version`` is the version the proposal rewrites, ``resulting_version`` the one
+    accepting it made (``name@N`` labels, never database ids).
+    """
 
     id: int
     round: int | None
@@ -285,10 +348,23 @@ class ProposalSummary:
     status: str
     edited: bool
     resulting_version_id: int | None
+    base_version: str | None = None
+    resulting_version: str | None = None
+    created_at: str = ""
 
 
 def list_proposals(*, session: Session, status: str | None = None) -> list[ProposalSummary]:
     """Proposals, newest first."""
+    labels: dict[int, str] = {}
+
+    def label(ref: object) -> str | None:
+        if ref is None:
+            return None
+        key = int(str(ref))
+        if key not in labels:
+            labels[key] = version_label(get_version(key, session=session))
+        return labels[key]
+
     return [
         ProposalSummary(
             id=p.id or 0,
@@ -299,6 +375,9 @@ def list_proposals(*, session: Session, status: str | None = None) -> list[Propo
             status=p.status,
             edited=p.edited,
             resulting_version_id=p.resulting_version_id,
+            base_version=label(p.base_version_id or p.request.get("ontology_version_id")),
+            resulting_version=label(p.resulting_version_id),
+            created_at=p.created_at.isoformat(timespec="seconds"),
         )
         for p in round_repo.list_proposals(session=session, status=status)
     ]

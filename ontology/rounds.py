@@ -6,12 +6,22 @@ stores the round with its agreement measures. Labeling is cached and resumable: 
 already stored for (response, step, labeler, version, repeat) is reused, labels are
 committed chunk by chunk, and ``resume`` finishes an interrupted round. Offline labelers
 run in worker threads while LLM labelers send their requests concurrently.
+
+While a round is labeled, its row holds a *lease*: the labeling process's pid and host and
+a heartbeat refreshed after every chunk. A round stored as ``running`` whose lease is dead
+(the process is gone, or the labeling stopped in a live process, or no heartbeat for
+:data:`LEASE_SECONDS` from another host) is reported as ``interrupted`` by
+:func:`round_state`; its agreement covers only the labels stored so far, and ``resume``
+finishes it. A dead process holds nothing: only a live lease blocks a new round.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
+import socket
+import threading
 from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,8 +42,16 @@ from storage.repo import ontology_rounds as q
 from storage.repo import rounds as round_repo
 from storage.repo.labels import labeled_response_ids, upsert_step_labels
 from storage.repo.runs import require_run
+from storage.types import utcnow
 
 OFFLINE_KINDS = ("keywords", "embed")
+
+#: A running round seen from another host is interrupted after this long without a heartbeat.
+LEASE_SECONDS = 600
+
+#: Rounds this process is labeling right now (a lease with our own pid is alive only then).
+_ACTIVE: set[int] = set()
+_ACTIVE_LOCK = threading.Lock()
 
 
 # ------------------------------------------------------------------------- sampling
@@ -252,6 +270,98 @@ def _check_labelers(labelers: Sequence[str]) -> list[str]:
     return specs
 
 
+# ---------------------------------------------------------------------------- leases
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this host (a zombie counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True  # no /proc: the signal answered, trust it
+
+
+def lease_alive(row: LabelingRound) -> bool:
+    """Whether the process that holds a round's lease is still labeling it."""
+    if row.lease_pid is None:
+        return False
+    if row.lease_host == socket.gethostname():
+        if row.lease_pid == os.getpid():
+            with _ACTIVE_LOCK:
+                return row.id in _ACTIVE
+        return _pid_alive(row.lease_pid)
+    if row.heartbeat_at is None:
+        return False
+    return (utcnow() - row.heartbeat_at).total_seconds() < LEASE_SECONDS
+
+
+def round_state(row: LabelingRound) -> str:
+    """The round's status as it is now: a ``running`` round with a dead lease is interrupted."""
+    if row.status == "running" and not lease_alive(row):
+        return "interrupted"
+    return row.status
+
+
+def running_round(*, session: Session) -> LabelingRound | None:
+    """A round some live process is labeling right now, if any."""
+    for row in round_repo.list_rounds(session=session):
+        if row.status == "running" and lease_alive(row):
+            return row
+    return None
+
+
+def _take_lease(row: LabelingRound, *, session: Session) -> None:
+    assert row.id is not None
+    row.status = "running"
+    row.lease_pid, row.lease_host, row.heartbeat_at = os.getpid(), socket.gethostname(), utcnow()
+    session.add(row)
+    session.commit()
+    with _ACTIVE_LOCK:
+        _ACTIVE.add(row.id)
+
+
+def _heartbeat(round_id: int, *, session: Session) -> None:
+    row = session.get(LabelingRound, round_id)
+    if row is not None:
+        row.heartbeat_at = utcnow()
+        session.add(row)
+        session.commit()
+
+
+def _release(
+    round_id: int, status: str, *, session: Session, metrics: dict[str, Any] | None
+) -> None:
+    with _ACTIVE_LOCK:
+        _ACTIVE.discard(round_id)
+    row = session.get(LabelingRound, round_id)
+    if row is None:
+        return
+    round_repo.update_round(round_id, status=status, metrics=metrics, session=session)
+    row.lease_pid = row.lease_host = None
+    row.heartbeat_at = None
+    session.add(row)
+    session.commit()
+
+
+def _refuse_if_running(*, session: Session, resume: int | None) -> None:
+    live = running_round(session=session)
+    if live is None:
+        return
+    where = f"pid {live.lease_pid} on {live.lease_host}"
+    if resume is not None and live.number == resume:
+        raise ConfigError(f"round {resume} is still being labeled ({where}); wait for it")
+    raise ConfigError(
+        f"round {live.number} is being labeled right now ({where}); one round at a time"
+    )
+
+
 def run_round(
     run_name: str,
     labelers: Sequence[str],
@@ -275,6 +385,7 @@ def run_round(
         progress: ``progress(done, total)`` over (response, labeler) pairs.
         resume: Finish this existing round instead of starting a new one.
     """
+    _refuse_if_running(session=session, resume=resume)
     if resume is not None:
         row = require_round(resume, session=session)
         specs = list(row.labelers)
@@ -307,21 +418,32 @@ def run_round(
         )
         assert row.id is not None
         round_repo.add_round_responses(row.id, [r.id for r in picked if r.id], session=session)
-        round_repo.update_round(row.id, status="running", session=session)
         session.commit()
-    assert row.id is not None
+    round_id = row.id
+    assert round_id is not None
+    _take_lease(row, session=session)
     picked.sort(key=lambda r: r.id or 0)
-    stats = label_responses(
-        picked, specs, version=version, session=session, round_id=row.id, progress=progress
-    )
+
+    def beat(done: int, total: int) -> None:
+        _heartbeat(round_id, session=session)
+        if progress is not None:
+            progress(done, total)
+
+    try:
+        stats = label_responses(
+            picked, specs, version=version, session=session, round_id=round_id, progress=beat
+        )
+    except BaseException:
+        # Stopped (an error, Ctrl-C, a page left mid-run): what was committed stays, and
+        # the round says it is unfinished instead of "running" forever.
+        session.rollback()
+        _release(round_id, "interrupted", session=session, metrics=None)
+        raise
     agreement = round_agreement(row.number, session=session)
     failed = sum(s.failed for s in stats.values())
     stat_json = {k: {f: v for f, v in vars(s).items() if f != "labeler"} for k, s in stats.items()}
     metrics = {**agreement.to_json(), "labeling": stat_json, "n_responses": len(picked)}
-    round_repo.update_round(
-        row.id, status="incomplete" if failed else "done", metrics=metrics, session=session
-    )
-    session.commit()
+    _release(round_id, "incomplete" if failed else "done", session=session, metrics=metrics)
     return RoundResult(
         round=row.number,
         ontology_version=version_label(version),
@@ -465,7 +587,7 @@ def round_history(*, session: Session) -> list[RoundSummary]:
                 ontology_version=versions[row.ontology_version_id],
                 run=_run_name(row, session=session),
                 labelers=tuple(row.labelers),
-                status=row.status,
+                status=round_state(row),
                 n_steps=m.get("n_steps"),
                 mean_pairwise=m.get("mean_pairwise"),
                 krippendorff_alpha=m.get("krippendorff_alpha"),

@@ -45,6 +45,8 @@ BASELINE_CONDITION = "baseline"
 LABELER_KIND_VALUES = ("llm", "embed", "keywords", "sim")
 UNMAPPED = "unmapped"
 PROPOSAL_STATUS_VALUES = ("pending", "accepted", "rejected")
+# Stored round states; "interrupted" is also derived when a "running" round's lease is dead.
+ROUND_STATUS_VALUES = ("pending", "running", "interrupted", "incomplete", "done")
 STUDY_KIND_VALUES = (
     "question_checks",
     "persona_pair",
@@ -384,6 +386,9 @@ class RewriteProposal(SQLModel, table=True):
     round_id: int | None = Field(default=None, foreign_key="labeling_round.id", index=True)
     leaf_a: str
     leaf_b: str
+    # The version the proposal rewrites (the round's version); accepting applies it on top
+    # of the newest version of that ontology. (No foreign key: see migration 0005.)
+    base_version_id: int | None = Field(default=None, index=True)
     model: str | None = None
     request: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     raw_output: str | None = Field(default=None, sa_type=Text)
@@ -564,6 +569,23 @@ class WorkLease(SQLModel, table=True):
     heartbeat_at: datetime = _created()
 
 
+class Draft(SQLModel, table=True):
+    """Unsaved edits of a page (edit boxes, the YAML editor), kept until saved or discarded.
+
+    ``page`` and ``object_key`` say where the draft belongs (e.g. ``rewrite`` /
+    ``proposal-3``); ``fields`` maps widget names to their text.
+    """
+
+    __tablename__ = "draft"
+    __table_args__ = (UniqueConstraint("page", "object_key", name="uq_draft_key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    page: str
+    object_key: str
+    fields: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
+    updated_at: datetime = _updated()
+
+
 class WorkspaceMeta(SQLModel, table=True):
     """Free key/value metadata about the workspace (never secrets)."""
 
@@ -605,6 +627,7 @@ __all__ = [
     "Annotator",
     "ConflictBank",
     "CurationVote",
+    "Draft",
     "GenerationRun",
     "HumanAnnotation",
     "JudgeScore",

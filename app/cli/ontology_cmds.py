@@ -371,16 +371,20 @@ def proposals_cmd(
     if as_json:
         echo_json(rows, ensure_ascii=False)
         return
-    table = Table("id", "round", "leaf a", "leaf b", "model", "status", "new version")
+    table = Table(
+        "id", "round", "base", "leaf a", "leaf b", "model", "created", "status", "new version"
+    )
     for r in rows:
         table.add_row(
             str(r.id),
             str(r.round or ""),
+            r.base_version or "",
             r.leaf_a,
             r.leaf_b,
             r.model or "",
+            r.created_at,
             r.status,
-            str(r.resulting_version_id or ""),
+            r.resulting_version or "",
         )
     _out.print(table)
 
@@ -396,7 +400,7 @@ def accept_cmd(
 ) -> None:
     """Accept a proposal (optionally edited): creates a new ontology version."""
     from ontology.rewrite import accept_proposal, read_edit_file, require_proposal
-    from ontology.versions import version_label
+    from ontology.versions import get_version, version_label
 
     with session_for(ctx) as session:
         def_a = def_b = None
@@ -406,7 +410,11 @@ def accept_cmd(
             proposal, session=session, def_a=def_a, def_b=def_b, author=author
         )
         label, vid = version_label(version), version.id
-    _out.print(f"Accepted proposal {proposal}: new version {label} (id {vid}).", markup=False)
+        parent = get_version(version.parent_id, session=session) if version.parent_id else None
+    on_top = f", on top of {version_label(parent)}" if parent is not None else ""
+    _out.print(
+        f"Accepted proposal {proposal}: new version {label} (id {vid}{on_top}).", markup=False
+    )
 
 
 @ontology_app.command("reject")

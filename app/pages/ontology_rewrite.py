@@ -6,11 +6,15 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session
+from app.ui.drafts import clear_draft, draft_text_area, has_draft, leave_guard
 from app.ui.safe import escape_markdown
 from app.ui.word_diff import diff_html
 from ontology.rewrite import (
+    accept_conflict,
     accept_proposal,
+    base_version,
     list_proposals,
+    newest_version,
     propose_rewrite,
     reject_proposal,
     require_proposal,
@@ -20,46 +24,72 @@ from ontology.schema import UNMAPPED
 from ontology.versions import get_version, version_label
 from storage.errors import DriftLensError
 
+PAGE = "rewrite"
+
 st.title("Definition rewrite")
 st.caption(
     "Ask a model to make the two most-confused definitions mutually exclusive (SPEC §5), "
-    "then review the change. Accepting creates a new ontology version."
+    "then review the change. Accepting creates a new ontology version on top of the newest "
+    "one."
 )
+
+# A message from the action of the previous run (the page reruns after a decision so
+# every widget shows the new state).
+flash = st.session_state.pop("rewrite_flash", None)
+if flash is not None:
+    st.success(escape_markdown(flash))
 
 with page_session() as session:
     history = round_history(session=session)
 
 if history:
-    with st.form("propose"):
-        st.subheader("Propose a rewrite")
-        numbers = [h.round for h in history]
-        number = st.selectbox("Round", numbers, index=len(numbers) - 1, key="round")
-        with page_session() as session:
-            confused = [
-                p
-                for p in round_agreement(int(number), session=session).most_confused
-                if UNMAPPED not in (p.leaf_a, p.leaf_b)
-            ]
-        pair_labels = ["most confused"] + [f"{p.leaf_a} | {p.leaf_b} ({p.count})" for p in confused]
-        pair = st.selectbox("Leaf pair", pair_labels, key="pair")
+    st.subheader("Propose a rewrite")
+    numbers = [h.round for h in history]
+    versions = {h.round: h.ontology_version for h in history}
+    # Not in a form: the pair list below must follow the round chosen here.
+    number = st.selectbox(
+        "Round",
+        numbers,
+        index=len(numbers) - 1,
+        key="round",
+        format_func=lambda n: f"round {n} ({versions[n]})",
+    )
+    with page_session() as session:
+        confused = [
+            p
+            for p in round_agreement(int(number), session=session).most_confused
+            if UNMAPPED not in (p.leaf_a, p.leaf_b)
+        ]
+    if not confused:
+        st.info(f"The labelers of round {number} never split a step between two leaves.")
+    else:
+        pair_labels = [f"{p.leaf_a} | {p.leaf_b} ({p.count} steps)" for p in confused]
+        pair = st.selectbox(
+            "Leaf pair (most confused first)", pair_labels, index=0, key=f"pair-{number}"
+        )
         model = st.text_input("Model", "sim/default", key="model")
-        go = st.form_submit_button("Propose rewrite")
-    if go:
-        chosen = None
-        if pair != "most confused":
-            picked = confused[pair_labels.index(pair) - 1]
-            chosen = (picked.leaf_a, picked.leaf_b)
-        try:
-            with page_session() as session:
-                proposal = propose_rewrite(int(number), model=model, session=session, pair=chosen)
-                pid, status = proposal.id, proposal.status
-        except DriftLensError as exc:
-            st.error(str(exc))
-        else:
-            st.session_state["proposal"] = pid
-            st.success(f"Proposal {pid} stored ({status}).")
+        if st.button("Propose rewrite"):
+            picked = confused[pair_labels.index(pair)]
+            try:
+                with st.spinner(f"Asking {model} for a rewrite…"), page_session() as session:
+                    proposal = propose_rewrite(
+                        int(number),
+                        model=model,
+                        session=session,
+                        pair=(picked.leaf_a, picked.leaf_b),
+                    )
+                    pid, status = proposal.id, proposal.status
+                    leaf_a, leaf_b = proposal.leaf_a, proposal.leaf_b
+            except DriftLensError as exc:
+                st.error(escape_markdown(str(exc)))
+            else:
+                st.session_state["proposal"] = pid
+                st.session_state["rewrite_flash"] = (
+                    f"Proposal {pid} stored ({status}): {leaf_a} vs {leaf_b}, round {number}."
+                )
+                st.rerun()
 else:
-    st.info("Run a labeling round first (Rounds page).")
+    st.info("Run a labeling round first (the Rounds page, Run round).")
 
 with page_session() as session:
     proposals = list_proposals(session=session)
@@ -67,14 +97,39 @@ if not proposals:
     st.info("No proposals yet.")
     st.stop()
 
+st.subheader("Proposals")
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "proposal": x.id,
+                "base version": x.base_version,
+                "round": x.round,
+                "pair": f"{x.leaf_a} vs {x.leaf_b}",
+                "created": x.created_at,
+                "status": x.status,
+                "new version": x.resulting_version or "",
+            }
+            for x in proposals
+        ]
+    ),
+    hide_index=True,
+    width="stretch",
+)
+
 st.subheader("Review")
-labels = {f"#{x.id} {x.leaf_a} vs {x.leaf_b} ({x.status})": x.id for x in proposals}
+labels = {
+    f"#{x.id} {x.leaf_a} vs {x.leaf_b} (round {x.round}, {x.status})": x.id for x in proposals
+}
 ids = list(labels.values())
 wanted = st.session_state.get("proposal", ids[0])
 choice = st.selectbox("Proposal", list(labels), index=ids.index(wanted) if wanted in ids else 0)
 pid = labels[choice]
+st.session_state["proposal"] = pid
 with page_session() as session:
     row = require_proposal(pid, session=session)
+    base = base_version(row, session=session)
+    newest = newest_version(base.name, session=session)
     view = {
         "leaf_a": row.leaf_a,
         "leaf_b": row.leaf_b,
@@ -87,6 +142,13 @@ with page_session() as session:
         "evidence": list(row.evidence),
         "raw": row.raw_output or "",
         "error": row.request.get("error", ""),
+        "base": version_label(base),
+        "newest": version_label(newest),
+        "conflict": (
+            accept_conflict(row, session=session)
+            if row.status in ("pending", "unparseable")
+            else None
+        ),
         "result": (
             version_label(get_version(row.resulting_version_id, session=session))
             if row.resulting_version_id
@@ -94,11 +156,14 @@ with page_session() as session:
         ),
     }
 
-st.text(f"Status: {view['status']}   Model: {view['model']}")
+st.text(
+    f"Status: {view['status']}   Model: {view['model']}   Base version: {view['base']}   "
+    f"Newest version: {view['newest']}"
+)
 if view["result"]:
     st.text(f"Accepted as {view['result']}")
 if view["error"]:
-    st.warning(f"The model's reply could not be parsed: {view['error']}")
+    st.warning(escape_markdown(f"The model's reply could not be parsed: {view['error']}"))
 for side, leaf, old, new in (
     ("1", view["leaf_a"], view["a_old"], view["a_new"]),
     ("2", view["leaf_b"], view["b_old"], view["b_new"]),
@@ -122,19 +187,47 @@ with st.expander("Raw model output"):
 
 if view["status"] in ("pending", "unparseable"):
     st.subheader("Decide")
-    edit_a = st.text_area(f"Definition 1 ({view['leaf_a']})", view["a_new"], key=f"a-{pid}")
-    edit_b = st.text_area(f"Definition 2 ({view['leaf_b']})", view["b_new"], key=f"b-{pid}")
+    obj = f"proposal-{pid}"
+    label_a = f"Definition 1 ({view['leaf_a']})"
+    label_b = f"Definition 2 ({view['leaf_b']})"
+    edit_a = draft_text_area(label_a, view["a_new"], page=PAGE, obj=obj, field="def_a")
+    edit_b = draft_text_area(label_b, view["b_new"], page=PAGE, obj=obj, field="def_b")
+    leave_guard([label_a, label_b])
+    if has_draft(PAGE, obj):
+        st.caption("Your edits are kept as a draft until you accept or reject the proposal.")
+    if view["conflict"]:
+        st.warning(escape_markdown(view["conflict"]))
+    elif view["newest"] != view["base"]:
+        st.info(
+            escape_markdown(
+                f"Written against {view['base']}; accepting applies these two definitions "
+                f"on top of {view['newest']} (its other changes are kept)."
+            )
+        )
     c1, c2 = st.columns(2)
-    if c1.button("Accept (with edits)", key="accept"):
+    accept_help = "Blocked by the conflict above." if view["conflict"] else None
+    if c1.button(
+        "Accept (with edits)", key="accept", disabled=bool(view["conflict"]), help=accept_help
+    ):
         try:
             with page_session() as session:
                 version = accept_proposal(pid, session=session, def_a=edit_a, def_b=edit_b)
                 label = version_label(version)
         except DriftLensError as exc:
-            st.error(str(exc))
+            st.error(escape_markdown(str(exc)))
         else:
-            st.success(f"Accepted: new version {label}.")
+            clear_draft(PAGE, obj, ("def_a", "def_b"))
+            st.session_state["rewrite_flash"] = (
+                f"Accepted proposal {pid}: new version {label} (parent {view['newest']})."
+            )
+            st.rerun()
     if c2.button("Reject", key="reject"):
-        with page_session() as session:
-            reject_proposal(pid, session=session)
-        st.success(f"Rejected proposal {pid}.")
+        try:
+            with page_session() as session:
+                reject_proposal(pid, session=session)
+        except DriftLensError as exc:
+            st.error(escape_markdown(str(exc)))
+        else:
+            clear_draft(PAGE, obj, ("def_a", "def_b"))
+            st.session_state["rewrite_flash"] = f"Rejected proposal {pid}."
+            st.rerun()

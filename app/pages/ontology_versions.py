@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session
+from app.ui.drafts import clear_draft, draft_text_area, has_draft, leave_guard
 from app.ui.safe import escape_markdown
 from app.ui.word_diff import diff_html
 from ontology.diff import diff_documents, render_diff
@@ -32,12 +33,13 @@ with page_session() as session:
     # The operational ontology first, newest version first: what a researcher edits next.
     ordered = sorted(versions, key=lambda v: (v.name != "driftlens", v.name, -v.version))
     options = {f"{version_label(v)} (id {v.id})": v.id for v in ordered}
+    labels = {v.id: version_label(v) for v in versions}
     info = {
         v.id: (
             v.author or "",
             v.note or "",
             v.created_at.isoformat(timespec="seconds"),
-            v.parent_id,
+            labels.get(v.parent_id) if v.parent_id is not None else None,
         )
         for v in versions
     }
@@ -47,7 +49,7 @@ choice = st.selectbox("Version", list(options), key="version")
 vid = options[choice]
 doc = docs[vid]
 author, note, created, parent = info[vid]
-st.text(f"Author: {author or '-'}   Created: {created}   Parent id: {parent or '-'}")
+st.text(f"Author: {author or '-'}   Created: {created}   Parent: {parent or '-'}")
 if note:
     st.text(f"Note: {note}")
 
@@ -92,7 +94,16 @@ else:
         st.code(render_diff(diff), language=None)
 
 st.subheader("Edit as a new version")
-text = st.text_area("YAML", dump_ontology(doc), height=400, key=f"yaml-{vid}")
+flash = st.session_state.pop("versions_flash", None)
+if flash is not None:
+    st.success(escape_markdown(flash))
+obj = f"version-{vid}"
+text = draft_text_area(
+    "YAML", dump_ontology(doc), page="ontology", obj=obj, field="yaml", height=400
+)
+leave_guard(["YAML"])
+if has_draft("ontology", obj):
+    st.caption("Your edits are kept as a draft until you save them as a new version.")
 author_in = st.text_input("Author", key="author")
 note_in = st.text_input("Note (why)", key="note")
 if st.button("Save as new version"):
@@ -105,9 +116,11 @@ if st.button("Save as new version"):
             )
             label, same = version_label(stored), stored.id == vid
     except DriftLensError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
     else:
         if same:
             st.info("Nothing changed; this version already holds this content.")
         else:
-            st.success(f"Saved {label}.")
+            clear_draft("ontology", obj, ("yaml",))
+            st.session_state["versions_flash"] = f"Saved {label}."
+            st.rerun()

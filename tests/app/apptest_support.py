@@ -17,3 +17,10 @@ def open_page(page: str, *, timeout: float = 120) -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def unescape(markdown: str) -> str:
+    """The text a message shows: Markdown backslash escapes (``app.ui.safe``) removed."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", markdown)

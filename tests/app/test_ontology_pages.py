@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 import yaml
 
-from tests.app.apptest_support import open_page
+from tests.app.apptest_support import open_page, unescape
 
 
 def _small_run() -> None:
@@ -52,9 +54,15 @@ def test_ontology_page_shows_definitions_and_saves_an_edit_as_a_new_version() ->
 def test_rounds_page_runs_a_round_and_shows_the_injected_confusion() -> None:
     _small_run()
     at = open_page("ontology_rounds.py")
-    at.text_input(key="labelers").set_value("sim,sim:confuse=3~4@0.5;seed=1")
+    at.multiselect(key="labelers").set_value(["sim", "sim:confuse=3~4@0.5;seed=1"])
     at.number_input(key="sample").set_value(60)
     next(b for b in at.button if b.label == "Run round").click().run()
+    # The round is labeled in a background thread of the server; the page polls it.
+    deadline = time.monotonic() + 120
+    while not at.success and time.monotonic() < deadline:
+        assert not at.exception, [e.value for e in at.exception]
+        time.sleep(0.5)
+        at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Round 1" in at.success[0].value
     pairs = at.dataframe[3].value
@@ -73,8 +81,8 @@ def test_rewrite_page_proposes_and_accepts_a_new_version() -> None:
     assert at.selectbox(key="round").value == number
     next(b for b in at.button if b.label == "Propose rewrite").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "Proposal 1 stored (pending)" in at.success[0].value
+    assert "Proposal 1 stored (pending)" in unescape(at.success[0].value)
     at.run()
     next(b for b in at.button if b.label.startswith("Accept")).click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("new version driftlens@2" in s.value for s in at.success)
+    assert any("new version driftlens@2" in unescape(s.value) for s in at.success)

@@ -1,0 +1,114 @@
+"""Edit boxes whose unsaved text survives navigation and reloads, and a leave guard.
+
+A draft box keeps its text in the workspace database (``storage.repo.drafts``) every time
+Streamlit commits it (on blur or Ctrl+Enter), keyed by page, object and field, and starts
+from that draft when the page is opened again, in this browser session or a new one.
+:func:`leave_guard` asks before the browser leaves the page (a link of the navigation or
+a reload) while a guarded box holds typing that has not reached the server yet.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import streamlit as st
+
+from app.ui.db import page_session
+from storage.repo.drafts import discard_draft, get_draft, save_draft_field
+
+LEAVE_MESSAGE = "You have unsaved edits on this page. Leave anyway?"
+
+
+def _state_key(page: str, obj: str, field: str) -> str:
+    return f"draft::{page}::{obj}::{field}"
+
+
+def draft_text_area(
+    label: str, original: str, *, page: str, obj: str, field: str, **kwargs: Any
+) -> str:
+    """A ``st.text_area`` starting from the stored draft (else ``original``).
+
+    Every committed change is written to the draft; text equal to ``original`` drops the
+    field from the draft.
+    """
+    key = _state_key(page, obj, field)
+    if key not in st.session_state:
+        # Streamlit forgets a widget's value when its page is left: read the draft again.
+        with page_session() as session:
+            stored = get_draft(page, obj, session=session)
+        st.session_state[key] = stored.get(field, original)
+
+    def keep() -> None:
+        value = st.session_state.get(key, original)
+        with page_session() as session:
+            save_draft_field(
+                page, obj, field, None if value == original else value, session=session
+            )
+
+    return str(st.text_area(label, key=key, on_change=keep, **kwargs))
+
+
+def has_draft(page: str, obj: str) -> bool:
+    """Whether the object has a stored draft (some edit not yet saved)."""
+    with page_session() as session:
+        return bool(get_draft(page, obj, session=session))
+
+
+def clear_draft(page: str, obj: str, fields: tuple[str, ...]) -> None:
+    """Forget a draft after its edits were saved (or discarded) and reset its boxes."""
+    with page_session() as session:
+        discard_draft(page, obj, session=session)
+    for field in fields:
+        st.session_state.pop(_state_key(page, obj, field), None)
+
+
+_GUARD = """
+<script>
+(() => {
+  const labels = new Set(%(labels)s);
+  const message = %(message)s;
+  const w = window;
+  if (!w.__driftlensGuard) {
+    const guard = { dirty: false, labels: new Set() };
+    w.__driftlensGuard = guard;
+    const guarded = (el) => el && el.matches && el.matches("textarea, input") &&
+      guard.labels.has(el.getAttribute("aria-label"));
+    document.addEventListener("input", (e) => { if (guarded(e.target)) guard.dirty = true; }, true);
+    // In-app navigation is a click on a link: ask before the router sees it.
+    document.addEventListener("click", (e) => {
+      const link = e.target.closest && e.target.closest("a[href]");
+      if (!link || !guard.dirty) return;
+      if (w.confirm(message)) { guard.dirty = false; return; }
+      e.preventDefault();
+      e.stopImmediatePropagation();
+    }, true);
+    w.addEventListener("beforeunload", (e) => {
+      if (!guard.dirty) return;
+      e.preventDefault();
+      e.returnValue = message;
+      return message;
+    });
+  }
+  // A fresh render means the server has every committed edit (kept as a draft).
+  w.__driftlensGuard.labels = labels;
+  w.__driftlensGuard.dirty = false;
+})();
+</script>
+<span data-render="%(nonce)s"></span>
+"""
+
+
+def leave_guard(labels: list[str]) -> None:
+    """Ask before leaving the page while a box with one of these labels has unsent typing."""
+    st.html(
+        _GUARD
+        % {
+            "labels": json.dumps(labels),
+            "message": json.dumps(LEAVE_MESSAGE),
+            "nonce": time.monotonic_ns(),
+        },
+        unsafe_allow_javascript=True,
+        width="content",
+    )
