@@ -1,27 +1,12 @@
-"""Streamlit router: ``driftlens app`` runs this file. Pages are listed in one place."""
+"""Streamlit router (what ``AppTest`` opens); ``driftlens app`` serves ``app/ui/serve_main.py``.
+
+Both run :func:`app.ui.router.main`; pages are listed in ``app/ui/navigation.py``.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+from app.ui.router import PAGES_DIR, main
 
-import streamlit as st
-
-from app.ui.navigation import DEFAULT_PAGE, SECTIONS
-
-PAGES_DIR = Path(__file__).parent / "pages"
-
-
-def main() -> None:
-    """Build the navigation and run the selected page."""
-    st.set_page_config(page_title="DriftLens Workbench", layout="wide")
-    nav = {
-        section: [
-            st.Page(str(PAGES_DIR / file), title=title, icon=icon, default=(file == DEFAULT_PAGE))
-            for file, title, icon in pages
-        ]
-        for section, pages in SECTIONS.items()
-    }
-    st.navigation(nav).run()
-
+__all__ = ["PAGES_DIR", "main"]
 
 main()

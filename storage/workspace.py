@@ -95,6 +95,9 @@ def open_workspace_session(settings: Settings, *, migrate: bool = True) -> Itera
     if migrate:
         _ensure_migrated(settings, engine)
     session = Session(engine, expire_on_commit=False)
+    # Stored file paths are relative to the workspace (storage.paths); the session knows
+    # which workspace it belongs to, so a copied workspace reads its own files.
+    session.info["workspace"] = settings.workspace
     try:
         yield session
         session.commit()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import FrameType
 
 import typer
 
@@ -19,7 +21,8 @@ def register(app: typer.Typer) -> None:
 
 def streamlit_command(*, host: str, port: int) -> list[str]:
     """The command line that serves the workbench (also used by the browser tests)."""
-    script = Path(__file__).resolve().parents[1] / "streamlit_app.py"
+    # Not app/streamlit_app.py: its folder holds pages/, see app/ui/serve_main.py.
+    script = Path(__file__).resolve().parents[1] / "ui" / "serve_main.py"
     return [
         sys.executable,
         "-m",
@@ -53,4 +56,39 @@ def app_cmd(
     init_workspace(conf)
     env = dict(os.environ, DRIFTLENS_WORKSPACE=str(conf.workspace), DRIFTLENS_DB_URL=conf.db_url)
     typer.echo(f"DriftLens Workbench on http://{host}:{port} (workspace {conf.workspace})")
-    raise typer.Exit(subprocess.call(streamlit_command(host=host, port=port), env=env))
+    raise typer.Exit(serve(streamlit_command(host=host, port=port), env=env))
+
+
+def serve(command: list[str], *, env: dict[str, str], grace: float = 10.0) -> int:
+    """Run the Streamlit server as a child that stops when this process is stopped.
+
+    SIGTERM and SIGINT sent to ``driftlens app`` are passed on to the server, which gets
+    ``grace`` seconds to exit before it is killed: stopping the app never leaves a server
+    holding the port.
+
+    Returns:
+        The server's exit status (0 when it was stopped by a signal we passed on).
+    """
+    child = subprocess.Popen(command, env=env)
+    stopping: list[int] = []
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        stopping.append(signum)
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while True:
+            try:
+                code = child.wait(timeout=grace if stopping else None)
+                break
+            except subprocess.TimeoutExpired:
+                child.kill()
+    finally:
+        if child.poll() is None:  # an unexpected error in this process: do not orphan it
+            child.kill()
+            child.wait()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0 if stopping else code

@@ -17,7 +17,8 @@ from app.ui.db import page_session, page_settings
 from app.ui.safe import escape_markdown
 from ontology.versions import document, get_version, seed_ontologies
 from storage.errors import DriftLensError
-from storage.models import LabelerSpec, OntologyVersion
+from storage.models import GenerationRun, LabelerSpec, OntologyVersion
+from storage.repo.analyses import list_analyses
 from storage.repo.runs import list_runs
 from study.reasoning.analysis import analyze_run
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
@@ -184,13 +185,30 @@ with page_session() as session:
     ]
 
 if not runs:
-    st.info("No generation runs yet: `driftlens generate --model sim/default --run demo`.")
+    st.info("No generation runs yet: launch one on the Runs page (Launch a run).")
     st.stop()
 
+# Open on the newest stored analysis: rounds add labelers and versions, and the first in
+# alphabetical order is rarely the one that was analysed.
+with page_session() as session:
+    newest = next(iter(list_analyses(session=session)), None)
+    newest_run = session.get(GenerationRun, newest.run_id) if newest is not None else None
+    newest_config = dict(newest.config) if newest is not None else {}
+params = st.query_params
+wanted_run = params.get("run") or (newest_run.name if newest_run is not None else None)
+wanted_labeler = params.get("labeler") or newest_config.get("labeler")
+wanted_version = params.get("version") or newest_config.get("ontology_version")
+labeler_options = labelers or ["keywords"]
 left, right = st.columns(2)
-run_name = left.selectbox("Run", runs)
-labeler = right.selectbox("Labeler", labelers or ["keywords"])
+run_name = left.selectbox("Run", runs, index=runs.index(wanted_run) if wanted_run in runs else 0)
+labeler = right.selectbox(
+    "Labeler",
+    labeler_options,
+    index=labeler_options.index(wanted_labeler) if wanted_labeler in labeler_options else 0,
+)
 default_version = next((i for i, v in enumerate(versions) if v.startswith("driftlens@")), 0)
+if wanted_version in versions:
+    default_version = versions.index(wanted_version)
 version = left.selectbox("Ontology version", versions, index=default_version)
 bootstrap = int(
     right.number_input("Bootstrap replicates B", 100, 100_000, DEFAULT_BOOTSTRAP, step=1_000)

@@ -33,6 +33,7 @@ from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import document, get_version
 from storage.errors import InputError
 from storage.models import ModelSpec, Question
+from storage.paths import stored_path
 from storage.repo.analyses import record_analysis
 from storage.repo.runs import require_run
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED, AnalysisConfig
@@ -227,7 +228,7 @@ def analyze_run(
         "stats": stats,
         "tiers": json.loads(tables.tiers.to_json(orient="records")),
         "provenance": provenance.model_dump(mode="json"),
-        "files": {k: str(v) for k, v in files.items()},
+        "files": {k: stored_path(v, session=session) for k, v in files.items()},
         # The chosen example pairs, so the Analysis page reads them back in a few queries.
         "examples": chosen,
     }
@@ -240,7 +241,7 @@ def analyze_run(
             config=config.model_dump(mode="json"),
             result=result,
             implementation=provenance.implementation,
-            out_dir=str(out_dir.resolve()),
+            out_dir=stored_path(out_dir, session=session),
             session=session,
         )
         for run in runs

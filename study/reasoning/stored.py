@@ -13,6 +13,7 @@ from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import get_version
 from storage.errors import NotFoundError
 from storage.models import Analysis, GenerationRun
+from storage.paths import resolve_stored_path
 from storage.repo.analyses import list_analyses
 from storage.repo.runs import require_run
 from study.reasoning.config import AnalysisConfig
@@ -53,7 +54,7 @@ class StoredAnalysis:
         return build_tables(self.stats)
 
 
-def _stored(row: Analysis, run: GenerationRun | None) -> StoredAnalysis:
+def _stored(row: Analysis, run: GenerationRun | None, *, session: Session) -> StoredAnalysis:
     result = row.result or {}
     assert row.id is not None
     fallback = {"run": run.name if run else "", "simulated": bool(run and run.simulated)}
@@ -63,8 +64,10 @@ def _stored(row: Analysis, run: GenerationRun | None) -> StoredAnalysis:
         config=AnalysisConfig.model_validate(row.config),
         stats=result.get("stats", {"models": {}}),
         provenance=Provenance.model_validate(result.get("provenance", fallback)),
-        out_dir=Path(row.out_dir) if row.out_dir else None,
-        files={k: Path(v) for k, v in result.get("files", {}).items()},
+        out_dir=resolve_stored_path(row.out_dir, session=session) if row.out_dir else None,
+        files={
+            k: resolve_stored_path(v, session=session) for k, v in result.get("files", {}).items()
+        },
         implementation=row.implementation,
         examples=tuple(result["examples"]) if "examples" in result else None,
     )
@@ -78,7 +81,7 @@ def latest_analysis(
     for row in list_analyses(session=session, run_id=run.id):
         if labeler_spec is not None and row.config.get("labeler") != labeler_spec:
             continue
-        return _stored(row, run)
+        return _stored(row, run, session=session)
     return None
 
 
@@ -91,7 +94,7 @@ def get_analysis(analysis_id: int, *, session: Session) -> StoredAnalysis:
     row = session.get(Analysis, analysis_id)
     if row is None:
         raise NotFoundError(f"No analysis {analysis_id} in this workspace.")
-    return _stored(row, session.get(GenerationRun, row.run_id))
+    return _stored(row, session.get(GenerationRun, row.run_id), session=session)
 
 
 def analysis_examples(

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,7 @@ def serve_app(workspace: Path) -> Iterator[str]:
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group: nothing of it outlives the test
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -78,24 +80,34 @@ def serve_app(workspace: Path) -> Iterator[str]:
             time.sleep(0.5)
         yield url
     finally:
-        proc.terminate()
+        proc.terminate()  # driftlens app passes it on to its Streamlit child
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+        with suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # anything left in the group
 
 
 def wait_for_streamlit(page: object, title: str) -> None:
     """Wait until the page's title is shown and Streamlit has stopped running the script."""
     page.wait_for_selector('[data-testid="stMain"]', timeout=60_000)  # type: ignore[attr-defined]
     page.get_by_text(title, exact=False).first.wait_for(timeout=60_000)  # type: ignore[attr-defined]
-    # While the script runs, the status widget offers a "Stop" button; wait until the
-    # run has finished twice in a row (a rerun may start right after the first one).
+    # While the script runs, the status widget shows a running icon (or offers a "Stop"
+    # button) and the elements of the previous run are marked stale; wait until the run
+    # has finished twice in a row (a rerun may start right after the first one).
     for _ in range(2):
-        page.wait_for_function(  # type: ignore[attr-defined]
-            "() => !Array.from(document.querySelectorAll("
-            "'[data-testid=\"stStatusWidget\"] button'))"
-            ".some(b => b.innerText.includes('Stop'))",
-            timeout=60_000,
-        )
+        page.wait_for_function(IDLE_JS, timeout=60_000)  # type: ignore[attr-defined]
         page.wait_for_timeout(300)  # type: ignore[attr-defined]
+
+
+#: True when Streamlit is not running the script and shows no stale element.
+IDLE_JS = """() => {
+  const widget = document.querySelector('[data-testid="stStatusWidget"]');
+  const stop = widget && Array.from(widget.querySelectorAll('button'))
+    .some(b => b.innerText.includes('Stop'));
+  const running = document.querySelector('[data-testid="stStatusWidgetRunningIcon"]');
+  const stale = document.querySelector('[data-stale="true"]');
+  return !stop && !running && !stale;
+}"""

@@ -1,0 +1,389 @@
+"""The ontology refinement loop in a real browser: no lost work, no wrong number.
+
+A copy of the demo workspace (``driftlens demo``) gets a second round and is served by
+``driftlens app``; headless Debian chromium drives the Rewrite, Rounds, Ontology and
+Analysis pages. Each test is one defect the loop used to have (the pair list not following
+the round, accepting an older proposal reverting newer work, interrupted rounds shown as
+running, edits lost on navigation, a copied workspace showing the original's report),
+and the last one walks the whole loop. Screenshots go to ``test-artifacts/loop/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session, select
+
+from ontology.agreement_tracking import ConfusedPair
+from ontology.rewrite import accept_proposal, propose_rewrite
+from ontology.rounds import round_agreement, round_history, run_round
+from ontology.schema import UNMAPPED
+from ontology.versions import document, get_version, version_label
+from storage.models import LabelingRound, OntologyVersion, RewriteProposal
+from storage.settings import Settings, default_db_url, resolve_settings
+from storage.workspace import open_workspace_session
+from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "loop"
+RUN = "demo"
+
+
+@dataclass(frozen=True)
+class Loop:
+    url: str
+    workspace: Path
+    original: Path
+    settings: Settings
+
+    def session(self) -> Session:
+        """A fresh session on the served workspace (use as a context manager)."""
+        return open_workspace_session(self.settings)  # type: ignore[return-value]
+
+
+@pytest.fixture(scope="module")
+def loop(
+    demo_workspace: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Loop]:
+    require_chromium()
+    original = demo_workspace[0]
+    ws = tmp_path_factory.mktemp("loop") / "copied-demo"
+    shutil.copytree(original, ws, ignore=shutil.ignore_patterns("*.lock"))
+    settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
+    with open_workspace_session(settings) as session:
+        # A second round with other labelers: the first round is then not the default.
+        run_round(RUN, ["sim", "keywords"], session=session, sample=60, seed=3)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with serve_app(ws) as url:
+        yield Loop(url=url, workspace=ws, original=original, settings=settings)
+
+
+@pytest.fixture
+def page(loop: Loop, browser: object) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1100})  # type: ignore[attr-defined]
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield p
+    context.close()
+    assert not errors, errors
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+def _open(page: object, loop: Loop, path: str, title: str) -> None:
+    page.goto(f"{loop.url}/{path}", wait_until="domcontentloaded")  # type: ignore[attr-defined]
+    wait_for_streamlit(page, title)
+    _no_exception(page)
+
+
+def _no_exception(page: object) -> None:
+    boxes = page.locator('[data-testid="stException"]')  # type: ignore[attr-defined]
+    assert boxes.count() == 0, boxes.first.inner_text()
+
+
+def _settle(page: object, title: str) -> None:
+    page.wait_for_timeout(400)  # type: ignore[attr-defined]
+    wait_for_streamlit(page, title)
+    _no_exception(page)
+
+
+def _choose(page: object, label: str, option: str) -> None:
+    """Pick the option starting with ``option`` in the selectbox labelled ``label…``."""
+    box = page.locator('[data-testid="stSelectbox"]').filter(  # type: ignore[attr-defined]
+        has=page.locator("label", has_text=re.compile("^" + re.escape(label)))  # type: ignore[attr-defined]
+    )
+    box.first.locator('[role="combobox"], input').first.click()
+    page.get_by_role("option", name=re.compile("^" + re.escape(option))).first.click()  # type: ignore[attr-defined]
+
+
+def _text(page: object) -> str:
+    return str(page.locator('[data-testid="stMain"]').inner_text())  # type: ignore[attr-defined]
+
+
+def _shot(page: object, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
+
+
+def _pairs(loop: Loop, number: int) -> list[ConfusedPair]:
+    with loop.session() as session:
+        return [
+            p
+            for p in round_agreement(number, session=session).most_confused
+            if UNMAPPED not in (p.leaf_a, p.leaf_b)
+        ]
+
+
+def _propose(loop: Loop, number: int, pair: ConfusedPair, *, seed: int = 0) -> int:
+    """Store a rewrite proposal (from a worker thread: Playwright's event loop runs here)."""
+
+    def work() -> int:
+        with loop.session() as session:
+            p = propose_rewrite(
+                number,
+                model="sim/default",
+                session=session,
+                pair=(pair.leaf_a, pair.leaf_b),
+                seed=seed,
+            )
+            return p.id or 0
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(work).result()
+
+
+def _first_round(loop: Loop) -> int:
+    with loop.session() as session:
+        return round_history(session=session)[0].round
+
+
+# ------------------------------------------------------------------------ defects
+
+
+def test_a_deep_link_into_a_fresh_server_shows_the_workbench_navigation(
+    loop: Loop, page: object
+) -> None:
+    # The first request this server gets (the module's tests run in file order).
+    _open(page, loop, "runs", "Runs")
+    nav = page.locator('[data-testid="stSidebarNav"]')  # type: ignore[attr-defined]
+    _shot(page, "deep-link-runs")
+    assert "Ontology studio" in nav.inner_text()
+    assert page.get_by_role("link", name="streamlit app").count() == 0  # type: ignore[attr-defined]
+
+
+def test_rewrite_pair_list_follows_the_chosen_round(loop: Loop, page: object) -> None:
+    first = _first_round(loop)
+    target = _pairs(loop, first)[1]  # not the default (most confused) pair
+    _open(page, loop, "ontology_rewrite", "Definition rewrite")
+    _choose(page, "Round", f"round {first} ")
+    _settle(page, "Definition rewrite")
+    _choose(page, "Leaf pair", f"{target.leaf_a} | {target.leaf_b}")
+    _settle(page, "Definition rewrite")
+    page.get_by_role("button", name="Propose rewrite").click()  # type: ignore[attr-defined]
+    _settle(page, "Definition rewrite")
+    _shot(page, "a-rewrite-pair")
+    assert f"{target.leaf_a} vs {target.leaf_b}, round {first}" in _text(page)
+    with loop.session() as session:
+        newest = session.exec(select(RewriteProposal).order_by(RewriteProposal.id.desc())).first()  # type: ignore[union-attr]
+        assert newest is not None
+        assert (newest.leaf_a, newest.leaf_b) == (target.leaf_a, target.leaf_b)
+        assert newest.request["round"] == first
+
+
+def test_accepting_an_older_proposal_builds_on_the_newest_version(loop: Loop, page: object) -> None:
+    first = _first_round(loop)
+    pairs = _pairs(loop, first)
+    one = pairs[0]
+    two = next(p for p in pairs[1:] if not {p.leaf_a, p.leaf_b} & {one.leaf_a, one.leaf_b})
+    ids = (_propose(loop, first, one), _propose(loop, first, two), _propose(loop, first, one))
+    with loop.session() as session:
+        middle = accept_proposal(ids[0], session=session)  # newer work: driftlens@N
+        middle_label, middle_id = version_label(middle), middle.id
+        p1_def = document(middle).leaf(one.leaf_a).definition
+
+    _open(page, loop, "ontology_rewrite", "Definition rewrite")
+    _choose(page, "Proposal", f"#{ids[1]} ")
+    _settle(page, "Definition rewrite")
+    assert f"on top of {middle_label}" in _text(page)
+    page.get_by_role("button", name="Accept (with edits)").click()  # type: ignore[attr-defined]
+    _settle(page, "Definition rewrite")
+    _shot(page, "b-accept-on-newest")
+    assert f"(parent {middle_label})" in _text(page)
+    with loop.session() as session:
+        newest = get_version("driftlens", session=session)
+        assert newest.parent_id == middle_id  # not the round's version
+        assert document(newest).leaf(one.leaf_a).definition == p1_def  # newer work kept
+
+    # The same pair proposed again from the old round: its leaf changed since, so refused.
+    _choose(page, "Proposal", f"#{ids[2]} ")
+    _settle(page, "Definition rewrite")
+    _shot(page, "b-conflict")
+    text = _text(page)
+    assert f"rewrites '{one.leaf_a}'" in text and "definition changed in" in text
+    assert page.get_by_role("button", name="Accept (with edits)").is_disabled()  # type: ignore[attr-defined]
+
+
+def _interrupted_round(loop: Loop) -> int:
+    """A real round stopped after its first chunk of labels (as a page left mid-run)."""
+
+    def stop(done: int, total: int) -> None:
+        if done:
+            raise KeyboardInterrupt
+
+    with loop.session() as session, contextlib.suppress(KeyboardInterrupt):
+        run_round(RUN, ["sim", "keywords"], session=session, sample=120, seed=11, progress=stop)
+    with loop.session() as session:
+        return max(h.round for h in round_history(session=session))
+
+
+def _set_lease(loop: Loop, number: int, pid: int) -> None:
+    import socket
+
+    with loop.session() as session:
+        row = session.exec(select(LabelingRound).where(LabelingRound.number == number)).one()
+        row.status, row.lease_pid, row.lease_host = "running", pid, socket.gethostname()
+        session.add(row)
+
+
+def test_a_round_whose_process_is_gone_is_interrupted_and_resumes(loop: Loop, page: object) -> None:
+    number = _interrupted_round(loop)
+    sleeper = subprocess.Popen(["sleep", "120"])  # a live process holding the lease
+    try:
+        _set_lease(loop, number, sleeper.pid)
+        _open(page, loop, "ontology_rounds", "Labeling rounds")
+        run = page.get_by_role("button", name="Run round")  # type: ignore[attr-defined]
+        assert run.is_disabled()
+        assert f"Round {number} is being labeled" in _text(page)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    page.reload()  # type: ignore[attr-defined]
+    wait_for_streamlit(page, "Labeling rounds")
+    _choose(page, "Round", str(number))
+    _settle(page, "Labeling rounds")
+    _shot(page, "c-interrupted")
+    text = _text(page)
+    assert f"Round {number} was interrupted" in text
+    assert "(incomplete)" in text and "running" not in text.split("Trend across rounds")[1][:2000]
+    page.get_by_role("button", name=f"Resume round {number}").click()  # type: ignore[attr-defined]
+    page.get_by_text(f"Round {number}: mean pairwise agreement").wait_for(timeout=90_000)  # type: ignore[attr-defined]
+    _settle(page, "Labeling rounds")
+    _shot(page, "c-resumed")
+    with loop.session() as session:
+        assert [h.status for h in round_history(session=session) if h.round == number] == ["done"]
+
+
+def test_drafts_survive_navigation_and_reload_and_leaving_asks_first(
+    loop: Loop, page: object
+) -> None:
+    first = _first_round(loop)
+    pair = _pairs(loop, first)[2]
+    pid = _propose(loop, first, pair, seed=5)
+    dialogs: list[str] = []
+
+    def answer(dialog: object) -> None:
+        dialogs.append(f"{dialog.type}: {dialog.message}")  # type: ignore[attr-defined]
+        dialog.accept()  # type: ignore[attr-defined]
+
+    page.on("dialog", answer)  # type: ignore[attr-defined]
+    _open(page, loop, "ontology_rewrite", "Definition rewrite")
+    _choose(page, "Proposal", f"#{pid} ")
+    _settle(page, "Definition rewrite")
+    box = page.get_by_label(f"Definition 1 ({pair.leaf_a})")  # type: ignore[attr-defined]
+    draft = "A draft definition typed in the browser, not yet accepted."
+    box.fill(draft)
+    page.get_by_role("link", name="Rounds").first.click()  # type: ignore[attr-defined]
+    wait_for_streamlit(page, "Labeling rounds")
+    assert any("unsaved edits" in d for d in dialogs), dialogs
+    page.get_by_role("link", name="Rewrite").first.click()  # type: ignore[attr-defined]
+    wait_for_streamlit(page, "Definition rewrite")
+    _choose(page, "Proposal", f"#{pid} ")
+    _settle(page, "Definition rewrite")
+    assert page.get_by_label(f"Definition 1 ({pair.leaf_a})").input_value() == draft  # type: ignore[attr-defined]
+    page.reload()  # type: ignore[attr-defined]
+    wait_for_streamlit(page, "Definition rewrite")
+    _choose(page, "Proposal", f"#{pid} ")
+    _settle(page, "Definition rewrite")
+    _shot(page, "d-draft-after-reload")
+    assert page.get_by_label(f"Definition 1 ({pair.leaf_a})").input_value() == draft  # type: ignore[attr-defined]
+
+    # The YAML editor keeps its draft too.
+    _open(page, loop, "ontology_versions", "Ontology")
+    yaml_box = page.get_by_label("YAML")  # type: ignore[attr-defined]
+    edited = yaml_box.input_value().replace("name: driftlens", "name: driftlens  # draft", 1)
+    yaml_box.fill(edited)
+    yaml_box.press("Tab")  # commit it (blur)
+    _settle(page, "Ontology")
+    page.reload()  # type: ignore[attr-defined]
+    wait_for_streamlit(page, "Ontology")
+    assert page.get_by_label("YAML").input_value() == edited  # type: ignore[attr-defined]
+
+
+def test_a_copied_workspace_shows_its_own_analysis(loop: Loop, page: object) -> None:
+    _open(page, loop, "analysis", "Analysis")
+    page.get_by_text("Report folder:").first.wait_for(timeout=60_000)  # type: ignore[attr-defined]
+    _shot(page, "e-analysis")
+    text = _text(page)
+    folder = re.search(r"Report folder: (\S+)", text)
+    assert folder is not None, text[-2000:]
+    assert Path(folder.group(1)).resolve().is_relative_to(loop.workspace.resolve())
+
+
+# ---------------------------------------------------------------------- walkthrough
+
+
+def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: object) -> None:
+    _open(page, loop, "ontology_rounds", "Labeling rounds")
+    _shot(page, "w1-rounds")
+    with loop.session() as session:
+        before = max(h.round for h in round_history(session=session))
+        newest_before = version_label(get_version("driftlens", session=session))
+    _run_round_in_page(page, sample=60)
+    number = before + 1
+
+    _open(page, loop, "ontology_rewrite", "Definition rewrite")
+    page.get_by_role("button", name="Propose rewrite").click()  # type: ignore[attr-defined]
+    _settle(page, "Definition rewrite")
+    _shot(page, "w2-proposed")
+    assert f"round {number}." in _text(page)
+    box = page.get_by_role("textbox", name=re.compile(r"^Definition 1 \("))  # type: ignore[attr-defined]
+    edited = box.input_value().split("\n")[0] + " Edited in the walkthrough."
+    box.fill(edited)
+    box.press("Tab")
+    _settle(page, "Definition rewrite")
+    page.get_by_role("button", name="Accept (with edits)").click()  # type: ignore[attr-defined]
+    _settle(page, "Definition rewrite")
+    _shot(page, "w3-accepted")
+    found = re.search(r"new version (driftlens@\d+) \(parent (driftlens@\d+)\)", _text(page))
+    assert found is not None and found.group(2) == newest_before
+    new_label = found.group(1)
+
+    _open(page, loop, "ontology_rounds", "Labeling rounds")
+    _run_round_in_page(page, sample=60)
+    with loop.session() as session:
+        latest = round_history(session=session)[-1]
+        assert latest.ontology_version == new_label and latest.status == "done"
+    _shot(page, "w4-round-on-new-version")
+
+    _open(page, loop, "ontology_versions", "Ontology")
+    _choose(page, "Old", newest_before)
+    _settle(page, "Ontology")
+    _choose(page, "New", new_label)
+    _settle(page, "Ontology")
+    _shot(page, "w5-diff")
+    assert "Edited in the walkthrough" in _text(page)
+    with loop.session() as session:
+        rows = session.exec(
+            select(OntologyVersion).where(OntologyVersion.name == "driftlens")
+        ).all()
+        assert new_label in {f"{v.name}@{v.version}" for v in rows}
+
+
+def _run_round_in_page(page: object, *, sample: int) -> None:
+    """Run a sim + keywords round from the Rounds page and wait for its result."""
+    chips = page.locator(
+        '[data-testid="stMultiSelect"] [role="button"][aria-label^="Remove embed"]'
+    )  # type: ignore[attr-defined]
+    if chips.count():
+        chips.first.click()
+    multi = page.locator('[data-testid="stMultiSelect"]').first  # type: ignore[attr-defined]
+    multi.locator("input").first.click()
+    page.get_by_role("option", name=re.compile(r"^sim — ")).first.click()  # type: ignore[attr-defined]
+    page.keyboard.press("Escape")  # type: ignore[attr-defined]
+    box = page.get_by_label("Responses")  # type: ignore[attr-defined]
+    box.fill(str(sample))
+    page.get_by_role("button", name="Run round").click()  # type: ignore[attr-defined]
+    page.get_by_text(re.compile(r"^Round \d+: mean pairwise agreement")).first.wait_for(
+        timeout=120_000
+    )  # type: ignore[attr-defined]
+    _settle(page, "Labeling rounds")
