@@ -76,13 +76,29 @@ _GUARD = """
     const guarded = (el) => el && el.matches && el.matches("textarea, input") &&
       guard.labels.has(el.getAttribute("aria-label"));
     document.addEventListener("input", (e) => { if (guarded(e.target)) guard.dirty = true; }, true);
-    // In-app navigation is a click on a link: ask before the router sees it.
+    // In-app navigation is a click on a link: ask before the router sees it. Leaving
+    // the box (mousedown on the link) commits its text, and Streamlit's rerun for that
+    // commit cancels a page switch sent while it runs: follow the link once that rerun
+    // (which stores the draft) is over.
+    const idle = () => !document.querySelector(
+      '[data-testid="stStatusWidgetRunningIcon"], [data-stale="true"]');
     document.addEventListener("click", (e) => {
       const link = e.target.closest && e.target.closest("a[href]");
       if (!link || !guard.dirty) return;
-      if (w.confirm(message)) { guard.dirty = false; return; }
       e.preventDefault();
       e.stopImmediatePropagation();
+      if (!w.confirm(message)) return;
+      guard.dirty = false;
+      const href = link.getAttribute("href");
+      let waited = 0;
+      const follow = () => {
+        waited += 250;
+        if (!idle() && waited < 15000) { w.setTimeout(follow, 250); return; }
+        const again = Array.from(document.querySelectorAll("a[href]"))
+          .find((a) => a.getAttribute("href") === href);
+        (again || link).click();
+      };
+      w.setTimeout(follow, 750);
     }, true);
     w.addEventListener("beforeunload", (e) => {
       if (!guard.dirty) return;

@@ -94,20 +94,31 @@ def wait_for_streamlit(page: object, title: str) -> None:
     """Wait until the page's title is shown and Streamlit has stopped running the script."""
     page.wait_for_selector('[data-testid="stMain"]', timeout=60_000)  # type: ignore[attr-defined]
     page.get_by_text(title, exact=False).first.wait_for(timeout=60_000)  # type: ignore[attr-defined]
-    # While the script runs, the status widget shows a running icon (or offers a "Stop"
-    # button) and the elements of the previous run are marked stale; wait until the run
-    # has finished twice in a row (a rerun may start right after the first one).
-    for _ in range(2):
+    # While the script runs, the status widget shows a running icon (after a short delay)
+    # or offers a "Stop" button, the elements of the previous run are marked stale, and
+    # widgets not loaded yet are skeletons. Wait until the page looks idle and its text
+    # stays the same for about a second (a rerun may start right after a run).
+    deadline = time.monotonic() + 90
+    quiet, last = 0, None
+    while quiet < 5:
         page.wait_for_function(IDLE_JS, timeout=60_000)  # type: ignore[attr-defined]
-        page.wait_for_timeout(300)  # type: ignore[attr-defined]
+        text = page.evaluate(  # type: ignore[attr-defined]
+            "() => (document.querySelector('[data-testid=\"stMain\"]') || {}).innerText || ''"
+        )
+        quiet = quiet + 1 if text == last else 0
+        last = text
+        if time.monotonic() > deadline:
+            raise TimeoutError("Streamlit did not settle within 90 s")
+        page.wait_for_timeout(250)  # type: ignore[attr-defined]
 
 
-#: True when Streamlit is not running the script and shows no stale element.
+#: True when Streamlit is not running the script and shows no stale or unloaded element.
 IDLE_JS = """() => {
   const widget = document.querySelector('[data-testid="stStatusWidget"]');
   const stop = widget && Array.from(widget.querySelectorAll('button'))
     .some(b => b.innerText.includes('Stop'));
-  const running = document.querySelector('[data-testid="stStatusWidgetRunningIcon"]');
-  const stale = document.querySelector('[data-stale="true"]');
-  return !stop && !running && !stale;
+  const busy = document.querySelector(
+    '[data-testid="stStatusWidgetRunningIcon"], [data-stale="true"], '
+    + '[data-testid="stSkeleton"], [data-testid="stAppSkeleton"]');
+  return !stop && !busy;
 }"""

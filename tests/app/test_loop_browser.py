@@ -14,10 +14,11 @@ import contextlib
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from sqlmodel import Session, select
@@ -36,6 +37,7 @@ pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "loop"
 RUN = "demo"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -124,8 +126,15 @@ def _pairs(loop: Loop, number: int) -> list[ConfusedPair]:
         ]
 
 
+def _in_thread(work: Callable[[], T]) -> T:
+    """Run ``work`` in a worker thread: Playwright's event loop runs in this one, and the
+    labelers and rewrite requests refuse to block inside an event loop."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(work).result()
+
+
 def _propose(loop: Loop, number: int, pair: ConfusedPair, *, seed: int = 0) -> int:
-    """Store a rewrite proposal (from a worker thread: Playwright's event loop runs here)."""
+    """Store a rewrite proposal for ``pair`` of round ``number``; returns its id."""
 
     def work() -> int:
         with loop.session() as session:
@@ -138,8 +147,7 @@ def _propose(loop: Loop, number: int, pair: ConfusedPair, *, seed: int = 0) -> i
             )
             return p.id or 0
 
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(work).result()
+    return _in_thread(work)
 
 
 def _first_round(loop: Loop) -> int:
@@ -220,8 +228,11 @@ def _interrupted_round(loop: Loop) -> int:
         if done:
             raise KeyboardInterrupt
 
-    with loop.session() as session, contextlib.suppress(KeyboardInterrupt):
-        run_round(RUN, ["sim", "keywords"], session=session, sample=120, seed=11, progress=stop)
+    def work() -> None:
+        with loop.session() as session, contextlib.suppress(KeyboardInterrupt):
+            run_round(RUN, ["sim", "keywords"], session=session, sample=120, seed=11, progress=stop)
+
+    _in_thread(work)
     with loop.session() as session:
         return max(h.round for h in round_history(session=session))
 
@@ -283,6 +294,8 @@ def test_drafts_survive_navigation_and_reload_and_leaving_asks_first(
     draft = "A draft definition typed in the browser, not yet accepted."
     box.fill(draft)
     page.get_by_role("link", name="Rounds").first.click()  # type: ignore[attr-defined]
+    page.wait_for_timeout(1000)  # type: ignore[attr-defined]
+    _shot(page, "d-left-page")
     wait_for_streamlit(page, "Labeling rounds")
     assert any("unsaved edits" in d for d in dialogs), dialogs
     page.get_by_role("link", name="Rewrite").first.click()  # type: ignore[attr-defined]
