@@ -7,8 +7,9 @@ already stored for (response, step, labeler, version, repeat) is reused, labels 
 committed chunk by chunk, and ``resume`` finishes an interrupted round. Offline labelers
 run in worker threads while LLM labelers send their requests concurrently.
 
-While a round is labeled, its row holds a *lease*: the labeling process's pid and host and
-a heartbeat refreshed after every chunk. A round stored as ``running`` whose lease is dead
+While a round is labeled, its labeling process holds the round's *work lease*
+(``storage.repo.leases``: pid, host and a heartbeat refreshed after every chunk). A
+round stored as ``running`` whose lease is dead
 (the process is gone, or the labeling stopped in a live process, or no heartbeat for
 :data:`LEASE_SECONDS` from another host) is reported as ``interrupted`` by
 :func:`round_state`; its agreement covers only the labels stored so far, and ``resume``
@@ -37,12 +38,19 @@ from ontology.labelers.registry import ensure_labeler_spec, make_labeler, parse_
 from ontology.schema import UNMAPPED, OntologyDoc
 from ontology.versions import document, get_version, version_label
 from storage.errors import ConfigError, InputError, NotFoundError
-from storage.models import LabelingRound, OntologyVersion, Response, StepLabel
+from storage.models import LabelingRound, OntologyVersion, Response, StepLabel, WorkLease
 from storage.repo import ontology_rounds as q
 from storage.repo import rounds as round_repo
 from storage.repo.labels import labeled_response_ids, upsert_step_labels
+from storage.repo.leases import (
+    Lease,
+    LeaseHeldError,
+    acquire_lease,
+    holder_alive,
+    release_lease,
+    renew_lease,
+)
 from storage.repo.runs import require_run
-from storage.types import utcnow
 
 OFFLINE_KINDS = ("keywords", "embed")
 
@@ -273,93 +281,84 @@ def _check_labelers(labelers: Sequence[str]) -> list[str]:
 # ---------------------------------------------------------------------------- leases
 
 
-def _pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists on this host (a zombie counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+def lease_key(round_id: int) -> str:
+    """The ``work_lease`` key of a round being labeled."""
+    return f"labeling_round:{round_id}"
+
+
+def lease_alive(row: LabelingRound, *, session: Session) -> bool:
+    """Whether a live process holds the round's lease (is labeling it right now)."""
+    assert row.id is not None
+    lease = session.get(WorkLease, lease_key(row.id), populate_existing=True)
+    if lease is None:
         return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return True  # no /proc: the signal answered, trust it
+    host = socket.gethostname()
+    if lease.host == host and lease.pid == os.getpid():
+        # This process: alive only while one of its threads is labeling the round.
+        with _ACTIVE_LOCK:
+            return row.id in _ACTIVE
+    return holder_alive(lease, host=host, stale_after_s=LEASE_SECONDS)
 
 
-def lease_alive(row: LabelingRound) -> bool:
-    """Whether the process that holds a round's lease is still labeling it."""
-    if row.lease_pid is None:
-        return False
-    if row.lease_host == socket.gethostname():
-        if row.lease_pid == os.getpid():
-            with _ACTIVE_LOCK:
-                return row.id in _ACTIVE
-        return _pid_alive(row.lease_pid)
-    if row.heartbeat_at is None:
-        return False
-    return (utcnow() - row.heartbeat_at).total_seconds() < LEASE_SECONDS
-
-
-def round_state(row: LabelingRound) -> str:
+def round_state(row: LabelingRound, *, session: Session) -> str:
     """The round's status as it is now: a ``running`` round with a dead lease is interrupted."""
-    if row.status == "running" and not lease_alive(row):
+    if row.status == "running" and not lease_alive(row, session=session):
         return "interrupted"
     return row.status
 
 
-def running_round(*, session: Session) -> LabelingRound | None:
-    """A round some live process is labeling right now, if any."""
+def running_round(*, session: Session) -> tuple[LabelingRound, WorkLease] | None:
+    """A round some live process is labeling right now, with its lease, if any."""
     for row in round_repo.list_rounds(session=session):
-        if row.status == "running" and lease_alive(row):
-            return row
+        if row.status == "running" and lease_alive(row, session=session):
+            lease = session.get(WorkLease, lease_key(row.id or 0))
+            assert lease is not None
+            return row, lease
     return None
-
-
-def _take_lease(row: LabelingRound, *, session: Session) -> None:
-    assert row.id is not None
-    row.status = "running"
-    row.lease_pid, row.lease_host, row.heartbeat_at = os.getpid(), socket.gethostname(), utcnow()
-    session.add(row)
-    session.commit()
-    with _ACTIVE_LOCK:
-        _ACTIVE.add(row.id)
-
-
-def _heartbeat(round_id: int, *, session: Session) -> None:
-    row = session.get(LabelingRound, round_id)
-    if row is not None:
-        row.heartbeat_at = utcnow()
-        session.add(row)
-        session.commit()
-
-
-def _release(
-    round_id: int, status: str, *, session: Session, metrics: dict[str, Any] | None
-) -> None:
-    with _ACTIVE_LOCK:
-        _ACTIVE.discard(round_id)
-    row = session.get(LabelingRound, round_id)
-    if row is None:
-        return
-    round_repo.update_round(round_id, status=status, metrics=metrics, session=session)
-    row.lease_pid = row.lease_host = None
-    row.heartbeat_at = None
-    session.add(row)
-    session.commit()
 
 
 def _refuse_if_running(*, session: Session, resume: int | None) -> None:
     live = running_round(session=session)
     if live is None:
         return
-    where = f"pid {live.lease_pid} on {live.lease_host}"
-    if resume is not None and live.number == resume:
+    row, lease = live
+    where = f"pid {lease.pid} on {lease.host}"
+    if resume is not None and row.number == resume:
         raise ConfigError(f"round {resume} is still being labeled ({where}); wait for it")
     raise ConfigError(
-        f"round {live.number} is being labeled right now ({where}); one round at a time"
+        f"round {row.number} is being labeled right now ({where}); one round at a time"
     )
+
+
+def _take_lease(row: LabelingRound, *, session: Session) -> Lease:
+    assert row.id is not None
+    try:
+        lease = acquire_lease(
+            lease_key(row.id),
+            session=session,
+            what=f"round {row.number}",
+            stale_after_s=LEASE_SECONDS,
+        )
+    except LeaseHeldError:
+        raise ConfigError(
+            f"round {row.number} is still being labeled by another process; wait for it"
+        ) from None
+    row.status = "running"
+    session.add(row)
+    session.commit()
+    with _ACTIVE_LOCK:
+        _ACTIVE.add(row.id)
+    return lease
+
+
+def _release(
+    lease: Lease, round_id: int, status: str, *, session: Session, metrics: dict[str, Any] | None
+) -> None:
+    with _ACTIVE_LOCK:
+        _ACTIVE.discard(round_id)
+    round_repo.update_round(round_id, status=status, metrics=metrics, session=session)
+    session.commit()
+    release_lease(lease, session=session)
 
 
 def run_round(
@@ -421,11 +420,11 @@ def run_round(
         session.commit()
     round_id = row.id
     assert round_id is not None
-    _take_lease(row, session=session)
+    lease = _take_lease(row, session=session)
     picked.sort(key=lambda r: r.id or 0)
 
     def beat(done: int, total: int) -> None:
-        _heartbeat(round_id, session=session)
+        renew_lease(lease, session=session)  # labels were just committed: heartbeat
         if progress is not None:
             progress(done, total)
 
@@ -437,13 +436,13 @@ def run_round(
         # Stopped (an error, Ctrl-C, a page left mid-run): what was committed stays, and
         # the round says it is unfinished instead of "running" forever.
         session.rollback()
-        _release(round_id, "interrupted", session=session, metrics=None)
+        _release(lease, round_id, "interrupted", session=session, metrics=None)
         raise
     agreement = round_agreement(row.number, session=session)
     failed = sum(s.failed for s in stats.values())
     stat_json = {k: {f: v for f, v in vars(s).items() if f != "labeler"} for k, s in stats.items()}
     metrics = {**agreement.to_json(), "labeling": stat_json, "n_responses": len(picked)}
-    _release(round_id, "incomplete" if failed else "done", session=session, metrics=metrics)
+    _release(lease, round_id, "incomplete" if failed else "done", session=session, metrics=metrics)
     return RoundResult(
         round=row.number,
         ontology_version=version_label(version),
@@ -587,7 +586,7 @@ def round_history(*, session: Session) -> list[RoundSummary]:
                 ontology_version=versions[row.ontology_version_id],
                 run=_run_name(row, session=session),
                 labelers=tuple(row.labelers),
-                status=round_state(row),
+                status=round_state(row, session=session),
                 n_steps=m.get("n_steps"),
                 mean_pairwise=m.get("mean_pairwise"),
                 krippendorff_alpha=m.get("krippendorff_alpha"),

@@ -58,7 +58,7 @@ with page_session() as session:
     used = [s.name for s in session.exec(select(LabelerSpec)).all() if s.name]
     live = running_round(session=session)
     live_text = (
-        f"Round {live.number} is being labeled (pid {live.lease_pid} on {live.lease_host})."
+        f"Round {live[0].number} is being labeled (pid {live[1].pid} on {live[1].host})."
         if live is not None
         else None
     )

@@ -28,10 +28,11 @@ from ontology.rewrite import accept_proposal, propose_rewrite
 from ontology.rounds import round_agreement, round_history, run_round
 from ontology.schema import UNMAPPED
 from ontology.versions import document, get_version, version_label
-from storage.models import LabelingRound, OntologyVersion, RewriteProposal
+from storage.models import OntologyVersion, RewriteProposal
 from storage.settings import Settings, default_db_url, resolve_settings
 from storage.workspace import open_workspace_session
 from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
+from tests.ontology.conftest import hold_lease
 
 pytestmark = pytest.mark.browser
 
@@ -238,12 +239,8 @@ def _interrupted_round(loop: Loop) -> int:
 
 
 def _set_lease(loop: Loop, number: int, pid: int) -> None:
-    import socket
-
     with loop.session() as session:
-        row = session.exec(select(LabelingRound).where(LabelingRound.number == number)).one()
-        row.status, row.lease_pid, row.lease_host = "running", pid, socket.gethostname()
-        session.add(row)
+        hold_lease(session, number, pid)
 
 
 def test_a_round_whose_process_is_gone_is_interrupted_and_resumes(loop: Loop, page: object) -> None:

@@ -71,3 +71,21 @@ def cli_json(result: Result) -> Any:
     """The JSON a ``--json`` command printed (fails the test with the output otherwise)."""
     assert result.exit_code == 0, (result.output, result.exception)
     return json.loads(result.stdout)
+
+
+def hold_lease(session: Session, number: int, pid: int) -> None:
+    """Mark round ``number`` running under a lease held by process ``pid`` on this host."""
+    import socket
+
+    from sqlmodel import select
+
+    from ontology.rounds import lease_key
+    from storage.models import LabelingRound, WorkLease
+
+    row = session.exec(select(LabelingRound).where(LabelingRound.number == number)).one()
+    row.status = "running"
+    session.add(row)
+    session.add(
+        WorkLease(key=lease_key(row.id or 0), host=socket.gethostname(), pid=pid, token="test")
+    )
+    session.commit()

@@ -14,12 +14,12 @@ import pytest
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from ontology.rounds import round_history, run_round
+from ontology.rounds import lease_key, round_history, run_round
 from storage.errors import ConfigError
-from storage.models import LabelingRound, StepLabel
+from storage.models import LabelingRound, StepLabel, WorkLease
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from tests.ontology.conftest import cli_json
+from tests.ontology.conftest import cli_json, hold_lease
 
 
 def _driftlens() -> str:
@@ -35,7 +35,8 @@ def _labels_of_round(number: int) -> tuple[int | None, int]:
         count = s.exec(
             select(func.count()).select_from(StepLabel).where(StepLabel.round_id == row.id)
         ).one()
-        return row.lease_pid, int(count)
+        lease = s.get(WorkLease, lease_key(row.id or 0))
+        return (lease.pid if lease is not None else None), int(count)
 
 
 def test_sigkilled_cli_round_is_interrupted_and_resume_completes_it(
@@ -83,10 +84,7 @@ def test_a_live_lease_blocks_a_new_round_and_a_dead_one_holds_nothing(
     first = run_round(sim_run, ["sim", "keywords"], session=session, sample=20, seed=1)
     sleeper = subprocess.Popen(["sleep", "60"])
     try:
-        row = session.exec(select(LabelingRound).where(LabelingRound.number == first.round)).one()
-        row.status, row.lease_pid, row.lease_host = "running", sleeper.pid, os.uname().nodename
-        session.add(row)
-        session.commit()
+        hold_lease(session, first.round, sleeper.pid)
         assert [h.status for h in round_history(session=session)] == ["running"]
         with pytest.raises(ConfigError, match="round 1 is being labeled right now"):
             run_round(sim_run, ["sim", "keywords"], session=session, sample=20, seed=2)
