@@ -110,14 +110,15 @@ if job is not None and job.running:
     def _progress(job: Job) -> None:
         if job.finished:
             st.rerun()  # the whole page: show the outcome and the new round
+        box = st.container(key="round-progress")  # browser tests skip its ticking text
         counts = f" — {job.done}/{job.total} (response, labeler) pairs labeled" if job.total else ""
-        st.status(
+        box.status(
             f"{job.label}: {job.stage}{counts} ({job.elapsed():.0f} s)",
             state="running",
             expanded=False,
         )
-        st.progress(job.done / job.total if job.total else 0.0)
-        st.caption("The round goes on if you leave this page; come back to see it finish.")
+        box.progress(job.done / job.total if job.total else 0.0)
+        box.caption("The round goes on if you leave this page; come back to see it finish.")
 
     _progress(job)
 elif job is not None and job.finished:

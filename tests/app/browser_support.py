@@ -102,15 +102,24 @@ def wait_for_streamlit(page: object, title: str) -> None:
     quiet, last = 0, None
     while quiet < 5:
         page.wait_for_function(IDLE_JS, timeout=60_000)  # type: ignore[attr-defined]
-        text = page.evaluate(  # type: ignore[attr-defined]
-            "() => (document.querySelector('[data-testid=\"stMain\"]') || {}).innerText || ''"
-        )
+        text = page.evaluate(MAIN_TEXT_JS)  # type: ignore[attr-defined]
         quiet = quiet + 1 if text == last else 0
         last = text
         if time.monotonic() > deadline:
             raise TimeoutError("Streamlit did not settle within 90 s")
         page.wait_for_timeout(250)  # type: ignore[attr-defined]
 
+
+#: The main area's text, less the progress of background work (it ticks every second).
+MAIN_TEXT_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  if (!main) return '';
+  let text = main.innerText;
+  for (const el of main.querySelectorAll('[class*="st-key-round-progress"]')) {
+    text = text.replace(el.innerText, '');
+  }
+  return text;
+}"""
 
 #: True when Streamlit is not running the script and shows no stale or unloaded element.
 IDLE_JS = """() => {

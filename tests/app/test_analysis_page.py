@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -30,9 +31,11 @@ def test_page_shows_the_stored_analysis_with_untrusted_text_inert(workspace: Pat
     assert any("SIMULATED DATA" in str(e.value) for e in at.error)
     assert len(at.dataframe) >= 4
     rendered = _all_markdown(at)
-    # live Markdown never holds the raw probes; the escaped step text is there instead
-    assert not [m for m in rendered if SCRIPT_PROBE in m or IMG_PROBE in m or "<img" in m]
-    assert any("&lt;img src=x onerror=alert\\(1\\)&gt;" in m for m in rendered)
+    # live Markdown never holds the raw probes (every "<" is backslash-escaped, so no tag
+    # can start); the escaped step text is there instead
+    assert not [m for m in rendered if SCRIPT_PROBE in m or IMG_PROBE in m]
+    assert not [m for m in rendered if re.search(r"(?<!\\)<img", m)]
+    assert any("\\<img src\\=x onerror\\=alert\\(1\\)\\>" in m for m in rendered)
     # the question is shown, literally, as plain text
     assert any(SCRIPT_PROBE in t.value for t in at.text)
     assert any(
@@ -56,4 +59,4 @@ def test_run_analysis_button_stores_and_shows_an_analysis(workspace: Path) -> No
 
 def test_page_without_runs_says_what_to_do() -> None:
     at = open_page("analysis.py", timeout=180)
-    assert any("driftlens generate" in str(i.value) for i in at.info)
+    assert any("Launch a run" in str(i.value) for i in at.info)  # the widget, not a CLI flag
