@@ -387,7 +387,7 @@ class RewriteProposal(SQLModel, table=True):
     leaf_a: str
     leaf_b: str
     # The version the proposal rewrites (the round's version); accepting applies it on top
-    # of the newest version of that ontology. (No foreign key: see migration 0005.)
+    # of the newest version of that ontology. (No foreign key: see migration 0006.)
     base_version_id: int | None = Field(default=None, index=True)
     model: str | None = None
     request: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)

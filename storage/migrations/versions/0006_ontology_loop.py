@@ -1,7 +1,7 @@
-"""ontology loop: proposal base version, page drafts (and one head again)
+"""ontology loop: proposal base version, page drafts
 
-Revision ID: 0005_ontology_loop
-Revises: 0004_disposition, 0004_normalised_requests
+Revision ID: 0006_ontology_loop
+Revises: 0005_normalised_requests
 Create Date: 2026-12-01 10:30:00 UTC
 
 * ``rewrite_proposal.base_version_id``: the version a proposal rewrites (backfilled from
@@ -10,8 +10,8 @@ Create Date: 2026-12-01 10:30:00 UTC
 * ``draft``: unsaved page edits (rewrite edit boxes, the YAML editor), keyed by page and
   object, so they survive navigation and reloads.
 
-It also joins the two revisions numbered 0004 into one head. (Rounds in progress hold a
-``work_lease`` row of revision 0003: a round whose process is gone is interrupted.)
+(Rounds in progress hold a ``work_lease`` row of revision 0003: a round whose process is
+gone is interrupted.)
 """
 import json
 from collections.abc import Sequence
@@ -20,8 +20,8 @@ import sqlalchemy as sa
 from alembic import context, op
 from sqlalchemy.dialects import postgresql
 
-revision: str = '0005_ontology_loop'
-down_revision: str | tuple[str, ...] | None = ('0004_disposition', '0004_normalised_requests')
+revision: str = '0006_ontology_loop'
+down_revision: str | None = '0005_normalised_requests'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
