@@ -122,6 +122,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--catalog", type=Path, default=None)
     args = parser.parse_args(argv)
     doc = read_catalog_file(args.catalog) if args.catalog else load_default_catalog()
+    # The served simulator knows the shipped memory banks' sides, so bank requests sent
+    # over HTTP get the same known-truth answers as in-process ones.
+    from study.conflicts.items import load_sample_banks
+    from study.conflicts.simulation import register_instances
+
+    register_instances(load_sample_banks())
     serve(
         "127.0.0.1",
         args.port,

@@ -304,7 +304,7 @@ def compose(
     if m.cite_memory:
         pool = [*side_a, *side_b]
         if pool:
-            out.append(f"{MARKERS['cite_memory'].capitalize()} {_snippet(rng.choice(pool))}.")
+            out.append(f"From what I remember, {_snippet(rng.choice(pool))}.")
     if m.cite_distractor and distractors:
         out.append(f"I also recall that {_snippet(rng.choice(list(distractors)))}.")
     if m.fabricate:

@@ -102,3 +102,36 @@ def test_thousand_judge_replies_with_ten_percent_malformed(session: Session) -> 
 
 def _high_risk(session: Session) -> set[str]:
     return {i.instance_id for _, i in stored_instances(session=session) if i.high_risk}
+
+
+def test_served_simulator_answers_bank_requests_like_in_process(session: Session) -> None:
+    """Over HTTP (real openai client, simulator process) the answers equal the in-process ones."""
+    import os
+    import secrets
+
+    from llm.backends import get_backend
+    from study.sim_endpoint import SimProcess
+
+    import_bank_file(None, session=session)
+    key = secrets.token_urlsafe(12)
+    spec = "openai-api/simulator/sim/mc-balanced"
+    with SimProcess(api_key=key) as url:
+        env = {**os.environ, "SIMULATOR_BASE_URL": url, "SIMULATOR_API_KEY": key}
+        served = generate_conflicts(
+            ConflictGenerationOptions(model=spec, run="http", doses=(6,), seed=5),
+            session=session,
+            backend=get_backend(spec, env=env),
+        )
+    assert served.requested == 42 and served.failed == 0
+    local = generate_conflicts(
+        ConflictGenerationOptions(model="sim/mc-balanced", run="local", doses=(6,), seed=5),
+        session=session,
+    )
+    assert local.requested == 42
+
+    def texts(name: str) -> list[str]:
+        run = require_run(name, session=session)
+        assert run.id is not None
+        return [r.text or "" for r in list_responses(run.id, session=session)]
+
+    assert texts("http") == texts("local")

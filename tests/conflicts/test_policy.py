@@ -67,9 +67,7 @@ def test_caap_two_stages_cached_stored_and_mixture_near_preset(session: Session)
     rows = list_responses(run.id, session=session)
     ok = [r for r in rows if r.parse_status == "ok"]
     assert all(r.request["policy"]["action"] in s.actions for r in ok)
-    assert all(
-        "Chosen action:" in stored_messages(r, session=session)[0]["content"] for r in ok
-    )
+    assert all("Chosen action:" in stored_messages(r, session=session)[0]["content"] for r in ok)
     mix = action_mixture(["caap-1"], session=session)
     for type_ in ("CPC", "BOC", "SCC"):
         cells = [m for m in mix if m["type"] == type_]
