@@ -28,7 +28,20 @@ def main() -> None:
     except BaseException as exc:  # the one place errors become messages
         code = report_user_error(exc, debug=debug)
         raise SystemExit(code) from None
+    finally:
+        _shutdown_engines()
     if rc == INTERRUPTED_EXIT:
         # typer >= 0.2x turns Ctrl-C into a silent Exit(130) before we can see it.
         report_interrupted()
     raise SystemExit(rc if isinstance(rc, int) else 0)
+
+
+def _shutdown_engines() -> None:
+    """Stop in-process vLLM engines before exit (no hang, no orphan engine process).
+
+    Only when the command used the vLLM backend: looking it up in ``sys.modules`` keeps
+    every other command from importing it.
+    """
+    backend = sys.modules.get("llm.vllm_backend")
+    if backend is not None:
+        backend.shutdown_engines()

@@ -8,6 +8,7 @@ import typer
 
 from app.cli.console import SafeConsole
 from app.cli.context import session_for
+from app.cli.engine_args import apply_engine_args, engine_arg_option
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import MAX_ATTEMPTS_OPTION, TIMEOUT_OPTION, request_limits
@@ -54,6 +55,7 @@ def generate_cmd(
     timeout: float | None = TIMEOUT_OPTION,
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    engine_args: list[str] | None = engine_arg_option(),
 ) -> None:
     """Generate baseline + perturbed responses; re-running the same command resumes.
 
@@ -61,6 +63,8 @@ def generate_cmd(
     running it again can help.
     """
     from study.generation import GenerationOptions, run_generation
+
+    apply_engine_args(engine_args)
 
     options = GenerationOptions(
         model=model,

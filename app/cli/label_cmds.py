@@ -6,6 +6,7 @@ import typer
 
 from app.cli.console import SafeConsole
 from app.cli.context import session_for
+from app.cli.engine_args import apply_engine_args, engine_arg_option
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -36,9 +37,12 @@ def label_cmd(
     timeout: float | None = TIMEOUT_OPTION,
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    engine_args: list[str] | None = engine_arg_option(),
 ) -> None:
     """Label every step of every response of a run (resumable: labeled responses are skipped)."""
     from study.reasoning.trajectories import label_run
+
+    apply_engine_args(engine_args)
 
     limits = request_limits(
         timeout, max_attempts, labeler_max_tokens=max_tokens, label_concurrency=concurrency

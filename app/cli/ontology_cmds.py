@@ -15,6 +15,7 @@ from rich.table import Table
 
 from app.cli.console import SafeConsole
 from app.cli.context import session_for
+from app.cli.engine_args import apply_engine_args, engine_arg_option
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -190,11 +191,14 @@ def round_cmd(
     timeout: float | None = TIMEOUT_OPTION,
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the round as JSON."),
+    engine_args: list[str] | None = engine_arg_option(),
 ) -> None:
     """Label a stratified sample of a run with several labelers and report their agreement."""
     from ontology.rounds import run_round
     from ontology.versions import seed_ontologies
     from storage.errors import ConfigError
+
+    apply_engine_args(engine_args)
 
     if resume is None and not run:
         raise ConfigError("give --run NAME (or --resume ROUND)")

