@@ -174,7 +174,7 @@ def build_gemma(out: Path) -> None:
     # Tied output embeddings are the only weights allowed to be absent from the GGUF.
     missing = [k for k in missing if k != "lm_head.weight"]
     if missing or unexpected:
-        raise SystemExit(f"weights do not match: missing {missing[:5]}, unexpected {unexpected[:5]}")
+        raise SystemExit(f"weights differ: missing {missing[:5]}, unexpected {unexpected[:5]}")
     del packed
     # A base model ends a turn with <end_of_turn>; stop there as well as at <eos>.
     eos = [tokenizer.eos_token_id]
