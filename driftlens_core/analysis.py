@@ -11,8 +11,8 @@ floor), ``attribute``, ``life_event`` or ``other``. Per model and metric
   (:mod:`driftlens_core.bootstrap`), BH-adjusted p over every condition that is not of class
   ``none`` (noise conditions included: each is a test of the floor), Cohen's d against the
   ``none`` rows, the compact letter display of pairwise Welch tests on question means,
-  the minimum detectable d_rel (2.8 × bootstrap SE) and, when nothing is detected, the
-  equivalence bound from the 90% CI;
+  the minimum detectable d_rel (t-based: :func:`~driftlens_core.calibration.mdd_factor`)
+  and, when nothing is detected, the equivalence bound from the 90% CI;
 * the random-intercept mixed model (reference: the ``none`` condition, else the first noise
   condition, which is flagged);
 * the null test (two samples per condition) and the noise decomposition;
@@ -357,6 +357,9 @@ def _analyze_model(
         else (f"no 'none' condition: mixed-model reference is noise condition {names[ref]!r}",)
     )
     none_rows = np.isin(c, none_codes)
+    # questions informing each condition's test (as in drel_bootstrap's expanded interval)
+    n_noise_q = int((qs.n[:, noise].sum(axis=1) > 0).sum())
+    n_inform = np.minimum(n_quest, n_noise_q)
     sumsq = ((x - qs.shift) ** 2).sum(axis=0)
     metric_results = []
     for m, metric in enumerate(inp.metrics):
@@ -366,8 +369,9 @@ def _analyze_model(
         p_adj[in_family] = bh_adjust(p[in_family])
         sep = separability([q_means[qs.n[:, j] > 0, j, m] for j in range(n_c)], names, alpha=alpha)
         none_x = x[none_rows, m]
-        mdd = minimum_detectable(boot.se[:, m])
-        mdd_raw = minimum_detectable(boot.diff_se[:, m])
+        # the MDD of the test actually applied: t with n - 1 df, n the informing questions
+        mdd = minimum_detectable(boot.se[:, m], n_clusters=n_inform, alpha=alpha)
+        mdd_raw = minimum_detectable(boot.diff_se[:, m], n_clusters=n_inform, alpha=alpha)
         eq = equivalence_bound(boot.ci90_low[:, m], boot.ci90_high[:, m])
         conds = []
         for j in range(n_c):

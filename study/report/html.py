@@ -291,7 +291,7 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
     parts.append(
         "<p>Null test: the difference between two samples of the same condition is pure "
         "noise; its interval should exclude 0 in about 5% of conditions. MDD: minimum "
-        "detectable d_rel (2.8 × bootstrap SE, 80% power at the 5% level). Equivalence "
+        "detectable d_rel (t-based, 80% power at the 5% level). Equivalence "
         "bound: when nothing is detected, the effect lies within ± this d_rel (90% CI).</p>"
     )
     parts.append(table(t.calibration_summary, _cols(cols.CALIBRATION_SUMMARY)))
