@@ -38,6 +38,7 @@ from driftlens_core.bootstrap import (
     DEFAULT_BOOTSTRAP,
     Seed,
     as_generator,
+    bootstrap_flags,
     drel_bootstrap,
     question_sums,
 )
@@ -307,6 +308,7 @@ class StudyStats:
                 "bootstrap": self.n_boot,
                 "seed": self.seed,
                 "implementation": self.implementation,
+                "flags": list(bootstrap_flags(self.n_boot)),
             },
         }
 
@@ -411,7 +413,7 @@ def _analyze_model(
                     flags=tuple(flags),
                 )
             )
-        mflags = list(ref_flag)
+        mflags = [*bootstrap_flags(n_boot), *ref_flag]
         if not np.isfinite(boot.noise_sd[m]) or boot.noise_sd[m] == 0:
             mflags.append("the noise floor has no spread (sd 0): d_rel is undefined")
         mixed: MixedModelResult | None = None

@@ -106,6 +106,24 @@ from driftlens_core._impl import compiled_module
 Seed = int | np.random.Generator | None
 
 DEFAULT_BOOTSTRAP = 10_000
+#: Fewer replicates than this are refused by the front ends: the tails hold a handful of
+#: replicates and a "95 % CI" can exclude its own estimate.
+MIN_BOOTSTRAP = 200
+#: Below this every output carries a flag: p-values resolve only to ~2/(B+1) and interval
+#: ends move between runs; the sensitivity check's p < 0.001 needs at least this many.
+RECOMMENDED_BOOTSTRAP = 2_000
+
+
+def bootstrap_flags(n_boot: int) -> tuple[str, ...]:
+    """The flag every output carries when ``n_boot`` is below :data:`RECOMMENDED_BOOTSTRAP`."""
+    if n_boot >= RECOMMENDED_BOOTSTRAP:
+        return ()
+    return (
+        f"only B = {n_boot} bootstrap replicates (fewer than {RECOMMENDED_BOOTSTRAP:,}): "
+        "p-values and interval ends are coarse",
+    )
+
+
 # below this many replicates beyond the null the tail share is extrapolated (see docstring)
 _TAIL_MIN_COUNT = 10
 DEFAULT_CHUNK = 64

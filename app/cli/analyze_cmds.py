@@ -42,7 +42,11 @@ def analyze_cmd(
     labeler: str = typer.Option(..., "--labeler", help="Labeler spec whose labels to use."),
     out: Path = typer.Option(..., "--out", help="Report folder (created; files replaced)."),
     bootstrap: int = typer.Option(
-        10_000, "--bootstrap", "-B", min=1, help="Cluster-bootstrap replicates."
+        10_000,
+        "--bootstrap",
+        "-B",
+        min=200,
+        help="Cluster-bootstrap replicates (at least 200; below 2,000 the output is flagged).",
     ),
     seed: int | None = typer.Option(
         None, "--seed", help="Bootstrap seed (default: the workbench's fixed seed)."

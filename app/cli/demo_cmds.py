@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
 def demo_cmd(
     ctx: typer.Context,
     samples: int = typer.Option(2, "--samples", min=1, help="Samples per question and condition."),
-    bootstrap: int = typer.Option(10_000, "--bootstrap", min=100, help="Bootstrap replicates."),
+    bootstrap: int = typer.Option(10_000, "--bootstrap", min=200, help="Bootstrap replicates."),
 ) -> None:
     """Seed a workspace, generate with the simulator over HTTP, label offline, analyse, report.
 

@@ -123,7 +123,11 @@ def stats_cmd(
         None, "--json", help="Write the full results as JSON here."
     ),
     bootstrap: int = typer.Option(
-        10_000, "--bootstrap", "-B", min=1, help="Cluster-bootstrap replicates."
+        10_000,
+        "--bootstrap",
+        "-B",
+        min=200,
+        help="Cluster-bootstrap replicates (at least 200; below 2,000 the output is flagged).",
     ),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
     metrics: str | None = typer.Option(

@@ -211,7 +211,7 @@ if wanted_version in versions:
     default_version = versions.index(wanted_version)
 version = left.selectbox("Ontology version", versions, index=default_version)
 bootstrap = int(
-    right.number_input("Bootstrap replicates B", 100, 100_000, DEFAULT_BOOTSTRAP, step=1_000)
+    right.number_input("Bootstrap replicates B", 200, 100_000, DEFAULT_BOOTSTRAP, step=1_000)
 )
 seed = int(left.number_input("Seed", value=DEFAULT_SEED, step=1))
 label_first = right.checkbox("Label unlabeled responses first")

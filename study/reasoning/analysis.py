@@ -29,6 +29,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import document, get_version
 from storage.errors import InputError
@@ -123,8 +124,11 @@ def analyze_run(
         InputError: nothing to compare (no labeled responses, no baselines) or the
             table cannot be analysed (e.g. no noise conditions).
     """
-    if bootstrap < 1:
-        raise InputError("--bootstrap must be at least 1.")
+    if bootstrap < MIN_BOOTSTRAP:
+        raise InputError(
+            f"--bootstrap must be at least {MIN_BOOTSTRAP} "
+            "(use 2,000 or more for reported numbers)."
+        )
     names = _run_names(run_name)
     runs = [require_run(name, session=session) for name in names]
     version = get_version(ontology_version, session=session)

@@ -306,7 +306,7 @@ def test_unlabeled_run_is_a_clear_error(workspace: Path, tmp_path: Path) -> None
         for label in session.exec(select(StepLabel)).all():
             session.delete(label)
     with open_workspace_session(settings) as session, pytest.raises(InputError) as err:
-        analyze_run(RUN, LABELER, session=session, out_dir=tmp_path / "r", bootstrap=10)
+        analyze_run(RUN, LABELER, session=session, out_dir=tmp_path / "r", bootstrap=200)
     assert "driftlens label" in str(err.value) and "not_labeled" in str(err.value)
 
 
@@ -374,7 +374,7 @@ def test_several_runs_are_models_side_by_side(workspace: Path, tmp_path: Path) -
     res = CliRunner().invoke(
         build_app(),
         ["analyze", "--run", "run-a", "--run", "run-b", "--labeler", LABELER,
-         "--out", str(tmp_path / "cli"), "--bootstrap", "100"],
+         "--out", str(tmp_path / "cli"), "--bootstrap", "200"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert "sim/a" in res.output and "sim/b" in res.output

@@ -83,7 +83,7 @@ def test_bad_tables_give_one_clear_line(
     needle: str,
 ) -> None:
     df = pd.read_csv(good_csv)
-    code, output = _run(str(_write(tmp_path, mutate(df))), "-B", "50")
+    code, output = _run(str(_write(tmp_path, mutate(df))), "-B", "200")
     assert code != 0
     lines = [ln for ln in output.strip().splitlines() if ln.strip()]
     assert len(lines) == 1, output
@@ -93,7 +93,7 @@ def test_bad_tables_give_one_clear_line(
 
 def test_metric_named_dtw_but_text(good_csv: Path, tmp_path: Path) -> None:
     df = pd.read_csv(good_csv)
-    code, output = _run(str(_write(tmp_path, df)), "-B", "50", "--metrics", "dtw,nope")
+    code, output = _run(str(_write(tmp_path, df)), "-B", "200", "--metrics", "dtw,nope")
     assert code != 0 and "nope" in output and "Traceback" not in output
 
 
@@ -111,7 +111,7 @@ def test_condition_with_one_question_is_flagged_not_fatal(good_csv: Path, tmp_pa
     extra = df.iloc[[0]].assign(condition="solo", condition_class="attribute")
     out = tmp_path / "solo.json"
     code, output = _run(
-        str(_write(tmp_path, pd.concat([df, extra]))), "-B", "100", "--json", str(out)
+        str(_write(tmp_path, pd.concat([df, extra]))), "-B", "200", "--json", str(out)
     )
     assert code == 0, output
     solo = json.loads(out.read_text())["models"]["model"]["metrics"]["dtw"]["conditions"]["solo"]
@@ -148,9 +148,24 @@ def test_degenerate_tables_are_flagged(
         path, index=False
     )
     out = tmp_path / "tiny.json"
-    result = CliRunner().invoke(build_app(), ["stats", str(path), "-B", "50", "--json", str(out)])
+    result = CliRunner().invoke(build_app(), ["stats", str(path), "-B", "200", "--json", str(out)])
     assert result.exit_code == 0, result.output
     assert flag in result.output
     assert "Warning" not in result.output and "Traceback" not in result.output
     metric = json.loads(out.read_text())["models"]["model"]["metrics"]["dtw"]
     assert metric["validity"]["specificity"]["passed"] is None
+
+
+def test_bootstrap_below_200_is_refused_and_below_2000_flagged(tmp_path: Path) -> None:
+    df, _ = simulate_table(np.random.default_rng(3), n_questions=20, n_noise=2)
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    code, output = _run(str(path), "-B", "1")
+    assert code != 0 and "--bootstrap" in output
+    out = tmp_path / "s.json"
+    code, output = _run(str(path), "-B", "500", "--json", str(out))
+    assert code == 0
+    result = json.loads(out.read_text())
+    assert any("B = 500" in f for f in result["meta"]["flags"])
+    for m in result["models"].values():
+        assert all(any("B = 500" in f for f in r["flags"]) for r in m["metrics"].values())
