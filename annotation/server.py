@@ -153,6 +153,11 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def answers(url: str) -> bool:
+    """Whether a Label Studio server answers its health check at ``url``."""
+    return _healthy(url)
+
+
 def _port_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         return sock.connect_ex(("127.0.0.1", port)) != 0

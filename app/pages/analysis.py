@@ -1,4 +1,8 @@
-"""Analysis: run the drift analysis of a run, or show the latest stored one.
+"""Analysis: the stored analyses (newest first, linkable), a new analysis, and downloads.
+
+The URL names the analysis shown (``?analysis=ID``, or ``?run=&labeler=&version=`` for the
+newest matching one), so a view can be linked. The controls of a new analysis sit apart,
+in their own expander: they start a computation and never filter what is shown.
 
 Everything shown that came from a model, a user or a catalog (questions, steps, answers,
 memory lines, run, model and condition names) is rendered through dataframes, ``st.text``
@@ -8,26 +12,32 @@ or :func:`app.ui.safe.escape_markdown`, never as live Markdown or HTML.
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
+import pandas as pd
 import streamlit as st
 from sqlmodel import col, select
 
 from app.ui.db import page_session, page_settings
 from app.ui.safe import escape_markdown
+from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.versions import document, get_version, seed_ontologies
 from storage.errors import DriftLensError
-from storage.models import GenerationRun, LabelerSpec, OntologyVersion
-from storage.repo.analyses import list_analyses
+from storage.models import LabelerSpec, OntologyVersion
 from storage.repo.runs import list_runs
-from study.reasoning.analysis import analyze_run
-from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
-from study.reasoning.stored import (
-    StoredAnalysis,
-    analysis_examples,
-    get_analysis,
-    latest_analysis,
+from study.benchmark_export import TIER_SELECTIONS, select_questions
+from study.downloads import (
+    benchmark_zip,
+    folder_zip,
+    preferences_jsonl,
+    responses_jsonl,
+    run_judges,
 )
+from study.reasoning.analysis import analyze_run
+from study.reasoning.analysis_index import AnalysisEntry, list_analysis_entries
+from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+from study.reasoning.stored import StoredAnalysis, analysis_examples, get_analysis
 from study.report.data import CLASS_ORDER, ExamplePair
 from study.report.figures import agreement_plot, forest_plot, tier_plot
 
@@ -72,6 +82,45 @@ def _examples(db_url: str, analysis_id: int) -> tuple[tuple[ExamplePair, ...], l
     return examples, roots
 
 
+# What the statistics columns mean (SPEC §7–§8), shown as column help and in a legend.
+COLUMN_HELP: dict[str, str] = {
+    "d_rel": (
+        "Standardised drift: (mean drift of the condition − mean drift under pragmatic noise)"
+        " / SD under noise. 0 = at the noise floor; CI from a cluster bootstrap over questions."
+    ),
+    "letters": (
+        "Compact letter display: conditions sharing a letter do not differ "
+        "(pairwise Welch t-tests, BH-corrected, α = 0.05)."
+    ),
+    "mdd": (
+        "Minimum detectable drift (d_rel units): the smallest effect this design detects "
+        "with 80 % power at the 5 % level; a smaller true drift may go unseen."
+    ),
+    "mdd_raw": "Minimum detectable drift in raw drift units (DTW or SRI).",
+    "equivalence_bound": (
+        "Smallest symmetric range around 0 holding the 90 % CI: when nothing is detected, "
+        "drift is at most this large."
+    ),
+}
+
+
+def _column_config(frame: pd.DataFrame) -> dict[str, Any]:
+    return {
+        name: st.column_config.Column(name, help=text)
+        for name, text in COLUMN_HELP.items()
+        if name in frame.columns
+    }
+
+
+def _table(frame: pd.DataFrame) -> None:
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=_column_config(frame))
+
+
+def _simulated_mark(simulated: bool) -> None:
+    if simulated:
+        st.caption(":red[**Simulated**] — drawn from drift-simulator responses, not a model's.")
+
+
 def _show(stored: StoredAnalysis) -> None:
     prov = stored.provenance
     if prov.simulated:
@@ -93,13 +142,14 @@ def _show(stored: StoredAnalysis) -> None:
     )
 
     st.subheader("Drift tiers")
-    st.dataframe(tables.tiers, hide_index=True, width="stretch")
+    _table(tables.tiers)
 
     html_file = stored.files.get("report_html")
     figure_dir = html_file.parent / "figures" if html_file is not None else None
     tab_forest, tab_tiers, tab_agree = st.tabs(["Forest plot", "Tiers", "DTW vs SRI"])
     for tab, name in ((tab_forest, "forest"), (tab_tiers, "tiers"), (tab_agree, "agreement")):
         with tab:
+            _simulated_mark(prov.simulated)
             png = figure_dir / f"{name}.png" if figure_dir is not None else None
             if png is not None and png.is_file():
                 st.image(str(png))
@@ -116,16 +166,19 @@ def _show(stored: StoredAnalysis) -> None:
     metrics = sorted(tables.conditions["metric"].unique()) if len(tables.conditions) else []
     metric = st.radio("Metric", metrics, horizontal=True) if metrics else None
     conditions = tables.conditions[tables.conditions["metric"] == metric]
-    st.dataframe(conditions, hide_index=True, width="stretch")
+    _table(conditions)
+    with st.expander("What d_rel, letters and MDD mean"):
+        for name in ("d_rel", "letters", "mdd", "equivalence_bound"):
+            st.text(f"{name}: {COLUMN_HELP[name]}")
 
     tab_letters, tab_cal, tab_agree2, tab_mm = st.tabs(
         ["Letters", "Calibration", "Agreement", "Mixed model"]
     )
     with tab_letters:
-        st.dataframe(tables.letters, hide_index=True, width="stretch")
+        _table(tables.letters)
     with tab_cal:
-        st.dataframe(tables.calibration_summary, hide_index=True, width="stretch")
-        st.dataframe(tables.calibration, hide_index=True, width="stretch")
+        _table(tables.calibration_summary)
+        _table(tables.calibration)
     with tab_agree2:
         st.dataframe(tables.agreement, hide_index=True, width="stretch")
     with tab_mm:
@@ -153,16 +206,145 @@ def _show(stored: StoredAnalysis) -> None:
                 _show_steps(ex, "perturbed", roots)
                 st.text(f"Answer: {ex.perturbed_answer}")
 
-    if html_file is not None and html_file.is_file():
-        st.download_button(
-            "Download report.html",
-            data=html_file.read_bytes(),
-            file_name="report.html",
-            mime="text/html",
+    _downloads(stored)
+
+
+def _downloads(stored: StoredAnalysis) -> None:
+    """Browser downloads of this analysis's report and of the data behind it."""
+    st.subheader("Downloads")
+    html_file = stored.files.get("report_html")
+    folder = html_file.parent if html_file is not None else stored.out_dir
+    left, mid, right = st.columns(3)
+    if folder is not None and folder.is_dir():
+        left.download_button(
+            "Report folder (.zip)",
+            data=lambda: folder_zip(folder),
+            file_name=f"{folder.name}.zip",
+            mime="application/zip",
+            key="dl_report_zip",
         )
-        st.text(f"Report folder: {html_file.parent}")
+        if html_file is not None and html_file.is_file():
+            mid.download_button(
+                "Download report.html",
+                data=html_file.read_bytes(),
+                file_name="report.html",
+                mime="text/html",
+                key="dl_report_html",
+            )
+        st.text(f"Report folder: {folder}")
     else:
+        left.button(
+            "Report folder (.zip)",
+            disabled=True,
+            key="dl_report_zip_off",
+            help="The report folder of this analysis is no longer on disk.",
+        )
         st.info("The report folder of this analysis is no longer on disk; run it again.")
+
+    runs = list(stored.config.runs) or [stored.config.run]
+    run = right.selectbox("Run to export", runs, key="dl_run") if len(runs) > 1 else runs[0]
+    right.download_button(
+        f"Responses of {run} (.jsonl)",
+        data=_deferred(responses_jsonl, run),
+        file_name=f"{_slug(run)}-responses.jsonl",
+        mime="application/x-ndjson",
+        key="dl_responses",
+    )
+
+    with page_session() as session:
+        judges = run_judges(run, session=session)
+    pref_left, pref_right = st.columns(2)
+    if judges:
+        judge = pref_left.selectbox("Judge of the preference pairs", judges, key="dl_judge")
+        pref_right.download_button(
+            "Preference pairs (.jsonl)",
+            data=_deferred(preferences_jsonl, run, judge),
+            file_name=f"{_slug(run)}-preferences.jsonl",
+            mime="application/x-ndjson",
+            key="dl_preferences",
+        )
+    else:
+        pref_right.button(
+            "Preference pairs (.jsonl)",
+            disabled=True,
+            key="dl_preferences_off",
+            help=f"No judge has scored run {run} yet: pairs need judge scores.",
+        )
+        pref_left.caption(f"Preference pairs need judge scores; no judge has scored run {run} yet.")
+
+    bench_left, bench_right = st.columns(2)
+    tier = bench_left.selectbox(
+        "Benchmark tier", TIER_SELECTIONS, key="dl_tier", help="core ⊂ relaxed ⊂ all questions"
+    )
+    with page_session() as session:
+        count = len(select_questions(tier, session=session))
+    if count:
+        bench_right.download_button(
+            f"Benchmark, {tier} ({count} questions, .zip)",
+            data=_deferred(benchmark_zip, tier),
+            file_name=f"benchmark-{tier}.zip",
+            mime="application/zip",
+            key="dl_benchmark",
+        )
+    else:
+        reason = f"No {tier} questions yet (tiers come from human verification)."
+        bench_right.button(
+            f"Benchmark, {tier} (.zip)", disabled=True, key="dl_benchmark_off", help=reason
+        )
+        bench_left.caption(reason)
+
+
+def _deferred(export: Callable[..., bytes], *args: str) -> Callable[[], bytes]:
+    """A download's content, built in its own session only when the button is clicked."""
+
+    def build() -> bytes:
+        with page_session() as session:
+            return export(*args, session=session)
+
+    return build
+
+
+def _entry_label(entry: AnalysisEntry) -> str:
+    sim = " · simulated" if entry.simulated else ""
+    return (
+        f"#{entry.id} · {', '.join(entry.runs)} · {entry.labeler} · {entry.ontology_version} · "
+        f"B = {entry.bootstrap} · {entry.created_at:%Y-%m-%d %H:%M}{sim}"
+    )
+
+
+def _linked(entries: list[AnalysisEntry]) -> int:
+    """Index of the analysis the URL names (``?analysis=``, else ``?run=&labeler=&version=``).
+
+    Without parameters (or when none matches) the newest analysis opens.
+    """
+    params = st.query_params
+    wanted_id = params.get("analysis")
+    if wanted_id is not None and wanted_id.isdigit():
+        for i, e in enumerate(entries):
+            if e.id == int(wanted_id):
+                return i
+    run, labeler, version = params.get("run"), params.get("labeler"), params.get("version")
+    if run or labeler or version:
+        for i, e in enumerate(entries):
+            if (
+                (not run or run in e.runs)
+                and (not labeler or labeler == e.labeler)
+                and (not version or version == e.ontology_version)
+            ):
+                return i
+    return 0
+
+
+def _link(entry: AnalysisEntry) -> None:
+    """Keep the URL on the shown analysis, so the address bar is a link to this view."""
+    wanted = {
+        "analysis": str(entry.id),
+        "run": entry.run,
+        "labeler": entry.labeler,
+        "version": entry.ontology_version,
+    }
+    if {k: st.query_params.get(k) for k in wanted} != wanted:
+        st.query_params.update(wanted)
 
 
 st.title("Analysis")
@@ -183,73 +365,134 @@ with page_session() as session:
             )
         ).all()
     ]
+    entries = list_analysis_entries(session=session)
 
 if not runs:
     st.info("No generation runs yet: launch one on the Runs page (Launch a run).")
     st.stop()
 
-# Open on the newest stored analysis: rounds add labelers and versions, and the first in
-# alphabetical order is rarely the one that was analysed.
-with page_session() as session:
-    newest = next(iter(list_analyses(session=session)), None)
-    newest_run = session.get(GenerationRun, newest.run_id) if newest is not None else None
-    newest_config = dict(newest.config) if newest is not None else {}
-params = st.query_params
-wanted_run = params.get("run") or (newest_run.name if newest_run is not None else None)
-wanted_labeler = params.get("labeler") or newest_config.get("labeler")
-wanted_version = params.get("version") or newest_config.get("ontology_version")
-labeler_options = labelers or ["keywords"]
-left, right = st.columns(2)
-run_name = left.selectbox("Run", runs, index=runs.index(wanted_run) if wanted_run in runs else 0)
-labeler = right.selectbox(
-    "Labeler",
-    labeler_options,
-    index=labeler_options.index(wanted_labeler) if wanted_labeler in labeler_options else 0,
-)
-default_version = next((i for i, v in enumerate(versions) if v.startswith("driftlens@")), 0)
-if wanted_version in versions:
-    default_version = versions.index(wanted_version)
-version = left.selectbox("Ontology version", versions, index=default_version)
-bootstrap = int(
-    right.number_input("Bootstrap replicates B", 200, 100_000, DEFAULT_BOOTSTRAP, step=1_000)
-)
-seed = int(left.number_input("Seed", value=DEFAULT_SEED, step=1))
-label_first = right.checkbox("Label unlabeled responses first")
-others = st.multiselect(
-    "Add runs of other models (shown side by side)", [r for r in runs if r != run_name]
-)
-
-if st.button("Run analysis", type="primary"):
-    chosen = [run_name, *others]
-    out_dir = (
-        page_settings().workspace
-        / "reports"
-        / f"{'+'.join(_slug(r) for r in chosen)}-{_slug(labeler)}"
+shown: AnalysisEntry | None = None
+if entries:
+    st.subheader("Stored analyses")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "analysis": e.id,
+                    "run": ", ".join(e.runs),
+                    "labeler": e.labeler,
+                    "ontology version": e.ontology_version,
+                    "B": e.bootstrap,
+                    "date (UTC)": f"{e.created_at:%Y-%m-%d %H:%M}",
+                    "simulated": e.simulated,
+                }
+                for e in entries
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
     )
-    try:
-        with st.spinner("Computing drift and statistics…"), page_session() as session:
-            result = analyze_run(
-                chosen,
-                labeler,
-                session=session,
-                out_dir=out_dir,
-                bootstrap=bootstrap,
-                seed=seed,
-                ontology_version=version,
-                label_first=label_first,
-            )
-    except (DriftLensError, ValueError) as exc:
-        st.error(escape_markdown(str(exc)))
-    else:
-        st.success(f"Analysis {result.analysis_id} stored.")
-        st.text(f"Report: {Path(result.files['report_html']).resolve()}")
+    by_id = {e.id: e for e in entries}
+    # The URL is read when the page opens (or a new analysis was just stored); after that
+    # the choice is the widget's, and the URL follows it.
+    opened = st.session_state.pop("analysis_opened", None)
+    if opened in by_id:
+        st.session_state["shown_analysis"] = opened
+    elif st.session_state.get("shown_analysis") not in by_id:
+        st.session_state["shown_analysis"] = entries[_linked(entries)].id
+    picked = st.selectbox(
+        "Show analysis",
+        list(by_id),
+        format_func=lambda i: _entry_label(by_id[i]),
+        key="shown_analysis",
+        help="The newest opens by default; the address bar links to the one shown.",
+    )
+    shown = by_id[picked]
+    _link(shown)
 
-with page_session() as session:
-    stored = latest_analysis(run_name, session=session, labeler_spec=labeler)
+# ---------------------------------------------------------------- new analysis
+# Set apart from what is shown: these controls start a new computation, they do not
+# filter the analysis above.
+with st.expander("New analysis", expanded=not entries, icon=":material/add_chart:"):
+    st.caption(
+        "Computes and stores a new analysis; it does not change the analysis shown. "
+        "Defaults follow the analysis shown."
+    )
+    labeler_options = labelers or ["keywords"]
 
-if stored is None:
-    st.info("No stored analysis for this run and labeler yet: press *Run analysis*.")
+    def _index(options: list[str], wanted: str | None, default: int = 0) -> int:
+        return options.index(wanted) if wanted in options else default
+
+    left, right = st.columns(2)
+    run_name = left.selectbox(
+        "Run", runs, index=_index(runs, shown.run if shown else None), key="new_run"
+    )
+    labeler = right.selectbox(
+        "Labeler",
+        labeler_options,
+        index=_index(labeler_options, shown.labeler if shown else None),
+        key="new_labeler",
+    )
+    default_version = next((i for i, v in enumerate(versions) if v.startswith("driftlens@")), 0)
+    version = left.selectbox(
+        "Ontology version",
+        versions,
+        index=_index(versions, shown.ontology_version if shown else None, default_version),
+        key="new_version",
+    )
+    bootstrap = int(
+        right.number_input(
+            "Bootstrap replicates B",
+            MIN_BOOTSTRAP,
+            100_000,
+            DEFAULT_BOOTSTRAP,
+            step=1_000,
+            key="new_bootstrap",
+        )
+    )
+    seed = int(left.number_input("Seed", value=DEFAULT_SEED, step=1, key="new_seed"))
+    label_first = right.checkbox("Label unlabeled responses first", key="new_label_first")
+    others = st.multiselect(
+        "Add runs of other models (shown side by side)",
+        [r for r in runs if r != run_name],
+        key="new_others",
+    )
+    if st.button("Run analysis", type="primary", key="new_run_button"):
+        chosen = [run_name, *others]
+        out_dir = (
+            page_settings().workspace
+            / "reports"
+            / f"{'+'.join(_slug(r) for r in chosen)}-{_slug(labeler)}"
+        )
+        try:
+            with st.spinner("Computing drift and statistics…"), page_session() as session:
+                result = analyze_run(
+                    chosen,
+                    labeler,
+                    session=session,
+                    out_dir=out_dir,
+                    bootstrap=bootstrap,
+                    seed=seed,
+                    ontology_version=version,
+                    label_first=label_first,
+                )
+        except (DriftLensError, ValueError) as exc:
+            st.error(escape_markdown(str(exc)))
+        else:
+            # Open the new analysis (its link) on the rerun.
+            st.query_params.clear()
+            st.query_params["analysis"] = str(result.analysis_id)
+            st.session_state["analysis_stored"] = result.analysis_id
+            st.session_state["analysis_opened"] = result.analysis_id
+            st.rerun()
+    if "analysis_stored" in st.session_state:
+        st.success(f"Analysis {st.session_state.pop('analysis_stored')} stored and shown below.")
+
+if shown is None:
+    st.info("No stored analysis yet: open *New analysis* above and press *Run analysis*.")
 else:
+    with page_session() as session:
+        stored = get_analysis(shown.id, session=session)
     _show(stored)
 
 # Keep the class order visible next to the tables.

@@ -1,16 +1,25 @@
-"""Human studies: push a selection to Label Studio, follow progress, pull, agreement, apply."""
+"""Human studies: push a selection to Label Studio, follow progress, pull, agreement, apply.
+
+Without a running server the page still works: *Start Label Studio* starts the workspace's
+own (``annotation.server``), every server action says why it is disabled, the task count
+of a selection is previewed, and the tasks download as JSON for offline annotation.
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
+from annotation import server
 from annotation.aggregate import AggregationConfig
 from annotation.apply import apply_study, item_rows, study_status
-from annotation.client import LabelStudioClient, LabelStudioConnection, resolve_connection
-from annotation.studies import STUDIES
+from annotation.availability import availability
+from annotation.client import LabelStudioClient, resolve_connection
+from annotation.offline import preview_tasks, tasks_json
+from annotation.studies import STUDIES, label_config
 from annotation.sync import ensure_project, pull, push
-from annotation.tasks import parse_selection
+from annotation.tasks import Selection, parse_selection
 from app.ui.db import page_session, page_settings
 from app.ui.safe import escape_markdown
 from storage.errors import DriftLensError
@@ -35,13 +44,40 @@ def _fail(exc: DriftLensError) -> None:
 
 
 # ------------------------------------------------------------------ connection
-conn: LabelStudioConnection | None
-try:
-    conn = resolve_connection(settings.workspace)
-    st.text(f"Label Studio: {conn.url} ({conn.source})")
-except DriftLensError as exc:
-    conn = None
-    st.info(escape_markdown(str(exc)))
+available = availability(settings.workspace)
+# Every server action is disabled with this reason while Label Studio does not answer.
+reason = available.reason
+if available.ready:
+    st.text(f"Label Studio: {available.url} ({available.source})")
+else:
+    st.warning(escape_markdown(reason))
+    if available.can_start and st.button(
+        "Start Label Studio",
+        type="primary",
+        key="start_ls_button",
+        help="Installs Label Studio on first use (about a minute), then starts it on "
+        "127.0.0.1 for this workspace (as `driftlens labelstudio start`).",
+    ):
+        try:
+            with st.spinner("Starting Label Studio (the first start installs it)…"):
+                started = server.start(settings.workspace)
+        except DriftLensError as exc:
+            _fail(exc)
+        else:
+            st.session_state["ls_started"] = started.url
+            st.rerun()
+if "ls_started" in st.session_state:
+    st.success(f"Label Studio started at {st.session_state.pop('ls_started')}.")
+
+
+def _server_button(label: str, *, key: str, where: DeltaGenerator | None = None) -> bool:
+    """A button that needs the server: disabled, with the reason shown, when it is down."""
+    target = where if where is not None else st
+    clicked = target.button(label, key=key, disabled=reason is not None, help=reason)
+    if reason is not None:
+        target.caption(f"Unavailable: {reason}")
+    return bool(clicked)
+
 
 # ------------------------------------------------------------------ local studies
 with page_session() as session:
@@ -77,9 +113,33 @@ selection_text = st.text_area(
     "ontology, dimension, limit, seed.",
     key="push_selection",
 )
-if st.button("Push to Label Studio", key="push_button", disabled=conn is None):
+# How many tasks the selection makes, before anything is sent anywhere.
+selection: Selection | None = None
+try:
+    selection = parse_selection([ln for ln in selection_text.splitlines() if ln.strip()])
+    with page_session() as session:
+        preview = preview_tasks(study, selection, session=session)
+except DriftLensError as exc:
+    selection_error: str | None = str(exc)
+    st.error(escape_markdown(selection_error))
+else:
+    selection_error = None if preview.tasks else "This selection makes no task."
+    limited = (
+        f" ({preview.available} match; the limit keeps {preview.tasks})"
+        if preview.available > preview.tasks
+        else ""
+    )
+    st.text(f"This selection makes {preview.tasks} {study} tasks{limited}.")
+
+push_col, export_col, config_col = st.columns(3)
+if selection_error is not None and reason is None:
+    push_col.button("Push to Label Studio", key="push_button", disabled=True, help=selection_error)
+    push_col.caption(f"Unavailable: {selection_error}")
+    pushed_now = False
+else:
+    pushed_now = _server_button("Push to Label Studio", key="push_button", where=push_col)
+if pushed_now and selection is not None:
     try:
-        selection = parse_selection([ln for ln in selection_text.splitlines() if ln.strip()])
         client = _client()
         with page_session() as session:
             project = ensure_project(study, client=client, session=session)
@@ -94,10 +154,43 @@ if st.button("Push to Label Studio", key="push_button", disabled=conn is None):
     except DriftLensError as exc:
         _fail(exc)
 
+# Offline annotation: the tasks in Label Studio's import format, and the labeling config.
+if selection is not None and selection_error is None:
+    chosen_selection = selection
+
+    def _tasks_file() -> bytes:
+        with page_session() as session:
+            return tasks_json(study, chosen_selection, session=session)
+
+    export_col.download_button(
+        "Download tasks (.json)",
+        data=_tasks_file,
+        file_name=f"{study}-tasks.json",
+        mime="application/json",
+        key="tasks_download",
+        help="Label Studio's task import format, for annotating without this server.",
+    )
+else:
+    export_col.button(
+        "Download tasks (.json)",
+        key="tasks_download_off",
+        disabled=True,
+        help=selection_error or "Fix the selection first.",
+    )
+    export_col.caption(f"Unavailable: {selection_error or 'fix the selection first'}")
+config_col.download_button(
+    "Labeling config (.xml)",
+    data=label_config(study),
+    file_name=f"{study}-config.xml",
+    mime="application/xml",
+    key="config_download",
+    help="The study's Label Studio labeling interface, to import the tasks with.",
+)
+
 # ------------------------------------------------------------------ progress & pull
 st.subheader("Progress and pull")
 left, right = st.columns(2)
-if left.button("Show progress in Label Studio", key="progress_button", disabled=conn is None):
+if _server_button("Show progress in Label Studio", key="progress_button", where=left):
     try:
         client = _client()
         for s in studies:
@@ -112,7 +205,7 @@ if left.button("Show progress in Label Studio", key="progress_button", disabled=
             )
     except DriftLensError as exc:
         _fail(exc)
-if right.button("Pull annotations", key="pull_button", disabled=conn is None):
+if _server_button("Pull annotations", key="pull_button", where=right):
     try:
         with page_session() as session:
             results = pull(None, client=_client(), session=session)

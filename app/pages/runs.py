@@ -78,7 +78,9 @@ def _overview(db_url: str, run: str, revision: tuple[str, str, int, int]) -> Run
         return run_overview(run, session=session)
 
 
-run = st.selectbox("Run", runs)
+# ``?run=`` (and ``?question=``) open a linked view; the URL is only read here.
+linked_run = st.query_params.get("run")
+run = st.selectbox("Run", runs, index=runs.index(linked_run) if linked_run in runs else 0)
 with page_session() as session:
     revision = run_revision(run, session=session)
 overview = _overview(page_settings().db_url, run, revision)
@@ -96,7 +98,14 @@ st.dataframe(
 )
 
 if overview.question_ids:
-    question_id = st.selectbox("Question", overview.question_ids)
+    linked_question = st.query_params.get("question")
+    question_id = st.selectbox(
+        "Question",
+        overview.question_ids,
+        index=overview.question_ids.index(linked_question)
+        if linked_question in overview.question_ids
+        else 0,
+    )
     with page_session() as session:
         question, views = question_responses(run, question_id, session=session)
     st.markdown(f"**Question:** {escape_markdown(question)}")

@@ -70,3 +70,42 @@ def test_untrusted_question_and_response_render_as_inert_text() -> None:
     assert "\\<script\\>" in sources and SCRIPT not in sources
     assert "&lt;img src=x onerror=alert(1)&gt;" in sources and IMG not in sources
     assert "<br><br>" in sources  # the blank line stayed inside the HTML block
+
+
+def test_run_and_question_in_the_url_open_a_linked_view() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.apptest_support import APP
+
+    with open_workspace_session(resolve_settings()) as session:
+        spec = ModelSpec(spec="sim/default", provider="sim", model="default", simulated=True)
+        questions = [Question(external_id=f"link-{i}", text=f"Question {i}?") for i in range(2)]
+        session.add_all([spec, *questions])
+        session.flush()
+        for name in ("first", "second"):
+            run = GenerationRun(name=name, model_spec_id=spec.id, prompt_version="steps-v1")
+            session.add(run)
+            session.flush()
+            for q in questions:
+                session.add(
+                    Response(
+                        run_id=run.id,
+                        question_id=q.id,
+                        condition="baseline",
+                        condition_class="none",
+                        text="t",
+                        steps=["Think."],
+                        answer="a",
+                        parse_status="ok",
+                    )
+                )
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/runs.py")
+    at.query_params["run"] = "second"
+    at.query_params["question"] = "link-1"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox[0].value == "second"
+    assert at.selectbox[1].value == "link-1"
+    assert any("Question 1?" in m.value for m in at.markdown)
