@@ -97,7 +97,8 @@ def read_stats_csv(path: Path) -> pd.DataFrame:
     except (UnicodeDecodeError, ValueError):
         fast = None
     if fast is not None:
-        return fast
+        # Both readers undo the formula guard of cells the workbench wrote (study.safe_csv).
+        return unguard_frame(fast)
     return read_stats_csv_pandas(path)
 
 
@@ -119,6 +120,15 @@ def read_stats_csv_pandas(path: Path) -> pd.DataFrame:
     # Text cells the workbench wrote carry a formula guard (study.safe_csv); undo it so a
     # drift.csv reads back to the values that were analysed.
     return unguard_frame(frame)
+
+
+#: Largest drift magnitude accepted: squares of larger values overflow float64 sums.
+MAX_ABS_VALUE = 1e100
+
+
+def _line(df: pd.DataFrame, mask: np.ndarray) -> int:
+    """File line of the first row where ``mask`` holds (header on line 1, one line a row)."""
+    return int(np.flatnonzero(mask)[0]) + 2
 
 
 def default_metrics(df: pd.DataFrame) -> tuple[str, ...]:
@@ -174,14 +184,22 @@ def stats_input(df: pd.DataFrame, *, metrics: Sequence[str] | None = None) -> St
             raise InputError(f"Column {col!r} has {n_missing} empty value(s); every row needs one.")
     values = np.empty((len(df), len(chosen)))
     for k, m in enumerate(chosen):
-        numeric = pd.to_numeric(df[m], errors="coerce")
-        bad = int((~np.isfinite(numeric.to_numpy(dtype=np.float64))).sum())
-        if bad:
+        numeric = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(numeric)
+        if bad.any():
             raise InputError(
-                f"Metric column {m!r} has {bad} missing or non-numeric value(s) (NaN); "
-                "drop or fix those rows first."
+                f"Metric column {m!r} has {int(bad.sum())} missing or non-numeric value(s) "
+                f"(NaN; the first on line {_line(df, bad)}); drop or fix those rows first."
             )
-        values[:, k] = numeric.to_numpy(dtype=np.float64)
+        huge = np.abs(numeric) > MAX_ABS_VALUE
+        if huge.any():
+            first = int(np.flatnonzero(huge)[0])
+            raise InputError(
+                f"Metric column {m!r} has a value of {numeric[first]:.3g} on line "
+                f"{_line(df, huge)}; drift values must lie within ±{MAX_ABS_VALUE:.0e} "
+                "(larger ones overflow the variance), so check the table's units."
+            )
+        values[:, k] = numeric
     klass = df["condition_class"].astype(str).str.strip()
     unknown = sorted(set(klass) - set(CONDITION_CLASSES))
     if unknown:

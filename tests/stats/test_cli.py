@@ -169,3 +169,13 @@ def test_bootstrap_below_200_is_refused_and_below_2000_flagged(tmp_path: Path) -
     assert any("B = 500" in f for f in result["meta"]["flags"])
     for m in result["models"].values():
         assert all(any("B = 500" in f for f in r["flags"]) for r in m["metrics"].values())
+
+
+def test_overflowing_drift_values_are_refused_with_their_line(tmp_path: Path) -> None:
+    df, _ = simulate_table(np.random.default_rng(4), n_questions=10, n_noise=2)
+    df.loc[5, "dtw"] = 1e200
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    code, output = _run(str(path), "-B", "200")
+    assert code != 0
+    assert "line 7" in output and "1e+200" in output and "Traceback" not in output
