@@ -36,8 +36,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scipy import stats
-
 from llm.seeds import stable_int
 from llm.sim.presets import SimPreset
 from llm.sim.tasks import Messages, _malformed_draw, attempt_of, case_payload, register_task
@@ -416,6 +414,10 @@ def noisy_score(true: float, judge: JudgeProfile, dimension: str, rng: random.Ra
 
 def expected_judged(true: float, judge: JudgeProfile, dimension: str) -> float:
     """Exact expectation of :func:`noisy_score` over the noise (normal CDFs per level)."""
+    # Imported here, not at module top: scipy.stats costs seconds to import and the
+    # served simulator (which imports this module for its tasks) never needs it.
+    from scipy import stats
+
     mu = true + judge.leniency.get(dimension, 0.0)
     total = 0.0
     for sd, w in ((judge.sd_small, 1 - judge.p_large), (judge.sd_large, judge.p_large)):
