@@ -57,17 +57,19 @@ with st.expander("Launch a run", expanded=False):
                 )
                 label_run(name, "keywords", session=session)
         except DriftLensError as exc:
-            st.error(str(exc))
+            st.error(escape_markdown(str(exc)))  # echoes typed input: plain text
         else:
             st.success(
-                f"Run {summary.run}: {summary.succeeded} generated, "
-                f"{summary.already_done} already stored, {summary.failed} failed."
+                escape_markdown(
+                    f"Run {summary.run}: {summary.succeeded} generated, "
+                    f"{summary.already_done} already stored, {summary.failed} failed."
+                )
             )
 
 with page_session() as session:
     runs = [r.name for r in list_runs(session=session)]
 if not runs:
-    st.info("No runs yet: launch one above or run `driftlens demo`.")
+    st.info("No runs yet: launch one above (Launch a run, then Generate and label).")
     st.stop()
 
 
