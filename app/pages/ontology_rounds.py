@@ -57,6 +57,8 @@ with page_session() as session:
     versions = [version_label(v) for v in list_versions(session=session)]
     used = [s.name for s in session.exec(select(LabelerSpec)).all() if s.name]
     live = running_round(session=session)
+    past = round_history(session=session)
+    last_round_run = past[-1].run if past else None
     live_text = (
         f"Round {live[0].number} is being labeled (pid {live[1].pid} on {live[1].host})."
         if live is not None
@@ -134,7 +136,11 @@ busy = live_text or (f"{job.label} is running." if job is not None and job.runni
 
 with st.form("new_round"):
     st.subheader("Run a round")
-    run = st.selectbox("Generation run", runs, key="run")
+    # Default: the run of the latest round (a loop keeps labeling the same run).
+    last_run = last_round_run if last_round_run in runs else None
+    run = st.selectbox(
+        "Generation run", runs, index=runs.index(last_run) if last_run else 0, key="run"
+    )
     options = list(dict.fromkeys([*OFFLINE_LABELERS, *sorted(used)]))
     labelers = st.multiselect(
         "Labelers (two or more; type an llm:provider/model spec to add one)",

@@ -101,13 +101,14 @@ def _settle(page: object, title: str) -> None:
     _no_exception(page)
 
 
-def _choose(page: object, label: str, option: str) -> None:
+def _choose(page: object, label: str, option: str, *, exact: bool = False) -> None:
     """Pick the option starting with ``option`` in the selectbox labelled ``label…``."""
     box = page.locator('[data-testid="stSelectbox"]').filter(  # type: ignore[attr-defined]
         has=page.locator("label", has_text=re.compile("^" + re.escape(label)))  # type: ignore[attr-defined]
     )
     box.first.locator('[role="combobox"], input').first.click()
-    page.get_by_role("option", name=re.compile("^" + re.escape(option))).first.click()  # type: ignore[attr-defined]
+    pattern = "^" + re.escape(option) + ("$" if exact else "")
+    page.get_by_role("option", name=re.compile(pattern)).first.click()  # type: ignore[attr-defined]
 
 
 def _text(page: object) -> str:
@@ -380,7 +381,8 @@ def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: obje
 
 
 def _run_round_in_page(page: object, *, sample: int) -> None:
-    """Run a sim + keywords round from the Rounds page and wait for its result."""
+    """Run a sim + keywords round of the demo run from the Rounds page; wait for its result."""
+    _choose(page, "Generation run", RUN, exact=True)
     chips = page.locator(
         '[data-testid="stMultiSelect"] [role="button"][aria-label^="Remove embed"]'
     )  # type: ignore[attr-defined]
@@ -393,7 +395,8 @@ def _run_round_in_page(page: object, *, sample: int) -> None:
     box = page.get_by_label("Responses")  # type: ignore[attr-defined]
     box.fill(str(sample))
     page.get_by_role("button", name="Run round").click()  # type: ignore[attr-defined]
+    _shot(page, "walkthrough-round-started")
     page.get_by_text(re.compile(r"^Round \d+: mean pairwise agreement")).first.wait_for(
-        timeout=120_000
+        timeout=240_000
     )  # type: ignore[attr-defined]
     _settle(page, "Labeling rounds")
