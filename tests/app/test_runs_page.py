@@ -7,7 +7,7 @@ from sqlmodel import select
 from storage.models import GenerationRun, ModelSpec, Question, Response
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from tests.app.apptest_support import open_page
+from tests.app.apptest_support import open_page, unescape
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -21,7 +21,7 @@ def test_launch_a_simulated_run_with_progress_and_browse_it() -> None:
     at.number_input[0].set_value(1)
     next(b for b in at.button if b.label == "Generate and label").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "Run page-run" in at.success[0].value
+    assert "Run page-run" in unescape(at.success[0].value)
     assert int(at.metric[0].value) == 48 * (1 + 6)  # baseline + six age stimuli, one sample
     assert any("SIMULATED" in e.value for e in at.error)
 
