@@ -20,7 +20,6 @@ pytestmark = pytest.mark.vllm
 # 260 prompts of ~150 tokens; 10-12 minutes were measured on the shared 2-core machine while
 # other engine tests used the same server (docs/sources.md), hence the longer timeout.
 @pytest.mark.timeout(1200)
-
 def test_twenty_items_thirteen_variants_from_real_logprobs(
     gemma: Served, cli, tmp_path: Path
 ) -> None:
