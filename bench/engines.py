@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import json
 import os
 import platform
+import signal
 import sys
 import tempfile
 import time
@@ -108,12 +110,13 @@ def cached_requests(provider: str = "openai-api") -> list[ChatRequest]:
     from sqlmodel import select
 
     from storage.models import LLMCacheEntry
+    from storage.repo.requests import cache_request
 
     out = []
     with session_scope() as session:
         rows = session.exec(select(LLMCacheEntry).where(LLMCacheEntry.provider == provider))
         for row in rows.all():
-            p = row.request
+            p = cache_request(row, session=session)
             extras = p.get("extras") or {}
             if "stop" in extras and extras["stop"] is not None:
                 extras = {**extras, "stop": tuple(extras["stop"])}
@@ -303,6 +306,7 @@ def main() -> None:
     parser.add_argument("--labeler-max-tokens", type=int, default=16)
     parser.add_argument("--skip-label", action="store_true")
     args = parser.parse_args()
+    faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where a slow run is
     for var in (f"{args.service.upper()}_BASE_URL", f"{args.service.upper()}_API_KEY"):
         if not os.environ.get(var):
             sys.exit(f'{var} is not set: eval "$(scripts/ci/vllm.sh)" first')
