@@ -53,6 +53,7 @@ from driftlens_core.calibration import (
 from driftlens_core.effects import bh_adjust, cohens_d, separability
 from driftlens_core.mixed_model import MixedModelResult, fit_random_intercept_sums
 from driftlens_core.validity import (
+    SPECIFICITY_MARGIN,
     MetricValidity,
     ModelValidity,
     convergent_validity,
@@ -293,6 +294,7 @@ class StudyStats:
     n_boot: int
     seed: int | None
     implementation: str
+    margin: float = SPECIFICITY_MARGIN
 
     def model(self, name: str) -> ModelStats:
         for m in self.models:
@@ -309,6 +311,7 @@ class StudyStats:
                 "seed": self.seed,
                 "implementation": self.implementation,
                 "flags": list(bootstrap_flags(self.n_boot)),
+                "specificity_margin": self.margin,
             },
         }
 
@@ -328,6 +331,7 @@ def _analyze_model(
     n_boot: int,
     rng: np.random.Generator,
     alpha: float,
+    margin: float = SPECIFICITY_MARGIN,
 ) -> ModelStats:
     q_all = inp.question[rows]
     c_all = inp.condition[rows]
@@ -439,7 +443,16 @@ def _analyze_model(
         except ValueError:
             nd = None
         validity = MetricValidity(
-            specificity=specificity(names, classes, boot.estimate[:, m], p_adj, alpha=alpha),
+            specificity=specificity(
+                names,
+                classes,
+                boot.estimate[:, m],
+                p_adj,
+                alpha=alpha,
+                ci90_low=boot.ci90_low[:, m],
+                ci90_high=boot.ci90_high[:, m],
+                margin=margin,
+            ),
             sensitivity=sensitivity(names, classes, boot.estimate[:, m], p_adj),
         )
         metric_results.append(
@@ -477,6 +490,7 @@ def analyze_table(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: Seed = None,
     alpha: float = 0.05,
+    margin: float = SPECIFICITY_MARGIN,
 ) -> StudyStats:
     """Run the full statistics of a drift study.
 
@@ -489,6 +503,7 @@ def analyze_table(
         seed: integer seed or ``numpy.random.Generator``; with the same seed the result
             is identical under both implementations.
         alpha: level for BH decisions, letters and specificity.
+        margin: equivalence margin (d_rel) of the specificity check.
 
     Returns:
         A :class:`StudyStats`; ``.to_dict()`` gives the ``driftlens stats`` JSON.
@@ -528,7 +543,13 @@ def analyze_table(
         )
         results.append(
             _analyze_model(
-                inp, rows, inp.model_names[int(code)], n_boot=bootstrap, rng=rng, alpha=alpha
+                inp,
+                rows,
+                inp.model_names[int(code)],
+                n_boot=bootstrap,
+                rng=rng,
+                alpha=alpha,
+                margin=margin,
             )
         )
     return StudyStats(
@@ -536,4 +557,5 @@ def analyze_table(
         n_boot=bootstrap,
         seed=seed if isinstance(seed, int) else None,
         implementation=implementation(),
+        margin=margin,
     )

@@ -1,9 +1,10 @@
 """Construct-validity checks of the drift instrument, one typed result per model (SPEC §7).
 
-* **Specificity**: pragmatic-noise conditions must not sit above the noise floor. A noise
-  condition fails when its BH-adjusted bootstrap p-value is ≤ ``alpha`` (0.05) *and* its
-  d_rel is positive; being significantly below the floor is not "drift" and does not fail.
-  Adjusted p-values are used because every noise condition is one more chance to fail.
+* **Specificity**: pragmatic-noise conditions must sit at the noise floor, judged with an
+  equivalence margin δ (default 0.2 d_rel): a noise condition passes when its 90% CI lies
+  inside ±δ, fails when it is significantly above the floor (BH-adjusted p ≤ 0.05) with
+  d_rel > δ, and is inconclusive otherwise (the check is then ``passed = None``). With many
+  questions significance alone would fail a negligible difference.
 * **Sensitivity**: life events (strong, relevant memories) must sit above the floor with
   adjusted ``p < 0.001`` and ``d_rel > 0``. With B bootstrap replicates the smallest
   p-value is ``2/(B+1)``, so B ≥ 2,000 is needed for this check to be passable.
@@ -85,6 +86,10 @@ class ModelValidity:
         return all(known) if known else None
 
 
+#: Default equivalence margin of the specificity check, in d_rel units.
+SPECIFICITY_MARGIN = 0.2
+
+
 def specificity(
     names: Sequence[str],
     classes: Sequence[str],
@@ -92,8 +97,18 @@ def specificity(
     p_adjusted: ArrayLike,
     *,
     alpha: float = 0.05,
+    ci90_low: ArrayLike | None = None,
+    ci90_high: ArrayLike | None = None,
+    margin: float = SPECIFICITY_MARGIN,
 ) -> Check:
-    """Noise conditions are not above the floor (see module docstring)."""
+    """Noise conditions are at the floor, judged with an equivalence margin ``±margin``.
+
+    With the 90% CIs given, a noise condition *passes* when its CI lies inside
+    ``[−margin, +margin]``, *fails* when it is significantly above the floor (adjusted
+    ``p ≤ alpha``) with ``d_rel > margin``, and is *inconclusive* otherwise. The check passes
+    when every noise condition passes, fails when any fails, and is ``None``
+    (inconclusive) otherwise. Without CIs it falls back to significance alone.
+    """
     d = np.asarray(d_rel, dtype=np.float64)
     p = np.asarray(p_adjusted, dtype=np.float64)
     idx = [i for i, k in enumerate(classes) if k == "noise"]
@@ -102,14 +117,36 @@ def specificity(
     idx = [i for i in idx if np.isfinite(p[i]) and np.isfinite(d[i])]
     if not idx:
         return Check(None, "no noise condition could be tested (see the flags)")
-    failing = tuple(names[i] for i in idx if p[i] <= alpha and d[i] > 0)
-    if failing:
+    if ci90_low is None or ci90_high is None:
+        failing = tuple(names[i] for i in idx if p[i] <= alpha and d[i] > 0)
+        if failing:
+            return Check(
+                False, f"{len(failing)} of {len(idx)} noise conditions above the floor", failing
+            )
         return Check(
-            False, f"{len(failing)} of {len(idx)} noise conditions above the floor", failing
+            True, f"none of {len(idx)} noise conditions above the floor (adjusted p > {alpha})"
         )
-    return Check(
-        True, f"none of {len(idx)} noise conditions above the floor (adjusted p > {alpha})"
-    )
+    lo = np.asarray(ci90_low, dtype=np.float64)
+    hi = np.asarray(ci90_high, dtype=np.float64)
+    fail = tuple(names[i] for i in idx if p[i] <= alpha and d[i] > margin)
+    ok = [i for i in idx if lo[i] >= -margin and hi[i] <= margin]
+    unsure = tuple(names[i] for i in idx if names[i] not in fail and i not in ok)
+    ps = ", ".join(f"{names[i]} p = {p[i]:.3g}" for i in idx)
+    where = f"margin ±{margin:g} d_rel, 90% CI; {ps}"
+    if fail:
+        return Check(
+            False,
+            f"{len(fail)} of {len(idx)} noise conditions above the margin ({where})",
+            fail,
+        )
+    if unsure:
+        return Check(
+            None,
+            f"inconclusive: {len(unsure)} of {len(idx)} noise conditions neither inside nor "
+            f"above the margin ({where})",
+            unsure,
+        )
+    return Check(True, f"all {len(idx)} noise conditions inside the margin ({where})")
 
 
 def sensitivity(

@@ -121,7 +121,7 @@ def print_drift_summary(result: AnalysisResult, *, title: str, show_model: bool 
         table.add_row(*([escape(str(rec["model"]))] * show_model + cells))
     _out.print(table)
     for rec in result.tables.validity.to_dict(orient="records"):
-        verdict = {True: "pass", False: "FAIL", None: "not run"}.get(rec["passed"], "not run")
+        verdict = {True: "pass", False: "FAIL"}.get(rec["passed"], "open")
         where = f"{escape(str(rec['model']))} · " if show_model else ""
         _out.print(
             f"  {where}{escape(str(rec['metric']))} · {rec['check']}: "

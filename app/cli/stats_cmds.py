@@ -130,6 +130,12 @@ def stats_cmd(
         help="Cluster-bootstrap replicates (at least 200; below 2,000 the output is flagged).",
     ),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
+    margin: float = typer.Option(
+        0.2,
+        "--margin",
+        min=0.0,
+        help="Equivalence margin (d_rel) of the specificity check: noise passes inside ±margin.",
+    ),
     metrics: str | None = typer.Option(
         None,
         "--metrics",
@@ -147,7 +153,7 @@ def stats_cmd(
         chosen = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
         df = read_stats_csv(table)
         inp = stats_input(df, metrics=chosen)
-        result = analyze_table(inp, bootstrap=bootstrap, seed=seed).to_dict()
+        result = analyze_table(inp, bootstrap=bootstrap, seed=seed, margin=margin).to_dict()
         if json_out is not None:
             json_out.parent.mkdir(parents=True, exist_ok=True)
             json_out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")

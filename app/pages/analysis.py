@@ -54,7 +54,7 @@ def _verdict(value: object) -> str:
         return "pass"
     if value is False:
         return "FAIL"
-    return "not run"
+    return "open"  # inconclusive or not run: the detail says which
 
 
 def _show_steps(example: ExamplePair, which: str, roots: list[str]) -> None:

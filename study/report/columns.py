@@ -22,7 +22,7 @@ import pandas as pd
 
 from study.report.data import Provenance
 
-#: How a cell is shown: ``None`` the formatted value, ``passed`` a pass/FAIL/not run label,
+#: How a cell is shown: ``None`` the formatted value, ``passed`` a pass/FAIL/open label,
 #: ``class`` a condition class, ``p`` a p-value, ``fine`` a number with 4 digits.
 Kind = Literal["passed", "class", "p", "fine"] | None
 
@@ -202,9 +202,10 @@ def fmt_p(value: Any) -> str:
 
 
 def pass_label(value: Any) -> str:
-    """``pass``, ``FAIL`` or ``not run`` (``None`` or NaN) for a check result."""
+    """``pass``, ``FAIL`` or ``open`` (``None`` or NaN: inconclusive or not run; the detail
+    says which) for a check result."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "not run"
+        return "open"
     return "pass" if bool(value) else "FAIL"
 
 

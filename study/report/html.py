@@ -67,7 +67,7 @@ def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-_PASS_CLASSES = {"pass": "pass", "FAIL": "fail", "not run": "na"}
+_PASS_CLASSES = {"pass": "pass", "FAIL": "fail", "open": "na"}
 
 
 def _passed(value: Any) -> str:
