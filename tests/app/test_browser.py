@@ -67,7 +67,7 @@ ACTIONS: dict[str, tuple[Callable[[object], None], str | None]] = {
     ),
     "perturbations.py": (lambda p: _click(p, "Save edits as a new version"), "Nothing changed"),
     "runs.py": (_launch_small_run, "Run browser-run"),
-    "analysis.py": (lambda p: _click(p, "Run analysis"), None),
+    "analysis.py": (lambda p: (_expand(p, "New analysis"), _click(p, "Run analysis")), None),
     "settings.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),  # type: ignore[attr-defined]
     "ontology_versions.py": (lambda p: _click(p, "Save as new version"), None),
     "ontology_rounds.py": (lambda p: _click(p, "Run round"), None),
