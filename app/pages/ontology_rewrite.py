@@ -47,10 +47,13 @@ if history:
     numbers = [h.round for h in history]
     versions = {h.round: h.ontology_version for h in history}
     # Not in a form: the pair list below must follow the round chosen here.
+    # Open on the newest finished round: a running or interrupted one has partial
+    # agreement, and its confused pairs are not yet the ones to rewrite.
+    finished = [i for i, h in enumerate(history) if h.status == "done"]
     number = st.selectbox(
         "Round",
         numbers,
-        index=len(numbers) - 1,
+        index=finished[-1] if finished else len(numbers) - 1,
         key="round",
         format_func=lambda n: f"round {n} ({versions[n]})",
     )
