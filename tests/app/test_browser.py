@@ -7,6 +7,7 @@ opened, awaited until Streamlit has finished running it, screenshotted into
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,10 +23,18 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def app_url(demo_workspace: tuple[Path, str]) -> Iterator[str]:
-    """Start ``driftlens app`` on the demo workspace and yield its base URL."""
+def app_url(
+    demo_workspace: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """Start ``driftlens app`` on a copy of the demo workspace and yield its base URL.
+
+    The primary actions below launch runs and rounds; on a copy they cannot change what
+    later modules see in the session's shared demo workspace.
+    """
     require_chromium()
-    with serve_app(demo_workspace[0]) as url:
+    ws = tmp_path_factory.mktemp("browser") / "demo-copy"
+    shutil.copytree(demo_workspace[0], ws, ignore=shutil.ignore_patterns("*.lock"))
+    with serve_app(ws) as url:
         yield url
 
 
