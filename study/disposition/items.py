@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from storage.errors import InputError
 from storage.yaml_input import load_yaml, read_text_file, yaml_line
+from study.safe_csv import guard_cell, unguard_cell
 
 SAMPLE_FILE = "sample_batteries.yaml"
 NO_STANCE = "no_stance"
@@ -273,8 +274,7 @@ def parse_batteries_csv(text: str, *, source: str) -> BatteryDocument:
         name = (row.get("battery") or "").strip()
         stem = (row.get("stem") or "").strip()
         body = " ".join((row.get("text") or "").split())
-        if body[:1] == "'" and body[1:2] in ("=", "+", "-", "@"):
-            body = body[1:]  # undo csv_safe
+        body = unguard_cell(body)
         if not name or not stem or not body:
             empty = "battery" if not name else "stem" if not stem else "text"
             raise InputError(f"{source} line {line}: {empty} is empty.")
@@ -405,11 +405,6 @@ def batteries_to_csv(doc: BatteryDocument) -> str:
         first = True
         for s in b.stems:
             for k, t in enumerate(s.paraphrases):
-                writer.writerow((b.name, s.id, k, csv_safe(t), cats if first else ""))
+                writer.writerow((b.name, s.id, k, guard_cell(t), cats if first else ""))
                 first = False
     return buf.getvalue()
-
-
-def csv_safe(text: str) -> str:
-    """Neutralise a leading ``= + - @`` (spreadsheet formula injection)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
