@@ -53,32 +53,7 @@ from driftlens_core.bootstrap import (
     cluster_bootstrap_sums,
     percentile_interval,
 )
-from driftlens_core.calibration import equivalence_bound, noise_decomposition
-
-
-def mdd_factor(
-    n_clusters: ArrayLike | None, *, alpha: float = 0.05, power: float = 0.80
-) -> NDArray[np.float64]:
-    """``c_α + c_β``: the MDD in units of SE for the test actually used.
-
-    Args:
-        n_clusters: Clusters informing the comparison (the expanded percentile test), or
-            ``None`` for the plain percentile / normal test (``z_{1−α/2} + z_{power}``).
-        alpha: Two-sided level of the test.
-        power: Power wanted at the MDD.
-
-    Returns:
-        The factor (NaN where fewer than 2 clusters inform the comparison).
-    """
-    if n_clusters is None:
-        return np.asarray(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
-    n = np.asarray(n_clusters, dtype=np.float64)
-    out = np.full(n.shape, np.nan)
-    ok = n >= 2
-    nn = n[ok]
-    scale = np.sqrt(nn / (nn - 1.0))
-    out[ok] = scale * (stats.t.ppf(1 - alpha / 2, nn - 1.0) + stats.t.ppf(power, nn - 1.0))
-    return out
+from driftlens_core.calibration import equivalence_bound, mdd_factor, noise_decomposition
 
 
 def se_from_interval(low: float, high: float, level: float = 0.95) -> float:
