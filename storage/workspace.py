@@ -146,6 +146,11 @@ def workspace_info(*, session: Session, settings: Settings) -> WorkspaceInfo:
     )
 
 
+def workspace_engine(settings: Settings) -> Engine:
+    """The engine of the workspace database (for maintenance that needs no session)."""
+    return _prepare(settings)
+
+
 def reset_migration_memo() -> None:
     """Forget which URLs were migrated in this process (tests)."""
     with _migrate_lock:
