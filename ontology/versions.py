@@ -167,3 +167,76 @@ def replace_definitions(doc: OntologyDoc, blocks: dict[str, str]) -> OntologyDoc
     if missing:
         raise InputError(f"no leaf named {sorted(missing)} in ontology {doc.name!r}")
     return OntologyDoc.model_validate(data)
+
+
+def clean_terms(terms: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Trigger or exclusion terms as stored: stripped, empty ones dropped, first spelling kept.
+
+    Duplicates are found case-insensitively (``Mortgage`` and ``mortgage`` are one term for
+    the keyword labeler, which matches without case).
+    """
+    seen: set[str] = set()
+    kept: list[str] = []
+    for term in terms:
+        text = " ".join(str(term).split())
+        if text and text.casefold() not in seen:
+            seen.add(text.casefold())
+            kept.append(text)
+    return tuple(kept)
+
+
+def with_leaf_fields(
+    doc: OntologyDoc,
+    leaf: str,
+    *,
+    definition: str,
+    triggers: list[str] | tuple[str, ...],
+    exclusions: list[str] | tuple[str, ...],
+) -> OntologyDoc:
+    """A copy of ``doc`` whose leaf ``leaf`` has these definition, triggers and exclusions.
+
+    Raises:
+        InputError: the leaf is unknown or the definition is empty.
+    """
+    prose = definition.strip()
+    if not prose:
+        raise InputError(f"the definition of {leaf!r} is empty; write one before saving")
+    data = doc.model_dump(mode="json")
+    for root in data["roots"]:
+        for item in root["leaves"]:
+            if item["name"] == leaf:
+                item["definition"] = prose
+                item["triggers"] = list(clean_terms(triggers))
+                item["exclusions"] = list(clean_terms(exclusions))
+                return OntologyDoc.model_validate(data)
+    raise InputError(f"no leaf named {leaf!r} in ontology {doc.name!r}")
+
+
+def edit_leaf(
+    base: OntologyVersion,
+    leaf: str,
+    *,
+    definition: str,
+    triggers: list[str] | tuple[str, ...],
+    exclusions: list[str] | tuple[str, ...],
+    session: Session,
+    author: str | None = None,
+    note: str | None = None,
+) -> OntologyVersion:
+    """Store ``base`` with one leaf's fields edited as a new version (parent ``base``).
+
+    Unchanged fields return ``base`` itself (no empty version is made).
+
+    Raises:
+        InputError: the leaf is unknown or the definition is empty.
+    """
+    edited = with_leaf_fields(
+        document(base), leaf, definition=definition, triggers=triggers, exclusions=exclusions
+    )
+    return new_version(
+        base,
+        edited,
+        session=session,
+        author=(author or "").strip() or None,
+        note=(note or "").strip() or None,
+    )

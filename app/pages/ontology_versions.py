@@ -13,6 +13,7 @@ from ontology.diff import diff_documents, render_diff
 from ontology.schema import dump_ontology, parse_ontology
 from ontology.versions import (
     document,
+    edit_leaf,
     get_version,
     list_versions,
     new_version,
@@ -45,6 +46,10 @@ with page_session() as session:
     }
     docs = {v.id: document(v) for v in versions}
 
+# A save selects the version it made (set before the selectbox exists in this run).
+saved = st.session_state.pop("versions_select", None)
+if saved is not None and saved in options.values():
+    st.session_state["version"] = next(k for k, v in options.items() if v == saved)
 choice = st.selectbox("Version", list(options), key="version")
 vid = options[choice]
 doc = docs[vid]
@@ -97,30 +102,108 @@ st.subheader("Edit as a new version")
 flash = st.session_state.pop("versions_flash", None)
 if flash is not None:
     st.success(escape_markdown(flash))
+a_col, n_col = st.columns(2)
+author_in = a_col.text_input(
+    "Author", key="author", help="Recorded on the new version (who made this edit)."
+)
+note_in = n_col.text_input("Note (why)", key="note", help="Recorded on the new version.")
+
+
+def _saved(label: str, new_id: int, same: bool, what: str) -> None:
+    """Show the outcome of a save: nothing new, or select the new version."""
+    if same:
+        st.info("Nothing changed; this version already holds this content.")
+        return
+    by = f" by {author_in.strip()}" if author_in.strip() else ""
+    st.session_state["versions_flash"] = f"Saved {label} ({what}){by}."
+    st.session_state["versions_select"] = new_id
+    st.rerun()
+
+
+st.markdown("**One leaf**")
+leaf_names = [leaf.name for root in doc.roots for leaf in root.leaves]
+leaf_name = st.selectbox(
+    "Leaf",
+    leaf_names,
+    format_func=lambda name: f"{doc.symbol_of[name]} · {name}",
+    key=f"leaf-{vid}",
+)
+current = doc.leaf(leaf_name)
+leaf_obj = f"version-{vid}-leaf-{doc.symbol_of[leaf_name]}"
+definition_in = draft_text_area(
+    "Definition",
+    current.definition,
+    page="ontology",
+    obj=leaf_obj,
+    field="definition",
+    height=120,
+)
+t_col, x_col = st.columns(2)
+# Chips: every term is one chip; typing a new term and pressing Enter adds it.
+triggers_in = t_col.multiselect(
+    "Triggers",
+    list(current.triggers),
+    default=list(current.triggers),
+    accept_new_options=True,
+    key=f"triggers-{leaf_obj}",
+    help="Words that point to this leaf (the keyword labeler matches them). Type to add one.",
+)
+exclusions_in = x_col.multiselect(
+    "Exclusions",
+    list(current.exclusions),
+    default=list(current.exclusions),
+    accept_new_options=True,
+    key=f"exclusions-{leaf_obj}",
+    help="What does not belong under this leaf even when it sounds close. Type to add one.",
+)
+if st.button("Save leaf as new version", key="save-leaf"):
+    try:
+        with page_session() as session:
+            base = get_version(vid, session=session)
+            stored = edit_leaf(
+                base,
+                leaf_name,
+                definition=definition_in,
+                triggers=triggers_in,
+                exclusions=exclusions_in,
+                session=session,
+                author=author_in,
+                note=note_in,
+            )
+            label, new_id, same = version_label(stored), stored.id or 0, stored.id == vid
+    except DriftLensError as exc:
+        st.error(escape_markdown(str(exc)))
+    else:
+        if not same:
+            clear_draft("ontology", leaf_obj, ("definition",))
+            for kind in ("triggers", "exclusions"):
+                st.session_state.pop(f"{kind}-{leaf_obj}", None)
+        _saved(label, new_id, same, f"leaf {leaf_name}")
+
+st.markdown("**The whole document (YAML)**")
 obj = f"version-{vid}"
 text = draft_text_area(
     "YAML", dump_ontology(doc), page="ontology", obj=obj, field="yaml", height=400
 )
-leave_guard(["YAML"])
-if has_draft("ontology", obj):
+leave_guard(["YAML", "Definition"])
+if has_draft("ontology", obj) or has_draft("ontology", leaf_obj):
     st.caption("Your edits are kept as a draft until you save them as a new version.")
-author_in = st.text_input("Author", key="author")
-note_in = st.text_input("Note (why)", key="note")
 if st.button("Save as new version"):
     try:
         edited = parse_ontology(text, source="the editor")
         with page_session() as session:
             base = get_version(vid, session=session)
             stored = new_version(
-                base, edited, session=session, author=author_in or None, note=note_in or None
+                base,
+                edited,
+                session=session,
+                author=author_in.strip() or None,
+                note=note_in.strip() or None,
             )
-            label, same = version_label(stored), stored.id == vid
+            label, new_id, same = version_label(stored), stored.id or 0, stored.id == vid
     except DriftLensError as exc:
         st.error(escape_markdown(str(exc)))
     else:
-        if same:
-            st.info("Nothing changed; this version already holds this content.")
-        else:
+        if not same:
             clear_draft("ontology", obj, ("yaml",))
-            st.session_state["versions_flash"] = f"Saved {label}."
-            st.rerun()
+        _saved(label, new_id, same, "YAML")

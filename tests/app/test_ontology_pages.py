@@ -86,3 +86,49 @@ def test_rewrite_page_proposes_and_accepts_a_new_version() -> None:
     next(b for b in at.button if b.label.startswith("Accept")).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("new version driftlens@2" in unescape(s.value) for s in at.success)
+
+
+def test_ontology_page_edits_one_leaf_in_its_fields_and_records_the_author() -> None:
+    from ontology.versions import document, get_version
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+
+    at = open_page("ontology_versions.py")
+    leaf = at.selectbox(key=next(k for k in _keys(at) if k.startswith("leaf-"))).value
+    definition = next(t for t in at.text_area if t.label == "Definition")
+    definition.set_value("Edited in its own field.")
+    triggers = next(m for m in at.multiselect if m.label == "Triggers")
+    # A chip typed in (not among the options) is a new term.
+    triggers.set_value([*triggers.value[1:], "pilgrimage"])
+    exclusions = next(m for m in at.multiselect if m.label == "Exclusions")
+    exclusions.set_value([])
+    at.text_input(key="author").set_value("Ada")
+    next(b for b in at.button if b.label == "Save leaf as new version").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Saved driftlens@2" in unescape(at.success[0].value)
+    assert "by Ada" in unescape(at.success[0].value)
+    # The new version is the one shown now.
+    assert at.selectbox(key="version").value.startswith("driftlens@2")
+    with open_workspace_session(resolve_settings()) as session:
+        new, old = (
+            get_version("driftlens@2", session=session),
+            get_version("driftlens@1", session=session),
+        )
+        assert new.author == "Ada" and new.parent_id == old.id
+        edited, before = document(new).leaf(leaf), document(old).leaf(leaf)
+    assert edited.definition == "Edited in its own field."
+    assert edited.triggers == (*before.triggers[1:], "pilgrimage")
+    assert edited.exclusions == ()
+
+
+def test_ontology_page_refuses_an_empty_leaf_definition_in_one_line() -> None:
+    at = open_page("ontology_versions.py")
+    next(t for t in at.text_area if t.label == "Definition").set_value("   ")
+    next(b for b in at.button if b.label == "Save leaf as new version").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "is empty" in unescape(at.error[0].value)
+    assert not at.success
+
+
+def _keys(at: object) -> list[str]:
+    return [s.key for s in at.selectbox if s.key]  # type: ignore[attr-defined]
