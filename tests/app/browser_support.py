@@ -7,6 +7,7 @@ start the real server on a free 127.0.0.1 port and wait for Streamlit to finish 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -131,3 +132,30 @@ IDLE_JS = """() => {
     + '[data-testid="stSkeleton"], [data-testid="stAppSkeleton"]');
   return !stop && !busy;
 }"""
+
+
+def pick_option(page: object, opener: object, pattern: re.Pattern[str], *, tries: int = 4) -> None:
+    """Open a Streamlit dropdown with ``opener`` and click the option whose name matches.
+
+    A rerun that starts while the dropdown is open (a text box committing its value on blur,
+    a page still finishing under load) closes the dropdown before the option can be clicked.
+    So each try waits for the page to be idle, opens the list and waits a short while for the
+    option; when it does not appear the list is closed and the try repeated. An option that is
+    really missing still fails, naming the options that were offered.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    seen: list[str] = []
+    for _ in range(tries):
+        page.wait_for_function(IDLE_JS, timeout=60_000)  # type: ignore[attr-defined]
+        opener.click()  # type: ignore[attr-defined]
+        option = page.get_by_role("option", name=pattern).first  # type: ignore[attr-defined]
+        try:
+            option.wait_for(state="visible", timeout=8_000)
+            option.click(timeout=8_000)
+            return
+        except PlaywrightTimeoutError:
+            seen = [str(t) for t in page.get_by_role("option").all_inner_texts()]  # type: ignore[attr-defined]
+            page.keyboard.press("Escape")  # type: ignore[attr-defined]
+            page.wait_for_timeout(500)  # type: ignore[attr-defined]
+    raise AssertionError(f"no option matching {pattern.pattern!r}; offered: {seen}")

@@ -31,7 +31,12 @@ from ontology.versions import document, get_version, version_label
 from storage.models import OntologyVersion, RewriteProposal
 from storage.settings import Settings, default_db_url, resolve_settings
 from storage.workspace import open_workspace_session
-from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
+from tests.app.browser_support import (
+    pick_option,
+    require_chromium,
+    serve_app,
+    wait_for_streamlit,
+)
 from tests.ontology.conftest import hold_lease
 
 pytestmark = pytest.mark.browser
@@ -106,9 +111,8 @@ def _choose(page: object, label: str, option: str, *, exact: bool = False) -> No
     box = page.locator('[data-testid="stSelectbox"]').filter(  # type: ignore[attr-defined]
         has=page.locator("label", has_text=re.compile("^" + re.escape(label)))  # type: ignore[attr-defined]
     )
-    box.first.locator('[role="combobox"], input').first.click()
     pattern = "^" + re.escape(option) + ("$" if exact else "")
-    page.get_by_role("option", name=re.compile(pattern)).first.click()  # type: ignore[attr-defined]
+    pick_option(page, box.first.locator('[role="combobox"], input').first, re.compile(pattern))
 
 
 def _text(page: object) -> str:
@@ -389,8 +393,7 @@ def _run_round_in_page(page: object, *, sample: int) -> None:
     if chips.count():
         chips.first.click()
     multi = page.locator('[data-testid="stMultiSelect"]').first  # type: ignore[attr-defined]
-    multi.locator("input").first.click()
-    page.get_by_role("option", name=re.compile(r"^sim — ")).first.click()  # type: ignore[attr-defined]
+    pick_option(page, multi.locator("input").first, re.compile(r"^sim — "))
     page.keyboard.press("Escape")  # type: ignore[attr-defined]
     box = page.get_by_label("Responses")  # type: ignore[attr-defined]
     box.fill(str(sample))
