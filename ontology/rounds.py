@@ -33,6 +33,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from ontology.agreement_tracking import LabelRecord, RoundAgreement, compute_agreement
+from ontology.labeler_disagreement import Disagreement, disagreements
 from ontology.labelers.base import LabelItem, Progress, StepLabelResult, label_items
 from ontology.labelers.registry import ensure_labeler_spec, make_labeler, parse_labeler_spec
 from ontology.schema import UNMAPPED, OntologyDoc
@@ -498,6 +499,27 @@ def round_agreement(number: int, *, session: Session) -> RoundAgreement:
     records = round_records(number, session=session)
     texts = step_texts(sorted({r.response_id for r in records}), session=session)
     return compute_agreement(records, labelers=list(row.labelers), texts=texts)
+
+
+def round_disagreements(
+    number: int,
+    *,
+    session: Session,
+    pair: tuple[str, str] | None = None,
+    limit: int | None = 200,
+) -> list[Disagreement]:
+    """The steps of a round its labelers split on, once each, with their texts.
+
+    Args:
+        number: The round.
+        session: Database session.
+        pair: Keep only steps split between these two leaves.
+        limit: Keep at most this many rows.
+    """
+    row = require_round(number, session=session)
+    records = round_records(number, session=session)
+    texts = step_texts(sorted({r.response_id for r in records}), session=session)
+    return disagreements(records, pair=pair, labelers=list(row.labelers), texts=texts, limit=limit)
 
 
 def round_document(number: int, *, session: Session) -> OntologyDoc:

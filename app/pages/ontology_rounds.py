@@ -13,11 +13,14 @@ from sqlmodel import select
 from app.ui.db import page_session, page_settings
 from app.ui.jobs import Job, Progress, Stage, forget_job, get_job, start_job
 from app.ui.safe import escape_markdown
+from ontology.labeler_disagreement import majority_confusion, odd_one_out
 from ontology.labelers.registry import parse_labeler_spec
 from ontology.rounds import (
     require_round,
     round_agreement,
+    round_disagreements,
     round_history,
+    round_records,
     run_round,
     running_round,
 )
@@ -48,6 +51,9 @@ st.caption(
     "Sample responses, label every step with several labelers, measure agreement on the "
     "(category, leaf) pair (SPEC §5)."
 )
+
+#: Disagreement rows shown at most (one per step).
+EXAMPLE_LIMIT = 200
 
 JOB_KEY = f"round::{page_settings().db_url}"
 
@@ -128,7 +134,7 @@ elif job is not None and job.finished:
         st.error(escape_markdown(f"{job.label} stopped: {job.error}"))
     else:
         number, mean, steps = job.result
-        st.session_state["round"] = number
+        st.session_state["round_select"] = number  # show the new round (set before its select)
         st.success(f"Round {number}: mean pairwise agreement {mean:.1f}% over {steps} steps.")
     forget_job(JOB_KEY)
 
@@ -137,7 +143,11 @@ busy = live_text or (f"{job.label} is running." if job is not None and job.runni
 with st.form("new_round"):
     st.subheader("Run a round")
     # Default: the run of the latest round (a loop keeps labeling the same run).
-    last_run = last_round_run if last_round_run in runs else None
+    # ``?run=`` names the run of a linked view; else the run of the latest round.
+    linked_run = st.query_params.get("run")
+    last_run = (
+        linked_run if linked_run in runs else last_round_run if last_round_run in runs else None
+    )
     run = st.selectbox(
         "Generation run", runs, index=runs.index(last_run) if last_run else 0, key="run"
     )
@@ -155,6 +165,9 @@ with st.form("new_round"):
     seed = c2.number_input("Seed", min_value=0, value=0, step=1, key="seed")
     latest = [i for i, v in enumerate(versions) if v.startswith("driftlens@")]
     default = latest[-1] if latest else 0  # the newest operational version
+    linked_version = st.query_params.get("version")  # ``?version=name@N`` of a linked view
+    if linked_version in versions:
+        default = versions.index(linked_version)
     version = c3.selectbox("Ontology version", versions, index=default, key="ontology")
     submitted = st.form_submit_button(
         "Run round", disabled=busy is not None, help=busy or "Label the sample with every labeler."
@@ -233,10 +246,21 @@ if len(trend) > 1:
     st.line_chart(trend.set_index("round")[["mean pairwise %"]])
 
 numbers = [h.round for h in history]
-current = st.session_state.get("round", numbers[-1])
-chosen = st.selectbox(
-    "Round", numbers, index=numbers.index(current) if current in numbers else len(numbers) - 1
-)
+# ``?round=N`` opens a linked view; a round that just finished is shown once; else the newest.
+linked = st.query_params.get("round")
+finished = st.session_state.pop("round_select", None)
+if finished in numbers:
+    st.session_state["round"] = finished
+elif "round" not in st.session_state and linked is not None:
+    if linked.isdigit() and int(linked) in numbers:
+        st.session_state["round"] = int(linked)
+    else:
+        st.caption(escape_markdown(f"The link names round {linked}, which does not exist here."))
+if st.session_state.get("round") not in numbers:
+    st.session_state["round"] = numbers[-1]
+chosen = st.selectbox("Round", numbers, key="round")
+if st.query_params.get("round") != str(chosen):
+    st.query_params["round"] = str(chosen)  # the address bar links to this view
 with page_session() as session:
     agreement = round_agreement(int(chosen), session=session)
 status = {h.round: h.status for h in history}[int(chosen)]
@@ -251,6 +275,10 @@ if not complete:
 
 def _fmt(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:.3f}"
+
+
+def _fmt_pct(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.1f}%"
 
 
 m1, m2, m3 = st.columns(3)
@@ -274,33 +302,164 @@ st.caption("Cohen's kappa per pair")
 st.dataframe(kappa.round(3), width="stretch")
 
 st.subheader("Confusion between leaves")
+confused = [
+    (p.leaf_a, p.leaf_b) for p in agreement.most_confused if p.leaf_a != p.leaf_b and p.count
+]
 cells = [
     {"leaf A": a, "leaf B": b, "count": agreement.confusion[i][j]}
     for i, a in enumerate(agreement.leaves)
     for j, b in enumerate(agreement.leaves)
     if i != j
 ]
+picked_cell: tuple[str, str] | None = None
 if cells:
+    click = alt.selection_point(name="cell", fields=["leaf A", "leaf B"], on="click")
     heat = (
         alt.Chart(pd.DataFrame(cells))
         .mark_rect()
-        .encode(x="leaf B:N", y="leaf A:N", color="count:Q", tooltip=["leaf A", "leaf B", "count"])
+        .encode(
+            x="leaf B:N",
+            y="leaf A:N",
+            color="count:Q",
+            opacity=alt.condition(click, alt.value(1.0), alt.value(0.5)),
+            tooltip=["leaf A", "leaf B", "count"],
+        )
+        .add_params(click)
     )
-    st.altair_chart(heat, width="stretch")
+    event = st.altair_chart(
+        heat, width="stretch", on_select="rerun", selection_mode="cell", key=f"heat-{chosen}"
+    )
+    chosen_points = list(event.selection.get("cell", [])) if event is not None else []
+    if chosen_points:
+        point = chosen_points[0]
+        picked_cell = (str(point.get("leaf A")), str(point.get("leaf B")))
+    st.caption("Click a cell to list the steps split between its two leaves (below).")
 
+with page_session() as session:
+    records = round_records(int(chosen), session=session)
 st.subheader("Most confused pairs")
+odd = {
+    (o.leaf_a, o.leaf_b): o
+    for o in odd_one_out(records, confused, labelers=list(agreement.labelers))
+}
+few = len(agreement.labelers) < 3
+
+
+def _odd(p: tuple[str, str]) -> str:
+    o = odd.get(p)
+    if few:
+        return "needs 3 labelers"
+    if o is None or o.labeler is None:
+        return "none stands out"
+    return o.labeler
+
+
 pairs = pd.DataFrame(
     [
-        {"leaf A": p.leaf_a, "leaf B": p.leaf_b, "count": p.count, "rate": p.rate}
+        {
+            "leaf A": p.leaf_a,
+            "leaf B": p.leaf_b,
+            "count": p.count,
+            "rate": p.rate,
+            "odd one out": _odd((p.leaf_a, p.leaf_b)),
+            "splits alone": (
+                f"{odd[(p.leaf_a, p.leaf_b)].times} of {odd[(p.leaf_a, p.leaf_b)].steps} steps"
+                if (p.leaf_a, p.leaf_b) in odd and not few
+                else ""
+            ),
+        }
         for p in agreement.most_confused
     ]
 )
-st.dataframe(pairs, hide_index=True, width="stretch")
-examples = [
-    {"pair": f"{p.leaf_a} / {p.leaf_b}", "step": e.text, **e.labels}
-    for p in agreement.most_confused
-    for e in p.examples
-]
-if examples:
-    st.caption("Example disagreements (step texts are model output, shown as plain text)")
-    st.dataframe(pd.DataFrame(examples), hide_index=True, width="stretch")
+st.dataframe(
+    pairs,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "odd one out": st.column_config.TextColumn(
+            help="The labeler that most often took the other leaf of the pair than the "
+            "majority of the other labelers (a labeler-specific confusion)."
+        ),
+        "splits alone": st.column_config.TextColumn(
+            help="Steps on which the odd labeler alone split from the others' majority, of "
+            "the steps some labeler gave one leaf and another labeler the other."
+        ),
+    },
+)
+
+st.subheader("Labeler against the majority")
+who = st.selectbox(
+    "Labeler to compare",
+    list(agreement.labelers),
+    key=f"vs-majority-{chosen}",
+    help="Rows: the leaf most of the other labelers gave; columns: this labeler's leaf.",
+)
+if who is not None and any(r.labeler == who for r in records):
+    versus = majority_confusion(records, who, labelers=list(agreement.labelers))
+    st.dataframe(
+        pd.DataFrame(
+            versus.counts,
+            index=pd.Index(versus.leaves, name="others' majority"),
+            columns=pd.Index(versus.leaves, name=str(who)),
+        ),
+        width="stretch",
+    )
+    st.caption(
+        f"{who} agrees with the others' majority on {_fmt_pct(versus.agreement)} of "
+        f"{versus.steps} steps (steps without a majority of the others are left out)."
+    )
+
+st.subheader("Example disagreements")
+everything = "all disagreements"
+pair_options = [everything, *(f"{a} | {b}" for a, b in confused)]
+filter_key = f"pair-filter-{chosen}"
+if picked_cell is not None and st.session_state.get(f"applied-{filter_key}") != picked_cell:
+    # A clicked heatmap cell sets the pair (once per click; the select stays usable).
+    st.session_state[f"applied-{filter_key}"] = picked_cell
+    a, b = sorted(picked_cell)
+    label = f"{a} | {b}"
+    if label not in pair_options:
+        pair_options.append(label)
+    st.session_state[filter_key] = label
+elif st.session_state.get(filter_key) not in (None, *pair_options):
+    st.session_state.pop(filter_key)
+shown = st.selectbox("Pair", pair_options, key=filter_key)
+pair_filter = None if shown == everything else tuple(str(shown).split(" | ", 1))
+with page_session() as session:
+    rows = round_disagreements(
+        int(chosen),
+        session=session,
+        pair=pair_filter,  # type: ignore[arg-type]
+        limit=EXAMPLE_LIMIT,
+    )
+if not rows:
+    st.info("No step was split between these leaves.")
+else:
+    table = pd.DataFrame(
+        [
+            {
+                **{name: r.labels.get(name, "") for name in agreement.labelers},
+                "response": r.response_id,
+                "step": r.step_index,
+                "text": r.text,
+                "pairs": "; ".join(f"{a} | {b}" for a, b in r.pairs),
+            }
+            for r in rows
+        ]
+    )
+    capped = f" (the first {EXAMPLE_LIMIT})" if len(rows) == EXAMPLE_LIMIT else ""
+    st.caption(
+        f"{len(rows)} step(s){capped}, each once; labeler columns first. Step texts are model "
+        "output, shown as plain text."
+    )
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        row_height=96,  # tall rows wrap the step text instead of cutting it off
+        column_config={
+            **{name: st.column_config.TextColumn(pinned=True) for name in agreement.labelers},
+            "text": st.column_config.TextColumn(width="large"),
+        },
+        key=f"examples-{chosen}",
+    )

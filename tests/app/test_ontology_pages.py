@@ -132,3 +132,64 @@ def test_ontology_page_refuses_an_empty_leaf_definition_in_one_line() -> None:
 
 def _keys(at: object) -> list[str]:
     return [s.key for s in at.selectbox if s.key]  # type: ignore[attr-defined]
+
+
+CONFUSER = "sim:confuse=3~4@0.5;seed=1"
+PAIR = ("Efficiency and resource optimization", "Professional advancement")
+
+
+def test_rounds_page_names_the_odd_labeler_and_filters_disagreements_by_pair() -> None:
+    _small_run()
+    labelers = ["sim", CONFUSER, "sim:confuse=5~6@0.3;seed=2"]
+    number = _round(labelers, sample=60)
+    at = open_page("ontology_rounds.py")
+    assert at.selectbox(key="round").value == number
+    pairs = next(d.value for d in at.dataframe if "odd one out" in d.value.columns)
+    top = pairs.iloc[0]
+    assert (top["leaf A"], top["leaf B"]) == PAIR
+    assert top["odd one out"] == CONFUSER
+    # Labeler against the others' majority: its confusion sits off the diagonal.
+    at.selectbox(key=f"vs-majority-{number}").set_value(CONFUSER).run()
+    matrix = next(d.value for d in at.dataframe if d.value.index.name == "others' majority")
+    assert matrix.loc[PAIR[0], PAIR[1]] + matrix.loc[PAIR[1], PAIR[0]] > 0
+    assert matrix.columns.name == CONFUSER
+    # Disagreements: once per step, labeler columns first; the pair select filters them.
+    examples = next(d.value for d in at.dataframe if "text" in d.value.columns)
+    assert list(examples.columns[:3]) == labelers
+    assert not examples.duplicated(["response", "step"]).any()
+    at.selectbox(key=f"pair-filter-{number}").set_value(" | ".join(PAIR)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    only = next(d.value for d in at.dataframe if "text" in d.value.columns)
+    assert 0 < len(only) < len(examples)
+    for _, row in only.iterrows():
+        assert set(PAIR) <= {row[name] for name in labelers}
+
+
+def test_rounds_page_opens_the_round_of_a_link_and_puts_the_selection_in_the_url() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.apptest_support import APP
+
+    _small_run()
+    first = _round(["sim", "keywords"], sample=20)
+    second = _round(["sim", CONFUSER], sample=20)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/ontology_rounds.py")
+    at.query_params.update({"round": str(first), "run": "demo", "version": "original@1"})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="round").value == first  # not the newest round
+    assert at.selectbox(key="ontology").value == "original@1"
+    assert at.selectbox(key="run").value == "demo"
+    at.selectbox(key="round").set_value(second).run()
+    assert at.query_params["round"] == str(second)
+    assert at.query_params["version"] == "original@1"  # the other parameters are kept
+    # A link to a round that does not exist says so and opens the newest.
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh.run()
+    fresh.switch_page("pages/ontology_rounds.py")
+    fresh.query_params["round"] = "99"
+    fresh.run()
+    assert fresh.selectbox(key="round").value == second
+    assert any("round 99, which does not exist" in unescape(c.value) for c in fresh.caption)
