@@ -129,6 +129,22 @@ class RubricAgreement:
 
 
 @dataclass(frozen=True)
+class LabelAgreement:
+    """Agreement of two labellers of the same items on a nominal label (bank observability).
+
+    ``rater_a``/``rater_b``: ``annotator 1``/``annotator 2`` (the first two kept votes of
+    each item), ``humans`` (the agreed human label: two votes or more, all equal) or
+    ``extractor`` (the memory system's own label, carried with the task).
+    """
+
+    rater_a: str
+    rater_b: str
+    n: int
+    exact: float | None
+    kappa: float | None
+
+
+@dataclass(frozen=True)
 class ApplyResult:
     """Everything ``annotate apply`` did and found."""
 
@@ -143,6 +159,7 @@ class ApplyResult:
     non_distraction: tuple[GroupRate, ...] = ()
     non_distraction_by_class: tuple[GroupRate, ...] = ()
     rubric_agreement: tuple[RubricAgreement, ...] = ()
+    observability_agreement: tuple[LabelAgreement, ...] = ()
 
 
 def require_study(name: str, *, session: Session) -> Study:
@@ -530,7 +547,60 @@ def _apply_conflict_rubric(
     return ApplyResult(agg.study, agg, rubric_agreement=tuple(rows))
 
 
+def label_agreement(rater_a: str, rater_b: str, pairs: Sequence[tuple[str, str]]) -> LabelAgreement:
+    """Exact agreement and Cohen's κ of label pairs (``None`` where undefined)."""
+    from driftlens_core.agreement import cohens_kappa
+
+    if not pairs:
+        return LabelAgreement(rater_a, rater_b, 0, None, None)
+    kappa = cohens_kappa([a for a, _ in pairs], [b for _, b in pairs])
+    return LabelAgreement(
+        rater_a,
+        rater_b,
+        len(pairs),
+        sum(a == b for a, b in pairs) / len(pairs),
+        None if math.isnan(kappa) else kappa,
+    )
+
+
+def human_observability_labels(agg: StudyAggregate) -> dict[tuple[str, str], str]:
+    """``(run, instance_id) → label`` where the kept human votes (two or more) all agree."""
+    out: dict[tuple[str, str], str] = {}
+    for it in agg.items:
+        o = it.outcome("observability")
+        if o is None or o.n_votes < 2 or not o.agreeing:
+            continue
+        out[(str(it.payload.get("run", "")), str(it.payload.get("instance_id", "")))] = o.votes[0][
+            1
+        ]
+    return out
+
+
+def _apply_bank_observability(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ApplyResult:
+    """Two annotators' agreement, and the agreed human label against the extractor's."""
+    pairs: list[tuple[str, str]] = []
+    vs_extractor: list[tuple[str, str]] = []
+    for it in agg.items:
+        o = it.outcome("observability")
+        if o is None or o.n_votes < 2:
+            continue
+        pairs.append((o.votes[0][1], o.votes[1][1]))
+        if o.agreeing and it.payload.get("extractor_label"):
+            vs_extractor.append((o.votes[0][1], str(it.payload["extractor_label"])))
+    return ApplyResult(
+        agg.study,
+        agg,
+        observability_agreement=(
+            label_agreement("annotator 1", "annotator 2", pairs),
+            label_agreement("humans", "extractor", vs_extractor),
+        ),
+    )
+
+
 _APPLIERS: dict[str, Callable[[StudyAggregate, Session, AggregationConfig], ApplyResult]] = {
+    "bank_observability": _apply_bank_observability,
     "conflict_rubric": _apply_conflict_rubric,
     "question_checks": _apply_curation,
     "persona_pair": _apply_curation,

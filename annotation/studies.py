@@ -1,4 +1,4 @@
-"""The six human studies: their questions, answer values and Label Studio configs.
+"""The human studies: their questions, answer values and Label Studio configs.
 
 A study is one Label Studio project of one kind (``storage.models.STUDY_KIND_VALUES``).
 Each study asks one or more *questions* per task; a question is a ``<Choices>`` tag whose
@@ -18,6 +18,8 @@ from storage.errors import InputError
 
 AlphaLevel = Literal["nominal", "ordinal", "interval"]
 VOTE_CHOICES: tuple[str, ...] = ("yes", "no", "unsure")
+#: Labels of an extracted memory bank (study/conflicts/observability.py).
+OBSERVABILITY: tuple[str, ...] = ("FULL", "PARTIAL", "None")
 #: The labeling-config templates, shipped as package data.
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
@@ -155,6 +157,15 @@ STUDIES: dict[str, StudySpec] = {
                 ),
             ),
             alpha_level="ordinal",
+        ),
+        StudySpec(
+            name="bank_observability",
+            title="Memory-conflict bank observability",
+            summary=(
+                "Did the memories a memory system extracted keep the conflict? "
+                "FULL / PARTIAL / None."
+            ),
+            questions=(QuestionSpec("observability", "Conflict observable?", OBSERVABILITY),),
         ),
         StudySpec(
             name="distraction",

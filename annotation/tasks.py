@@ -18,6 +18,7 @@ from sqlmodel import Session
 
 from annotation.studies import get_spec
 from storage.errors import InputError, NotFoundError
+from storage.models import GenerationRun
 from storage.repo import studies as repo
 
 NO_MEMORY = "(no memory)"
@@ -391,7 +392,72 @@ def _conflict_rubric(sel: Selection, session: Session) -> list[TaskSpec]:
     return out
 
 
+def _bank_observability(sel: Selection, session: Session) -> list[TaskSpec]:
+    """One task per extracted bank of the pipeline runs: reference roles vs what was kept."""
+    from storage.repo.runs import list_runs, require_run
+
+    if sel.run:
+        runs = [require_run(sel.run, session=session)]
+        if (runs[0].config or {}).get("track") != "pipeline":
+            raise InputError(f"Run {sel.run!r} is not a pipeline-track conflicts run.")
+    else:
+        runs = [
+            r for r in list_runs(session=session) if (r.config or {}).get("track") == "pipeline"
+        ]
+    out = []
+    for run in runs:
+        out.extend(_observability_tasks(run, sel, session))
+    return out
+
+
+def _observability_tasks(run: GenerationRun, sel: Selection, session: Session) -> list[TaskSpec]:
+    from storage.repo.conflicts import (
+        banks_by_question,
+        extracted_core,
+        representative_responses,
+    )
+
+    assert run.id is not None
+    best = representative_responses(run.id, session=session)
+    banks = banks_by_question(sorted(best), session=session)
+    out = []
+    for qid, resp in best.items():
+        bank = banks.get(qid)
+        if bank is None:
+            continue
+        if sel.questions and bank.instance_id not in sel.questions:
+            continue
+        content = bank.content
+        prov = content.get("provenance", {})
+        roles = {name: set(prov.get(name, [])) for name in ("side_a", "side_b", "relation")}
+        reference = "\n".join(
+            f"[{','.join(n for n, idx in roles.items() if i in idx) or 'core'}] {text}"
+            for i, text in enumerate(content.get("core_memories", []))
+        )
+        kept = extracted_core(resp)
+        ctx = (resp.request or {}).get("context", {})
+        out.append(
+            TaskSpec(
+                f"observability:{run.name}:{bank.instance_id}",
+                {
+                    "conflict": str(prov.get("summary", "")),
+                    "reference": reference,
+                    "extracted": "\n".join(f"- {t}" for t in kept) or "(nothing kept)",
+                    "instance_id": bank.instance_id,
+                    "conflict_type": bank.conflict_type,
+                    "run": run.name,
+                    "memory_system": str((run.config or {}).get("memory_system", "")),
+                    "extractor_label": str(ctx.get("observability", "FULL")),
+                    "condition": resp.condition,
+                    "sample": resp.sample,
+                },
+            )
+        )
+    return out
+
+
 _BUILDERS = {
+    "bank_observability": _bank_observability,
     "conflict_rubric": _conflict_rubric,
     "question_checks": _question_checks,
     "persona_pair": _persona_pair,

@@ -55,6 +55,7 @@ STUDY_KIND_VALUES = (
     "helpfulness",
     "distraction",
     "conflict_rubric",
+    "bank_observability",
 )
 JUDGE_KIND_VALUES = ("helpfulness", "distraction", "acknowledgement")
 

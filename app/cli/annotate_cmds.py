@@ -27,7 +27,7 @@ annotate_app = typer.Typer(
 
 STUDY_HELP = (
     "Study: question_checks, persona_pair, orthogonality, label_check, helpfulness, "
-    "distraction, conflict_rubric."
+    "distraction, conflict_rubric, bank_observability."
 )
 MIN_LEAD_HELP = "Drop annotations made in under this many seconds."
 
@@ -253,6 +253,8 @@ def apply_payload(result: ApplyResult) -> dict[str, Any]:
         out["helpfulness_by_class"] = [asdict(g) for g in result.helpfulness_by_class]
     elif result.study == "conflict_rubric":
         out["rubric_agreement"] = [asdict(r) for r in result.rubric_agreement]
+    elif result.study == "bank_observability":
+        out["observability_agreement"] = [asdict(r) for r in result.observability_agreement]
     elif result.study == "distraction":
         out["non_distraction"] = [asdict(g) for g in result.non_distraction]
         out["non_distraction_by_class"] = [asdict(g) for g in result.non_distraction_by_class]
@@ -294,6 +296,14 @@ def _print_apply(result: ApplyResult) -> None:
                 _num(a.accuracy),
             )
         _out.print(table)
+    elif result.study == "bank_observability":
+        table = Table(title="Observability labels: agreement (FULL / PARTIAL / None)")
+        for name in ("rater A", "rater B", "banks", "exact", "kappa"):
+            table.add_column(name)
+        for la in result.observability_agreement:
+            table.add_row(la.rater_a, la.rater_b, str(la.n), _num(la.exact), _num(la.kappa))
+        _out.print(table)
+        _out.print("LLM judge vs humans: driftlens conflicts observability --run R", markup=False)
     elif result.study == "conflict_rubric":
         table = Table(title="Rubric agreement of two annotators (D1-D5 pairs)")
         for name in ("type", "pairs", "within one", "exact", "MAE", "QWK", "alpha ordinal", "D6"):

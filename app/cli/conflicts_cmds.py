@@ -185,7 +185,14 @@ def generate_cmd(
     distractors: str = typer.Option("6", "--distractors", help="Doses: 6, 0,6 or 0..6."),
     samples: int = typer.Option(1, "--samples", min=1, help="Samples per bank and dose."),
     track: str = typer.Option("oracle", "--track", help="oracle or pipeline."),
-    system: str = typer.Option("sim-lossy", "--system", help="Memory system (pipeline track)."),
+    system: str = typer.Option(
+        "sim-lossy", "--system", help="Memory system (pipeline track): sim-lossy, sim-dialogue."
+    ),
+    dialogues: Path | None = typer.Option(
+        None,
+        "--dialogues",
+        help="Dialogue JSONL for a system that reads dialogues (default: the shipped sample).",
+    ),
     seed: int | None = typer.Option(None, "--seed", help="Run seed (default: from the name)."),
     concurrency: int = typer.Option(16, "--concurrency", min=1, help="Requests in flight."),
 ) -> None:
@@ -201,6 +208,7 @@ def generate_cmd(
         samples=samples,
         track=track,
         extractor=system,
+        dialogues=dialogues,
         seed=seed,
         concurrency=concurrency,
     )
@@ -358,3 +366,104 @@ def run_conflicts_demo_cli(*, session: Any, workspace: Path, bootstrap: int = 20
                 markup=False,
             )
     return Path(rep.files["report_html"]).resolve()
+
+
+@conflicts_app.command("dialogues")
+def dialogues_cmd(
+    ctx: typer.Context,
+    file: Path | None = typer.Argument(None, help="Dialogue JSONL (default: the shipped sample)."),
+    system: str = typer.Option("sim-dialogue", "--system", help="Memory system to run."),
+    seed: int = typer.Option(0, "--seed", help="Extraction seed."),
+) -> None:
+    """Validate dialogues against the imported banks and show what a memory system keeps."""
+    from app.cli.context import session_for
+    from study.conflicts.dialogues import read_dialogues
+    from study.conflicts.items import stored_instances
+    from study.conflicts.tracks import extract_bank, get_extractor
+
+    with session_for(ctx) as session:
+        instances = dict((i.instance_id, i) for _, i in stored_instances(session=session))
+    dset = read_dialogues(file, instances.values())
+    ext = get_extractor(system)
+    table = Table(title=f"{system} on {dset.source} (seed {seed})")
+    for col in ("instance", "sessions", "user turns", "kept memories", "label"):
+        table.add_column(col)
+    for iid, d in dset.by_instance.items():
+        inst = instances[iid]
+        bank = extract_bank(ext, inst, seed=seed, dialogue=d)
+        turns = sum(1 for s in d.sessions for t in s.turns if t.role == "user")
+        table.add_row(
+            Text(iid),
+            str(len(d.sessions)),
+            str(turns),
+            f"{len(bank.memories)} of {len(inst.core_memories)}",
+            bank.observability,
+        )
+    _out.print(table)
+
+
+@conflicts_app.command("observe")
+def observe_cmd(
+    ctx: typer.Context,
+    run: str = typer.Option(..., "--run", help="Pipeline-track run."),
+    judge: list[str] = typer.Option(..., "--judge", help="Observability judge (repeatable)."),
+    concurrency: int = typer.Option(16, "--concurrency", min=1),
+) -> None:
+    """Label each extracted bank FULL / PARTIAL / None with an LLM observability judge."""
+    from app.cli.context import session_for
+    from app.cli.progress import progress_callback
+    from study.conflicts.observability import judge_observability_run
+
+    for j in judge:
+        with session_for(ctx) as session, progress_callback(f"observability with {j}") as bar:
+            s = judge_observability_run(
+                run, j, session=session, concurrency=concurrency, progress=bar
+            )
+        _out.print(
+            f"{s.judge}: {s.requested} bank(s) labelled now ({s.ok} ok, {s.repaired} repaired, "
+            f"{s.errors} unreadable after one repair, stored and flagged; {s.failed} failed at "
+            f"the endpoint); {s.skipped} already labelled.",
+            markup=False,
+        )
+
+
+@conflicts_app.command("observability")
+def observability_cmd(
+    ctx: typer.Context,
+    run: str = typer.Option(..., "--run", help="Pipeline-track run."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """FULL / PARTIAL / None shares per labeller and agreement: extractor, LLM judges, humans."""
+    from dataclasses import asdict
+
+    from app.cli.context import session_for
+    from study.conflicts.observability import observability_report
+
+    with session_for(ctx) as session:
+        rep = observability_report(run, session=session)
+    if as_json:
+        data = asdict(rep)
+        typer.echo(json.dumps(data, indent=2, default=str))
+        return
+    _out.print(
+        f"Run {rep.run}: {rep.banks} extracted bank(s), memory system {rep.memory_system}.",
+        markup=False,
+    )
+    shares = Table(title="observability shares (k, 95% Wilson interval)")
+    for col in ("labeller", "FULL", "PARTIAL", "None"):
+        shares.add_column(col)
+    for name, by_label in rep.shares.items():
+        shares.add_row(
+            Text(name),
+            *(
+                f"{k} [{_num(lo)}, {_num(hi)}]"
+                for k, lo, hi in (by_label[lab] for lab in ("FULL", "PARTIAL", "None"))
+            ),
+        )
+    _out.print(shares)
+    agree = Table(title="agreement between labellers")
+    for col in ("rater A", "rater B", "banks", "exact", "Cohen's kappa"):
+        agree.add_column(col)
+    for a in rep.agreement:
+        agree.add_row(Text(a.rater_a), Text(a.rater_b), str(a.n), _num(a.exact), _num(a.kappa))
+    _out.print(agree)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from sqlmodel import Session, col, select
 
-from storage.models import ConflictBank
+from storage.models import ConflictBank, Response
 
 
 def upsert_conflict_bank(row: ConflictBank, *, session: Session) -> tuple[ConflictBank, str]:
@@ -52,3 +52,29 @@ def banks_by_question(question_ids: Sequence[int], *, session: Session) -> dict[
         for row in session.exec(stmt):
             out[row.question_id] = row
     return out
+
+
+def representative_responses(run_id: int, *, session: Session) -> dict[int, Response]:
+    """``question_id → response`` of each bank in a conflicts run: lowest dose, then sample.
+
+    On the pipeline track an instance's extracted bank is the same for every dose and
+    sample of a run, so per-bank labels (observability) attach to this one response.
+    """
+    best: dict[int, tuple[tuple[int, int], Response]] = {}
+    stmt = select(Response).where(Response.run_id == run_id, Response.condition_class == "bank")
+    for r in session.exec(stmt.order_by(col(Response.id))):
+        ctx = (r.request or {}).get("context", {})
+        key = (int(ctx.get("n_distractors", 0)), r.sample)
+        cur = best.get(r.question_id)
+        if cur is None or key < cur[0]:
+            best[r.question_id] = (key, r)
+    return {qid: r for qid, (_, r) in sorted(best.items())}
+
+
+def extracted_core(response: Response) -> tuple[str, ...]:
+    """The core memories a response's bank showed, in extraction order (pipeline: what was kept)."""
+    ctx = (response.request or {}).get("context", {})
+    order = [o for o in ctx.get("order", []) if o.get("provenance") == "core"]
+    return tuple(
+        str(o.get("text", "")) for o in sorted(order, key=lambda o: int(o.get("index", 0)))
+    )

@@ -117,7 +117,12 @@ def _seed_conflict(session: Session, model_id: int) -> None:
     inst = next(b for b in load_sample_banks() if b.high_risk)
     store_banks([inst], source="test", session=session)
     bank = session.exec(select(ConflictBank)).one()
-    run = GenerationRun(name="conflicts-seed", model_spec_id=model_id, prompt_version="c1")
+    run = GenerationRun(
+        name="conflicts-seed",
+        model_spec_id=model_id,
+        prompt_version="c1",
+        config={"track": "pipeline", "memory_system": "sim-lossy"},
+    )
     session.add(run)
     session.flush()
     order = [
@@ -129,7 +134,7 @@ def _seed_conflict(session: Session, model_id: int) -> None:
             question_id=bank.question_id,
             condition="N6",
             condition_class="bank",
-            request={"context": {"order": order, "n_distractors": 0}},
+            request={"context": {"order": order, "n_distractors": 0, "observability": "FULL"}},
             text="Check with the pharmacist first. <b>really</b>",
             answer="Check with the pharmacist first. <b>really</b>",
             parse_status="ok",
