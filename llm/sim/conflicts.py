@@ -715,3 +715,51 @@ def _select(messages: Messages, preset: SimPreset, sample_index: int, seed: int 
     if _malformed_draw(frng, preset, attempt, first_factor=1.0):
         return json.dumps({"action": "ask", "reason": "outside the action set"})
     return json.dumps({"action": action, "reason": "least cautious action the evidence allows"})
+
+
+# ------------------------------------------------------------------ dialogue extractor
+
+
+def dialogue_extract(
+    sessions: Sequence[Sequence[tuple[Sequence[int], Sequence[int]]]],
+    relation: Sequence[int],
+    *,
+    window: int,
+    p_miss: float,
+    p_miss_relation: float,
+    p_overwrite: float,
+    rng: random.Random,
+) -> list[int]:
+    """Which facts a lossy memory system keeps after ingesting a multi-session dialogue.
+
+    ``sessions`` holds, per session, the ``(states, revises)`` of each user turn. Adjacent
+    sessions are ingested together in windows of up to ``window`` sessions. Each stated
+    fact is written with probability ``1 - p_miss`` (``1 - p_miss_relation`` for a fact
+    carrying the conflict's relation: the context, phase or source that extraction tends
+    to drop). A turn that revises earlier facts triggers, with ``p_overwrite``, the
+    latest-wins rule: the revised facts stored from *earlier* windows are deleted (inside
+    one window the system sees both statements together and keeps both).
+
+    Returns:
+        The kept fact indices, in the order they were first stored.
+    """
+    rel = set(relation)
+    stored: dict[int, int] = {}  # fact -> window it was stored in
+    order: list[int] = []
+    for w_start in range(0, len(sessions), max(1, window)):
+        w = w_start // max(1, window)
+        for session in sessions[w_start : w_start + max(1, window)]:
+            for states, revises in session:
+                if revises and rng.random() < p_overwrite:
+                    for f in revises:
+                        if f in stored and stored[f] < w:
+                            del stored[f]
+                for f in states:
+                    if f in stored:
+                        continue
+                    if rng.random() < (p_miss_relation if f in rel else p_miss):
+                        continue
+                    stored[f] = w
+                    if f not in order:
+                        order.append(f)
+    return [f for f in order if f in stored]

@@ -20,8 +20,9 @@ Tracks: ``oracle`` shows the curated core memories; ``pipeline`` shows what a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session
@@ -44,8 +45,9 @@ from storage.repo.runs import (
 )
 from study.catalog.contexts import RenderedContext
 from study.catalog.memory_bank import MemoryBankContext, bank_condition
+from study.conflicts.dialogues import Dialogue, read_dialogues
 from study.conflicts.items import ConflictInstance, stored_instances
-from study.conflicts.tracks import extract_bank, get_extractor
+from study.conflicts.tracks import extract_bank, get_extractor, reads_dialogues
 
 PROMPT_VERSION = "conflict-response-v1"
 RESPONSE_TASK = "conflict-response"
@@ -114,14 +116,22 @@ def build_plan(
     run_seed: int,
     track: str = "oracle",
     extractor: str = "sim-lossy",
+    dialogues: Mapping[str, Dialogue] | None = None,
 ) -> list[BankPlanItem]:
-    """Every (instance, dose, sample) of a run, rendered."""
+    """Every (instance, dose, sample) of a run, rendered.
+
+    A memory system that reads dialogues gets each instance's dialogue; instances without
+    one are left out of the plan.
+    """
     plan: list[BankPlanItem] = []
     ext = get_extractor(extractor) if track == "pipeline" else None
     for qid, inst in instances:
         core, label = inst.core_memories, "FULL"
         if ext is not None:
-            extracted = extract_bank(ext, inst, seed=run_seed)
+            dialogue = (dialogues or {}).get(inst.instance_id)
+            if reads_dialogues(ext) and dialogue is None:
+                continue
+            extracted = extract_bank(ext, inst, seed=run_seed, dialogue=dialogue)
             core, label = tuple(extracted.memories), extracted.observability
         for n in doses:
             cond = bank_condition(n)
@@ -203,6 +213,7 @@ class ConflictGenerationOptions:
     samples: int = 1
     track: str = "oracle"
     extractor: str = "sim-lossy"
+    dialogues: Path | None = None
     concurrency: int = 16
     seed: int | None = None
     max_tokens: int = 600
@@ -325,8 +336,18 @@ def generate_conflicts(
         "samples": options.samples,
         "run_seed": run_seed,
     }
+    dialogues: Mapping[str, Dialogue] | None = None
     if options.track == "pipeline":
         config["memory_system"] = options.extractor
+        if reads_dialogues(get_extractor(options.extractor)):
+            dset = read_dialogues(options.dialogues, (inst for _, inst in instances))
+            dialogues = dset.by_instance
+            config["dialogues"] = dset.source
+            if not any(inst.instance_id in dialogues for _, inst in instances):
+                raise InputError(
+                    f"No imported bank has a dialogue in {dset.source}; the pipeline track "
+                    f"with {options.extractor} needs the banks its dialogues belong to."
+                )
     run = get_or_create_run(
         options.run,
         model_spec_id=model_row.id,
@@ -348,6 +369,7 @@ def generate_conflicts(
         run_seed=run_seed,
         track=options.track,
         extractor=options.extractor,
+        dialogues=dialogues,
     )
     done = existing_response_keys(run_id, session=session)
     todo = [item for item in plan if item.key not in done]

@@ -9,22 +9,32 @@ The pipeline track asks whether a memory system keeps a conflict interpretable. 
 * ``PARTIAL`` — both sides kept, but a relation-carrying memory lost;
 * ``None`` — one side gone: no observable conflict, so D1 and D2 do not apply.
 
-The built-in ``sim-lossy`` extractor drops memories with known probabilities (see
-:func:`llm.sim.conflicts.lossy_extract`); it works on the curated memories themselves,
-not on multi-session dialogues. Adapters for real memory systems (Mem0, Letta) need an
-LLM and embeddings at run time and are not shipped; they would implement the same
-protocol, importing their package lazily.
+Two simulated extractors are built in:
+
+* ``sim-lossy`` drops curated memories with known probabilities
+  (:func:`llm.sim.conflicts.lossy_extract`) — no dialogue needed;
+* ``sim-dialogue`` *ingests a multi-session dialogue* (:mod:`study.conflicts.dialogues`)
+  window by window (:func:`llm.sim.conflicts.dialogue_extract`): it misses stated facts
+  with known rates (relation-carrying ones more often) and applies latest-wins to a
+  revising turn with a known probability. It stores, for each fact it kept, the
+  instance's compact memory record, and its label is computed against the dialogue's
+  truth annotations with the same rule.
+
+A :class:`DialogueExtractor` says so with ``reads_dialogues = True``; the plan then hands
+it the instance's dialogue and skips instances without one.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from llm.seeds import stable_int
-from llm.sim.conflicts import lossy_extract
+from llm.sim.conflicts import dialogue_extract, lossy_extract
 from storage.errors import InputError
+from study.conflicts.dialogues import Dialogue
 from study.conflicts.items import ConflictInstance
 
 OBSERVABILITY: tuple[str, ...] = ("FULL", "PARTIAL", "None")
@@ -82,10 +92,82 @@ class SimLossyExtractor:
         return ExtractedBank(tuple(kept), label)
 
 
-EXTRACTORS: dict[str, MemoryExtractor] = {"sim-lossy": SimLossyExtractor()}
+def observability_label(inst: ConflictInstance, kept: Sequence[int]) -> str:
+    """FULL / PARTIAL / None of a bank that kept these core-memory indices."""
+    p = inst.provenance
+    keep = set(kept)
+    if not (keep & set(p.side_a) and keep & set(p.side_b)):
+        return "None"
+    return "FULL" if set(p.relation) <= keep else "PARTIAL"
 
 
-def get_extractor(name: str) -> MemoryExtractor:
+@runtime_checkable
+class DialogueExtractor(Protocol):
+    """A memory system that ingests an instance's multi-session dialogue."""
+
+    @property
+    def reads_dialogues(self) -> bool:
+        """Always true: what tells the plan to hand it dialogues."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The memory system's name (``--system``)."""
+        ...
+
+    @property
+    def resolution_rule(self) -> str:
+        """How it resolves a contradiction: ``add-both``, ``latest-wins`` or ``delete``."""
+        ...
+
+    def ingest(self, dialogue: Dialogue, instance: ConflictInstance, *, seed: int) -> ExtractedBank:
+        """The stored memories after reading the dialogue, labelled against its truth."""
+        ...
+
+
+@dataclass(frozen=True)
+class SimDialogueExtractor:
+    """Reads a dialogue in windows of sessions; misses and overwrites with known rates."""
+
+    window: int = 5
+    p_miss: float = 0.05
+    p_miss_relation: float = 0.2
+    p_overwrite: float = 0.35
+    name: str = "sim-dialogue"
+    resolution_rule: str = "latest-wins"
+    reads_dialogues: bool = True
+
+    def ingest(self, dialogue: Dialogue, instance: ConflictInstance, *, seed: int) -> ExtractedBank:
+        """Extract with a seed derived from (seed, dialogue), so reruns agree."""
+        rng = random.Random(stable_int("sim-dialogue", seed, dialogue.dialogue_id))
+        sessions = [
+            [(t.states, t.revises) for t in s.turns if t.role == "user"] for s in dialogue.sessions
+        ]
+        kept = dialogue_extract(
+            sessions,
+            instance.provenance.relation,
+            window=self.window,
+            p_miss=self.p_miss,
+            p_miss_relation=self.p_miss_relation,
+            p_overwrite=self.p_overwrite,
+            rng=rng,
+        )
+        memories = tuple(instance.core_memories[i] for i in kept)
+        return ExtractedBank(memories, observability_label(instance, kept))
+
+
+EXTRACTORS: dict[str, MemoryExtractor | DialogueExtractor] = {
+    "sim-lossy": SimLossyExtractor(),
+    "sim-dialogue": SimDialogueExtractor(),
+}
+
+
+def reads_dialogues(extractor: MemoryExtractor | DialogueExtractor) -> bool:
+    """Whether the extractor ingests dialogues (rather than curated memories)."""
+    return bool(getattr(extractor, "reads_dialogues", False))
+
+
+def get_extractor(name: str) -> MemoryExtractor | DialogueExtractor:
     """A registered extractor by name.
 
     Raises:
@@ -99,7 +181,23 @@ def get_extractor(name: str) -> MemoryExtractor:
 
 
 def extract_bank(
-    extractor: MemoryExtractor, instance: ConflictInstance, *, seed: int
+    extractor: MemoryExtractor | DialogueExtractor,
+    instance: ConflictInstance,
+    *,
+    seed: int,
+    dialogue: Dialogue | None = None,
 ) -> ExtractedBank:
-    """Run an extractor on one instance."""
+    """Run an extractor on one instance (a dialogue extractor needs its dialogue).
+
+    Raises:
+        InputError: a dialogue extractor without a dialogue for the instance.
+    """
+    if isinstance(extractor, DialogueExtractor) and reads_dialogues(extractor):
+        if dialogue is None:
+            raise InputError(
+                f"Memory system {extractor.name} reads dialogues; instance "
+                f"{instance.instance_id!r} has none."
+            )
+        return extractor.ingest(dialogue, instance, seed=seed)
+    assert isinstance(extractor, MemoryExtractor)
     return extractor.extract(instance, seed=seed)
