@@ -95,9 +95,11 @@ def presets_cmd(
 ) -> None:
     """List the simulator presets and their doses."""
     from llm.sim.presets import PRESETS
+    from llm.sim.registry import DRIFT_FAMILY, all_presets, families
 
     if as_json:
-        typer.echo(json.dumps({n: p.model_dump(mode="json") for n, p in PRESETS.items()}, indent=2))
+        every = all_presets()
+        typer.echo(json.dumps({n: p.model_dump(mode="json") for n, p in every.items()}, indent=2))
         return
     table = Table(title="Simulator presets (dose = edit probability per step)")
     for col in ("preset", "noise", "attribute", "life event", "model noise", "malformed"):
@@ -119,3 +121,9 @@ def presets_cmd(
     _out.print(table)
     for name, p in PRESETS.items():
         _out.print(f"  sim/{name} (v{p.version}): {p.description}")
+    for family, presets in families().items():
+        if family == DRIFT_FAMILY:
+            continue
+        _out.print(f"Presets registered by the {family} instrument (no drift doses):")
+        for name, p in presets.items():
+            _out.print(f"  sim/{name} (v{p.version}): {p.description}")

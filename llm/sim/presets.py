@@ -209,28 +209,20 @@ PRESETS: dict[str, SimPreset] = {
 
 
 def get_preset(name: str) -> SimPreset:
-    """Return a built-in preset by name (``default`` or ``sim/default``).
+    """Return a preset by name (``default`` or ``sim/default``), drift or instrument-registered.
 
     Raises:
         ConfigError: When no preset has that name.
     """
     key = name.removeprefix("sim/").strip()
-    try:
+    if key in PRESETS:
         return PRESETS[key]
-    except KeyError:
-        known = ", ".join(sorted(PRESETS))
-        raise ConfigError(f"Unknown simulator preset {name!r}; known presets: {known}.") from None
+    # Instrument presets live in their own registry (llm/sim/registry.py), which imports
+    # this module; imported here to keep the dependency one-way at import time.
+    from llm.sim.registry import all_presets, lookup
 
-
-# Memory-conflict response models and judges: their answers to bank requests and judge
-# prompts live in llm/sim/conflicts.py; as drift models they behave like ``default``.
-for _name, _desc in (
-    ("mc-balanced", "memory conflicts: perceives and calibrates well, asks targeted questions"),
-    ("mc-hesitant", "memory conflicts: perceives, explains less, hedges"),
-    ("mc-committal", "memory conflicts: often commits to one side"),
-    ("mc-quiet", "memory conflicts: rarely asks a clarifying question"),
-    ("mc-literal", "memory conflicts: weakest diagnosis, rarely clarifies"),
-    ("judge-lenient", "memory-conflict judge: lenient on D2/D4, mixture rater noise"),
-    ("judge-strict", "memory-conflict judge: strict on D2/D4, mixture rater noise"),
-):
-    PRESETS[_name] = PRESETS["default"].model_copy(update={"name": _name, "description": _desc})
+    found = lookup(key)
+    if found is None:
+        known = ", ".join(sorted(all_presets()))
+        raise ConfigError(f"Unknown simulator preset {name!r}; known presets: {known}.")
+    return found

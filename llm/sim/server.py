@@ -28,7 +28,8 @@ from starlette.routing import Route
 from llm.sim.chat import simulate_reply
 from llm.sim.classify import Classifier
 from llm.sim.extras import MAX_TOP_LOGPROBS, SimExtras
-from llm.sim.presets import PRESETS, SimPreset
+from llm.sim.presets import SimPreset
+from llm.sim.registry import all_presets
 from llm.sim.tasks import Answerer
 from llm.types import TokenLogprob
 from storage.errors import ConfigError
@@ -130,7 +131,7 @@ def create_app(
     """Build the Starlette application.
 
     Args:
-        presets: Presets served by name (default: the built-in ones).
+        presets: Presets served by name (default: every family's, see :mod:`llm.sim.registry`).
         default_preset: Preset also served under the bare model name ``sim``.
         api_key: When set, requests must carry ``Authorization: Bearer <api_key>``.
         classify_memory: Optional catalog-based classifier of memory lines.
@@ -140,7 +141,7 @@ def create_app(
             and the request body; one returning a completion answers the request (e.g.
             :class:`llm.sim.disposition_responder.DispositionRoute` for ``disp-*`` arms).
     """
-    table = dict(presets or PRESETS)
+    table = dict(presets or all_presets())
     if default_preset is not None:
         if default_preset not in table:
             raise ConfigError(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlmodel import Session
 
 from llm.sim.backend import SimBackend
-from llm.sim.presets import PRESETS
+from llm.sim.presets import get_preset
 from llm.types import ChatRequest, ResultCallback
 from storage.repo.judges import judge_scores_for
 from storage.repo.runs import list_responses, require_run
@@ -69,7 +69,7 @@ def test_thousand_judge_replies_with_ten_percent_malformed(session: Session) -> 
     assert summary.planned == 42 * 4 * 6 == 1008
     assert set(summary.observability) <= {"FULL", "PARTIAL", "None"}
     assert summary.observability.get("None", 0) > 0
-    judge = SimBackend(PRESETS["judge-strict"].model_copy(update={"malformed_rate": 0.1}))
+    judge = SimBackend(get_preset("judge-strict").model_copy(update={"malformed_rate": 0.1}))
     res = judge_conflict_run("c2", "sim/judge-strict", session=session, backend=judge)
     assert res.requested == 1008 and res.failed == 0
     assert res.ok + res.repaired + res.errors == 1008

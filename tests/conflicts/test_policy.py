@@ -7,7 +7,7 @@ from sqlmodel import Session
 
 from llm.sim.backend import SimBackend
 from llm.sim.conflicts import action_mix
-from llm.sim.presets import PRESETS
+from llm.sim.presets import get_preset
 from storage.repo.requests import stored_messages
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import import_bank_file, load_sample_banks
@@ -43,7 +43,7 @@ def test_action_outside_the_set_is_rejected() -> None:
 
 def test_caap_two_stages_cached_stored_and_mixture_near_preset(session: Session) -> None:
     import_bank_file(None, session=session)
-    backbone = SimBackend(PRESETS["mc-balanced"].model_copy(update={"malformed_rate": 0.1}))
+    backbone = SimBackend(get_preset("mc-balanced").model_copy(update={"malformed_rate": 0.1}))
     s = run_policy(
         "caap",
         "caap-1",

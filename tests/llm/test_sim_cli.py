@@ -13,7 +13,7 @@ import typer
 from typer.testing import CliRunner
 
 from app.cli.sim_cmds import register
-from llm.sim.presets import PRESETS
+from llm.sim.registry import all_presets
 
 
 def sim_cli() -> typer.Typer:
@@ -35,7 +35,7 @@ def test_presets_table_and_json() -> None:
     as_json = runner.invoke(sim_cli(), ["sim", "presets", "--json"])
     data = json.loads(as_json.output)
     # Every registered preset is listed; the drift presets are always among them.
-    assert set(data) == set(PRESETS) and {"default", "null", "strong"} <= set(data)
+    assert set(data) == set(all_presets()) and {"default", "null", "strong"} <= set(data)
     assert data["null"]["class_doses"] == {"noise": 0.0, "attribute": 0.0, "life_event": 0.0}
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from llm.batch import run_chat_batch
 from llm.sim import simulate
-from llm.sim.presets import PRESETS
+from llm.sim.registry import all_presets
 from llm.sim.server import SimServer
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.errors import ServiceError
@@ -51,7 +51,7 @@ def test_bare_preset_name_and_model_list(sim_url: str) -> None:
     )
     assert resp.model == "sim/null"
     listed = [m.id for m in client.models.list().data]
-    assert listed == [f"sim/{name}" for name in sorted(PRESETS)]
+    assert listed == [f"sim/{name}" for name in sorted(all_presets())]
     assert {"sim/default", "sim/null", "sim/strong"} <= set(listed)
 
 
