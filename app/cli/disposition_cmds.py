@@ -330,6 +330,7 @@ def analyze_cmd(
     from study.disposition.prereg import read_plan
     from study.disposition.report import write_disposition_report
     from study.disposition.runs import write_analysis
+    from study.report.folder import final_paths, staged_report_folder
 
     plan = read_plan(plan_file) if plan_file is not None else None
     with session_for(ctx) as session:
@@ -340,8 +341,11 @@ def analyze_cmd(
             seed=seed,
             bound_pp=plan.bound_pp if plan is not None else bound,
         )
-    files = write_analysis(analysis, out)
-    files.update(write_disposition_report(analysis, out, plan=plan))
+    # The folder is replaced as a whole: a killed command leaves the previous report.
+    with staged_report_folder(out) as work:
+        written = write_analysis(analysis, work)
+        written.update(write_disposition_report(analysis, work, plan=plan))
+    files = final_paths(written, work, out)
     for g in analysis.groups:
         render_stats(g.stats.to_dict())
     _out.print(f"Report: {files['report_html'].resolve()}")

@@ -188,35 +188,37 @@ def _finish_run(
 ) -> None:
     import pandas as pd
 
+    from study.report.folder import staged_report_folder
+    from study.safe_csv import write_frame_csv
     from study.sources.analysis import analyze_sources_table
     from study.sources.report import write_sources_report
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     table = pd.concat([r.table() for r in runs], ignore_index=True)
-    from study.safe_csv import write_frame_csv
-
-    write_frame_csv(table, out_dir / "probes.csv")
-    (out_dir / "probes.jsonl").write_text("".join(r.jsonl() for r in runs), encoding="utf-8")
     result = analyze_sources_table(table, bootstrap=bootstrap, seed=seed).to_dict()
-    (out_dir / "stats.json").write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
     n = sum(len(r.records) for r in runs)
     unknown = sum(r.n_unknown for r in runs)
     failed = sum(r.n_errors for r in runs)
-    files = write_sources_report(
-        result,
-        table,
-        out_dir,
-        title=title,
-        simulated=runs[0].model.startswith("sim/"),
-        notes=(
-            f"{n} probes, {unknown} without a letter (read as unknown), {failed} failed requests.",
-        ),
-    )
+    # The folder is replaced as a whole: a killed command leaves the previous report.
+    with staged_report_folder(out_dir) as work:
+        write_frame_csv(table, work / "probes.csv")
+        (work / "probes.jsonl").write_text("".join(r.jsonl() for r in runs), encoding="utf-8")
+        (work / "stats.json").write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+        files = write_sources_report(
+            result,
+            table,
+            work,
+            title=title,
+            simulated=runs[0].model.startswith("sim/"),
+            notes=(
+                f"{n} probes, {unknown} without a letter (read as unknown), "
+                f"{failed} failed requests.",
+            ),
+        )
     render_stats(result)
     _out.print(
         f"{n} probes ({unknown} unknown, {failed} failed). "
         f"Wrote {_term(out_dir / 'probes.csv')}, probes.jsonl, stats.json and "
-        f"{_term(files.html)}"
+        f"{_term(out_dir / files.html.name)}"
     )
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_settings
-from app.ui.safe import escape_markdown
+from app.ui.safe import escape_markdown, show_plain
 from storage.errors import DriftLensError
 from study.sources.analysis import read_sources_csv
 from study.sources.demo import run_sources_demo
@@ -31,7 +31,13 @@ from study.sources.report import (
 def _folders(root: Path) -> list[Path]:
     if not root.exists():
         return []
-    return sorted(p.parent for p in root.rglob("stats.json") if (p.parent / "probes.csv").exists())
+    # hidden folders are report folders being written (or left by a killed run): skipped
+    return sorted(
+        p.parent
+        for p in root.rglob("stats.json")
+        if (p.parent / "probes.csv").exists()
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
 
 
 st.title("Source reliance")
@@ -46,7 +52,7 @@ if st.button("Run the simulated demo (seconds)"):
         with st.spinner("Probing the simulator…"):
             run_sources_demo(out_dir=reports / "sources-demo", bootstrap=1000)
     except DriftLensError as exc:
-        st.error(escape_markdown(str(exc)))
+        show_plain(exc)
 
 folders = [
     p

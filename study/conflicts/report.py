@@ -29,6 +29,7 @@ from study.conflicts.analysis import (
     analyze_scores,
     stored_table,
 )
+from study.report.folder import staged_report_folder
 from study.report.html import esc
 from study.report.markdown import md_escape
 from study.safe_csv import write_frame_csv
@@ -234,23 +235,22 @@ def build_report(
         policy_scores=tuple(policy_scores),
         policy_mixture=tuple(mixture),
     )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    csv_path = out_dir / "conflict_scores.csv"
     table = oracle[list(TABLE_COLUMNS)].copy()
     for d in DIMENSIONS:
         table[d] = table[d].map(lambda v: "" if pd.isna(v) else str(int(v)))
-    write_frame_csv(table, csv_path)
-    fig_path = out_dir / "distractor_curve.png"
-    if len({c.distractors for c in curve}) > 1:
-        _curve_figure(curve, fig_path)
-    html_path = out_dir / "conflicts_report.html"
-    md_path = out_dir / "conflicts_report.md"
-    html_path.write_text(render_html(report, fig_path if fig_path.exists() else None), "utf-8")
-    md_path.write_text(render_markdown(report), "utf-8")
-    files = {"report_html": str(html_path), "report_md": str(md_path), "scores_csv": str(csv_path)}
-    if fig_path.exists():
-        files["distractor_curve"] = str(fig_path)
-    return replace(report, files=files)
+    names = {"report_html": "conflicts_report.html", "report_md": "conflicts_report.md"}
+    names["scores_csv"] = "conflict_scores.csv"
+    # Written into a sibling renamed into place: never a mix of old and new files.
+    with staged_report_folder(out_dir) as work:
+        write_frame_csv(table, work / names["scores_csv"])
+        fig_path = work / "distractor_curve.png"
+        if len({c.distractors for c in curve}) > 1:
+            _curve_figure(curve, fig_path)
+            names["distractor_curve"] = fig_path.name
+        figure = fig_path if fig_path.exists() else None
+        (work / names["report_html"]).write_text(render_html(report, figure), "utf-8")
+        (work / names["report_md"]).write_text(render_markdown(report), "utf-8")
+    return replace(report, files={k: str(Path(out_dir) / v) for k, v in names.items()})
 
 
 # ------------------------------------------------------------------------ rendering

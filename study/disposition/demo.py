@@ -109,6 +109,7 @@ def run_disposition_demo(
 ) -> DemoResult:
     """Run (or resume) the disposition demo and write its report into ``out_dir``."""
     from study.disposition.report import write_disposition_report
+    from study.report.folder import final_paths, staged_report_folder
 
     t0 = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -133,7 +134,10 @@ def run_disposition_demo(
     analysis = analyze_study(
         DEMO_STUDY, session=session, n_boot=bootstrap, seed=0, bound_pp=plan.bound_pp
     )
-    files = write_analysis(analysis, out_dir)
-    files.update(write_disposition_report(analysis, out_dir, plan=plan))
+    # The folder is replaced as a whole: a killed demo leaves the previous report.
+    with staged_report_folder(out_dir) as work:
+        written = write_analysis(analysis, work)
+        written.update(write_disposition_report(analysis, work, plan=plan))
+    files = final_paths(written, work, out_dir)
     seconds["analyse+report"] = time.perf_counter() - t0 - seconds["generate+classify"]
     return DemoResult(DEMO_STUDY, generation, scoring, analysis, files, seconds)

@@ -27,7 +27,7 @@ from study.disposition.prereg import AnalysisPlan, plan_status, scorecard
 from study.report.figures import _figure, _save, plain_label
 from study.report.html import _CSS, CSP, esc, table
 from study.report.html import _figure as html_figure
-from study.report.markdown import md_table
+from study.report.markdown import md_escape, md_table
 from study.safe_csv import write_frame_csv
 
 _SIM_NOTE = (
@@ -269,7 +269,8 @@ def write_disposition_report(
     """Write ``disposition.html`` (self-contained), ``disposition.md``, figures and tables.
 
     With a pre-registered ``plan`` the report adds the scorecard; every comparison the plan
-    does not name is marked exploratory (without a plan, all of them are).
+    does not name is marked exploratory (without a plan, all of them are). Callers write
+    the folder through :func:`study.report.folder.staged_report_folder`.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     fig_dir = out_dir / "figures"
@@ -400,7 +401,7 @@ def write_disposition_report(
     )
     html_path = out_dir / "disposition.html"
     html_path.write_text(doc, encoding="utf-8")
-    md = [f"# {title}\n"]
+    md = [f"# {md_escape(title)}\n"]
     if simulated:
         md.append(f"**{_SIM_NOTE}**\n")
     md.append("## Drift per battery and arm\n")

@@ -28,6 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from storage.safe_text import escape_control
 from study.report.data import CLASS_COLORS, CLASS_LABELS, CLASS_ORDER
 from study.report.tables import ReportTables
 
@@ -41,9 +42,10 @@ def plain_label(text: str, limit: int = 48) -> str:
     """Make an untrusted name safe as matplotlib text: no mathtext, bounded length.
 
     ``$`` would switch matplotlib to mathtext (and raise on malformed input), so it is
-    escaped; newlines would break the layout.
+    escaped; newlines would break the layout; other control characters (not allowed in
+    the SVG's XML, invisible in the PNG) are written as visible escapes.
     """
-    flat = " ".join(str(text).split())
+    flat = escape_control(" ".join(str(text).split()))
     if len(flat) > limit:
         flat = flat[: limit - 1] + "…"
     return flat.replace("$", r"\$")

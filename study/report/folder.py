@@ -12,14 +12,22 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from storage.errors import InputError
 
-#: Files that mark a folder as a report folder this workbench may replace.
-REPORT_MARKERS: tuple[str, ...] = ("stats.json", "report.md", "report.html", "provenance.json")
+#: Files that mark a folder as a report folder this workbench may replace (the drift and
+#: sources reports, the disposition report, the memory-conflicts report).
+REPORT_MARKERS: tuple[str, ...] = (
+    "stats.json",
+    "report.md",
+    "report.html",
+    "provenance.json",
+    "disposition.html",
+    "conflicts_report.html",
+)
 
 
 def _sibling(target: Path, kind: str) -> Path:
@@ -70,3 +78,16 @@ def staged_report_folder(target: Path) -> Iterator[Path]:
     os.replace(stage, target)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def final_path(path: Path, stage: Path, target: Path) -> Path:
+    """Where ``path``, written inside ``stage``, lies once the stage is renamed to ``target``.
+
+    Writers return the paths they wrote (inside the stage); callers report the final ones.
+    """
+    return Path(target) / Path(path).relative_to(stage)
+
+
+def final_paths(files: Mapping[str, Path], stage: Path, target: Path) -> dict[str, Path]:
+    """:func:`final_path` for every value of a ``{name: path}`` mapping."""
+    return {name: final_path(path, stage, target) for name, path in files.items()}

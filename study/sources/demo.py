@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from study.report.folder import final_path, staged_report_folder
 from study.safe_csv import write_frame_csv
 from study.sources.analysis import analyze_sources_table
 from study.sources.items import shipped_items
@@ -58,7 +59,6 @@ def run_sources_demo(
     """
     import json
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     items = shipped_items()
     tables = []
     jsonl = []
@@ -73,22 +73,33 @@ def run_sources_demo(
         if not wrong:
             wrong = {r.item_id: r.wrong_letter for r in run.records if r.variant == "bare"}
     table = pd.concat(tables, ignore_index=True)
-    table_csv = out_dir / "probes.csv"
-    write_frame_csv(table, table_csv)
-    (out_dir / "probes.jsonl").write_text("".join(jsonl), encoding="utf-8")
     result = analyze_sources_table(table, bootstrap=bootstrap, seed=seed).to_dict()
-    stats_json = out_dir / "stats.json"
-    stats_json.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
-    report = write_sources_report(
-        result,
-        table,
-        out_dir,
-        title="Source reliance — demo",
-        simulated=True,
-        notes=(f"{probes} probes, {unknown} without a letter (read as unknown).",),
+    # The folder is replaced as a whole: a killed demo leaves the previous report.
+    with staged_report_folder(out_dir) as work:
+        write_frame_csv(table, work / "probes.csv")
+        (work / "probes.jsonl").write_text("".join(jsonl), encoding="utf-8")
+        (work / "stats.json").write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+        staged = write_sources_report(
+            result,
+            table,
+            work,
+            title="Source reliance — demo",
+            simulated=True,
+            notes=(f"{probes} probes, {unknown} without a letter (read as unknown).",),
+        )
+        (work / "sft_mixed.jsonl").write_text(
+            sft_jsonl(sft_examples(items, n=1000, seed=seed, wrong=wrong))
+        )
+    report = SourcesReportFiles(
+        markdown=final_path(staged.markdown, work, out_dir),
+        html=final_path(staged.html, work, out_dir),
+        figures={k: [final_path(p, work, out_dir) for p in v] for k, v in staged.figures.items()},
     )
-    sft = out_dir / "sft_mixed.jsonl"
-    sft.write_text(sft_jsonl(sft_examples(items, n=1000, seed=seed, wrong=wrong)))
+    table_csv, stats_json, sft = (
+        out_dir / "probes.csv",
+        out_dir / "stats.json",
+        out_dir / "sft_mixed.jsonl",
+    )
     types = {
         f"{m} · {d}": {s: c["behaviour"][s] for s in ("user", "doc")}
         for m, ds in result["models"].items()

@@ -350,6 +350,8 @@ def write_sources_report(
         title: Report title.
         simulated: Put the SIMULATED banner on top.
         notes: Extra lines (e.g. unknown-letter counts) shown under the title.
+
+    Callers write the folder through :func:`study.report.folder.staged_report_folder`.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     figures: dict[str, list[Path]] = {
