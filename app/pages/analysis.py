@@ -20,7 +20,7 @@ import streamlit as st
 from sqlmodel import col, select
 
 from app.ui.db import page_session, page_settings
-from app.ui.safe import escape_markdown
+from app.ui.safe import escape_markdown, show_plain
 from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.versions import document, get_version, seed_ontologies
 from storage.errors import DriftLensError
@@ -188,7 +188,7 @@ def _show(stored: StoredAnalysis) -> None:
     try:
         examples, roots = _examples(page_settings().db_url, stored.id)
     except DriftLensError as exc:
-        st.warning(escape_markdown(str(exc)))
+        show_plain(exc, kind="warning")
         examples, roots = (), []
     for ex in examples:
         with st.expander(f"{ex.condition_class} · {ex.condition} · DTW {ex.dtw:.3f}"):
@@ -477,7 +477,7 @@ with st.expander("New analysis", expanded=not entries, icon=":material/add_chart
                     label_first=label_first,
                 )
         except (DriftLensError, ValueError) as exc:
-            st.error(escape_markdown(str(exc)))
+            show_plain(exc)
         else:
             # Open the new analysis (its link) on the rerun.
             st.query_params.clear()

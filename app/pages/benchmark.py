@@ -10,6 +10,7 @@ import streamlit as st
 
 from app.ui.db import page_session
 from app.ui.progress import progress_bar
+from app.ui.safe import show_plain
 from storage.errors import DriftLensError
 from study.questions import import_questions, import_sample_questions, list_questions
 
@@ -34,7 +35,7 @@ with st.expander("Import questions", expanded=False):
                 with page_session() as session:
                     report = import_questions(path, session=session, source=upload.name)
             except DriftLensError as exc:
-                st.error(str(exc))
+                show_plain(exc)
             else:
                 st.success(
                     f"Added {len(report.added)} questions; "
@@ -62,7 +63,7 @@ with st.expander("Run the LLM filter", expanded=False):
                     filter_model.strip(), session=session, progress=show_filter, redo=redo
                 )
         except DriftLensError as exc:
-            st.error(str(exc))
+            show_plain(exc)
         else:
             st.success(
                 f"Filtered {fs.requested} question(s) with {fs.model}: {fs.accepted} accepted, "
@@ -83,7 +84,7 @@ with st.expander("Export the benchmark", expanded=False):
                 with page_session() as session:
                     result = export_benchmark(Path(tmp), session=session, tier=export_tier)
             except DriftLensError as exc:
-                st.error(str(exc))
+                show_plain(exc)
             else:
                 buffer = io.BytesIO()
                 with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.ui.db import page_session, page_settings
-from app.ui.safe import escape_markdown
+from app.ui.safe import show_plain
 from storage.errors import DriftLensError
 from storage.repo.disposition import list_studies
 from study.disposition.demo import DEMO_STUDY, run_disposition_demo
@@ -26,7 +26,7 @@ if st.button("Run the simulated demo (seconds)"):
         with st.spinner("Answering the batteries with the simulator…"), page_session() as s:
             run_disposition_demo(session=s, out_dir=reports / "disposition-demo", bootstrap=2000)
     except DriftLensError as exc:
-        st.error(escape_markdown(str(exc)))
+        show_plain(exc)
 
 with page_session() as session:
     studies = list_studies(session=session)
@@ -39,7 +39,7 @@ with page_session() as session:
     try:
         view = study_view(study, session=session)
     except DriftLensError as exc:
-        st.error(escape_markdown(str(exc)))
+        show_plain(exc)
         st.stop()
 
 if view.simulated:

@@ -21,7 +21,7 @@ from annotation.studies import STUDIES, label_config
 from annotation.sync import ensure_project, pull, push
 from annotation.tasks import Selection, parse_selection
 from app.ui.db import page_session, page_settings
-from app.ui.safe import escape_markdown
+from app.ui.safe import show_plain
 from storage.errors import DriftLensError
 from storage.repo.annotations import list_studies
 from storage.repo.studies import count_study_tasks
@@ -40,7 +40,7 @@ def _client() -> LabelStudioClient:
 
 
 def _fail(exc: DriftLensError) -> None:
-    st.error(escape_markdown(str(exc)))
+    show_plain(exc)
 
 
 # ------------------------------------------------------------------ connection
@@ -50,7 +50,7 @@ reason = available.reason
 if available.ready:
     st.text(f"Label Studio: {available.url} ({available.source})")
 else:
-    st.warning(escape_markdown(reason))
+    show_plain(reason, kind="warning")
     if available.can_start and st.button(
         "Start Label Studio",
         type="primary",
@@ -121,7 +121,7 @@ try:
         preview = preview_tasks(study, selection, session=session)
 except DriftLensError as exc:
     selection_error: str | None = str(exc)
-    st.error(escape_markdown(selection_error))
+    show_plain(selection_error)
 else:
     selection_error = None if preview.tasks else "This selection makes no task."
     limited = (

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.ui.db import page_session
 from app.ui.drafts import clear_draft, draft_text_area, has_draft, leave_guard
-from app.ui.safe import escape_markdown
+from app.ui.safe import escape_markdown, show_plain
 from app.ui.word_diff import diff_html
 from ontology.rewrite import (
     accept_conflict,
@@ -37,7 +37,7 @@ st.caption(
 # every widget shows the new state).
 flash = st.session_state.pop("rewrite_flash", None)
 if flash is not None:
-    st.success(escape_markdown(flash))
+    show_plain(flash, kind="success")
 
 with page_session() as session:
     history = round_history(session=session)
@@ -84,7 +84,7 @@ if history:
                     pid, status = proposal.id, proposal.status
                     leaf_a, leaf_b = proposal.leaf_a, proposal.leaf_b
             except DriftLensError as exc:
-                st.error(escape_markdown(str(exc)))
+                show_plain(exc)
             else:
                 st.session_state["proposal"] = pid
                 st.session_state["rewrite_flash"] = (
@@ -166,7 +166,7 @@ st.text(
 if view["result"]:
     st.text(f"Accepted as {view['result']}")
 if view["error"]:
-    st.warning(escape_markdown(f"The model's reply could not be parsed: {view['error']}"))
+    show_plain(f"The model's reply could not be parsed: {view['error']}", kind="warning")
 for side, leaf, old, new in (
     ("1", view["leaf_a"], view["a_old"], view["a_new"]),
     ("2", view["leaf_b"], view["b_old"], view["b_new"]),
@@ -199,13 +199,12 @@ if view["status"] in ("pending", "unparseable"):
     if has_draft(PAGE, obj):
         st.caption("Your edits are kept as a draft until you accept or reject the proposal.")
     if view["conflict"]:
-        st.warning(escape_markdown(view["conflict"]))
+        show_plain(view["conflict"], kind="warning")
     elif view["newest"] != view["base"]:
-        st.info(
-            escape_markdown(
-                f"Written against {view['base']}; accepting applies these two definitions "
-                f"on top of {view['newest']} (its other changes are kept)."
-            )
+        show_plain(
+            f"Written against {view['base']}; accepting applies these two definitions "
+            f"on top of {view['newest']} (its other changes are kept).",
+            kind="info",
         )
     c1, c2 = st.columns(2)
     accept_help = "Blocked by the conflict above." if view["conflict"] else None
@@ -217,7 +216,7 @@ if view["status"] in ("pending", "unparseable"):
                 version = accept_proposal(pid, session=session, def_a=edit_a, def_b=edit_b)
                 label = version_label(version)
         except DriftLensError as exc:
-            st.error(escape_markdown(str(exc)))
+            show_plain(exc)
         else:
             clear_draft(PAGE, obj, ("def_a", "def_b"))
             st.session_state["rewrite_flash"] = (
@@ -229,7 +228,7 @@ if view["status"] in ("pending", "unparseable"):
             with page_session() as session:
                 reject_proposal(pid, session=session)
         except DriftLensError as exc:
-            st.error(escape_markdown(str(exc)))
+            show_plain(exc)
         else:
             clear_draft(PAGE, obj, ("def_a", "def_b"))
             st.session_state["rewrite_flash"] = f"Rejected proposal {pid}."

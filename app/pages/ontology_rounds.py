@@ -12,7 +12,7 @@ from sqlmodel import select
 
 from app.ui.db import page_session, page_settings
 from app.ui.jobs import Job, Progress, Stage, forget_job, get_job, start_job
-from app.ui.safe import escape_markdown
+from app.ui.safe import plain_message, show_plain
 from ontology.labeler_disagreement import majority_confusion, odd_one_out
 from ontology.labelers.registry import parse_labeler_spec
 from ontology.rounds import (
@@ -131,7 +131,7 @@ if job is not None and job.running:
     _progress(job)
 elif job is not None and job.finished:
     if job.error is not None:
-        st.error(escape_markdown(f"{job.label} stopped: {job.error}"))
+        show_plain(f"{job.label} stopped: {job.error}")
     else:
         number, mean, steps = job.result
         st.session_state["round_select"] = number  # show the new round (set before its select)
@@ -173,7 +173,7 @@ with st.form("new_round"):
         "Run round", disabled=busy is not None, help=busy or "Label the sample with every labeler."
     )
 if busy is not None:
-    st.caption(escape_markdown(f"Run round is disabled: {busy}"))
+    st.caption(plain_message(f"Run round is disabled: {busy}"))
 
 if submitted:
     if not run:
@@ -192,7 +192,7 @@ if submitted:
                 ),
             )
         except RuntimeError as exc:
-            st.error(escape_markdown(str(exc)))
+            show_plain(exc)
         else:
             st.rerun()
 
@@ -221,7 +221,7 @@ for h in history:
                 JOB_KEY, f"Resume of round {h.round}", _round_work(resume=h.round, labelers=[])
             )
         except RuntimeError as exc:
-            st.error(escape_markdown(str(exc)))
+            show_plain(exc)
         else:
             st.rerun()
 
@@ -255,7 +255,7 @@ elif "round" not in st.session_state and linked is not None:
     if linked.isdigit() and int(linked) in numbers:
         st.session_state["round"] = int(linked)
     else:
-        st.caption(escape_markdown(f"The link names round {linked}, which does not exist here."))
+        st.caption(plain_message(f"The link names round {linked}, which does not exist here."))
 if st.session_state.get("round") not in numbers:
     st.session_state["round"] = numbers[-1]
 chosen = st.selectbox("Round", numbers, key="round")

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.ui.db import page_session
 from app.ui.drafts import clear_draft, draft_text_area, has_draft, leave_guard
-from app.ui.safe import escape_markdown
+from app.ui.safe import escape_markdown, show_plain
 from app.ui.word_diff import diff_html
 from ontology.diff import diff_documents, render_diff
 from ontology.schema import dump_ontology, parse_ontology
@@ -101,7 +101,7 @@ else:
 st.subheader("Edit as a new version")
 flash = st.session_state.pop("versions_flash", None)
 if flash is not None:
-    st.success(escape_markdown(flash))
+    show_plain(flash, kind="success")
 a_col, n_col = st.columns(2)
 author_in = a_col.text_input(
     "Author", key="author", help="Recorded on the new version (who made this edit)."
@@ -172,7 +172,7 @@ if st.button("Save leaf as new version", key="save-leaf"):
             )
             label, new_id, same = version_label(stored), stored.id or 0, stored.id == vid
     except DriftLensError as exc:
-        st.error(escape_markdown(str(exc)))
+        show_plain(exc)
     else:
         if not same:
             clear_draft("ontology", leaf_obj, ("definition",))
@@ -202,7 +202,7 @@ if st.button("Save as new version"):
             )
             label, new_id, same = version_label(stored), stored.id or 0, stored.id == vid
     except DriftLensError as exc:
-        st.error(escape_markdown(str(exc)))
+        show_plain(exc)
     else:
         if not same:
             clear_draft("ontology", obj, ("yaml",))

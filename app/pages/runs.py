@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.ui.db import page_session, page_settings
 from app.ui.progress import progress_bar
-from app.ui.safe import escape_markdown, inline_html
+from app.ui.safe import escape_markdown, inline_html, show_plain
 from ontology.schema import load_seed
 from storage.errors import DriftLensError
 from storage.repo.runs import list_runs
@@ -57,13 +57,12 @@ with st.expander("Launch a run", expanded=False):
                 )
                 label_run(name, "keywords", session=session)
         except DriftLensError as exc:
-            st.error(escape_markdown(str(exc)))  # echoes typed input: plain text
+            show_plain(exc)  # echoes typed input: plain text
         else:
-            st.success(
-                escape_markdown(
-                    f"Run {summary.run}: {summary.succeeded} generated, "
-                    f"{summary.already_done} already stored, {summary.failed} failed."
-                )
+            show_plain(
+                f"Run {summary.run}: {summary.succeeded} generated, "
+                f"{summary.already_done} already stored, {summary.failed} failed.",
+                kind="success",
             )
 
 with page_session() as session:
