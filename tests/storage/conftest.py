@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,8 +52,12 @@ def session(engine: Engine) -> Iterator[Session]:
 
 
 @pytest.fixture
-def pg_url() -> str:
-    """URL of an empty PostgreSQL database (``$DRIFTLENS_TEST_PG_URL``), wiped first.
+def pg_url() -> Iterator[str]:
+    """URL of a new, empty PostgreSQL database on ``$DRIFTLENS_TEST_PG_URL``'s server.
+
+    Each test gets its own database (created here, dropped afterwards): the server is
+    shared by every checkout and test run on the machine, and wiping one common database
+    would pull it from under a test running elsewhere at the same moment.
 
     Skips when the variable is unset, unless ``DRIFTLENS_REQUIRE_POSTGRES=1`` (CI), where a
     missing server is a failure.
@@ -66,8 +71,14 @@ def pg_url() -> str:
         if os.environ.get("DRIFTLENS_REQUIRE_POSTGRES") == "1":
             pytest.fail(reason)
         pytest.skip(reason)
-    eng = make_engine(url)
-    with eng.begin() as conn:
-        conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
-        conn.execute(text("CREATE SCHEMA public"))
-    return url
+    name = f"driftlens_t_{os.getpid()}_{uuid.uuid4().hex[:10]}"
+    admin = make_engine(url).execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        yield url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        dispose_engines()  # the test's engines hold connections to the database
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
