@@ -21,13 +21,26 @@ pick_port() {
   die "no free TCP port found on 127.0.0.1"
 }
 
+# Hold the server's lock (${STATE_DIR}.lock) until the script exits: one start, stop or
+# status at a time. Several checkouts and test runs share these servers; two starts racing
+# on one state folder stopped each other's server, and a --status during a start saw no
+# server, so that run later stopped the server the other one was using. A server started
+# under the lock must not inherit its descriptor (start it with 9>&-), or the lock would
+# live as long as the server.
+lock_state() {
+  command -v flock >/dev/null 2>&1 || return 0
+  exec 9>"${STATE_DIR%/}.lock"
+  flock -w 900 9 || die "${STATE_DIR%/}.lock: another start or stop still runs after 15 minutes"
+}
+
 # The command line of a server script: start (default), --stop, --status, --help. The
 # script defines start, stop, running and export_line (what --status prints).
 main() {
   case "${1:-}" in
-    "" | --start) start ;;
-    --stop) stop ;;
+    "" | --start) lock_state; start ;;
+    --stop) lock_state; stop ;;
     --status)
+      lock_state
       if running; then export_line; else exit 1; fi
       ;;
     -h | --help) sed -n '2,15p' "$0" ;;

@@ -97,7 +97,7 @@ start() {
     LABEL_STUDIO_BASE_DATA_DIR="$root/data" COLLECT_ANALYTICS=false \
     setsid "$VENV/bin/label-studio" start --data-dir "$root/data" --port "$port" \
     --internal-host 127.0.0.1 --host "http://127.0.0.1:$port" --no-browser \
-    >"$root/server.log" 2>&1 </dev/null &
+    >"$root/server.log" 2>&1 </dev/null 9>&- &
   pid=$!
   ( umask 077
     cat >"$STATE_DIR/env" <<EOF

@@ -131,7 +131,7 @@ start() {
     port="$(pick_port)"
     if as_owner "$bindir/pg_ctl" -D "$data" -l "$root/server.log" -w -t 60 \
       -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
-      start >/dev/null 2>&1; then
+      start >/dev/null 2>&1 9>&-; then
       break
     fi
     log "start on port $port failed (attempt $attempt)"

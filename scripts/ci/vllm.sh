@@ -183,7 +183,7 @@ serve() {
     --model "$model" --served-model-name "$name" --host 127.0.0.1 --port "$port" \
     --dtype "$dtype" --enforce-eager --max-model-len "$max_len" \
     --no-enable-chunked-prefill --max-logprobs 20 \
-    >"$logfile" 2>&1 </dev/null &
+    >"$logfile" 2>&1 </dev/null 9>&- &
   echo $!
 }
 
