@@ -53,42 +53,62 @@ def free_port() -> int:
 
 @contextmanager
 def serve_app(workspace: Path) -> Iterator[str]:
-    """Run ``driftlens app`` on ``workspace`` (its SQLite file) and yield its base URL."""
-    port = free_port()
+    """Run ``driftlens app`` on ``workspace`` (its SQLite file) and yield its base URL.
+
+    The free port is only free when it is picked: another process on the machine may take
+    it before Streamlit binds it, so a server that exits while starting is started again on
+    another port (three tries).
+    """
     env = dict(os.environ, DRIFTLENS_WORKSPACE=str(workspace))
     env.pop("DRIFTLENS_DB_URL", None)
     driftlens = Path(sys.executable).with_name("driftlens")
-    proc = subprocess.Popen(
-        [str(driftlens), "app", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group: nothing of it outlives the test
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-                pytest.fail(f"driftlens app did not start:\n{out[-3000:]}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()  # driftlens app passes it on to its Streamlit child
+    for attempt in range(3):
+        port = free_port()
+        proc = subprocess.Popen(
+            [str(driftlens), "app", "--port", str(port)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: nothing of it outlives the test
+        )
+        url = f"http://127.0.0.1:{port}"
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        with suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # anything left in the group
+            if _healthy_within(proc, url, 90):
+                yield url
+                return
+            alive = proc.poll() is None  # did not answer in time: no point in retrying
+            _stop(proc)  # first, so reading its output cannot block
+            out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+            if alive or attempt == 2:
+                pytest.fail(f"driftlens app did not start:\n{out[-3000:]}")
+        finally:
+            _stop(proc)
+
+
+def _healthy_within(proc: subprocess.Popen[bytes], url: str, seconds: float) -> bool:
+    """Whether the server answers its health check before it exits or time runs out."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()  # driftlens app passes it on to its Streamlit child
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    with suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # anything left in the group
 
 
 def wait_for_streamlit(page: object, title: str) -> None:
