@@ -109,8 +109,8 @@ def _study_arm(
     n_stems: int,
     n_boot: int,
     rng: np.random.Generator,
-) -> tuple[float, float, bool]:
-    """One two-arm study (reference at dose 0): the arm's MDD, SE and whether it was detected."""
+) -> tuple[float, float, bool, float]:
+    """One two-arm study (reference at dose 0): MDD, SE, detected?, constant-SE MDD."""
     t = simulate_table(
         DISPOSITION_PRESETS[preset_name], BATTERY, [ArmSetting(0), setting], n_stems=n_stems,
         rng=rng, extra_shift_pp=[0.0, shift],
@@ -119,21 +119,22 @@ def _study_arm(
         t.stem, t.arm, t.sample, t.aligned, arm_names=("r", "a"), reference=0,
         n_boot=n_boot, seed=rng,
     ).arms[1]  # fmt: skip
-    return a.mdd, a.se, bool(a.ci_high < 0 or a.ci_low > 0)
+    return a.mdd, a.se, bool(a.ci_high < 0 or a.ci_low > 0), a.mdd_constant_se
 
 
 def mdd_power(preset: str, studies: int, n_stems: int, n_boot: int, seed: int) -> dict:
     """Mean MDD of a same-dose comparison, and the power of studies whose true drift is it.
 
-    Near the ceiling (the seed-like preset, 96.6% aligned) the SE grows as the rate falls,
-    so a drift of the MDD read at drift 0 is detected less often than 80% (``se_at_mdd_pp``
-    shows why). Away from the ceiling (``disp-mid``) the SE hardly depends on the drift,
-    which isolates the claim the MDD makes about its critical values.
+    Near the ceiling (the seed-like preset, 96.6% aligned) the SE grows as the rate falls
+    (``se_at_zero_drift_pp`` vs ``se_at_mdd_pp``); the MDD models that growth, and the
+    constant-SE formula ``(c_α + c_β)·SE₀`` is measured beside it (``mdd_constant_se_pp``,
+    ``power_at_mdd_constant_se``). Away from the ceiling (``disp-mid``) the SE hardly
+    depends on the drift and both agree.
     """
     rng = np.random.default_rng(seed)
     zero = ArmSetting(0)
 
-    def runs(setting: ArmSetting, shift: float, n: int) -> list[tuple[float, float, bool]]:
+    def runs(setting: ArmSetting, shift: float, n: int) -> list[tuple[float, float, bool, float]]:
         return [_study_arm(preset, setting, shift, n_stems, n_boot, rng) for _ in range(n)]
 
     at0 = runs(zero, 0.0, studies)
@@ -142,6 +143,8 @@ def mdd_power(preset: str, studies: int, n_stems: int, n_boot: int, seed: int) -
         "preset": preset,
         "mdd_at_zero_drift_pp": mdd0,
         "mdd_sd_over_studies": float(np.std([r[0] for r in at0])),
+        "mdd_quartiles_pp": [float(x) for x in np.quantile([r[0] for r in at0], [0.25, 0.5, 0.75])],
+        "mdd_constant_se_pp": float(np.mean([r[3] for r in at0])),
         "se_at_zero_drift_pp": float(np.mean([r[1] for r in at0])),
         "false_positive_rate_at_zero_drift": float(np.mean([r[2] for r in at0])),
     }
@@ -153,6 +156,8 @@ def mdd_power(preset: str, studies: int, n_stems: int, n_boot: int, seed: int) -
     out["se_at_mdd_pp"] = float(np.mean([r[1] for r in at_mdd]))
     out["power_at_mdd"] = float(np.mean([r[2] for r in at_mdd]))
     out["power_at_half_mdd"] = float(np.mean([r[2] for r in runs(zero, -mdd0 / 2, studies)]))
+    flat = out["mdd_constant_se_pp"]
+    out["power_at_mdd_constant_se"] = float(np.mean([r[2] for r in runs(zero, -flat, studies)]))
     out["mc_se_power"] = float(np.sqrt(0.8 * 0.2 / studies))
     return out
 
@@ -167,7 +172,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bootstrap", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--checks", default="null,coverage,power",
+        help="comma-separated subset of null, coverage, power (default: all three)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    checks = {c.strip() for c in args.checks.split(",") if c.strip()}
+    unknown = checks - {"null", "coverage", "power"}
+    if unknown:
+        parser.error(f"unknown check(s): {', '.join(sorted(unknown))}")
     started = time.perf_counter()
     meta: dict[str, Any] = {
         "bootstrap": args.bootstrap,
@@ -175,15 +188,18 @@ def main(argv: list[str] | None = None) -> None:
         "seed": args.seed,
         "implementation": implementation(),
     }
-    result = {
-        "meta": meta,
-        "null_fpr": null_fpr(args.replications, args.arms, args.stems, args.bootstrap, args.seed),
-        "coverage": coverage(args.studies, args.stems, args.bootstrap, args.seed + 1),
-        "mdd_power": [
+    result: dict[str, Any] = {"meta": meta}
+    if "null" in checks:
+        result["null_fpr"] = null_fpr(
+            args.replications, args.arms, args.stems, args.bootstrap, args.seed
+        )
+    if "coverage" in checks:
+        result["coverage"] = coverage(args.studies, args.stems, args.bootstrap, args.seed + 1)
+    if "power" in checks:
+        result["mdd_power"] = [
             mdd_power(name, args.studies, args.stems, args.bootstrap, args.seed + 2 + k)
             for k, name in enumerate(("disp-qwen", "disp-mid"))
-        ],
-    }
+        ]
     meta["seconds"] = round(time.perf_counter() - started, 1)
     text = json.dumps(result, indent=2)
     print(text)

@@ -16,7 +16,9 @@ never counted as separate evidence.
   ``MDD = sqrt(n/(n − 1)) · (t_{1−α/2, n−1} + t_{power, n−1}) · SE_boot``
   (:func:`mdd_factor`; within 0.3 % of the exact noncentral-t value from n = 8 on). The
   z shorthand ``2.8 × SE`` (1.96 + 0.84) is what it tends to for many questions; used at
-  8 questions it promised 80% power and delivered about 61%.
+  8 questions it promised 80% power and delivered about 61%. Where the SE itself changes
+  with the drift (a rate near its ceiling), :func:`mdd_with_varying_se` solves the same
+  power condition with the SE at the critical estimate and at the MDD.
 * **Equivalence bound** when nothing is detected: the smallest symmetric range ``±b``
   around 0 containing the 90% interval, ``b = max(|lo₉₀|, |hi₉₀|)`` (the TOST reading: the
   effect is within ±b at the 5% level).
@@ -37,10 +39,45 @@ from scipy import stats
 MDD_FACTOR = 2.8
 
 
+def critical_values(
+    n_clusters: ArrayLike | None, *, alpha: float = 0.05, power: float = 0.80
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The two critical values ``(c_α, c_β)`` of the drift test, in units of its SE.
+
+    ``c_α`` is the two-sided rejection point and ``c_β`` the one-sided power quantile; the
+    MDD at a constant SE is ``(c_α + c_β) · SE`` (:func:`mdd_factor`), and
+    :func:`mdd_with_varying_se` uses them apart when the SE depends on the drift.
+
+    Args:
+        n_clusters: questions (clusters) informing each comparison — the ``n`` of the
+            expanded percentile test — or ``None`` for a z test.
+        alpha: two-sided level of the test.
+        power: power wanted at the MDD.
+
+    Returns:
+        ``sqrt(n/(n − 1)) · t_{1−α/2, n−1}`` and ``sqrt(n/(n − 1)) · t_{power, n−1}`` per
+        entry (NaN where fewer than two clusters inform the comparison), or the z values.
+    """
+    if n_clusters is None:
+        return (
+            np.asarray(stats.norm.ppf(1 - alpha / 2), dtype=np.float64),
+            np.asarray(stats.norm.ppf(power), dtype=np.float64),
+        )
+    n = np.asarray(n_clusters, dtype=np.float64)
+    c_a = np.full(n.shape, np.nan)
+    c_b = np.full(n.shape, np.nan)
+    ok = n >= 2
+    nn = n[ok]
+    scale = np.sqrt(nn / (nn - 1.0))
+    c_a[ok] = scale * stats.t.ppf(1 - alpha / 2, nn - 1.0)
+    c_b[ok] = scale * stats.t.ppf(power, nn - 1.0)
+    return c_a, c_b
+
+
 def mdd_factor(
     n_clusters: ArrayLike | None, *, alpha: float = 0.05, power: float = 0.80
 ) -> NDArray[np.float64]:
-    """The MDD in units of the bootstrap SE for the test actually applied.
+    """The MDD in units of the bootstrap SE for the test actually applied (constant SE).
 
     Args:
         n_clusters: questions (clusters) informing each comparison — the ``n`` of the
@@ -52,15 +89,61 @@ def mdd_factor(
         ``sqrt(n/(n − 1)) · (t_{1−α/2, n−1} + t_{power, n−1})`` per entry (NaN where fewer
         than two clusters inform the comparison).
     """
-    if n_clusters is None:
-        return np.asarray(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
-    n = np.asarray(n_clusters, dtype=np.float64)
-    out = np.full(n.shape, np.nan)
-    ok = n >= 2
-    nn = n[ok]
-    scale = np.sqrt(nn / (nn - 1.0))
-    out[ok] = scale * (stats.t.ppf(1 - alpha / 2, nn - 1.0) + stats.t.ppf(power, nn - 1.0))
-    return out
+    c_a, c_b = critical_values(n_clusters, alpha=alpha, power=power)
+    return np.asarray(c_a + c_b, dtype=np.float64)
+
+
+def mdd_with_varying_se(
+    size: ArrayLike, se: ArrayLike, c_alpha: ArrayLike, c_beta: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Critical drift and MDD when the SE of the estimate depends on the true drift.
+
+    A test that rejects when the interval around the estimate excludes 0 uses the SE *at
+    the estimate*. When the SE changes with the drift (a rate near 0 % or 100 %), the
+    smallest estimate the test calls significant is the ``t*`` with
+    ``t* = c_α · SE(t*)``, and 80 % power needs the true drift ``δ`` with
+    ``δ = t* + c_β · SE(δ)`` (the estimate is then above ``t*`` in 80 % of studies). With a
+    constant SE both reduce to ``MDD = (c_α + c_β) · SE``, :func:`mdd_factor`.
+
+    Args:
+        size: ``(G,)`` increasing drift sizes (≥ 0, starting at 0) on which the SE is known.
+        se: ``(G,)`` or ``(G, K)`` SE at each size (for ``K`` comparisons).
+        c_alpha, c_beta: ``()`` or ``(K,)`` critical values (:func:`critical_values`).
+
+    Returns:
+        ``(t*, MDD)``, each ``(K,)`` (or scalar-shaped), linearly interpolated between grid
+        points; NaN where the equation has no solution on the grid.
+    """
+    t = np.asarray(size, dtype=np.float64)
+    s = np.asarray(se, dtype=np.float64)
+    squeeze = s.ndim == 1
+    if squeeze:
+        s = s[:, None]
+    ca = np.broadcast_to(np.asarray(c_alpha, dtype=np.float64), s.shape[1:])
+    cb = np.broadcast_to(np.asarray(c_beta, dtype=np.float64), s.shape[1:])
+
+    def first_root(g: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Per column the first ``t`` where ``g`` turns non-negative (NaN if it never does)."""
+        out = np.full(g.shape[1], np.nan)
+        pos = g >= 0
+        for k in range(g.shape[1]):
+            hits = np.flatnonzero(pos[:, k])
+            if hits.size == 0 or not np.isfinite(g[0, k]):
+                continue
+            i = int(hits[0])
+            if i == 0:
+                out[k] = t[0]
+                continue
+            g0, g1 = g[i - 1, k], g[i, k]
+            out[k] = t[i - 1] + (t[i] - t[i - 1]) * (-g0) / (g1 - g0)
+        return out
+
+    crit = first_root(t[:, None] - ca * s)
+    # below t* the difference t − t* − c_β·SE is negative anyway, so no masking is needed
+    mdd = first_root(t[:, None] - crit - cb * s)
+    if squeeze:
+        return crit.reshape(()), mdd.reshape(())
+    return crit, mdd
 
 
 def minimum_detectable(

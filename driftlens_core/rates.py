@@ -24,8 +24,24 @@ used) and Hesterberg's expanded percentile interval (the workbench's primary one
 30 stems. The p-value inverts the primary interval. The minimum detectable drift uses the
 critical values *of that test*: with ``n`` stems the two-sided 5% test rejects when the
 estimate exceeds ``c_α · SE`` with ``c_α = sqrt(n/(n−1)) · t_{0.975, n−1}``, and 80% power
-adds ``c_β = sqrt(n/(n−1)) · t_{0.80, n−1}``; ``MDD = (c_α + c_β) · SE``. Without a cluster
-count (the plain interval) the factor is the familiar ``z_{0.975} + z_{0.80} ≈ 2.8``.
+adds ``c_β = sqrt(n/(n−1)) · t_{0.80, n−1}``. Without a cluster count (the plain interval)
+they are ``z_{0.975}`` and ``z_{0.80}`` (sum ≈ 2.8).
+
+The SE of a rate difference is not constant: near a ceiling (aligned rates of 95%+) it grows
+as the arm's rate falls, because stems that sit at 100% start to move by different amounts.
+The SE measured on a study without drift therefore overstates what the test can detect
+(``(c_α + c_β) · SE₀`` had 60% power on the seed-like preset, not 80%). The MDD models the
+SE as a function of the drift: the reference arm's stems are fitted by a logit-normal
+model (stem logits ``N(μ, τ²)``, binomial answers; maximum likelihood by Gauss–Hermite
+quadrature), a drift is a common shift of every stem's logit (the alternative the
+simulator and the seed's dose curves use), and the variance of the paired difference is
+``Var_stems(π_arm − π_ref) + E[π_arm(1 − π_arm)]/m_arm + E[π_ref(1 − π_ref)]/m_ref`` per
+stem (``m`` = scored answers per stem). The measured bootstrap SE anchors that curve at the
+observed drift, and :func:`driftlens_core.calibration.mdd_with_varying_se` solves the power
+condition with the SE at the critical estimate and at the MDD. The MDD is read in the
+direction away from the nearer bound (towards fewer aligned answers when the reference is
+above 50%); with a constant SE it is exactly ``(c_α + c_β) · SE``, reported beside it as
+``mdd_constant_se`` (the seed's own formula, comparable to its Table 2).
 The 90% interval (same method as the primary one) gives the equivalence bound
 ``b = max(|lo₉₀|, |hi₉₀|)``.
 
@@ -53,7 +69,12 @@ from driftlens_core.bootstrap import (
     cluster_bootstrap_sums,
     percentile_interval,
 )
-from driftlens_core.calibration import equivalence_bound, mdd_factor, noise_decomposition
+from driftlens_core.calibration import (
+    critical_values,
+    equivalence_bound,
+    mdd_with_varying_se,
+    noise_decomposition,
+)
 
 
 def se_from_interval(low: float, high: float, level: float = 0.95) -> float:
@@ -87,6 +108,7 @@ class ArmDrift:
     n_stems: int
     n_responses: int
     n_missing: int
+    mdd_constant_se: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -124,6 +146,171 @@ class RateComparison:
         """``(k, N)``: arms whose null interval excludes 0, out of arms with a null test."""
         tested = [n for n in self.null if n is not None and np.isfinite(n.ci_low)]
         return sum(n.excludes_zero for n in tested), len(tested)
+
+
+_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(48)
+_GH_W = _GH_W / _GH_W.sum()
+
+
+def _expit(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * x)), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class LogitNormalFit:
+    """Stem logits ``mu_arm + tau·Z`` (one ``Z`` per stem, shared by all arms), binomial answers."""
+
+    mu: tuple[float, ...]
+    tau: float
+    converged: bool
+
+    def rate(self, arm: int = 0, shift: float = 0.0) -> float:
+        """Population rate of ``arm`` after adding ``shift`` to every stem's logit."""
+        return float((_GH_W * _expit(self.mu[arm] + self.tau * _GH_X + shift)).sum())
+
+
+def fit_logit_normal(k: ArrayLike, n: ArrayLike) -> LogitNormalFit | None:
+    """Maximum-likelihood logit-normal fit of per-stem counts of one or more arms.
+
+    The arms of a study answer the same stems, so a stem's effect ``tau·Z`` is shared and
+    each arm has its own mean logit: every arm's answers inform ``tau``, which 30 stems of
+    one arm near a ceiling hardly do.
+
+    Args:
+        k: ``(S,)`` or ``(S, A)`` aligned answers per stem (and arm).
+        n: the same shape: scored answers (stems with none in any arm are ignored).
+
+    Returns:
+        The fit, or ``None`` when every answer is aligned or none is (the likelihood has no
+        finite maximum then).
+    """
+    from scipy import optimize
+
+    kk = np.asarray(k, dtype=np.float64)
+    nn = np.asarray(n, dtype=np.float64)
+    if kk.ndim == 1:
+        kk, nn = kk[:, None], nn[:, None]
+    keep = nn.sum(axis=1) > 0
+    kk, nn = kk[keep], nn[keep]
+    if kk.shape[0] < 2 or kk.sum() <= 0 or kk.sum() >= nn.sum():
+        return None
+    n_a = kk.shape[1]
+    log_w = np.log(_GH_W)
+
+    def nll(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        """Negative log-likelihood and its gradient (posterior node weights per stem)."""
+        tau = np.exp(theta[n_a])
+        eta = theta[:n_a, None] + tau * _GH_X[None, :]  # A × G
+        log_p = -np.logaddexp(0.0, -eta)
+        log_q = -np.logaddexp(0.0, eta)
+        ll = kk @ log_p + (nn - kk) @ log_q + log_w  # S × G
+        top = ll.max(axis=1, keepdims=True)
+        post = np.exp(ll - top)
+        norm = post.sum(axis=1, keepdims=True)
+        post /= norm
+        # d ll_sg / d eta_ag = k_as − n_as·p_ag, weighted by the posterior of node g
+        resid = (post.T @ kk).T - np.exp(log_p) * (post.T @ nn).T  # A × G
+        grad = np.empty(n_a + 1)
+        grad[:n_a] = -resid.sum(axis=1)
+        grad[n_a] = -float((resid * (tau * _GH_X)[None, :]).sum())
+        return float(-(top[:, 0] + np.log(norm[:, 0])).sum()), grad
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p0 = np.clip(kk.sum(axis=0) / nn.sum(axis=0), 0.02, 0.98)
+    p0 = np.where(np.isfinite(p0), p0, 0.5)
+    start = np.append(np.log(p0 / (1 - p0)), 0.0)
+    bounds = [(-15.0, 15.0)] * n_a + [(np.log(0.01), np.log(8.0))]
+    res = optimize.minimize(nll, start, jac=True, method="L-BFGS-B", bounds=bounds)
+    return LogitNormalFit(
+        mu=tuple(float(x) for x in res.x[:n_a]), tau=float(np.exp(res.x[n_a])),
+        converged=bool(res.success),
+    )  # fmt: skip
+
+
+def drift_se_curve(
+    fit: LogitNormalFit,
+    m_arm: ArrayLike,
+    m_ref: float,
+    *,
+    direction: int,
+    reference: int = 0,
+    scale: float = 100.0,
+    grid: int = 1201,
+    max_shift: float = 16.0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Model variance of a paired rate difference as a function of the drift size.
+
+    Args:
+        fit: the study's logit-normal fit.
+        m_arm: ``(K,)`` scored answers per stem of each compared arm.
+        m_ref: scored answers per stem of the reference arm.
+        direction: −1 (the arm loses aligned answers) or +1.
+        reference: the reference arm's index in ``fit.mu``.
+        scale: 100 for percentage points.
+        grid: number of logit shifts on the grid.
+        max_shift: largest logit shift.
+
+    Returns:
+        ``(shift, size, var)``: logit shifts ``(G,)``, drift sizes ``|drift|`` on the
+        ``scale`` ``(G,)`` (increasing from 0), and per-stem variances ``(G, K)``.
+    """
+    c = direction * np.linspace(0.0, max_shift, grid)
+    eta = fit.mu[reference] + fit.tau * _GH_X
+    p0 = _expit(eta)  # nodes
+    pc = _expit(eta[None, :] + c[:, None])  # G × nodes
+    r0 = float((_GH_W * p0).sum())
+    rc = (_GH_W * pc).sum(axis=1)
+    diff = pc - p0[None, :]
+    between = (_GH_W * diff**2).sum(axis=1) - (rc - r0) ** 2
+    within_arm = (_GH_W * pc * (1 - pc)).sum(axis=1)
+    within_ref = float((_GH_W * p0 * (1 - p0)).sum())
+    m_a = np.asarray(m_arm, dtype=np.float64)
+    var = np.maximum(between, 0.0)[:, None] + within_arm[:, None] / m_a + within_ref / m_ref
+    size = np.maximum.accumulate(np.abs(scale * (rc - r0)))
+    return (
+        np.asarray(c, dtype=np.float64),
+        np.asarray(size, dtype=np.float64),
+        np.asarray(var, dtype=np.float64),
+    )
+
+
+def _mdd_varying(
+    n_arm: NDArray[np.float64],
+    k_arm: NDArray[np.float64],
+    reference: int,
+    others: list[int],
+    drift: NDArray[np.float64],
+    se: NDArray[np.float64],
+    c_alpha: NDArray[np.float64],
+    c_beta: NDArray[np.float64],
+    scale: float,
+) -> NDArray[np.float64] | None:
+    """MDD per compared arm with the SE modelled along the drift (``None``: no model)."""
+    ref_n, ref_k = n_arm[:, reference], k_arm[:, reference]
+    if ref_k.sum() <= 0 or ref_k.sum() >= ref_n.sum():
+        return None  # a reference at 0% or 100% gives the curve nothing to start from
+    fit = fit_logit_normal(k_arm, n_arm)
+    if fit is None:
+        return None
+    informed = ref_n > 0
+    m_ref = float(ref_n[informed].mean())
+    m_arm = np.array(
+        [n_arm[(n_arm[:, j] > 0) & informed, j].mean() if ((n_arm[:, j] > 0) & informed).any()
+         else np.nan for j in others]
+    )  # fmt: skip
+    if not np.isfinite(m_arm).all():
+        return None
+    direction = -1 if fit.rate(reference) >= 0.5 else 1
+    _, size, var = drift_se_curve(
+        fit, m_arm, m_ref, direction=direction, reference=reference, scale=scale
+    )
+    # anchor the modelled curve at the observed drift, where the bootstrap measured the SE
+    obs = np.clip(direction * drift, 0.0, size[-1])
+    var_obs = np.array([np.interp(obs[i], size, var[:, i]) for i in range(len(obs))])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se_curve = se[None, :] * np.sqrt(var / var_obs[None, :])
+    _, mdd = mdd_with_varying_se(size, se_curve, c_alpha, c_beta)
+    return np.asarray(mdd, dtype=np.float64)
 
 
 def _cells(
@@ -267,8 +454,16 @@ def compare_rates(
     p = bootstrap_p_value(reps, 0.0, n_inf) if others else np.empty(0)
     with np.errstate(invalid="ignore"):
         se = np.nanstd(reps, axis=0, ddof=1) if n_boot > 1 else np.full(len(others), np.nan)
-    factor = mdd_factor(n_inf) if expand else np.full(len(others), float(mdd_factor(None)))
-    mdd = factor * se
+    c_a, c_b = critical_values(n_inf) if expand else critical_values(None)
+    mdd_flat = np.broadcast_to(c_a + c_b, se.shape) * se
+    mdd = mdd_flat
+    if binary and scale > 0 and others:
+        varying = _mdd_varying(
+            n_arm, k_arm, reference, others, drift0[others], se,
+            np.broadcast_to(c_a, se.shape), np.broadcast_to(c_b, se.shape), scale,
+        )  # fmt: skip
+        if varying is not None:
+            mdd = varying
     eq = equivalence_bound(lo90, hi90)
 
     nan = float("nan")
@@ -311,6 +506,7 @@ def compare_rates(
                 ci90_high=float(hi90[i]) if enough else nan,
                 se=float(se[i]) if enough else nan,
                 mdd=float(mdd[i]) if enough else nan,
+                mdd_constant_se=float(mdd_flat[i]) if enough else nan,
                 equivalence_bound=float(eq[i]) if enough else nan,
                 p_value=float(p[i]) if enough else nan,
                 n_stems=int(n_stems[j]),

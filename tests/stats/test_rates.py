@@ -9,8 +9,21 @@ import pytest
 from scipy import stats
 
 from driftlens_core import use_implementation
-from driftlens_core.calibration import equivalence_bound, minimum_detectable
-from driftlens_core.rates import compare_rates, mdd_factor, rate_noise, se_from_interval
+from driftlens_core.calibration import (
+    critical_values,
+    equivalence_bound,
+    mdd_factor,
+    mdd_with_varying_se,
+    minimum_detectable,
+)
+from driftlens_core.rates import (
+    LogitNormalFit,
+    compare_rates,
+    drift_se_curve,
+    fit_logit_normal,
+    rate_noise,
+    se_from_interval,
+)
 from llm.sim.disposition import DISPOSITION_PRESETS, ArmSetting, simulate_table
 
 
@@ -91,7 +104,7 @@ def test_bootstrap_matches_a_row_level_oracle() -> None:
     assert got.ci_low == pytest.approx(lo) and got.ci_high == pytest.approx(hi)
     assert got.ci_plain_low == pytest.approx(lo)
     assert got.se == pytest.approx(np.std(reps, ddof=1))
-    assert got.mdd == pytest.approx(float(mdd_factor(None)) * np.std(reps, ddof=1))
+    assert got.mdd_constant_se == pytest.approx(float(mdd_factor(None)) * np.std(reps, ddof=1))
 
 
 def test_both_implementations_give_identical_numbers() -> None:
@@ -135,7 +148,7 @@ def test_expanded_interval_is_wider_and_contains_the_plain_one(impl: str) -> Non
     assert a.equivalence_bound == pytest.approx(max(abs(a.ci90_low), abs(a.ci90_high)))
     # the 100% dose (true drift −12.1 pp) is detected with 30 stems
     assert a.ci_high < 0 and a.p_value < 0.05
-    assert a.mdd == pytest.approx(float(mdd_factor(30)) * a.se)
+    assert a.mdd_constant_se == pytest.approx(float(mdd_factor(30)) * a.se)
 
 
 def test_null_test_pairs_the_two_lowest_samples() -> None:
@@ -200,3 +213,117 @@ def test_noise_shares_sum_to_one_and_see_classifier_repeats() -> None:
     without = rate_noise(t.aligned, t.probe, t.arm, t.sample, None)
     assert np.isnan(without.classifier)
     assert without.model + without.between_stem == pytest.approx(1.0)
+
+
+def test_mdd_with_constant_se_is_the_factor_times_se() -> None:
+    c_a, c_b = critical_values(30)
+    size = np.linspace(0.0, 20.0, 401)
+    crit, mdd = mdd_with_varying_se(size, np.full(size.shape, 1.2), c_a, c_b)
+    assert float(crit) == pytest.approx(float(c_a) * 1.2)
+    assert float(mdd) == pytest.approx(float(mdd_factor(30)) * 1.2)
+
+
+def test_mdd_with_a_linear_se_solves_the_power_condition() -> None:
+    # SE(t) = s0 + b·t: t* = c_a·s0 / (1 − c_a·b), MDD = (t* + c_b·s0) / (1 − c_b·b)
+    s0, b = 1.1, 0.135
+    c_a, c_b = critical_values(None)
+    size = np.linspace(0.0, 30.0, 3001)
+    crit, mdd = mdd_with_varying_se(size, s0 + b * size, c_a, c_b)
+    t_star = float(c_a) * s0 / (1 - float(c_a) * b)
+    assert float(crit) == pytest.approx(t_star, rel=1e-4)
+    assert float(mdd) == pytest.approx((t_star + float(c_b) * s0) / (1 - float(c_b) * b), rel=1e-4)
+    # an SE that grows too fast for any drift on the grid to reach 80 % power: NaN
+    assert np.isnan(mdd_with_varying_se(size, 1.0 + 0.9 * size, c_a, c_b)[1])
+
+
+def test_logit_normal_fit_recovers_known_parameters() -> None:
+    rng = np.random.default_rng(8)
+    n_stems, mu, tau = 600, (2.5, 1.5), 1.4
+    z = rng.normal(size=n_stems)
+    n = np.full((n_stems, 2), 12.0)
+    k = np.column_stack([rng.binomial(12, 1 / (1 + np.exp(-(m + tau * z)))) for m in mu]).astype(
+        float
+    )
+    fit = fit_logit_normal(k, n)
+    assert fit is not None and fit.converged
+    assert fit.mu == pytest.approx(mu, abs=0.15)
+    assert fit.tau == pytest.approx(tau, abs=0.15)
+    # no variation, no finite maximum
+    assert fit_logit_normal(n[:, 0], n[:, 0]) is None
+
+
+def test_drift_se_curve_matches_a_monte_carlo_of_its_model() -> None:
+    fit = LogitNormalFit(mu=(4.0,), tau=1.8, converged=True)
+    shift, size, var = drift_se_curve(fit, [12.0], 12.0, direction=-1)
+    i = int(np.searchsorted(size, 5.0))
+    rng = np.random.default_rng(3)
+    eta = 4.0 + 1.8 * rng.normal(size=400_000)
+    p0, p1 = 1 / (1 + np.exp(-eta)), 1 / (1 + np.exp(-(eta + shift[i])))
+    assert 100 * (p0.mean() - p1.mean()) == pytest.approx(size[i], rel=0.01)
+    expect = np.var(p1 - p0) + (p1 * (1 - p1)).mean() / 12 + (p0 * (1 - p0)).mean() / 12
+    assert var[i, 0] == pytest.approx(expect, rel=0.01)
+    assert size[0] == 0.0 and (np.diff(size) >= 0).all()
+
+
+def test_mdd_accounts_for_the_se_growing_below_a_ceiling() -> None:
+    rng = np.random.default_rng(12)
+    ratios = {}
+    for name in ("disp-qwen", "disp-mid"):
+        got = []
+        for _ in range(6):
+            t = simulate_table(
+                DISPOSITION_PRESETS[name], "self_interest", [ArmSetting(0)] * 2, n_stems=30,
+                rng=rng,
+            )  # fmt: skip
+            a = compare_rates(
+                t.stem, t.arm, t.sample, t.aligned, arm_names=("r", "a"), reference=0,
+                n_boot=500, seed=rng,
+            ).arm("a")  # fmt: skip
+            got.append(a.mdd / a.mdd_constant_se)
+        ratios[name] = float(np.median(got))
+    # at 96.6 % aligned the SE grows as the rate falls, so the MDD is larger than c·SE0;
+    # at 60 % it hardly changes
+    assert ratios["disp-qwen"] > 1.15
+    assert ratios["disp-mid"] == pytest.approx(1.0, abs=0.06)
+
+
+def test_graded_scores_keep_the_constant_se_mdd() -> None:
+    rng = np.random.default_rng(5)
+    q = np.repeat(np.arange(20), 8)
+    a = np.tile(np.repeat([0, 1], 4), 20)
+    s = np.tile([0, 0, 1, 1], 40)
+    y = rng.integers(1, 8, size=q.size).astype(float)
+    arm = compare_rates(
+        q, a, s, y, arm_names=("r", "a"), reference=0, n_boot=300, seed=1, scale=1.0,
+        binary=False,
+    ).arm("a")  # fmt: skip
+    assert arm.mdd == pytest.approx(arm.mdd_constant_se)
+
+
+def test_logit_normal_fit_is_the_maximum_of_an_independent_likelihood() -> None:
+    from scipy import integrate
+
+    rng = np.random.default_rng(2)
+    z = rng.normal(size=(15, 1))
+    k = rng.binomial(12, 1 / (1 + np.exp(-(np.array([2.0, 1.5]) + 1.2 * z)))).astype(float)
+    n = np.full((15, 2), 12.0)
+    fit = fit_logit_normal(k, n)
+    assert fit is not None and fit.converged
+
+    def nll(theta: np.ndarray) -> float:
+        # the marginal likelihood by adaptive quadrature (scipy), not Gauss–Hermite
+        tau = np.exp(theta[2])
+
+        def dens(z: float) -> np.ndarray:
+            p = 1 / (1 + np.exp(-(theta[:2] + tau * z)))
+            return np.prod(stats.binom.pmf(k, n, p), axis=1) * stats.norm.pdf(z)
+
+        return -float(np.log(integrate.quad_vec(dens, -10, 10, epsrel=1e-10)[0]).sum())
+
+    best = np.append(fit.mu, np.log(fit.tau))
+    at_best = nll(best)
+    for i in range(3):
+        for step in (-0.05, 0.05):
+            moved = best.copy()
+            moved[i] += step
+            assert at_best <= nll(moved) + 1e-6
