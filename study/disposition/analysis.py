@@ -190,6 +190,8 @@ class DispositionStats:
                     # the plain percentile interval of the seed paper, for comparison
                     "ci_plain_low": _num(a.ci_plain_low),
                     "ci_plain_high": _num(a.ci_plain_high),
+                    # (c_α + c_β)·SE at the observed drift: the seed's formula (its Table 2)
+                    "mdd_constant_se": _num(a.mdd_constant_se),
                 }
                 if nt is not None:
                     null[name] = {
