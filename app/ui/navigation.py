@@ -18,6 +18,7 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
         ("ontology_versions.py", "Ontology", ":material/account_tree:"),
         ("ontology_rounds.py", "Rounds", ":material/groups:"),
         ("ontology_rewrite.py", "Rewrite", ":material/edit_note:"),
+        ("ontology_validation.py", "Validation", ":material/verified:"),
     ],
     "Instruments": [
         ("conflicts.py", "Memory conflicts", ":material/call_split:"),

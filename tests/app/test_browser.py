@@ -81,6 +81,7 @@ ACTIONS: dict[str, tuple[Callable[[object], None], str | None]] = {
     "ontology_versions.py": (lambda p: _click(p, "Save as new version"), None),
     "ontology_rounds.py": (lambda p: _click(p, "Run round"), None),
     "ontology_rewrite.py": (lambda p: _click(p, "Propose rewrite"), None),
+    "ontology_validation.py": (lambda p: _click(p, "Start experiment"), None),
     "human_studies.py": (_progress_if_connected, None),
     # The instrument pages show the demo's stored results; their primary action re-runs
     # the simulated demo, which must land back on the same page without an exception.

@@ -193,3 +193,42 @@ def test_rounds_page_opens_the_round_of_a_link_and_puts_the_selection_in_the_url
     fresh.run()
     assert fresh.selectbox(key="round").value == second
     assert any("round 99, which does not exist" in unescape(c.value) for c in fresh.caption)
+
+
+def _wait_for_outcome(at: object) -> None:
+    """Rerun the page until its background job reported success or an error."""
+    deadline = time.monotonic() + 120
+    while not at.success and not at.error and time.monotonic() < deadline:  # type: ignore[attr-defined]
+        assert not at.exception, [e.value for e in at.exception]  # type: ignore[attr-defined]
+        time.sleep(0.5)
+        at.run()  # type: ignore[attr-defined]
+    assert not at.exception, [e.value for e in at.exception]  # type: ignore[attr-defined]
+    assert not at.error, [e.value for e in at.error]  # type: ignore[attr-defined]
+
+
+def test_validation_page_starts_experiments_in_the_background_and_shows_their_results(
+    workspace: object,
+) -> None:
+    _small_run()
+    number = _round(["sim", CONFUSER], sample=40)
+    at = open_page("ontology_validation.py")
+    assert at.radio(key="experiment").value == "stability"
+    assert at.selectbox(key="v-round").value == number
+    at.selectbox(key=f"v-labeler-{number}").set_value(CONFUSER).run()
+    next(b for b in at.button if b.label == "Start experiment").click().run()
+    _wait_for_outcome(at)
+    assert "finished" in unescape(at.success[0].value)
+    table = at.dataframe[0].value
+    assert table.iloc[0]["experiment"] == f"stability: round {number}, labeler {CONFUSER}, T = 1"
+    agreement = float(table.iloc[0]["result"].removeprefix("agreement ").removesuffix("%"))
+    assert 50.0 < agreement < 100.0  # a sampled labeler does not agree with itself
+    assert len(list((workspace / "validation").glob("*-stability.json"))) == 1  # type: ignore[operator]
+
+    # The human check: the Label Studio hand-off for the round's labels.
+    at.radio(key="experiment").set_value("human").run()
+    at.selectbox(key=f"v-labeler-{number}").set_value("sim").run()
+    next(b for b in at.button if b.label == "Start experiment").click().run()
+    _wait_for_outcome(at)
+    assert at.selectbox(key="v-shown").value.endswith("-human.json")
+    assert at.code[0].value.startswith("driftlens annotate push label_check")
+    assert len(at.dataframe[0].value) == 2

@@ -1,0 +1,238 @@
+"""Validation experiments of the ontology: started here, run in the background, results kept."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+from sqlmodel import select
+
+from app.ui.db import page_session, page_settings
+from app.ui.jobs import Job, Progress, Stage, forget_job, get_job, start_job
+from app.ui.labeler_choices import describe_labeler, labeler_options
+from app.ui.safe import escape_markdown, plain_message, show_plain
+from ontology.rounds import round_history
+from ontology.validation import ValidationReport
+from ontology.validation_runs import (
+    EXPERIMENTS,
+    ExperimentRequest,
+    StoredResult,
+    parse_request,
+    run_experiment,
+    save_result,
+    stored_results,
+)
+from storage.errors import DriftLensError
+from storage.models import LabelerSpec, ModelSpec
+from storage.repo.runs import list_runs
+from storage.workspace import open_workspace_session
+
+st.title("Validation experiments")
+st.caption(
+    "Check the ontology itself (SPEC §5): labels that stay put when asked again, when the "
+    "definitions are reworded, and under the original-style ontology; and a human check of "
+    "a labeler's labels. Experiments run in the background: leaving this page does not stop "
+    "them, and their results are kept in the workspace's validation/ folder."
+)
+
+settings = page_settings()
+JOB_KEY = f"validation::{settings.db_url}"
+
+with page_session() as session:
+    history = round_history(session=session)
+    runs = [r.name for r in list_runs(session=session)]
+    used = [s.name for s in session.exec(select(LabelerSpec)).all() if s.name]
+    models = sorted({m.spec for m in session.exec(select(ModelSpec)).all()})
+
+
+def _work(request: ExperimentRequest) -> Callable[[Progress, Stage], str]:
+    """The job: run the experiment in a background thread of the server; keep its result."""
+
+    def work(progress: Progress, stage: Stage) -> str:
+        stage(f"running the {request.experiment} experiment")
+
+        def update(done: int, total: int) -> None:
+            stage("labeling")
+            progress(done, total)
+
+        with open_workspace_session(settings) as session:
+            report = run_experiment(request, session=session, progress=update)
+        return save_result(request, report, workspace=settings.workspace).path.name
+
+    return work
+
+
+job = get_job(JOB_KEY)
+if job is not None and job.running:
+
+    @st.fragment(run_every=1.0)
+    def _progress(job: Job) -> None:
+        if job.finished:
+            st.rerun()  # the whole page: show the outcome and the new result
+        box = st.container(key="round-progress")  # browser tests skip its ticking text
+        counts = f" — {job.done}/{job.total} (response, labeler) pairs labeled" if job.total else ""
+        box.status(
+            f"{job.label}: {job.stage}{counts} ({job.elapsed():.0f} s)",
+            state="running",
+            expanded=False,
+        )
+        box.progress(job.done / job.total if job.total else 0.0)
+        box.caption("The experiment goes on if you leave this page; come back to see it finish.")
+
+    _progress(job)
+elif job is not None and job.finished:
+    if job.error is not None:
+        show_plain(f"{job.label} stopped: {job.error}")
+    else:
+        show_plain(f"{job.label} finished; its result is shown below.", kind="success")
+        st.session_state["validation_shown"] = job.result
+    forget_job(JOB_KEY)
+
+busy = f"{job.label} is running." if job is not None and job.running else None
+
+st.subheader("Start an experiment")
+experiment = st.radio(
+    "Experiment",
+    list(EXPERIMENTS),
+    format_func=lambda name: f"{name} — {EXPERIMENTS[name]}",
+    key="experiment",
+)
+numbers = [h.round for h in history if h.status == "done"]
+labelers_of = {h.round: list(h.labelers) for h in history}
+values: dict[str, Any] = {"experiment": experiment}
+if experiment in ("stability", "robustness", "human"):
+    if not numbers:
+        st.info("No finished round yet: run one on the Rounds page first.")
+    c1, c2 = st.columns(2)
+    number = c1.selectbox("Round", numbers, index=len(numbers) - 1 if numbers else 0, key="v-round")
+    choices = labeler_options([*labelers_of.get(number or 0, []), *used])
+    values["round"] = number
+    values["labeler"] = c2.selectbox(
+        "Labeler",
+        choices,
+        index=choices.index(labelers_of[number][0]) if number in labelers_of else 0,
+        format_func=describe_labeler,
+        accept_new_options=True,
+        key=f"v-labeler-{number}",
+        help="Type an llm:provider/model spec to use a labeler not in the list.",
+    )
+    if experiment == "stability":
+        values["temperature"] = st.number_input(
+            "Temperature", min_value=0.0, max_value=2.0, value=1.0, step=0.1, key="v-t"
+        )
+        st.caption("Only llm: labelers sample; the offline ones give the same labels twice.")
+    elif experiment == "robustness":
+        paraphrasers = list(dict.fromkeys([*models, "sim/default"]))
+        values["model"] = st.selectbox(
+            "Model that paraphrases the definitions",
+            paraphrasers,
+            format_func=lambda m: f"{m} (simulated)" if m.startswith("sim/") else m,
+            accept_new_options=True,
+            key="v-model",
+            help="Any provider/model; type one to add it.",
+        )
+    else:
+        values["limit"] = st.number_input(
+            "Labels to check", min_value=1, value=100, step=10, key="v-limit"
+        )
+else:
+    if not runs:
+        st.info("No generation run yet: launch one on the Runs page.")
+    values["run"] = st.selectbox("Generation run", runs, key="v-run")
+    values["labelers"] = st.multiselect(
+        "Labelers (two or more)",
+        labeler_options(used),
+        default=["sim", "keywords"],
+        format_func=describe_labeler,
+        accept_new_options=True,
+        key="v-labelers",
+    )
+    c1, c2 = st.columns(2)
+    values["sample"] = c1.number_input("Responses", min_value=1, value=100, step=10, key="v-n")
+    values["seed"] = c2.number_input("Seed", min_value=0, value=0, step=1, key="v-seed")
+    st.caption("Stores one round per ontology (they appear on the Rounds page).")
+
+if st.button(
+    "Start experiment",
+    disabled=busy is not None,
+    help=busy or "Run it in the background; the result is kept in the workspace.",
+):
+    try:
+        request = parse_request(values)
+    except DriftLensError as exc:
+        show_plain(exc)
+    else:
+        try:
+            start_job(JOB_KEY, f"Experiment {request.summary()}", _work(request))
+        except RuntimeError as exc:
+            show_plain(exc)
+        else:
+            st.rerun()
+if busy is not None:
+    st.caption(plain_message(f"Start experiment is disabled: {busy}"))
+
+
+def _headline(report: ValidationReport) -> str:
+    """The result in a few words: agreement (one row) or mean agreement per ontology."""
+
+    def pct(value: Any) -> str:
+        return "n/a" if value is None or math.isnan(float(value)) else f"{float(value):.1f}%"
+
+    if report.experiment == "human":
+        return "ready to push to Label Studio"
+    if report.experiment == "cross":
+        return ", ".join(
+            f"{r['ontology_version']}: {pct(r.get('mean_pairwise'))}" for r in report.rows
+        )
+    return f"agreement {pct(report.rows[0].get('agreement'))}" if report.rows else "no rows"
+
+
+st.subheader("Results")
+results, problems = stored_results(workspace=settings.workspace)
+for line in problems:
+    show_plain(line, kind="warning")
+if not results:
+    st.info("No experiment has finished in this workspace yet.")
+    st.stop()
+
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "finished (UTC)": r.finished_at.strftime("%Y-%m-%d %H:%M:%S"),
+                "experiment": r.request.summary(),
+                "result": _headline(r.report),
+                "reference": r.report.reference,
+            }
+            for r in results
+        ]
+    ),
+    hide_index=True,
+    width="stretch",
+)
+names = [r.path.name for r in results]
+wanted = st.session_state.pop("validation_shown", None)
+if wanted in names:
+    st.session_state["v-shown"] = wanted
+by_name: dict[str, StoredResult] = {r.path.name: r for r in results}
+shown = st.selectbox(
+    "Result",
+    names,
+    format_func=lambda n: (
+        f"{by_name[n].finished_at:%Y-%m-%d %H:%M:%S} · {by_name[n].request.summary()}"
+    ),
+    key="v-shown",
+)
+result = by_name[shown]
+st.markdown(
+    f"**{escape_markdown(result.report.description)}** ({escape_markdown(result.report.reference)})"
+)
+st.dataframe(pd.DataFrame(list(result.report.rows)), hide_index=True, width="stretch")
+for note in result.report.notes:
+    st.caption(plain_message(f"Note: {note}"))
+if result.report.experiment == "human":
+    st.caption("Push the label_check study with this selection on the Human studies page, or run:")
+    st.code(str(result.report.rows[0]["command"]), language=None)
