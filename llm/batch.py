@@ -37,6 +37,7 @@ def run_chat_batch(
     progress: ProgressCallback | None = None,
     on_result: ResultCallback | None = None,
     on_tick: Callable[[], None] | None = None,
+    cache_text_in_responses: bool = False,
 ) -> list[ChatResult]:
     """Answer every request, serving cached answers without sending anything.
 
@@ -54,6 +55,9 @@ def run_chat_batch(
         on_tick: called every :data:`TICK_S` seconds while requests are in flight, in the
             same thread, so a caller that writes in batches can commit what it holds
             even when no further result arrives (a slow or stalled endpoint).
+        cache_text_in_responses: The caller stores every successful answer's text in a
+            ``response`` row under its ``cache_key`` (generation does): cache entries
+            then point there instead of holding a second copy (see :class:`ChatCache`).
 
     Returns:
         One result per request, in request order.
@@ -80,6 +84,7 @@ def run_chat_batch(
             progress=progress,
             on_result=on_result,
             on_tick=on_tick,
+            cache_text_in_responses=cache_text_in_responses,
         )
     )
 
@@ -93,6 +98,7 @@ async def arun_chat_batch(
     progress: ProgressCallback | None = None,
     on_result: ResultCallback | None = None,
     on_tick: Callable[[], None] | None = None,
+    cache_text_in_responses: bool = False,
 ) -> list[ChatResult]:
     """Async twin of :func:`run_chat_batch` (same arguments, same behaviour)."""
     from llm.cache import CacheScope, ChatCache, cache_key, request_payload
@@ -103,7 +109,11 @@ async def arun_chat_batch(
     total = len(requests)
     keys = [cache_key(scope, r) for r in requests]
     results: list[ChatResult | None] = [None] * total
-    cache = ChatCache(session) if session is not None else None
+    cache = (
+        ChatCache(session, text_in_responses=cache_text_in_responses)
+        if session is not None
+        else None
+    )
     done = 0
 
     hits = cache.lookup(keys) if cache is not None else {}

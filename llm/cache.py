@@ -4,6 +4,12 @@ The key is the SHA-256 of the canonical JSON of exactly those fields, so the sam
 is answered once however often it is asked. API keys never enter the payload (the
 endpoint is the secret-free base URL), so neither the key nor the stored request holds one.
 Errors are never cached: a failed request is retried the next time the batch runs.
+
+An entry written for a caller that keeps the answer in a ``response`` row (generation,
+``text_in_responses=True``) holds no copy of the answer text: its stored result has
+``"text_in": "response"`` and the text is read from the response row with the same
+``cache_key`` (indexed). If that row is gone or holds no text, the entry is a miss and the
+request is sent again; never a wrong answer.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from llm.logprobs import logprobs_from_json, logprobs_to_json
 from llm.types import ChatRequest, ChatResult
 from storage.hashing import canonical_json, content_hash
 from storage.models import LLMCacheEntry
+from storage.repo.cache import TEXT_IN_RESPONSE, answer_texts
 from storage.repo.requests import RequestInterner
 from storage.types import utcnow
 
@@ -114,12 +121,20 @@ class ChatCache:
         session: The caller's session (front ends open it; we only use it).
         commit_every: Commit after this many new rows.
         commit_interval_s: Commit when this long has passed since the last commit.
+        text_in_responses: Store results without their text, which the caller keeps in
+            ``response`` rows under the same ``cache_key`` (see the module docstring).
     """
 
     def __init__(
-        self, session: Session, *, commit_every: int = 1000, commit_interval_s: float = 2.0
+        self,
+        session: Session,
+        *,
+        commit_every: int = 1000,
+        commit_interval_s: float = 2.0,
+        text_in_responses: bool = False,
     ) -> None:
         self.session = session
+        self.text_in_responses = text_in_responses
         self.commit_every = commit_every
         self.commit_interval_s = commit_interval_s
         self._rows: list[dict[str, Any]] = []
@@ -143,8 +158,15 @@ class ChatCache:
                     col(LLMCacheEntry.key).in_(chunk)
                 )
             ).all()
-            for key, response in rows:
-                found[key] = result_from_json(dict(response or {}), key)
+            stored = {key: dict(response or {}) for key, response in rows}
+            elsewhere = [k for k, data in stored.items() if data.get(TEXT_IN_RESPONSE[0])]
+            texts = answer_texts(elsewhere, session=self.session) if elsewhere else {}
+            for key, data in stored.items():
+                if data.pop(TEXT_IN_RESPONSE[0], None) is not None:
+                    if key not in texts:
+                        continue  # the response row holding the text is gone: a miss
+                    data["text"] = texts[key]
+                found[key] = result_from_json(data, key)
         if count_hits and found:
             hit_keys = list(found)
             for start in range(0, len(hit_keys), _LOOKUP_CHUNK):
@@ -171,7 +193,7 @@ class ChatCache:
                 "endpoint": str(payload["endpoint"]),
                 "model": str(payload["model"]),
                 "request": payload,
-                "response": result_to_json(result),
+                "response": self._stored_result(result),
                 "created_at": utcnow(),
                 "hits": 0,
             }
@@ -180,6 +202,13 @@ class ChatCache:
         due = time.monotonic() - self._last_commit >= self.commit_interval_s
         if len(self._rows) >= self.commit_every or due:
             self.flush()
+
+    def _stored_result(self, result: ChatResult) -> dict[str, Any]:
+        data = result_to_json(result)
+        if self.text_in_responses:
+            del data["text"]
+            data[TEXT_IN_RESPONSE[0]] = TEXT_IN_RESPONSE[1]
+        return data
 
     def flush_if_due(self) -> None:
         """Flush when rows are staged and the commit interval has passed."""

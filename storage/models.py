@@ -188,14 +188,20 @@ class GenerationRun(SQLModel, table=True):
 class Prompt(SQLModel, table=True):
     """Rendered chat messages, stored once and referenced by every request that sent them.
 
-    ``hash`` is the sha256 of the canonical JSON of ``messages`` (see
+    ``hash`` is the sha256 of the canonical JSON of the whole message list (see
     :mod:`storage.repo.requests`), so equal prompts share one row across runs and the cache.
+
+    The leading system messages (the instruction every prompt of a study repeats) are
+    stored once, as a prompt row of their own that ``prefix_id`` points at; ``messages``
+    then holds only the rest. :func:`storage.repo.requests.prompt_messages` returns the
+    whole list. ``prefix_id`` NULL: ``messages`` is the whole list.
     """
 
     __tablename__ = "prompt"
 
     id: int | None = Field(default=None, primary_key=True)
     hash: str = Field(unique=True)
+    prefix_id: int | None = None  # no FOREIGN KEY clause: see Response
     messages: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSONType)
 
 
@@ -253,7 +259,9 @@ class Response(SQLModel, table=True):
     latency_ms: float | None = None
     error: str | None = Field(default=None, sa_type=Text)
     attempts: int = 0
-    cache_key: str | None = None
+    # Indexed: a request-cache entry written by generation finds its answer text here
+    # instead of holding a copy (see llm.cache, "text_in").
+    cache_key: str | None = Field(default=None, index=True)
     # Token logprobs (llm.logprobs.logprobs_to_json) when the request asked for them.
     logprobs: list[dict[str, Any]] | None = Field(default=None, sa_type=NullableJSONType)
     created_at: datetime = _created()
@@ -535,7 +543,9 @@ class LLMCacheEntry(SQLModel, table=True):
 
     The request payload is stored normalised like :class:`Response`'s (``prompt_id``,
     ``params_id``, the rest in ``request``); :func:`storage.repo.requests.cache_request`
-    returns it whole.
+    returns it whole. An entry written by generation does not copy the answer text the
+    response row holds: its ``response`` has ``"text_in": "response"`` instead of
+    ``"text"``; :func:`storage.repo.cache.cache_response` returns it whole.
     """
 
     __tablename__ = "llm_cache_entry"

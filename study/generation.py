@@ -578,6 +578,8 @@ def _generate(
                 progress=on_progress,
                 on_result=on_result,
                 on_tick=writer.flush_if_due,
+                # Each answer's text is in its response row: the cache does not copy it.
+                cache_text_in_responses=True,
             )
         status = "done" if tally["failed"] == 0 else "incomplete"
     except BaseException:

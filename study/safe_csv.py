@@ -82,7 +82,19 @@ def unguard_frame(frame: pd.DataFrame) -> pd.DataFrame:
     for column in frame.columns:
         series = frame[column]
         if pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series):
-            frame[column] = series.map(unguard_cell)
+            # Only a cell that starts with the guard can change: find those with one
+            # vectorised test and undo the guard there (a cell-by-cell map of a 4-million
+            # row drift table was most of `driftlens stats`' time).
+            try:
+                guarded = series.str.startswith(GUARD, na=False).to_numpy(dtype=bool)
+            except AttributeError:  # an object column without strings: nothing to undo
+                continue
+            if guarded.any():
+                fixed = series.to_numpy(dtype=object, copy=True)
+                fixed[guarded] = [unguard_cell(v) for v in fixed[guarded]]
+                frame[column] = pd.Series(fixed, index=series.index, name=series.name).astype(
+                    series.dtype
+                )
     return frame
 
 

@@ -3,7 +3,9 @@
 A stored request (``Response.request`` as written by generation, the payload of an
 ``LLMCacheEntry``) is split in three:
 
-* ``messages`` → one :class:`~storage.models.Prompt` row per distinct message list;
+* ``messages`` → one :class:`~storage.models.Prompt` row per distinct message list, whose
+  leading system messages (the instruction, the same in every prompt of a study) are a
+  prompt row of their own that it points at (``prefix_id``), stored once;
 * the fields many requests share (model, prompt version, sampling without its seed,
   sample index, served model…) → one :class:`~storage.models.RequestParams` row;
 * what is this request's own (the sampling seed, parse notes, any field not in
@@ -100,6 +102,22 @@ def join_request(
     return out
 
 
+def split_prefix(messages: Sequence[Any]) -> tuple[list[Any] | None, list[Any]]:
+    """``(leading system messages, the rest)``; ``None`` when there is nothing to share.
+
+    Only a prompt that has both system messages and something after them is split: a
+    prompt of system messages alone is the prefix row itself.
+    """
+    n = 0
+    while (
+        n < len(messages) and isinstance(messages[n], dict) and messages[n].get("role") == "system"
+    ):
+        n += 1
+    if n == 0 or n == len(messages):
+        return None, list(messages)
+    return list(messages[:n]), list(messages[n:])
+
+
 def prompt_hash(messages: list[Any]) -> str:
     """The key of a message list in the ``prompt`` table."""
     return content_hash(messages)
@@ -137,11 +155,22 @@ class RequestInterner:
         missing = [h for h in items if (kind, h) not in self._ids]
         if not missing:
             return
+        values: dict[str, dict[str, Any]] = {h: {"hash": h, field: items[h]} for h in missing}
+        if kind == "prompt":
+            # The shared instruction first (a prompt row of its own), then each prompt's rest.
+            splits = {h: split_prefix(items[h]) for h in missing}
+            prefixes = {prompt_hash(p): p for p, _ in splits.values() if p is not None}
+            self._resolve("prompt", prefixes, session=session)
+            for h, (prefix, rest) in splits.items():
+                values[h]["prefix_id"] = (
+                    self._ids[("prompt", prompt_hash(prefix))] if prefix is not None else None
+                )
+                values[h]["messages"] = rest
         table: Table = model.__table__  # type: ignore[union-attr]
         stmt = _insert(session)(table).on_conflict_do_nothing(index_elements=["hash"])
         for start in range(0, len(missing), _CHUNK):
             chunk = missing[start : start + _CHUNK]
-            session.execute(stmt, [{"hash": h, field: items[h]} for h in chunk])
+            session.execute(stmt, [values[h] for h in chunk])
             for row_id, row_hash in session.execute(
                 select(model.id, model.hash).where(col(model.hash).in_(chunk))
             ):
@@ -174,6 +203,15 @@ class RequestInterner:
         ]
 
 
+def prompt_messages(prompt: Prompt, *, session: Session) -> list[Any]:
+    """The whole message list of a prompt row (its shared prefix put back in front)."""
+    if prompt.prefix_id is None:
+        return list(prompt.messages)
+    prefix = session.get(Prompt, prompt.prefix_id)  # the identity map keeps it: one read
+    head = prompt_messages(prefix, session=session) if prefix is not None else []
+    return head + list(prompt.messages)
+
+
 def _join_ids(
     prompt_id: int | None, params_id: int | None, rest: Mapping[str, Any], *, session: Session
 ) -> dict[str, Any]:
@@ -182,7 +220,7 @@ def _join_ids(
     prompt = session.get(Prompt, prompt_id) if prompt_id is not None else None
     params = session.get(RequestParams, params_id) if params_id is not None else None
     return join_request(
-        list(prompt.messages) if prompt is not None else None,
+        prompt_messages(prompt, session=session) if prompt is not None else None,
         dict(params.body) if params is not None else None,
         rest,
     )
@@ -204,6 +242,6 @@ def stored_messages(response: Response, *, session: Session) -> list[dict[str, A
     """The messages a response was asked with (``[]`` when none were stored)."""
     if response.prompt_id is not None:
         prompt = session.get(Prompt, response.prompt_id)
-        return list(prompt.messages) if prompt is not None else []
+        return prompt_messages(prompt, session=session) if prompt is not None else []
     messages = (response.request or {}).get("messages")
     return list(messages) if isinstance(messages, list) else []

@@ -137,3 +137,35 @@ def test_a_folder_with_other_files_is_not_replaced(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="holds other files"), staged_report_folder(tmp_path):
         pass
     assert (tmp_path / "notes.txt").exists()
+
+
+_CELLS = ["=1+1", "'=1+1", "''=x", "-0.5", "'-0.5", "'plain", "plain", "@sum", "'@sum", "+3", ""]
+
+
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(_CELLS), st.text(max_size=6), st.none()), min_size=1, max_size=30
+    )
+)
+def test_unguard_frame_equals_the_cell_by_cell_reference(cells: list[str | None]) -> None:
+    # The vectorised frame reader changes only guarded cells; the reference is the
+    # cell-by-cell unguard_cell, on object and on Arrow string columns alike.
+    from study.safe_csv import unguard_cell, unguard_frame
+
+    for dtype in (object, "string[pyarrow]"):
+        frame = pd.DataFrame({"text": pd.Series(cells, dtype=dtype), "n": range(len(cells))})
+        expected = [unguard_cell(c) if isinstance(c, str) else c for c in cells]
+        got = unguard_frame(frame.copy())
+        assert got["text"].dtype == frame["text"].dtype
+        assert [None if pd.isna(v) else v for v in got["text"]] == [
+            None if v is None else v for v in expected
+        ]
+        assert list(got["n"]) == list(range(len(cells)))
+
+
+def test_unguard_frame_leaves_columns_without_strings_alone() -> None:
+    from study.safe_csv import unguard_frame
+
+    frame = pd.DataFrame({"empty": pd.Series([None, None], dtype=object), "x": [1.0, 2.0]})
+    got = unguard_frame(frame.copy())
+    assert got["empty"].isna().all() and list(got["x"]) == [1.0, 2.0]

@@ -25,7 +25,7 @@ from storage.engine import make_engine
 from storage.hashing import canonical_json, content_hash
 from storage.models import LLMCacheEntry, Prompt, Response
 from storage.repo import requests as repo_requests
-from storage.repo.requests import cache_request, split_request, stored_request
+from storage.repo.requests import cache_request, split_prefix, split_request, stored_request
 from study.exports import export_responses_jsonl
 from study.generation import GenerationOptions, run_generation
 from study.judges import judge_run
@@ -137,9 +137,11 @@ def test_populated_workspace_converts_in_place_with_identical_exports(
         rows = session.exec(select(Response)).all()
         assert all(r.prompt_id is not None and r.params_id is not None for r in rows)
         assert all(set(r.request) <= {"sampling", "parse_notes"} for r in rows)
-        # One prompt per distinct message list, shared by both runs and the cache.
-        distinct = {canonical_json(r["messages"]) for r in legacy_responses} | {
-            canonical_json(p["messages"]) for _, p in legacy_cache
+        # One prompt per distinct message list, shared by both runs and the cache, plus
+        # one per distinct shared instruction (revision 0007_shared_texts).
+        lists = [r["messages"] for r in legacy_responses] + [p["messages"] for _, p in legacy_cache]
+        distinct = {canonical_json(m) for m in lists} | {
+            canonical_json(prefix) for prefix, _ in map(split_prefix, lists) if prefix is not None
         }
         assert len(session.exec(select(Prompt)).all()) == len(distinct)
 

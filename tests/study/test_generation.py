@@ -243,7 +243,7 @@ def _stored(db_path: Path) -> list[tuple[int, str, int, str, int | None]]:
 
     with sqlite3.connect(db_path) as conn:
         return conn.execute(
-            "SELECT question_id, condition, sample, json_extract(p.messages, '$[1].content'),"
+            "SELECT question_id, condition, sample, json_extract(p.messages, '$[#-1].content'),"
             " seed FROM response r JOIN prompt p ON p.id = r.prompt_id"
         ).fetchall()
 

@@ -24,6 +24,7 @@ from sqlmodel import Session, select
 from storage.engine import make_engine
 from storage.errors import ConfigError, InputError, ServiceError
 from storage.models import GenerationRun, LLMCacheEntry, Response, WorkLease
+from storage.repo.cache import cache_response
 from storage.repo.leases import LeaseHeldError
 from tests.llm.chaos_server import ChaosServer
 from tests.study.counting_server import CountingServer
@@ -185,7 +186,7 @@ def test_nul_in_model_output_never_crashes_postgres(
             assert row.text is not None and "\ufffd" in row.text
             assert row.request["output_flags"] == ["nul_replaced"]
             [entry] = s.exec(select(LLMCacheEntry)).all()
-            assert "\ufffd" in entry.response["text"]
+            assert "\ufffd" in cache_response(entry, session=s)["text"]
         engine.dispose()
     finally:
         from storage.engine import dispose_engines

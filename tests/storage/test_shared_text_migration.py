@@ -1,0 +1,214 @@
+"""Revision 0007 stores the instruction once and drops the cache's copies of answer texts.
+
+A workspace populated through the real pipeline (simulated generation, the cache, a
+judge) is taken back to revision 0006 (every prompt whole, every cache entry with its
+text), checked to be that layout, and upgraded again: exports, every stored request and
+every cache entry (read whole) are identical before and after, every entry is still a
+cache hit, and running the conversion again changes nothing. SQLite always; PostgreSQL
+when ``DRIFTLENS_TEST_PG_URL`` is set.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from llm.backends import get_backend
+from llm.cache import ChatCache
+from llm.types import ChatRequest, ChatResult, ResultCallback
+from storage import migrate
+from storage.engine import make_engine
+from storage.hashing import canonical_json, content_hash
+from storage.models import LLMCacheEntry, Prompt, Response
+from storage.repo.cache import cache_response
+from storage.repo.requests import cache_request, split_prefix, stored_request
+from study.exports import export_responses_jsonl
+from study.generation import GenerationOptions, run_generation
+from study.judges import judge_run
+from study.questions import read_questions, sample_questions_path, store_questions
+from study.reasoning.preferences import export_preferences
+
+REVISION = "0007_shared_texts"
+PREVIOUS = "0006_ontology_loop"
+RUNS = ("m-default", "m-strong")
+
+
+def _revision_module() -> ModuleType:
+    path = migrate.MIGRATIONS_DIR / "versions" / f"{REVISION}.py"
+    spec = importlib.util.spec_from_file_location("rev_0007", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Counting:
+    """A backend that counts the requests it is sent (the sim answers them)."""
+
+    def __init__(self, spec: str) -> None:
+        self._inner = get_backend(spec)
+        self.spec = self._inner.spec
+        self.simulated = self._inner.simulated
+        self.sent = 0
+
+    def endpoint(self) -> str:
+        return self._inner.endpoint()
+
+    async def achat(
+        self,
+        requests: Sequence[ChatRequest],
+        *,
+        concurrency: int,
+        on_result: ResultCallback | None = None,
+    ) -> list[ChatResult]:
+        self.sent += len(requests)
+        return await self._inner.achat(requests, concurrency=concurrency, on_result=on_result)
+
+
+def _populate(engine: Engine) -> None:
+    migrate.upgrade(engine)
+    with Session(engine, expire_on_commit=False) as session:
+        store_questions(read_questions(sample_questions_path())[:3], session=session, source="t")
+        for run, model in zip(RUNS, ("sim/default", "sim/strong"), strict=True):
+            run_generation(
+                GenerationOptions(model=model, run=run, perturbations="filler,job_loss", samples=2),
+                session=session,
+            )
+        judge_run(RUNS[0], "sim/default", session=session)
+        session.commit()
+
+
+def _exports(engine: Engine, out: Path) -> dict[str, Any]:
+    """Every export, stored request and whole cache entry, as comparable text."""
+    out.mkdir(parents=True, exist_ok=True)
+    got: dict[str, Any] = {}
+    with Session(engine) as session:
+        for run in RUNS:
+            export_responses_jsonl(run, out / f"{run}.jsonl", session=session)
+            got[f"responses {run}"] = (out / f"{run}.jsonl").read_text(encoding="utf-8")
+        export_preferences(RUNS[0], "sim/default", out / "prefs.jsonl", session=session)
+        got["preferences"] = (out / "prefs.jsonl").read_text(encoding="utf-8")
+        got["requests"] = [
+            canonical_json(stored_request(r, session=session))
+            for r in session.exec(select(Response).order_by(col(Response.id)))
+        ]
+        entries = session.exec(select(LLMCacheEntry).order_by(col(LLMCacheEntry.key))).all()
+        got["cache"] = [
+            canonical_json(
+                [
+                    e.key,
+                    e.provider,
+                    e.endpoint,
+                    e.model,
+                    cache_request(e, session=session),
+                    cache_response(e, session=session),
+                ]
+            )
+            for e in entries
+        ]
+        assert all(content_hash(cache_request(e, session=session)) == e.key for e in entries)
+        assert all(isinstance(cache_response(e, session=session)["text"], str) for e in entries)
+        # Every entry is a hit with its whole answer (a rerun sends nothing).
+        found = ChatCache(session).lookup([e.key for e in entries], count_hits=False)
+        assert sorted(found) == [e.key for e in entries]
+        assert all(found[e.key].text == cache_response(e, session=session)["text"] for e in entries)
+    assert got["preferences"] and all(got[f"responses {r}"] for r in RUNS)
+    return got
+
+
+def _raw_cache(engine: Engine) -> list[dict[str, Any]]:
+    with engine.connect() as conn:
+        return [
+            json.loads(r) if isinstance(r, str) else r
+            for (r,) in conn.execute(text("SELECT response FROM llm_cache_entry"))
+        ]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_url(request: pytest.FixtureRequest) -> str:
+    name = "sqlite_url" if request.param == "sqlite" else "pg_url"
+    return str(request.getfixturevalue(name))
+
+
+def test_populated_workspace_converts_in_place_with_identical_exports(
+    any_url: str, tmp_path: Path
+) -> None:
+    engine = make_engine(any_url)
+    _populate(engine)
+    before = _exports(engine, tmp_path / "before")
+    # Written at head: generation's entries point at the response rows, the judge's hold
+    # their own text (no response row holds a judge's answer).
+    raw = _raw_cache(engine)
+    assert any(r.get("text_in") == "response" and "text" not in r for r in raw)
+    assert any("text" in r and "text_in" not in r for r in raw)
+
+    # Revision 0006: prompts whole, every cache entry with its own text.
+    assert migrate.downgrade(engine, PREVIOUS) == PREVIOUS
+    assert "prefix_id" not in {c["name"] for c in inspect(engine).get_columns("prompt")}
+    assert all(isinstance(r.get("text"), str) and "text_in" not in r for r in _raw_cache(engine))
+    with engine.connect() as conn:
+        lists = [
+            json.loads(m) if isinstance(m, str) else m
+            for (m,) in conn.execute(text("SELECT messages FROM prompt"))
+        ]
+    assert any(len(m) == 2 and m[0]["role"] == "system" for m in lists)
+
+    assert migrate.upgrade(engine) == migrate.head_revision()
+    assert migrate.schema_diff(engine) == []
+    assert _exports(engine, tmp_path / "after") == before
+    with Session(engine) as session:
+        prompts = session.exec(select(Prompt)).all()
+        shared = [p for p in prompts if p.prefix_id is not None]
+        assert shared and all(p.messages[0]["role"] != "system" for p in shared)
+        # The instruction is stored once: one prefix row for every generation prompt.
+        assert len({p.prefix_id for p in shared}) < len(shared) / 10
+        assert all(split_prefix(p.messages)[0] is None for p in prompts)
+
+    module = _revision_module()
+    with engine.begin() as conn:
+        assert module.convert(conn) == 0
+    assert migrate.upgrade(engine) == migrate.head_revision()
+    assert _exports(engine, tmp_path / "again") == before
+
+
+def test_generation_rerun_sends_nothing_and_a_lost_text_is_a_miss(sqlite_url: str) -> None:
+    engine = make_engine(sqlite_url)
+    migrate.upgrade(engine)
+    with Session(engine, expire_on_commit=False) as session:
+        store_questions(read_questions(sample_questions_path())[:2], session=session, source="t")
+        first = _Counting("sim/default")
+        options = GenerationOptions(model="sim/default", run="a", perturbations="filler", seed=3)
+        run_generation(options, session=session, backend=first)
+        assert first.sent > 0
+        # Another run with the same seed asks exactly the same requests: all cached.
+        again = _Counting("sim/default")
+        run_generation(
+            GenerationOptions(model="sim/default", run="b", perturbations="filler", seed=3),
+            session=session,
+            backend=again,
+        )
+        assert again.sent == 0
+        texts = {
+            (r.question_id, r.condition, r.sample): r.text
+            for r in session.exec(select(Response).where(col(Response.run_id) == 2))
+        }
+        originals = {
+            (r.question_id, r.condition, r.sample): r.text
+            for r in session.exec(select(Response).where(col(Response.run_id) == 1))
+        }
+        assert texts == originals and all(texts.values())
+        # No response row holds an entry's text any more: that entry is a miss, never a
+        # wrong or empty answer.
+        key = session.exec(select(Response.cache_key)).first()
+        assert key is not None
+        session.execute(text("UPDATE response SET text = NULL WHERE cache_key = :k"), {"k": key})
+        assert key not in ChatCache(session).lookup([key], count_hits=False)
