@@ -114,6 +114,7 @@ class SimProcess:
 
 def main(argv: list[str] | None = None) -> None:
     """Serve the simulator with the catalog's exact classes (key from ``SIM_API_KEY``)."""
+    from llm.sim.memory_system import mem0_extraction_answerer
     from llm.sim.server import serve
     from ontology.labelers.sim import studio_answerer
 
@@ -132,8 +133,9 @@ def main(argv: list[str] | None = None) -> None:
         "127.0.0.1",
         args.port,
         classify_memory=catalog_classifier(doc.entries()),
-        # The served simulator also answers the ontology studio's labeling requests.
-        answerers=(studio_answerer(),),
+        # The served simulator also answers the ontology studio's labeling requests, and
+        # Mem0's memory-extraction prompt (the conflicts pipeline track's mem0 adapter).
+        answerers=(studio_answerer(), mem0_extraction_answerer()),
     )
 
 

@@ -28,6 +28,7 @@ from starlette.routing import Route
 from llm.sim.chat import simulate_reply
 from llm.sim.classify import Classifier
 from llm.sim.extras import MAX_TOP_LOGPROBS, SimExtras
+from llm.sim.memory_system import DEFAULT_EMBEDDING_DIMS, hashed_embedding
 from llm.sim.presets import SimPreset
 from llm.sim.registry import all_presets
 from llm.sim.tasks import Answerer
@@ -258,9 +259,42 @@ def create_app(
             }
         )
 
+    async def embeddings(request: Request) -> JSONResponse:
+        # Deterministic bag-of-words vectors (llm/sim/memory_system.py): enough for a
+        # memory system's vector store to retrieve offline, with no model weights.
+        if not authorised(request):
+            return unauthorised()
+        try:
+            body = json.loads(await request.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _error(400, "Request body is not valid JSON.", "invalid_request_error", None)
+        raw = body.get("input") if isinstance(body, dict) else None
+        texts = [raw] if isinstance(raw, str) else raw
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return _error(
+                400, "'input' must be a string or a list of strings.", "invalid_request_error", None
+            )
+        dims = body.get("dimensions") or DEFAULT_EMBEDDING_DIMS
+        if not isinstance(dims, int) or not 1 <= dims <= 4096:
+            return _error(400, "'dimensions' must be 1-4096.", "invalid_request_error", None)
+        data = [
+            {"object": "embedding", "index": i, "embedding": hashed_embedding(t, dims)}
+            for i, t in enumerate(texts)
+        ]
+        n_words = sum(len(t.split()) for t in texts)
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data,
+                "model": str(body.get("model") or "sim-embedding"),
+                "usage": {"prompt_tokens": n_words, "total_tokens": n_words},
+            }
+        )
+
     return Starlette(
         routes=[
             Route("/v1/chat/completions", chat, methods=["POST"]),
+            Route("/v1/embeddings", embeddings, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
         ]
     )

@@ -31,10 +31,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from llm.memory_systems import MemorySystem
 from llm.seeds import stable_int
 from llm.sim.conflicts import dialogue_extract, lossy_extract
 from storage.errors import InputError
-from study.conflicts.dialogues import Dialogue
+from study.conflicts.dialogues import Dialogue, Turn
 from study.conflicts.items import ConflictInstance
 
 OBSERVABILITY: tuple[str, ...] = ("FULL", "PARTIAL", "None")
@@ -154,6 +155,71 @@ class SimDialogueExtractor:
         )
         memories = tuple(instance.core_memories[i] for i in kept)
         return ExtractedBank(memories, observability_label(instance, kept))
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip(".,;:!?'\"()").lower() for w in text.split()} - {""}
+
+
+def facts_of_memory(
+    memory: str, turns: Sequence[Turn], *, min_overlap: float = 0.5
+) -> tuple[int, ...]:
+    """The facts a stored memory carries: those of the user turn it came from.
+
+    The turn is the one with the same text, else the one sharing the most words (Jaccard
+    ≥ ``min_overlap``); a memory that matches no turn carries no known fact.
+    """
+    norm = " ".join(memory.split()).lower()
+    for t in turns:
+        if " ".join(t.text.split()).lower() == norm:
+            return t.states
+    best, score = None, 0.0
+    mw = _words(memory)
+    for t in turns:
+        tw = _words(t.text)
+        j = len(mw & tw) / len(mw | tw) if mw | tw else 0.0
+        if j > score:
+            best, score = t, j
+    return best.states if best is not None and score >= min_overlap else ()
+
+
+@dataclass
+class MemorySystemExtractor:
+    """A real memory system (:class:`llm.memory_systems.MemorySystem`) reading a dialogue.
+
+    Adjacent sessions are fed in windows of up to ``window`` sessions (one ``add`` each)
+    under a user id of their own; the stored memories are read back, each traced to the
+    user turn it came from (:func:`facts_of_memory`), and the bank is labelled against the
+    dialogue's truth.
+    """
+
+    system: MemorySystem
+    window: int = 5
+    reads_dialogues: bool = True
+
+    @property
+    def name(self) -> str:
+        """The memory system's name."""
+        return self.system.name
+
+    @property
+    def resolution_rule(self) -> str:
+        """The memory system's contradiction rule."""
+        return self.system.resolution_rule
+
+    def ingest(self, dialogue: Dialogue, instance: ConflictInstance, *, seed: int) -> ExtractedBank:
+        """Feed the dialogue window by window and label what the system stored."""
+        user_id = f"{dialogue.dialogue_id}-{seed}"
+        sessions = dialogue.sessions
+        for start in range(0, len(sessions), max(1, self.window)):
+            turns = [
+                (t.role, t.text) for s in sessions[start : start + self.window] for t in s.turns
+            ]
+            self.system.add(turns, user_id=user_id)
+        stored = self.system.memories(user_id=user_id)
+        user_turns = [t for s in sessions for t in s.turns if t.role == "user"]
+        kept = {f for m in stored for f in facts_of_memory(m, user_turns)}
+        return ExtractedBank(tuple(stored), observability_label(instance, sorted(kept)))
 
 
 EXTRACTORS: dict[str, MemoryExtractor | DialogueExtractor] = {

@@ -100,3 +100,19 @@ def test_server_without_key_accepts_anyone() -> None:
         client = openai.OpenAI(base_url=url, api_key="anything", max_retries=0)
         assert client.models.list().data
         assert url.startswith("http://127.0.0.1:")
+
+
+def test_embeddings_through_the_openai_client(sim_url: str) -> None:
+    from llm.sim.memory_system import hashed_embedding
+
+    client = openai.OpenAI(base_url=sim_url, api_key=KEY, max_retries=0)
+    resp = client.embeddings.create(
+        model="sim-embedding", input=["coffee every day", "herbal tea only"], dimensions=64
+    )
+    vecs = [d.embedding for d in resp.data]
+    assert [len(v) for v in vecs] == [64, 64]
+    assert vecs[0] == pytest.approx(hashed_embedding("coffee every day", 64))
+    same = client.embeddings.create(model="sim-embedding", input="Coffee every day!", dimensions=64)
+    assert same.data[0].embedding == pytest.approx(vecs[0])  # case and punctuation ignored
+    with pytest.raises(openai.BadRequestError):
+        client.embeddings.create(model="sim-embedding", input=[1, 2], dimensions=64)  # type: ignore[arg-type]
