@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+# The session fails when a process the suite started is still running at its end.
+from tests.process_guard import _no_process_outlives_the_session  # noqa: F401
+
 if TYPE_CHECKING:
     from sqlmodel import Session
     from typer.testing import Result

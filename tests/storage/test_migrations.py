@@ -102,7 +102,13 @@ def test_concurrent_upgrades_of_a_fresh_file_do_not_collide(tmp_path: Path) -> N
         )
         for _ in range(4)
     ]
-    results = [p.communicate(timeout=120) for p in procs]
+    try:
+        results = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:  # a timed-out upgrade must not outlive the test
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     assert [p.returncode for p in procs] == [0] * 4, [err for _, err in results]
     assert {out.strip() for out, _ in results} == {migrate.head_revision()}
     assert migrate.schema_diff(make_engine(url)) == []
