@@ -152,7 +152,7 @@ def judge_agreement(n_answers: int, seed: int = 0) -> dict[str, float]:
 
 def run(
     target: float, judge_name: str, reps: int, n_instances: int, n_boot: int
-) -> dict[str, float]:
+) -> dict[str, float | str]:
     judge = JUDGE_PROFILES[judge_name]
     profiles, truth = scaled_profiles(target, judge)
     est, cover, excl = [], 0, 0
