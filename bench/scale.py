@@ -127,6 +127,15 @@ def run_stage(
         if line.startswith("PEAK_RSS_KB="):
             fields = dict(part.split("=", 1) for part in line.split())
             rss, cpu = int(fields["PEAK_RSS_KB"]) / 1024.0, float(fields["CPU_S"])
+    # One line per finished process as it happens (a long run that is stopped early still
+    # leaves its finished stages; the tables come at the end).
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"  [{datetime.now(UTC):%H:%M:%S}] {' '.join(args[:5])[:60]}: wall {wall:,.1f} s, "
+        f"CPU {cpu:,.1f} s, peak RSS {rss:,.0f} MB, load {load:.1f}",
+        file=sys.stderr,
+        flush=True,
+    )
     return wall, rss, cpu, proc.stdout
 
 
@@ -290,6 +299,12 @@ def bench_database(
         gen.cpu_s += cpu
     gen.rows = count_rows(db_url, "response")
     gen.db_bytes = size_of()
+    per_response = (gen.db_bytes - empty_bytes) / max(gen.rows, 1)
+    print(
+        f"  generate: {gen.rows:,} responses, {per_response:,.0f} B/response",
+        file=sys.stderr,
+        flush=True,
+    )
     stages.append(gen)
     n_responses = gen.rows
 
