@@ -26,6 +26,7 @@ from llm.logprobs import logprobs_from_json, logprobs_to_json
 from llm.types import ChatRequest, ChatResult
 from storage.hashing import canonical_json, content_hash
 from storage.models import LLMCacheEntry
+from storage.repo._upsert import upsert
 from storage.repo.cache import TEXT_IN_RESPONSE, answer_texts
 from storage.repo.requests import RequestInterner
 from storage.types import utcnow
@@ -222,28 +223,11 @@ class ChatCache:
             ids = self._interner.intern([row["request"] for row in rows], session=self.session)
             for row, (prompt_id, params_id, rest) in zip(rows, ids, strict=True):
                 row["prompt_id"], row["params_id"], row["request"] = prompt_id, params_id, rest
-            dialect = self.session.get_bind().dialect.name
-            if dialect in ("sqlite", "postgresql"):
-                # One multi-row INSERT ... ON CONFLICT DO NOTHING per batch: a per-row
-                # merge() costs a SELECT each and held the event loop for milliseconds.
-                insert = _dialect_insert(dialect)
-                stmt = insert(LLMCacheEntry).on_conflict_do_nothing(index_elements=["key"])
-                self.session.execute(stmt, rows)
-            else:  # pragma: no cover - other databases: portable, slower
-                for row in rows:
-                    self.session.merge(LLMCacheEntry(**row))
+            # INSERT ... ON CONFLICT DO NOTHING per batch (COPY first on PostgreSQL): a
+            # per-row merge() costs a SELECT each and held the event loop for milliseconds.
+            upsert(self.session, LLMCacheEntry, rows, key=("key",))
             self.session.commit()
         self._last_commit = time.monotonic()
-
-
-def _dialect_insert(dialect: str) -> Any:
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    return sqlite_insert
 
 
 def payload_text(payload: dict[str, Any]) -> str:

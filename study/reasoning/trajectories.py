@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import and_, func, insert, or_
+from sqlalchemy import and_, func, or_
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -29,6 +29,7 @@ from storage.models import (
     Response,
     StepLabel,
 )
+from storage.repo._upsert import bulk_insert
 from storage.repo.runs import get_run, require_run
 from storage.types import utcnow
 from study.reasoning.drift import DRIFT_COLUMNS, DriftTable, Trajectory, build_drift_table
@@ -168,8 +169,9 @@ def label_run(
                 steps_labeled += 1
                 unmapped += result.symbol == "unmapped"
         if pending:
-            # Core bulk insert: tens of thousands of rows, where ORM objects cost seconds.
-            session.execute(insert(StepLabel), pending)
+            # Core bulk insert (COPY on PostgreSQL): tens of thousands of rows, where ORM
+            # objects cost seconds.
+            bulk_insert(session, StepLabel, pending)
         session.commit()
         if progress is not None:
             progress(start + len(chunk_ids), len(todo))
