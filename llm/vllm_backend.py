@@ -11,20 +11,31 @@ the several batches of a labeling round share it; :func:`shutdown_engines` stops
 (and its ``VLLM::EngineCore`` child) explicitly: the CLI calls it when a command ends or fails,
 and it is registered with :mod:`atexit` as a safety net. Without it vLLM's own finaliser
 leaves the CLI hanging for minutes at exit and can orphan the engine process.
+
+A dead engine must end the run, whenever it dies. vLLM's synchronous client waits on its
+output queue (and on utility calls) with no timeout, and when its own monitor notices a dead
+``EngineCore`` it stops the output thread without putting an error on that queue, so a call
+that is waiting never returns. Every engine call therefore runs in a daemon thread of our own
+(:func:`watched_call`) while the event loop polls the engine processes' liveness every
+:data:`WATCH_INTERVAL_S`; a dead process fails the in-flight batch at once (the stuck thread is
+woken when possible, abandoned otherwise), and shutdowns are bounded (:data:`SHUTDOWN_TIMEOUT_S`,
+then the remaining engine processes are killed).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import contextlib
+import functools
 import importlib.metadata
 import importlib.util
 import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from llm.seeds import derive_seed, request_seed
@@ -199,13 +210,193 @@ def engine_kwargs(user: Mapping[str, Any], *, cpu: bool, seeded: bool) -> dict[s
 
 _ENGINES: dict[str, Any] = {}
 _ENGINES_LOCK = threading.Lock()
+# Held while an engine is created (minutes); the registry lock is not, so engine_death()
+# can read the registry meanwhile.
+_CREATE_LOCK = threading.Lock()
 _ATEXIT_REGISTERED = False
+
+#: How often a batch that waits on the engine checks that the engine processes are alive.
+WATCH_INTERVAL_S = 0.25
+#: How long a batch whose engine died waits for vLLM's call to give up before leaving it.
+UNBLOCK_GRACE_S = 5.0
+#: How long one engine's shutdown may take before its remaining processes are killed.
+SHUTDOWN_TIMEOUT_S = 30.0
+#: vLLM's name for its engine-core processes (``EngineCore``, ``EngineCore_DP<i>``).
+ENGINE_CORE_NAME = "EngineCore"
+
+#: Engine-core processes seen alive while an engine was being created (before there is an
+#: engine object to ask), kept so that one that dies afterwards is still noticed.
+_SEEN_CORES: list[Any] = []
+
+
+class EngineDied(RuntimeError):
+    """The engine's process is gone (raised by :func:`watched_call`)."""
 
 
 def _engine_is_dead(exc: BaseException) -> bool:
     """Whether an exception says the engine process is gone (vs one bad batch)."""
+    if isinstance(exc, EngineDied):
+        return True
     names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
     return "EngineDeadError" in names
+
+
+def _core_client(llm: Any) -> Any:
+    """vLLM's engine-core client of an ``LLM`` (``None`` when the layout is unknown)."""
+    return getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+
+
+def engine_processes(llm: Any) -> list[Any]:
+    """The engine-core processes an ``LLM`` started (dead ones included; may be empty)."""
+    resources = getattr(_core_client(llm), "resources", None)
+    manager = getattr(resources, "engine_manager", None)
+    return list(getattr(manager, "processes", None) or [])
+
+
+def _observe_cores() -> None:
+    """Remember every live engine-core child process of this process."""
+    import multiprocessing
+
+    try:
+        children = multiprocessing.active_children()
+    except RuntimeError:  # another thread started a process meanwhile; look next time
+        return
+    for proc in children:
+        if proc.name.startswith(ENGINE_CORE_NAME) and proc not in _SEEN_CORES:
+            _SEEN_CORES.append(proc)
+
+
+def _exit_text(code: int) -> str:
+    if code < 0:
+        import signal
+
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+def engine_death(llm: Any | None) -> str | None:
+    """Why the engine is dead (e.g. ``EngineCore (pid 12) ended by signal SIGKILL``), or None.
+
+    Args:
+        llm: The ``vllm.LLM``, or ``None`` while it is being created (then the engine-core
+            children seen alive so far, other than those of finished engines, are checked).
+    """
+    if llm is None:
+        _observe_cores()
+        with _ENGINES_LOCK:
+            owned = [p for engine in _ENGINES.values() for p in engine_processes(engine)]
+        procs = [p for p in _SEEN_CORES if p not in owned]
+    else:
+        procs = engine_processes(llm)
+    for proc in procs:
+        code = proc.exitcode
+        if code is not None:
+            return f"{proc.name} (pid {proc.pid}) ended by {_exit_text(code)}"
+    resources = getattr(_core_client(llm), "resources", None)
+    if llm is not None and getattr(resources, "engine_dead", False):
+        return "vLLM marked its engine core dead"
+    return None
+
+
+def _death_during_start() -> str | None:
+    """Why an engine that failed to start died, when a signal ended its engine core.
+
+    vLLM reports an engine core killed during start-up as a generic initialisation
+    failure. An engine-core child seen alive that then ended by a signal (other than
+    the SIGTERM vLLM itself sends when a start fails) was killed (e.g. by the OOM killer or
+    a user) and is reported as a dead engine; one that exited with an error code is a
+    start-up failure (the machine cannot run it) and is not.
+    """
+    import signal
+
+    with _ENGINES_LOCK:
+        owned = [p for engine in _ENGINES.values() for p in engine_processes(engine)]
+    for proc in _SEEN_CORES:
+        code = proc.exitcode
+        if proc not in owned and code is not None and code < 0 and -code != signal.SIGTERM:
+            return f"{proc.name} (pid {proc.pid}) ended by {_exit_text(code)}"
+    return None
+
+
+def _wake(llm: Any | None) -> None:
+    """Make vLLM's calls that wait on a dead engine raise instead of waiting forever.
+
+    vLLM's synchronous client blocks on its output queue (generation) or on a future
+    (utility calls) with no timeout; when its engine core dies it stops reading outputs but
+    puts nothing on that queue, so those waits never end. An ``EngineDeadError`` on the
+    queue and on every pending future ends them. Best effort: unknown layouts are skipped
+    (the caller abandons the call after :data:`UNBLOCK_GRACE_S`).
+    """
+    client = _core_client(llm)
+    if client is None:
+        return
+    try:
+        from vllm.v1.engine.exceptions import EngineDeadError
+
+        error: Exception = EngineDeadError()
+    except Exception:  # pragma: no cover - a vLLM without the class
+        error = EngineDied("the vLLM engine core died")
+    resources = getattr(client, "resources", None)
+    if resources is not None:
+        with contextlib.suppress(Exception):
+            resources.engine_dead = True
+    queue = getattr(client, "outputs_queue", None)
+    if queue is not None:
+        with contextlib.suppress(Exception):
+            queue.put_nowait(error)
+    for future in list((getattr(client, "utility_results", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            future.set_exception(error)
+
+
+async def watched_call(fn: Callable[[], Any], engine: Callable[[], Any | None]) -> Any:
+    """Run a blocking engine call in a daemon thread; fail fast if the engine dies.
+
+    The call's own thread is a daemon of ours (not the loop's default executor, which
+    ``asyncio.run`` joins at the end, so a call stuck on a dead engine would hang the
+    command's exit). While it runs, the engine processes are checked every
+    :data:`WATCH_INTERVAL_S`.
+
+    Args:
+        fn: The call (creates the engine if needed, then generates).
+        engine: Returns the ``vllm.LLM`` once it exists (``None`` before).
+
+    Returns:
+        What ``fn`` returned.
+
+    Raises:
+        EngineDied: When an engine process died while the call ran (the call is woken by
+            :func:`_wake` and, if it does not return within :data:`UNBLOCK_GRACE_S`, left
+            behind in its daemon thread).
+        Exception: Whatever ``fn`` raised.
+    """
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # handed to the waiting coroutine
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="driftlens-vllm-call", daemon=True).start()
+    waiter = asyncio.wrap_future(future)
+    # An abandoned call's late error is not "never retrieved" noise.
+    waiter.add_done_callback(lambda f: f.cancelled() or f.exception())
+    while True:
+        done, _ = await asyncio.wait({waiter}, timeout=WATCH_INTERVAL_S)
+        if done:
+            return waiter.result()
+        why = engine_death(engine())
+        if why is None:
+            continue
+        _wake(engine())
+        await asyncio.wait({waiter}, timeout=UNBLOCK_GRACE_S)
+        raise EngineDied(why)
 
 
 def shared_engine(model: str, kwargs: Mapping[str, Any]) -> Any:
@@ -217,8 +408,9 @@ def shared_engine(model: str, kwargs: Mapping[str, Any]) -> Any:
     """
     global _ATEXIT_REGISTERED
     key = json.dumps([model, dict(kwargs)], sort_keys=True, default=str)
-    with _ENGINES_LOCK:
-        llm = _ENGINES.get(key)
+    with _CREATE_LOCK:
+        with _ENGINES_LOCK:
+            llm = _ENGINES.get(key)
         if llm is not None:
             return llm
         try:
@@ -226,16 +418,20 @@ def shared_engine(model: str, kwargs: Mapping[str, Any]) -> Any:
 
             llm = vllm.LLM(model=model, **kwargs)
         except Exception as exc:
+            died = _death_during_start()
+            if died is not None:  # killed while starting: a dead engine, not a bad machine
+                raise EngineDied(died) from exc
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:240]
             build = vllm_distribution()
             label = f"{build[0]} {build[1]}" if build else "vLLM"
             raise ConfigError(
                 f"{label} cannot run {model} on this machine: {type(exc).__name__}: {reason}"
             ) from exc
-        _ENGINES[key] = llm
-        if not _ATEXIT_REGISTERED:
-            atexit.register(shutdown_engines)
-            _ATEXIT_REGISTERED = True
+        with _ENGINES_LOCK:
+            _ENGINES[key] = llm
+            if not _ATEXIT_REGISTERED:
+                atexit.register(shutdown_engines)
+                _ATEXIT_REGISTERED = True
         return llm
 
 
@@ -245,22 +441,52 @@ def _shutdown(llm: Any) -> None:
     if callable(stop):
         stop()
         return
-    core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+    core = _core_client(llm)
     if core is not None and callable(getattr(core, "shutdown", None)):
         core.shutdown()
 
 
-def shutdown_engines() -> int:
+def _shutdown_bounded(llm: Any, timeout_s: float) -> None:
+    """:func:`_shutdown` for at most ``timeout_s``, then kill the engine's processes.
+
+    A shutdown that talks to a dead or wedged engine can wait without end; it runs in a
+    daemon thread, and whatever engine process is still alive afterwards is killed.
+    """
+    procs = engine_processes(llm)
+
+    def stop() -> None:
+        with contextlib.suppress(Exception):  # a dead engine has nothing left to stop
+            _shutdown(llm)
+
+    worker = threading.Thread(target=stop, name="driftlens-vllm-shutdown", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    _kill(procs)
+
+
+def _kill(procs: Sequence[Any]) -> None:
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            if proc.is_alive():
+                proc.kill()
+                proc.join(5)
+
+
+def shutdown_engines(timeout_s: float = SHUTDOWN_TIMEOUT_S) -> int:
     """Shut down every engine this process started; return how many there were.
 
-    Safe to call more than once and when none was started (then vLLM is not imported).
+    Each shutdown is bounded by ``timeout_s``; engine processes still alive after it (and
+    any engine-core child seen while an engine was being created) are killed, so the
+    command always exits and leaves no orphan. Safe to call more than once and when none
+    was started (then vLLM is not imported).
     """
     with _ENGINES_LOCK:
         engines = list(_ENGINES.values())
         _ENGINES.clear()
     for llm in engines:
-        with contextlib.suppress(Exception):  # a dead engine has nothing left to stop
-            _shutdown(llm)
+        _shutdown_bounded(llm, timeout_s)
+    _kill(_SEEN_CORES)
+    _SEEN_CORES.clear()
     if engines:
         import gc
 
@@ -327,6 +553,10 @@ class VLLMBackend:
             self._llm = shared_engine(self.model, kwargs)
         return self._llm
 
+    def _current(self) -> Any:
+        """The engine once it exists (``None`` while it is being created)."""
+        return self._llm
+
     def close(self) -> None:
         """Shut down every in-process engine (see :func:`shutdown_engines`)."""
         self._llm = None
@@ -382,13 +612,14 @@ class VLLMBackend:
         concurrency: int,
         on_result: ResultCallback | None = None,
     ) -> list[ChatResult]:
-        """Answer the requests batch by batch in a worker thread (``concurrency`` unused)."""
-        loop = asyncio.get_running_loop()
+        """Answer the requests batch by batch in a watched thread (``concurrency`` unused)."""
         results: list[ChatResult] = []
         for start in range(0, len(requests), self.batch_size):
             batch = list(requests[start : start + self.batch_size])
             try:
-                out = await loop.run_in_executor(None, self._generate, batch)
+                # Not run_in_executor: a call stuck on a dead engine must not block the
+                # loop's shutdown, and the engine is watched while the call runs.
+                out = await watched_call(functools.partial(self._generate, batch), self._current)
             except ConfigError:
                 raise  # the engine cannot start here: one line, the run stops
             except Exception as exc:
@@ -397,8 +628,9 @@ class VLLMBackend:
                     # is stored) instead of failing every remaining request one by one.
                     self._llm = None
                     shutdown_engines()
+                    why = f" ({exc})" if isinstance(exc, EngineDied) else ""
                     raise ServiceError(
-                        f"The vLLM engine for {self.model} died after {start} of "
+                        f"The vLLM engine for {self.model} died{why} after {start} of "
                         f"{len(requests)} requests; answers so far are stored, run the same "
                         "command again to resume."
                     ) from exc
