@@ -1,6 +1,8 @@
 """Run a batch of chat requests: cache hits first, misses concurrently, results cached.
 
-``run_chat_batch`` is what ``study/`` calls for generation and labeling. It never sends a
+``run_chat_batch`` is what ``study/`` calls for generation and labeling;
+``run_chat_chains`` is its twin for requests that may need a follow-up (an LLM labeler's
+repair request), sent as soon as the reply it depends on is in. It never sends a
 request whose answer is cached, writes each success to the cache as it arrives (commits
 in small batches, so killing a run loses little), never caches errors, and turns a batch
 that an endpoint refused outright (bad key, unknown model, bad URL) into one
@@ -25,7 +27,18 @@ ProgressCallback = Callable[[int, int], None]
 #: Seconds between the batch's timed flushes (``on_tick`` and the cache's due commit).
 TICK_S = 0.5
 
-__all__ = ["ProgressCallback", "arun_chat_batch", "get_backend", "run_chat_batch"]
+#: ``follow_up(chain, request, result)``: the chain's next request, or ``None`` when it ends.
+FollowUp = Callable[[int, ChatRequest, ChatResult], "ChatRequest | None"]
+
+__all__ = [
+    "FollowUp",
+    "ProgressCallback",
+    "arun_chat_batch",
+    "arun_chat_chains",
+    "get_backend",
+    "run_chat_batch",
+    "run_chat_chains",
+]
 
 
 def run_chat_batch(
@@ -179,3 +192,203 @@ def _raise_if_refused(sent: Sequence[ChatResult]) -> None:
     kinds = {r.error_kind for r in sent}
     if len(kinds) == 1 and next(iter(kinds)) in FATAL_KINDS:
         raise ServiceError(sent[0].error or "Model endpoint refused every request.")
+
+
+def run_chat_chains(
+    backend_or_spec: ChatBackend | str,
+    requests: Sequence[ChatRequest],
+    *,
+    follow_up: FollowUp,
+    session: Any = None,
+    concurrency: int = 16,
+    progress: ProgressCallback | None = None,
+) -> list[list[ChatResult]]:
+    """Answer each request and the follow-ups its answers call for (one chain per request).
+
+    Synchronous wrapper around :func:`arun_chat_chains`.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError(
+            "run_chat_chains was called inside an event loop; await arun_chat_chains instead"
+        )
+    return asyncio.run(
+        arun_chat_chains(
+            backend_or_spec,
+            requests,
+            follow_up=follow_up,
+            session=session,
+            concurrency=concurrency,
+            progress=progress,
+        )
+    )
+
+
+async def arun_chat_chains(
+    backend_or_spec: ChatBackend | str,
+    requests: Sequence[ChatRequest],
+    *,
+    follow_up: FollowUp,
+    session: Any = None,
+    concurrency: int = 16,
+    progress: ProgressCallback | None = None,
+) -> list[list[ChatResult]]:
+    """Answer chains of requests: each reply may call for a follow-up request.
+
+    Chain ``i`` starts with ``requests[i]``; after each result, ``follow_up(i, request,
+    result)`` returns the chain's next request or ``None``. Caching is as in
+    :func:`arun_chat_batch` (hits are never sent, successes are cached, errors never).
+
+    A backend that takes requests while others are in flight (``achat_feed``: the
+    OpenAI-compatible one) gets each follow-up as soon as the reply it depends on is in,
+    under the same ``concurrency`` as the first requests, so a server stays as busy as with
+    one flat batch instead of idling between a round of first requests and a round of
+    follow-ups. Other backends (in-process: simulator, vLLM) answer in rounds.
+
+    Args:
+        backend_or_spec: A backend or a ``provider/model`` spec.
+        requests: The first request of every chain.
+        follow_up: Called in the event-loop thread with every result (cache hits
+            included), in chain order for one chain.
+        session: A database session for the cache (``None``: no cache).
+        concurrency: Maximum requests in flight, all chains together.
+        progress: ``progress(done, total)`` over chains, as chains end.
+
+    Returns:
+        Every chain's results in order (``[first, follow-up, ...]``), in request order.
+
+    Raises:
+        ServiceError: When every request sent failed for a reason that applies to the
+            whole endpoint (as :func:`run_chat_batch`).
+    """
+    backend = get_backend(backend_or_spec) if isinstance(backend_or_spec, str) else backend_or_spec
+    if not callable(getattr(backend, "achat_feed", None)):
+        return await _chains_in_rounds(
+            backend, requests, follow_up, session=session, concurrency=concurrency,
+            progress=progress,
+        )  # fmt: skip
+    from llm.cache import CacheScope, ChatCache, cache_key, request_payload
+
+    info = parse_spec(backend.spec)
+    scope = CacheScope(info.provider, backend.endpoint(), info.model)
+    cache = ChatCache(session) if session is not None else None
+    total = len(requests)
+    chains: list[list[ChatResult]] = [[] for _ in requests]
+    ended = 0
+
+    def end_chain() -> None:
+        nonlocal ended
+        ended += 1
+        if progress is not None:
+            progress(ended, total)
+
+    # 1. Walk every chain through the cache as far as it goes (bulk lookups, no network).
+    frontier: dict[int, ChatRequest] = dict(enumerate(requests))
+    to_send: dict[int, ChatRequest] = {}
+    while frontier and cache is not None:
+        keys = {i: cache_key(scope, r) for i, r in frontier.items()}
+        hits = cache.lookup(keys.values())
+        moved: dict[int, ChatRequest] = {}
+        for i, req in frontier.items():
+            if keys[i] not in hits:
+                to_send[i] = req
+                continue
+            chains[i].append(hits[keys[i]])
+            nxt = follow_up(i, req, hits[keys[i]])
+            if nxt is None:
+                end_chain()
+            else:
+                moved[i] = nxt
+        frontier = moved
+    to_send.update(frontier)  # no cache: everything is sent
+    if progress is not None:
+        progress(ended, total)
+    if not to_send:
+        return chains
+
+    # 2. The rest over the network; follow-ups join the feed as their replies come in.
+    feed: asyncio.Queue[tuple[str, ChatRequest] | None] = asyncio.Queue()
+    waiting: dict[str, list[int]] = {}  # key in flight -> chains waiting for its answer
+    answered: dict[str, ChatResult] = {}  # answered in this call (staged, maybe unflushed)
+    sent: list[ChatResult] = []
+
+    def ask(i: int, req: ChatRequest | None) -> None:
+        """Chain ``i`` needs ``req`` answered (``None``: the chain has ended)."""
+        while req is not None:
+            key = cache_key(scope, req)
+            if key in waiting:  # the same request is in flight for another chain
+                waiting[key].append(i)
+                return
+            res = answered.get(key)
+            if res is None and cache is not None:
+                res = cache.lookup([key]).get(key)
+            if res is None:
+                waiting[key] = [i]
+                feed.put_nowait((key, req))
+                return
+            chains[i].append(res)
+            req = follow_up(i, req, res)
+        end_chain()
+        if ended == total:
+            feed.put_nowait(None)
+
+    def collect(key: str, req: ChatRequest, res: ChatResult) -> None:
+        res = sanitize_result(replace(res, cache_key=key))
+        sent.append(res)
+        if res.error is None and res.text is not None:
+            answered[key] = res
+            if cache is not None:
+                cache.add(key, request_payload(scope, req), res)
+        for i in waiting.pop(key):
+            chains[i].append(res)
+            ask(i, follow_up(i, req, res))
+
+    def tick() -> None:
+        if cache is not None:
+            cache.flush_if_due()
+
+    for i, req in to_send.items():
+        ask(i, req)
+    ticker = asyncio.create_task(_every(TICK_S, tick))
+    try:
+        await backend.achat_feed(feed, concurrency=concurrency, on_result=collect)  # type: ignore[attr-defined]
+    finally:
+        ticker.cancel()
+        if cache is not None:
+            cache.flush()
+    _raise_if_refused(sent)
+    return chains
+
+
+async def _chains_in_rounds(
+    backend: ChatBackend,
+    requests: Sequence[ChatRequest],
+    follow_up: FollowUp,
+    *,
+    session: Any,
+    concurrency: int,
+    progress: ProgressCallback | None,
+) -> list[list[ChatResult]]:
+    """Chains for backends that answer fixed batches: every chain's next request per round."""
+    chains: list[list[ChatResult]] = [[] for _ in requests]
+    frontier = list(enumerate(requests))
+    ended = 0
+    while frontier:
+        results = await arun_chat_batch(
+            backend, [r for _, r in frontier], session=session, concurrency=concurrency
+        )
+        moved = []
+        for (i, req), res in zip(frontier, results, strict=True):
+            chains[i].append(res)
+            nxt = follow_up(i, req, res)
+            if nxt is None:
+                ended += 1
+            else:
+                moved.append((i, nxt))
+        if progress is not None:
+            progress(ended, len(requests))
+        frontier = moved
+    return chains

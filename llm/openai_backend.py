@@ -12,7 +12,7 @@ import base64
 import random
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -311,6 +311,60 @@ class OpenAIBackend:
         finally:
             await pool.close()
         return [r for r in results if r is not None]
+
+    async def achat_feed(
+        self,
+        feed: asyncio.Queue[tuple[str, ChatRequest] | None],
+        *,
+        concurrency: int,
+        on_result: Callable[[str, ChatRequest, ChatResult], None],
+    ) -> None:
+        """Answer requests as they arrive on ``feed`` until ``None`` arrives.
+
+        What :meth:`achat` does for a fixed list, for a caller that adds requests while
+        others are in flight (a follow-up sent as soon as the reply it depends on is in:
+        :func:`llm.batch.arun_chat_chains`). The same replicas, semaphore and batch state
+        serve every request of the feed, so ``concurrency`` bounds them all together.
+
+        Args:
+            feed: ``(tag, request)`` pairs, then ``None`` once nothing more will come.
+            concurrency: Maximum simultaneous HTTP requests.
+            on_result: ``on_result(tag, request, result)`` in the event-loop thread as each
+                request finishes (it may put further requests on ``feed``).
+        """
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        pool = _Replicas(
+            self._base_urls, self._make_client, concurrency, retry_s=self.replica_retry_s
+        )
+        sem = asyncio.Semaphore(concurrency)
+        state = _BatchState()
+        tasks: set[asyncio.Task[None]] = set()
+        errors: list[Exception] = []
+
+        async def run_one(tag: str, req: ChatRequest) -> None:
+            try:
+                on_result(tag, req, await self._one(pool, req, sem, state))
+            except Exception as exc:  # a callback failed: stop the feed, raise it below
+                errors.append(exc)
+                feed.put_nowait(None)
+
+        try:
+            while not errors and (item := await feed.get()) is not None:
+                task = asyncio.ensure_future(run_one(*item))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            while not errors and (pending := [t for t in tasks if not t.done()]):
+                await asyncio.wait(pending)
+            if errors:
+                raise errors[0]
+        except BaseException:
+            for task in list(tasks):
+                task.cancel()
+            await asyncio.gather(*list(tasks), return_exceptions=True)
+            raise
+        finally:
+            await pool.close()
 
     def _make_client(self, base_url: str, connections: int) -> Any:
         import openai

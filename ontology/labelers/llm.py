@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from llm.batch import FollowUp
 from llm.limits import label_concurrency, labeler_max_tokens
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from ontology.labelers.base import LabelItem, Progress, StepLabelResult
@@ -86,16 +87,26 @@ class LLMLabeler:
         return self.label_batch([LabelItem("", tuple(steps))], ontology=ontology)[0]
 
     def _send(
-        self, requests: list[ChatRequest], session: Any, progress: Progress | None
-    ) -> list[ChatResult]:
-        from llm.batch import run_chat_batch
+        self,
+        requests: list[ChatRequest],
+        follow_up: FollowUp,
+        session: Any,
+        progress: Progress | None,
+    ) -> list[list[ChatResult]]:
+        from llm.batch import run_chat_chains
 
         if not requests:
             return []
-        self.stats["requests"] += len(requests)
-        return run_chat_batch(
-            self.model, requests, session=session, concurrency=self.concurrency, progress=progress
+        chains = run_chat_chains(
+            self.model,
+            requests,
+            follow_up=follow_up,
+            session=session,
+            concurrency=self.concurrency,
+            progress=progress,
         )
+        self.stats["requests"] += sum(len(chain) for chain in chains)
+        return chains
 
     def label_batch(
         self,
@@ -105,7 +116,11 @@ class LLMLabeler:
         session: object | None = None,
         progress: Progress | None = None,
     ) -> list[list[StepLabelResult]]:
-        """Label many responses: one request each, then one repair round for bad replies.
+        """Label many responses: one request each, and a repair request for a bad reply.
+
+        A repair goes out as soon as the reply it repairs has been parsed (while other
+        first requests are still in flight; :func:`llm.batch.run_chat_chains`), so the
+        server is never left waiting for a round of first replies to finish.
 
         Results of a response whose request failed at the endpoint are an empty list (the
         caller stores nothing for it, so a rerun retries).
@@ -134,53 +149,69 @@ class LLMLabeler:
                 for p in batch
             ]
 
-        retry: list[_Pending] = []
-        for attempt in (0, 1):
-            batch = pending if attempt == 0 else retry
-            results = self._send(requests_for(batch), session, progress if attempt == 0 else None)
-            retry = []
-            for p, res in zip(batch, results, strict=True):
-                steps = items[p.item].steps
-                if res.error is not None or res.text is None:
-                    self.stats["failed"] += 1
-                    continue  # not stored: retried on the next run
-                p.raw.append(res.text)
+        # Parse results, by (pending index, attempt): follow_up parses each reply once.
+        parsed_replies: dict[tuple[int, int], dict[int, tuple[str, str]] | AnswerParseError] = {}
+
+        def parse(k: int, attempt: int, text: str) -> dict[int, tuple[str, str]] | AnswerParseError:
+            if (k, attempt) not in parsed_replies:
                 try:
-                    parsed = parse_label_answer(res.text, doc=ontology, step_indices=p.indices)
+                    parsed_replies[k, attempt] = parse_label_answer(
+                        text, doc=ontology, step_indices=pending[k].indices
+                    )
                 except AnswerParseError as exc:
-                    if attempt == 0:
-                        p.messages = [
-                            *p.messages,
-                            ("assistant", res.text),
-                            ("user", REPAIR_TEMPLATE.format(error=exc, indices=p.indices)),
-                        ]
-                        p.error = str(exc)
-                        retry.append(p)
-                        continue
-                    self.stats["unparseable"] += 1
-                    raw = "\n----- repair -----\n".join(p.raw)
-                    out[p.item] = [
-                        StepLabelResult(
-                            k,
-                            UNMAPPED,
-                            UNMAPPED,
-                            "unparseable" if s and s.strip() else "empty_step",
-                            raw if s and s.strip() else None,
-                        )
-                        for k, s in enumerate(steps)
-                    ]
-                    continue
-                status = "ok" if attempt == 0 else "repaired"
-                self.stats["repaired"] += attempt
-                raw = "\n----- repair -----\n".join(p.raw)
-                labels = []
-                for k in range(len(steps)):
-                    if k + 1 in parsed:
-                        category, leaf = parsed[k + 1]
-                        labels.append(StepLabelResult(k, category, leaf, status, raw))
-                    else:
-                        labels.append(StepLabelResult(k, UNMAPPED, UNMAPPED, "empty_step"))
-                out[p.item] = labels
-            if not retry:
-                break
+                    parsed_replies[k, attempt] = exc
+            return parsed_replies[k, attempt]
+
+        def follow_up(k: int, _req: ChatRequest, res: ChatResult) -> ChatRequest | None:
+            p = pending[k]
+            attempt = len(p.raw)
+            if res.error is not None or res.text is None or attempt > 0:
+                return None  # failed (retried on the next run) or already the repair
+            p.raw.append(res.text)
+            outcome = parse(k, 0, res.text)
+            if not isinstance(outcome, AnswerParseError):
+                return None
+            p.messages = [
+                *p.messages,
+                ("assistant", res.text),
+                ("user", REPAIR_TEMPLATE.format(error=outcome, indices=p.indices)),
+            ]
+            p.error = str(outcome)
+            return requests_for([p])[0]
+
+        chains = self._send(requests_for(pending), follow_up, session, progress)
+        for k, (p, chain) in enumerate(zip(pending, chains, strict=True)):
+            steps = items[p.item].steps
+            last = chain[-1]
+            if last.error is not None or last.text is None:
+                self.stats["failed"] += 1
+                continue  # not stored: retried on the next run
+            attempt = len(chain) - 1
+            if attempt > 0:
+                p.raw.append(last.text)
+            outcome = parse(k, attempt, last.text)
+            raw = "\n----- repair -----\n".join(p.raw)
+            if isinstance(outcome, AnswerParseError):
+                self.stats["unparseable"] += 1
+                out[p.item] = [
+                    StepLabelResult(
+                        i,
+                        UNMAPPED,
+                        UNMAPPED,
+                        "unparseable" if s and s.strip() else "empty_step",
+                        raw if s and s.strip() else None,
+                    )
+                    for i, s in enumerate(steps)
+                ]
+                continue
+            status = "ok" if attempt == 0 else "repaired"
+            self.stats["repaired"] += attempt
+            labels = []
+            for i in range(len(steps)):
+                if i + 1 in outcome:
+                    category, leaf = outcome[i + 1]
+                    labels.append(StepLabelResult(i, category, leaf, status, raw))
+                else:
+                    labels.append(StepLabelResult(i, UNMAPPED, UNMAPPED, "empty_step"))
+            out[p.item] = labels
         return out
