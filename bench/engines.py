@@ -21,7 +21,8 @@ Usage::
 
     eval "$(scripts/ci/vllm.sh)"
     .venv/bin/python bench/engines.py [--service gemma --model gemma-3-270m] \
-        [--questions 8 --max-tokens 16 --concurrency 8] [--label-responses 4]
+        [--questions 8 --max-tokens 16 --concurrency 8] [--label-responses 4] \
+        [--label-repeats 3] [--skip-generate | --skip-label]
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import faulthandler
+import functools
 import json
 import os
 import platform
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -257,23 +260,28 @@ def bench_generate(args: argparse.Namespace) -> list[Phase]:
     return phases
 
 
-def bench_label(args: argparse.Namespace) -> list[Phase]:
-    phases: list[Phase] = []
+def bench_label(args: argparse.Namespace) -> list[list[Phase]]:
+    """``--label-repeats`` repetitions of plain, library, library, plain (fresh workspaces)."""
     with workspace():
         import_questions(args.label_responses)
         sim_run(args, "steps")
         labeling(args, "steps")  # untimed warm-up; its cache holds the exact requests
         reqs = cached_requests()
     print(f"label: {len(reqs)} labeler requests", file=sys.stderr)
-    phases.append(run_plain("plain openai loop (1)", args, reqs))
-    for i in (1, 2):
-        with workspace():
-            import_questions(args.label_responses)
-            sim_run(args, "steps")
-            seconds, _ = labeling(args, "steps")
-            phases.append(Phase(f"driftlens label ({i})", len(reqs), seconds, 0))
-    phases.append(run_plain("plain openai loop (2)", args, reqs))
-    return phases
+    reps: list[list[Phase]] = []
+    for rep in range(1, args.label_repeats + 1):
+        phases = [run_plain("plain openai loop (1)", args, reqs)]
+        for i in (1, 2):
+            with workspace():
+                import_questions(args.label_responses)
+                sim_run(args, "steps")
+                seconds, sent = labeling(args, "steps")
+                assert sent == len(reqs), (sent, len(reqs))  # the same requests as the warm-up
+                phases.append(Phase(f"driftlens label ({i})", len(reqs), seconds, 0))
+        phases.append(run_plain("plain openai loop (2)", args, reqs))
+        print(f"label repetition {rep}: {ratio(phases, 'driftlens label'):.3f}x", file=sys.stderr)
+        reps.append(phases)
+    return reps
 
 
 def ratio(phases: list[Phase], library: str) -> float:
@@ -304,7 +312,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--label-responses", type=int, default=2)
     parser.add_argument("--labeler-max-tokens", type=int, default=16)
+    parser.add_argument("--label-repeats", type=int, default=1)
     parser.add_argument("--skip-label", action="store_true")
+    parser.add_argument("--skip-generate", action="store_true")
     args = parser.parse_args()
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where a slow run is
     for var in (f"{args.service.upper()}_BASE_URL", f"{args.service.upper()}_API_KEY"):
@@ -314,37 +324,51 @@ def main() -> None:
     os.environ["DRIFTLENS_LABEL_CONCURRENCY"] = str(args.concurrency)  # same as the plain loop
     os.environ.setdefault("DRIFTLENS_REQUEST_TIMEOUT_S", "900")
 
-    gen = bench_generate(args)
     out = [
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.node()} "
         f"({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}): "
         f"`{' '.join(['bench/engines.py', *sys.argv[1:]])}`",
         "",
     ]
-    first = next(p for p in gen if p.name == "driftlens generate (2)")
-    rerun = next(p for p in gen if p.name == "generate, cached rerun")
-    out.append(
-        table(
-            f"Generation: openai-api/{args.service}/{args.model}, concurrency {args.concurrency}",
-            gen,
-            lambda: [
-                f"generate / plain loop throughput: **{ratio(gen, 'driftlens generate'):.3f}×**; "
-                f"cached rerun {first.seconds / rerun.seconds:.0f}× faster than the first run."
-            ],
-        )
-    )
-    if not args.skip_label:
-        lab = bench_label(args)
+    gen: list[Phase] = []
+    if not args.skip_generate:
+        gen = bench_generate(args)
+        first = next(p for p in gen if p.name == "driftlens generate (2)")
+        rerun = next(p for p in gen if p.name == "generate, cached rerun")
         out.append(
             table(
-                f"LLM labeling: llm:openai-api/{args.service}/{args.model}, "
-                f"labeler max_tokens {args.labeler_max_tokens}",
-                lab,
+                f"Generation: openai-api/{args.service}/{args.model}, "
+                f"concurrency {args.concurrency}",
+                gen,
                 lambda: [
-                    f"label / plain loop throughput: **{ratio(lab, 'driftlens label'):.3f}×**"
+                    "generate / plain loop throughput: "
+                    f"**{ratio(gen, 'driftlens generate'):.3f}×**; cached rerun "
+                    f"{first.seconds / rerun.seconds:.0f}× faster than the first run."
                 ],
             )
         )
+    if not args.skip_label:
+        reps = bench_label(args)
+        ratios = [ratio(phases, "driftlens label") for phases in reps]
+        for rep, phases in enumerate(reps, start=1):
+            out.append(
+                table(
+                    f"LLM labeling, repetition {rep}: llm:openai-api/{args.service}/{args.model}, "
+                    f"labeler max_tokens {args.labeler_max_tokens}, concurrency {args.concurrency}",
+                    phases,
+                    functools.partial(
+                        lambda r: [f"label / plain loop throughput: **{r:.3f}×**"], ratios[rep - 1]
+                    ),
+                )
+            )
+        everything = [p for phases in reps for p in phases]
+        out.append(
+            f"label / plain loop over {len(reps)} repetitions: "
+            f"**{ratio(everything, 'driftlens label'):.3f}×** (all phases pooled); per "
+            f"repetition min {min(ratios):.3f}×, median {statistics.median(ratios):.3f}×, "
+            f"max {max(ratios):.3f}×\n"
+        )
+    out.append(f"Load at the end: {os.getloadavg()[0]:.1f}.")
     print("\n".join(out))
     print(json.dumps({"phases": [p.__dict__ for p in gen]}), file=sys.stderr)
 
