@@ -3,7 +3,11 @@
 # Extra arguments go to pytest (e.g. scripts/test.sh -k metrics).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage says when it ended (seconds since the start): CI logs then show where the time
+# goes, with pytest's slowest tests (--durations below).
+stage() { printf 'test.sh [%ss]: %s\n' "$SECONDS" "$*" >&2; }
 scripts/setup.sh dev
+stage "setup done"
 
 started_pg=0
 started_ls=0
@@ -37,6 +41,7 @@ if [ "${DRIFTLENS_SKIP_POSTGRES:-0}" != "1" ]; then
   pg_env="$(scripts/ci/postgres.sh)"
   eval "$pg_env"
   export DRIFTLENS_REQUIRE_POSTGRES=1  # the PostgreSQL tests must run, not skip
+  stage "PostgreSQL ready"
 fi
 
 # Label Studio 1.23.2 for the human-studies tests (own virtualenv, reused between runs;
@@ -46,6 +51,7 @@ if [ "${DRIFTLENS_SKIP_LABELSTUDIO:-0}" != "1" ]; then
   scripts/ci/labelstudio.sh --status >/dev/null 2>&1 || started_ls=1
   ls_env="$(scripts/ci/labelstudio.sh)"
   eval "$ls_env"
+  stage "Label Studio ready"
 fi
 
 # Debian chromium for the browser tests (Playwright drives it; no browser download).
@@ -62,8 +68,10 @@ if [ -n "${vllm_job:-}" ]; then
   vllm_job=""
   eval "$(cat "$vllm_out")"
   export DRIFTLENS_REQUIRE_VLLM=1  # the engine tests must run, not skip
+  stage "vLLM ready"
 fi
 
 mkdir -p test-artifacts
 # The core runs under both implementations inside the suite (see tests/core/conftest.py).
-.venv/bin/python -m pytest "$@"
+stage "pytest starts"
+.venv/bin/python -m pytest --durations=30 "$@"

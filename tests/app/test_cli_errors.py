@@ -203,6 +203,16 @@ def test_click_exception_and_abort_of_both_families(capsys: pytest.CaptureFixtur
         assert user_message(cls(0)) == ("", 0)
 
 
+def _wait_until_mapped(proc: subprocess.Popen[str], library: str, *, timeout: float) -> None:
+    """Wait until ``proc`` has loaded ``library`` (its ``/proc/PID/maps`` names it)."""
+    deadline = time.monotonic() + timeout
+    maps = Path(f"/proc/{proc.pid}/maps")
+    while library not in maps.read_text(errors="replace"):
+        assert proc.poll() is None, "the command ended before it was interrupted"
+        assert time.monotonic() < deadline, f"{library} not loaded within {timeout} s"
+        time.sleep(0.05)
+
+
 def test_ctrl_c_says_what_was_kept_and_how_to_resume(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     rows = ["question_id,condition,condition_class,dtw"]
@@ -219,7 +229,9 @@ def test_ctrl_c_says_what_was_kept_and_how_to_resume(tmp_path: Path) -> None:
         # A background job inherits SIGINT ignored; a user's terminal does not.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(5)
+    # Ctrl-C once the command runs (it imports numpy only then): a fixed sleep sent it
+    # while a loaded machine was still importing the CLI, before main() catches it.
+    _wait_until_mapped(proc, "_multiarray_umath", timeout=180)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == INTERRUPTED_EXIT, err
