@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 # Each stage says when it ended (seconds since the start): CI logs then show where the time
 # goes, with pytest's slowest tests (--durations below).
 stage() { printf 'test.sh [%ss]: %s\n' "$SECONDS" "$*" >&2; }
+# Let Python keep the bytecode it compiles (a machine may set PYTHONDONTWRITEBYTECODE=1, and
+# uv installs none): otherwise every process the suite starts (the demo, Streamlit servers,
+# simulators, CLI runs) compiles every module it imports again. docs/performance.md, "Bytecode".
+unset PYTHONDONTWRITEBYTECODE
 scripts/setup.sh dev
 stage "setup done"
 
