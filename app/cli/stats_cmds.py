@@ -141,6 +141,12 @@ def stats_cmd(
         "--metrics",
         help="Comma-separated metric columns (default: all but the reserved ones and n_*).",
     ),
+    keep_first: bool = typer.Option(
+        False,
+        "--keep-first",
+        help="Use the first of rows that repeat an earlier row in every column "
+        "(default: refuse the table and name their lines).",
+    ),
 ) -> None:
     """Effect sizes with cluster-bootstrap CIs, mixed model, calibration and validity checks."""
     from app.cli.errors import report_user_error
@@ -148,12 +154,18 @@ def stats_cmd(
 
     try:
         from driftlens_core.analysis import analyze_table
-        from study.reasoning.stats_table import read_stats_csv, stats_input
+        from study.reasoning.stats_table import read_stats_csv, repeated_rows, stats_input
 
         chosen = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
         df = read_stats_csv(table)
-        inp = stats_input(df, metrics=chosen)
+        inp = stats_input(df, metrics=chosen, source=table, keep_first=keep_first)
+        repeats = repeated_rows(df) if keep_first else []
         result = analyze_table(inp, bootstrap=bootstrap, seed=seed, margin=margin).to_dict()
+        if repeats:
+            result["meta"]["flags"] = [
+                *result["meta"].get("flags", []),
+                f"{len(repeats)} repeated row(s) left out (--keep-first)",
+            ]
         if json_out is not None:
             json_out.parent.mkdir(parents=True, exist_ok=True)
             json_out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
@@ -164,6 +176,10 @@ def stats_cmd(
             exc = DriftLensError(f"{exc.filename or table}: {exc.strerror or exc}")
         # one clear line on stderr, also when the app runs without ``main`` (CliRunner)
         raise typer.Exit(report_user_error(exc, debug=False)) from None
+    if repeats:
+        lines = ", ".join(str(line) for line, _ in repeats[:10])
+        more = f" and {len(repeats) - 10} more" if len(repeats) > 10 else ""
+        _out.print(f"--keep-first: left out {len(repeats)} repeated row(s) (lines {lines}{more}).")
     _render(result)
     if json_out is not None:
         _out.print(f"Wrote {json_out}")

@@ -8,15 +8,18 @@ of one condition, not independent conditions, and the question stays the cluster
 bootstrap, so variants of one question are never counted as independent evidence
 (SPEC §8). Every stimulus row is kept (the engine averages within a question where the
 design needs it); the stimulus key stays in ``pairs.csv`` (row for row the same order as
-``drift.csv``, with the category in a ``category`` column). Baseline rows
+``drift.csv``, with the category in a ``category`` column) and in ``drift.csv``'s
+``variant`` column, which keeps two stimuli of one question and sample from being
+repeated rows (``driftlens stats`` refuses those; tables written before the column
+existed still read). Baseline rows
 (resampled baselines against baseline sample 0, class ``none``) keep the condition
 ``baseline``.
 
 Matching ``driftlens stats``
 ----------------------------
 The drift table is written first as ``drift.csv`` in the format ``driftlens stats``
-reads (question_id, condition, condition_class, model, sample, the metric columns ``dtw``
-and ``sri``; the ``n_*`` trajectory lengths are bookkeeping, not metrics). The
+reads (question_id, condition, variant, condition_class, model, sample, the metric columns
+``dtw`` and ``sri``; the ``n_*`` trajectory lengths are bookkeeping, not metrics). The
 statistics are then computed from that very file through the same three calls the
 ``stats`` command makes (:func:`study.reasoning.stats_table.read_stats_csv`,
 :func:`study.reasoning.stats_table.stats_input`,
@@ -40,7 +43,7 @@ from study.reasoning.stats_table import read_stats_csv, stats_input
 METRICS: tuple[str, ...] = ("dtw", "sri")
 #: Columns of ``drift.csv`` in order.
 DRIFT_CSV_COLUMNS: tuple[str, ...] = (
-    "model", "question_id", "condition", "condition_class", "sample",
+    "model", "question_id", "condition", "variant", "condition_class", "sample",
     "n_base", "n_other", *METRICS,
 )  # fmt: skip
 #: Order in which example pairs are chosen (the strongest expected drift first).
@@ -76,6 +79,8 @@ def stats_frame(pairs: pd.DataFrame) -> pd.DataFrame:
     columns ``driftlens stats`` reads are kept, in the row order of :func:`pair_frame`.
     """
     df = pair_frame(pairs)
+    # the stimulus key tells the rows of one question, category and sample apart
+    df["variant"] = df["condition"].astype(str)
     df["condition"] = df["category"]
     return df.loc[:, list(DRIFT_CSV_COLUMNS)]
 
@@ -92,7 +97,7 @@ def compute_stats(drift_csv: Path, *, bootstrap: int, seed: int) -> dict[str, An
         The ``driftlens stats`` JSON as a dict.
     """
     df = read_stats_csv(drift_csv)
-    inp = stats_input(df, metrics=None)
+    inp = stats_input(df, metrics=None, source=drift_csv)
     return analyze_table(inp, bootstrap=bootstrap, seed=seed).to_dict()
 
 

@@ -2,8 +2,12 @@
 
 A drift table has one row per measurement: ``question_id``, ``condition``,
 ``condition_class`` (``none`` | ``noise`` | ``attribute`` | ``life_event`` | ``other``), one
-numeric column per metric, optional ``model``, ``sample`` and ``label_run`` (the same
-response labeled again: with ``sample`` it separates the labeler share of the noise).
+numeric column per metric, optional ``model``, ``sample``, ``label_run`` (the same
+response labeled again: with ``sample`` it separates the labeler share of the noise) and
+``variant`` (text: which stimulus of the condition the row measures; the analysis writes
+the perturbation key there). A row that repeats an earlier row in every column counts
+one measurement twice (it shrinks every standard error), so it is refused with the file
+lines of the repeats, or dropped with ``keep_first``.
 Columns named ``n_*`` (the trajectory lengths written by :mod:`study.reasoning.drift`) are
 bookkeeping, not metrics. Every
 problem is reported as one :class:`~storage.errors.InputError` sentence that says what to
@@ -23,7 +27,7 @@ from storage.errors import InputError
 from study.safe_csv import unguard_frame
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("question_id", "condition", "condition_class")
-OPTIONAL_COLUMNS: tuple[str, ...] = ("model", "sample", "label_run")
+OPTIONAL_COLUMNS: tuple[str, ...] = ("model", "sample", "label_run", "variant")
 
 
 #: The strings pandas reads as missing; the columnar reader is given the same list.
@@ -32,7 +36,7 @@ _NA_STRINGS: tuple[str, ...] = (
     "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
 )  # fmt: skip
 #: Text columns whatever their content looks like (ids like ``007`` stay text).
-_TEXT_COLUMNS: tuple[str, ...] = ("question_id", "condition", "model")
+_TEXT_COLUMNS: tuple[str, ...] = ("question_id", "condition", "model", "variant")
 
 
 def _read_columnar(path: Path) -> pd.DataFrame | None:
@@ -152,17 +156,69 @@ def default_metrics(df: pd.DataFrame) -> tuple[str, ...]:
     return chosen
 
 
+def repeated_rows(df: pd.DataFrame) -> list[tuple[int, int]]:
+    """Rows that repeat an earlier row in every column, as ``(line, line of the first)``.
+
+    Lines are file lines (header on line 1, one line a row), in file order.
+    """
+    if len(df) < 2:
+        return []
+    # A 64-bit hash per row finds the candidates (a third of the cost of comparing whole
+    # rows on a 2-million-row table); the exact comparison runs on those rows only.
+    hashes = pd.util.hash_pandas_object(df, index=False)
+    where = np.flatnonzero(hashes.duplicated(keep=False).to_numpy())
+    if where.size == 0:
+        return []
+    rows = df.iloc[where]
+    dup = rows.duplicated(keep="first").to_numpy()
+    if not dup.any():
+        return []
+    # the first occurrence of each repeated row: group the rows by their whole content
+    group = rows.groupby(list(rows.columns), dropna=False, sort=False).ngroup().to_numpy()
+    first: dict[int, int] = {}
+    for k, g in enumerate(group):
+        first.setdefault(int(g), int(where[k]))
+    return [(int(where[k]) + 2, first[int(group[k])] + 2) for k in np.flatnonzero(dup)]
+
+
+def repeated_rows_message(repeats: Sequence[tuple[int, int]], source: object = None) -> str:
+    """One sentence naming the file and the lines of repeated rows (see :func:`repeated_rows`)."""
+    where = f"{source}: " if source is not None else ""
+    shown = ", ".join(f"line {line} repeats line {first}" for line, first in repeats[:3])
+    more = f" and {len(repeats) - 3} more" if len(repeats) > 3 else ""
+    return (
+        f"{where}{len(repeats)} row(s) repeat an earlier row in every column ({shown}{more}); "
+        "a repeated row counts one measurement twice and shrinks the standard errors, so "
+        "remove the repeats, add the column that tells them apart (variant or sample), or "
+        "pass --keep-first to use the first of each."
+    )
+
+
 def _factorize(col: pd.Series) -> tuple[np.ndarray, tuple[str, ...]]:
     codes, uniques = pd.factorize(col, sort=True)
     return codes.astype(np.int64), tuple(str(u) for u in uniques)
 
 
-def stats_input(df: pd.DataFrame, *, metrics: Sequence[str] | None = None) -> StatsInput:
+def stats_input(
+    df: pd.DataFrame,
+    *,
+    metrics: Sequence[str] | None = None,
+    source: object = None,
+    keep_first: bool = False,
+) -> StatsInput:
     """Validate a drift table and turn it into the core's :class:`StatsInput`.
+
+    Args:
+        df: the table (as :func:`read_stats_csv` returns it).
+        metrics: metric columns (default: :func:`default_metrics`).
+        source: the file the table came from (named in the repeated-rows error).
+        keep_first: drop rows that repeat an earlier row in every column instead of
+            refusing the table.
 
     Raises:
         InputError: missing columns, unknown or mixed condition classes, missing or
-            non-numeric values, no noise rows, or no metric column.
+            non-numeric values, no noise rows, no metric column, or (without
+            ``keep_first``) rows repeated in every column.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
@@ -234,6 +290,18 @@ def stats_input(df: pd.DataFrame, *, metrics: Sequence[str] | None = None) -> St
     if "sample" in df.columns:
         sample, s_names = _factorize(df["sample"])
     label_run = _factorize(df["label_run"])[0] if "label_run" in df.columns else None
+    # Checked last, so every other error names the line of the file as it is.
+    repeats = repeated_rows(df)
+    if repeats and not keep_first:
+        raise InputError(repeated_rows_message(repeats, source))
+    if repeats:
+        # the first copy of every repeated row stays, so every factor level keeps a row
+        keep = np.ones(len(df), dtype=bool)
+        keep[[line - 2 for line, _ in repeats]] = False
+        q_codes, c_codes, m_codes = q_codes[keep], c_codes[keep], m_codes[keep]
+        values = values[keep]
+        sample = sample[keep] if sample is not None else None
+        label_run = label_run[keep] if label_run is not None else None
     return StatsInput(
         question=q_codes,
         condition=c_codes,

@@ -102,6 +102,9 @@ def test_drift_csv_uses_categories_and_pairs_csv_keeps_the_stimulus(analysed: An
         pairs[["question_id", "sample", "dtw", "sri"]]
     )
     assert set(drift.loc[drift["condition"] == "baseline", "condition_class"]) == {"none"}
+    # the stimulus key makes every row unique (driftlens stats refuses repeated rows)
+    assert (drift["variant"] == pairs["condition"]).all()
+    assert not drift.duplicated(["model", "question_id", "variant", "sample"]).any()
 
 
 # ---------------------------------------------------------- same numbers as stats
@@ -329,10 +332,12 @@ def test_condition_category_and_stats_frame() -> None:
     assert list(pair_frame(pairs)["condition"]) == ["baseline", "life_event/divorce/2"]
     assert "levenshtein" not in df.columns and {"dtw", "sri"} <= set(df.columns)
     # every non-bookkeeping column but the keys is a numeric metric: `driftlens stats` reads it
+    assert list(df["variant"]) == ["baseline", "life_event/divorce/2"]
     assert set(df.columns) - {
         "model",
         "question_id",
         "condition",
+        "variant",
         "condition_class",
         "sample",
         "n_base",
