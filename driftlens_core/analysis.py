@@ -11,7 +11,8 @@ floor), ``attribute``, ``life_event`` or ``other``. Per model and metric
   (:mod:`driftlens_core.bootstrap`), BH-adjusted p over every condition that is not of class
   ``none`` (noise conditions included: each is a test of the floor), Cohen's d against the
   ``none`` rows, the compact letter display of pairwise Welch tests on question means,
-  the minimum detectable d_rel (t-based: :func:`~driftlens_core.calibration.mdd_factor`)
+  the minimum detectable d_rel (t-based, from the raw difference's SE in noise-SD units:
+  :func:`~driftlens_core.calibration.minimum_detectable_drel`)
   and, when nothing is detected, the equivalence bound from the 90% CI;
 * the random-intercept mixed model (reference: the ``none`` condition, else the first noise
   condition, which is flagged);
@@ -47,6 +48,7 @@ from driftlens_core.calibration import (
     NullTest,
     equivalence_bound,
     minimum_detectable,
+    minimum_detectable_drel,
     noise_decomposition,
     null_test,
 )
@@ -375,9 +377,13 @@ def _analyze_model(
         p_adj[in_family] = bh_adjust(p[in_family])
         sep = separability([q_means[qs.n[:, j] > 0, j, m] for j in range(n_c)], names, alpha=alpha)
         none_x = x[none_rows, m]
-        # the MDD of the test actually applied: t with n - 1 df, n the informing questions
-        mdd = minimum_detectable(boot.se[:, m], n_clusters=n_inform, alpha=alpha)
+        # the MDD of the test actually applied: t with n - 1 df, n the informing questions;
+        # the d_rel test is the test of the raw difference (same sign in every replicate),
+        # so its MDD is the raw MDD in noise-SD units (calibration.minimum_detectable_drel)
         mdd_raw = minimum_detectable(boot.diff_se[:, m], n_clusters=n_inform, alpha=alpha)
+        mdd = minimum_detectable_drel(
+            boot.diff_se[:, m], boot.noise_sd[m], n_clusters=n_inform, alpha=alpha
+        )
         eq = equivalence_bound(boot.ci90_low[:, m], boot.ci90_high[:, m])
         conds = []
         for j in range(n_c):
