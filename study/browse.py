@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import func
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from ontology.labelers.registry import ensure_labeler_spec
@@ -96,6 +97,91 @@ def run_overview(name: str, *, session: Session) -> RunOverview:
         by_class=by_class,
         by_parse_status=by_status,
         question_ids=tuple(questions),
+    )
+
+
+@dataclass(frozen=True)
+class ResponseRow:
+    """One response in a run's response table (untrusted text: render it inert)."""
+
+    question_id: str
+    condition: str
+    condition_class: str
+    sample: int
+    parse_status: str
+    answer: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ResponsePage:
+    """One page of a run's responses and where it lies in the whole list.
+
+    Attributes:
+        rows: this page's rows, in (question, condition, sample) order.
+        total: responses in the run (all pages).
+        offset: index of the first row of this page in the whole list.
+        limit: the page size asked for.
+        version: result layout version.
+    """
+
+    rows: tuple[ResponseRow, ...]
+    total: int
+    offset: int
+    limit: int
+    version: int = 1
+
+    @property
+    def pages(self) -> int:
+        """How many pages of ``limit`` rows the run fills (at least 1)."""
+        return max(1, -(-self.total // self.limit))
+
+
+def response_page(
+    name: str,
+    *,
+    session: Session,
+    offset: int = 0,
+    limit: int = 50,
+    total: int | None = None,
+) -> ResponsePage:
+    """One page of a run's responses, read with ``LIMIT``/``OFFSET`` in SQL.
+
+    Ordered by the run's unique key (question, condition, sample), so the database walks
+    its index and never sorts or loads the run. ``total`` (e.g. from :func:`run_revision`)
+    saves the count.
+
+    Raises:
+        NotFoundError: no run of that name.
+        ValueError: a negative offset or a limit below 1.
+    """
+    if offset < 0 or limit < 1:
+        raise ValueError("offset must be >= 0 and limit >= 1")
+    run = require_run(name, session=session)
+    if total is None:
+        total = int(
+            session.execute(
+                select(func.count()).select_from(Response).where(Response.run_id == run.id)
+            ).scalar_one()
+        )
+    rows = session.execute(
+        sa_select(
+            col(Question.external_id),
+            col(Response.condition),
+            col(Response.condition_class),
+            col(Response.sample),
+            col(Response.parse_status),
+            col(Response.answer),
+            col(Response.error),
+        )
+        .join(Question, col(Question.id) == col(Response.question_id))
+        .where(Response.run_id == run.id)
+        .order_by(col(Response.question_id), col(Response.condition), col(Response.sample))
+        .offset(offset)
+        .limit(limit)
+    ).all()
+    return ResponsePage(
+        rows=tuple(ResponseRow(*row) for row in rows), total=total, offset=offset, limit=limit
     )
 
 

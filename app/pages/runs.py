@@ -15,6 +15,7 @@ from study.browse import (
     ResponseView,
     RunOverview,
     question_responses,
+    response_page,
     run_overview,
     run_revision,
 )
@@ -139,3 +140,38 @@ if overview.question_ids:
     with right:
         if other:
             render(other, [v for v in views if v.condition == other])
+
+with st.expander(f"All responses ({overview.responses:,})"):
+    # One page at a time, read with LIMIT/OFFSET: the run's rows never all reach the page.
+    size_col, page_col = st.columns(2)
+    page_size = int(size_col.selectbox("Rows per page", (25, 50, 100), index=1))
+    n_pages = max(1, -(-overview.responses // page_size))
+    page_no = int(
+        page_col.number_input(f"Page (of {n_pages:,})", min_value=1, max_value=n_pages, value=1)
+    )
+    with page_session() as session:
+        page = response_page(
+            run,
+            session=session,
+            offset=(page_no - 1) * page_size,
+            limit=page_size,
+            total=revision[2],
+        )
+    first = page.offset + 1 if page.rows else 0
+    st.caption(f"Rows {first:,}–{page.offset + len(page.rows):,} of {page.total:,}")
+    # st.dataframe shows cell text as text (never HTML or Markdown): model output is inert.
+    st.dataframe(
+        pd.DataFrame(
+            [vars(r) for r in page.rows],
+            columns=[
+                "question_id",
+                "condition",
+                "condition_class",
+                "sample",
+                "parse_status",
+                "answer",
+                "error",
+            ],
+        ),
+        hide_index=True,
+    )
