@@ -175,7 +175,7 @@ def response_page(
             col(Response.error),
         )
         .join(Question, col(Question.id) == col(Response.question_id))
-        .where(Response.run_id == run.id)
+        .where(col(Response.run_id) == run.id)
         .order_by(col(Response.question_id), col(Response.condition), col(Response.sample))
         .offset(offset)
         .limit(limit)
