@@ -264,6 +264,8 @@ class OpenAIBackend:
                 body["continue_final_message"] = request.continue_final_message
             if request.add_generation_prompt is not None:
                 body["add_generation_prompt"] = request.add_generation_prompt
+            if request.thinking_token_budget is not None:
+                body["thinking_token_budget"] = request.thinking_token_budget
         return body
 
     async def achat(

@@ -55,6 +55,8 @@ class ChatRequest:
     add_generation_prompt: bool | None = None
     stop: tuple[str, ...] | None = None
     attempt: int | None = None
+    # vLLM's server-side reasoning budget (needs --reasoning-parser / --reasoning-config)
+    thinking_token_budget: int | None = None
 
     def extras(self) -> dict[str, Any]:
         """Return the extras that are set, JSON-ready (what enters the cache key).
@@ -77,6 +79,8 @@ class ChatRequest:
             out["stop"] = list(self.stop)
         if self.attempt is not None:
             out["attempt"] = self.attempt
+        if self.thinking_token_budget is not None:
+            out["thinking_token_budget"] = self.thinking_token_budget
         return out
 
     def wants_logprobs(self) -> bool:

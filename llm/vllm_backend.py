@@ -98,6 +98,8 @@ def vllm_request_kwargs(request: ChatRequest) -> tuple[dict[str, Any], dict[str,
         sampling["logprobs"] = request.top_logprobs or 0
     if request.stop is not None:
         sampling["stop"] = list(request.stop)
+    if request.thinking_token_budget is not None:
+        sampling["thinking_token_budget"] = request.thinking_token_budget
     chat: dict[str, Any] = {}
     if request.chat_template_kwargs is not None:
         chat["chat_template_kwargs"] = dict(request.chat_template_kwargs)

@@ -195,6 +195,12 @@ def arms_add_cmd(
     samples: int = typer.Option(2, "--samples", help="Samples per probe (≥ 2)."),
     max_reasks: int = typer.Option(3, "--max-reasks", help="Re-asks of exhausted answers."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Token limit per reply."),
+    budget_route: str = typer.Option(
+        "auto",
+        "--budget-route",
+        help="budget:N arms: auto (vLLM's server-side budget on vLLM endpoints, else "
+        "two client-side phases), server (try it everywhere) or client.",
+    ),
     replace: bool = typer.Option(False, "--replace", help="Change an arm without responses."),
 ) -> None:
     """Add an arm: one model with its recorded metadata."""
@@ -213,6 +219,7 @@ def arms_add_cmd(
         samples=samples,
         max_reasks=max_reasks,
         max_tokens=max_tokens,
+        budget_route=budget_route,
     )
     with session_for(ctx) as session:
         add_arms(study, [spec], session=session, replace=replace)
@@ -303,8 +310,10 @@ def run_cmd(
             f"{escape(g.arm)}: {g.planned} planned, {g.already_done} stored before, "
             f"{g.answered} answered, {g.exhausted} exhausted after re-asks, {g.errors} errors, "
             f"{g.reasks} re-asks, {g.flagged_reasoning} reasoning-off answers with a "
-            "reasoning block"
+            "reasoning block" + (f"; budget route: {g.budget_route}" if g.budget_route else "")
         )
+        if g.budget_note:
+            _out.print(f"  {escape(g.budget_note)}")
     _out.print(
         f"Classifier {escape(scores.judge_model)}: {scores.scored} scored "
         f"({scores.repaired} repaired), {scores.errors} unparseable, "

@@ -28,6 +28,7 @@ from study.disposition.plan import (
     first_request,
     parse_answer,
     reasoning_of,
+    server_budget_request,
 )
 
 ProgressCallback = Callable[[int, int], None]
@@ -47,11 +48,52 @@ class ArmRunSummary:
     reasks: int
     flagged_reasoning: int
     attempts_histogram: dict[int, int] = field(default_factory=dict)
+    # budget arms: "server" (vLLM's thinking_token_budget) or "client" (two phases), and
+    # why the server route was not taken when it was tried
+    budget_route: str | None = None
+    budget_note: str | None = None
 
 
 def arm_reasoning(arm: DispositionArm) -> Reasoning:
     """The arm's reasoning setting."""
     return Reasoning(arm.reasoning, arm.budget, arm.filler or "dots")
+
+
+BUDGET_ROUTES = ("auto", "client", "server")
+
+
+def wants_server_budget(arm: DispositionArm) -> bool:
+    """Whether a budget arm first tries vLLM's server-side ``thinking_token_budget``.
+
+    ``budget_route`` in the arm's config: ``client`` never, ``server`` always, ``auto``
+    (default) for vLLM-served models (``vllm/...`` in-process, ``openai-api/...`` servers)
+    but not the simulator's presets, which implement the client-side route only.
+    """
+    route = str(arm.config.get("budget_route") or "auto")
+    if route == "client":
+        return False
+    if route == "server":
+        return True
+    info = parse_spec(arm.model)
+    if info.provider not in ("openai-api", "vllm"):
+        return False
+    from llm.sim.disposition_responder import parse_arm_model
+
+    return parse_arm_model(info.model) is None
+
+
+def _probe_server_budget(
+    target: ChatBackend | str, request: ChatRequest, *, session: Session
+) -> str | None:
+    """Send one server-budget request; ``None`` when the server took it, else its refusal."""
+    from llm.batch import run_chat_batch
+    from storage.errors import ServiceError
+
+    try:
+        (res,) = run_chat_batch(target, [request], session=session, concurrency=1)
+    except ServiceError as exc:
+        return str(exc)
+    return res.error
 
 
 def arm_sampling(arm: DispositionArm) -> SamplingParams:
@@ -120,21 +162,46 @@ def generate_arm(
     tally = {"answered": 0, "exhausted": 0, "errors": 0, "reasks": 0, "flagged": 0}
     hist: dict[int, int] = {}
     pending: list[PlanItem] = todo
+    budget_route: str | None = None
+    budget_note: str | None = None
+    if reasoning.effective_mode == "budget":
+        budget_route = "client"
+        if todo and wants_server_budget(arm):
+            # one request decides: a vLLM server without a reasoning configuration refuses
+            # thinking_token_budget (400), and the arm then takes the client-side route
+            refusal = _probe_server_budget(
+                target, server_budget_request(todo[0], reasoning, sampling, 0), session=session
+            )
+            if refusal is None:
+                budget_route = "server"
+            else:
+                budget_note = f"server-side budget not used: {refusal}"
+    server = budget_route == "server"
     for attempt in range(arm.max_reasks + 1):
         if not pending:
             break
         if attempt:
             tally["reasks"] += len(pending)
-        firsts = [first_request(it, reasoning, sampling, attempt) for it in pending]
+        firsts = [
+            server_budget_request(it, reasoning, sampling, attempt)
+            if server
+            else first_request(it, reasoning, sampling, attempt)
+            for it in pending
+        ]
         results = run_chat_batch(target, firsts, session=session, concurrency=concurrency)
         finals: list[tuple[PlanItem, list[ChatRequest], ChatResult, dict[str, Any]]] = []
         phase2: list[tuple[PlanItem, ChatRequest, ChatResult]] = []
         for it, req, res in zip(pending, firsts, results, strict=True):
             history.setdefault(it.key, []).append(req)
-            if reasoning.effective_mode == "budget" and res.error is None and res.text is not None:
+            if (
+                reasoning.effective_mode == "budget"
+                and not server
+                and res.error is None
+                and res.text is not None
+            ):
                 phase2.append((it, req, res))
             else:
-                finals.append((it, [req], res, {}))
+                finals.append((it, [req], res, {"route": "server-budget"} if server else {}))
         if phase2:
             seconds = [
                 answer_request(it, reasoning_of(res.text or ""), sampling, attempt)
@@ -187,6 +254,8 @@ def generate_arm(
         errors=tally["errors"],
         reasks=tally["reasks"],
         flagged_reasoning=tally["flagged"],
+        budget_route=budget_route,
+        budget_note=budget_note,
         attempts_histogram=dict(sorted(hist.items())),
     )
 
@@ -207,6 +276,7 @@ def _row(
         "budget": "two-phase",
         "filler": "filler",
     }[reasoning.effective_mode]
+    route = str(extra.get("route", route))
     status = "error" if parsed is None else ("exhausted" if parsed.exhausted else "ok")
     return {
         "arm_id": arm.id,

@@ -13,6 +13,9 @@ depends on the arm's reasoning setting:
   with ``max_tokens = N`` and stop ``</think>``; phase 2 continues an assistant prefill
   ``<think>R</think>`` (``continue_final_message``) and writes the answer. Budget 0 is the
   reasoning-off prompt, never an empty reasoning block (the seed's rule).
+* ``budget`` N on a vLLM server (``budget_route`` auto/server): one request with vLLM's
+  ``thinking_token_budget = N``; a server without a reasoning configuration refuses it and
+  the arm falls back to the client-side route above.
 * ``filler`` N: phase 2 only, the reasoning replaced by N words of content-free filler
   (repeated ". " or a repeated "Let me think." line).
 """
@@ -122,6 +125,20 @@ def first_request(
     if mode == "filler":
         return answer_request(item, filler_text(reasoning), sampling, attempt)
     return _base(item, sampling, attempt, sampling.max_tokens)
+
+
+def server_budget_request(
+    item: PlanItem, reasoning: Reasoning, sampling: SamplingParams, attempt: int
+) -> ChatRequest:
+    """The budget route on the server: one request with vLLM's ``thinking_token_budget``.
+
+    vLLM counts the reasoning tokens itself and forces the end-of-reasoning marker when the
+    budget is spent, then the model writes its answer within ``max_tokens``.
+    """
+    return replace(
+        _base(item, sampling, attempt, sampling.max_tokens),
+        thinking_token_budget=int(reasoning.budget or 0),
+    )
 
 
 def filler_text(reasoning: Reasoning) -> str:

@@ -44,6 +44,7 @@ class ArmSpec:
     max_reasks: int = 3
     max_tokens: int | None = None
     temperature: float | None = None
+    budget_route: str = "auto"
 
     def row(self, study: str) -> DispositionArm:
         """The row to store.
@@ -63,6 +64,13 @@ class ArmSpec:
             raise InputError("--samples must be at least 2 (the null test compares two).")
         if not 0 <= self.max_reasks <= 3:
             raise InputError("--max-reasks must lie in 0..3.")
+        from study.disposition.generate import BUDGET_ROUTES
+
+        if self.budget_route not in BUDGET_ROUTES:
+            raise InputError(
+                f"--budget-route must be one of {', '.join(BUDGET_ROUTES)}, "
+                f"not {self.budget_route!r}."
+            )
         parse_spec(self.model)
         sampling: dict[str, Any] = {}
         if self.max_tokens is not None:
@@ -83,7 +91,7 @@ class ArmSpec:
             server_instance=self.server_instance,
             samples=self.samples,
             max_reasks=self.max_reasks,
-            config={"version": 1, "sampling": sampling},
+            config={"version": 1, "sampling": sampling, "budget_route": self.budget_route},
         )
 
 

@@ -126,3 +126,33 @@ def test_study_runs_resumes_and_agrees_with_the_stats_command(
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert json.loads(out2.read_text()) == json.loads(files["stats_on_graded"].read_text())
+
+
+def test_budget_arms_choose_the_server_route_only_for_vllm_endpoints() -> None:
+    from storage.disposition_models import DispositionArm
+    from study.disposition.generate import wants_server_budget
+    from study.disposition.plan import PlanItem, Reasoning, item_seed, server_budget_request
+
+    def arm(model: str, route: str = "auto") -> DispositionArm:
+        return DispositionArm(
+            study="s", name="a", model=model, reasoning="budget", budget=64,
+            config={"version": 1, "budget_route": route},
+        )  # fmt: skip
+
+    assert wants_server_budget(arm("openai-api/vllm/Qwen3-8B"))
+    assert wants_server_budget(arm("vllm//models/qwen"))
+    # the simulator's presets (served or not) and the OpenAI API: the client-side route
+    assert not wants_server_budget(arm("openai-api/dsim/disp-qwen-d100"))
+    assert not wants_server_budget(arm("sim/disp-qwen-d100"))
+    assert not wants_server_budget(arm("openai/gpt-4o-mini"))
+    assert not wants_server_budget(arm("openai-api/vllm/Qwen3-8B", "client"))
+    assert wants_server_budget(arm("openai/gpt-4o-mini", "server"))
+    from study.disposition.items import load_sample_batteries
+
+    probe = load_sample_batteries().probes()[0]
+    item = PlanItem(probe, 1, item_seed(probe, 1))
+    from llm.types import SamplingParams
+
+    req = server_budget_request(item, Reasoning("budget", 64), SamplingParams(max_tokens=900), 0)
+    assert req.thinking_token_budget == 64 and req.sampling.max_tokens == 900
+    assert req.stop is None and req.continue_final_message is None and len(req.messages) == 1

@@ -64,6 +64,7 @@ EXTRAS: list[dict[str, Any]] = [
     {"add_generation_prompt": False},
     {"stop": ("</think>",)},
     {"attempt": 1},
+    {"thinking_token_budget": 256},
 ]
 
 
@@ -97,6 +98,7 @@ def test_openai_compatible_body_carries_the_extras(chaos: ChaosServer) -> None:
         continue_final_message=True,
         add_generation_prompt=False,
         attempt=2,
+        thinking_token_budget=64,
     )
     compat = OpenAIBackend(
         "openai-api/chaos/chaos-model", base_url=chaos.url, api_key="test-key", model="chaos-model"
@@ -118,11 +120,15 @@ def test_openai_compatible_body_carries_the_extras(chaos: ChaosServer) -> None:
     assert sent_compat["chat_template_kwargs"] == {"enable_thinking": False}
     assert sent_compat["continue_final_message"] is True
     assert sent_compat["add_generation_prompt"] is False
+    assert sent_compat["thinking_token_budget"] == 64  # vLLM's server-side budget
     assert sent_compat["seed"] == request_seed(request) != 5
     assert "attempt" not in sent_compat  # a cache-key and seed matter, not a parameter
     # The OpenAI API has no chat template: its switches are not sent there.
     assert sent_official["logprobs"] is True and sent_official["stop"] == ["</answer>"]
-    for name in ("chat_template_kwargs", "continue_final_message", "add_generation_prompt"):
+    for name in (
+        "chat_template_kwargs", "continue_final_message", "add_generation_prompt",
+        "thinking_token_budget",
+    ):  # fmt: skip
         assert name not in sent_official
     # A request without extras sends exactly what it sent before they existed.
     chaos.reset()
@@ -227,6 +233,7 @@ def test_simulator_refuses_what_vllm_refuses(
 def test_vllm_request_kwargs_maps_the_extras() -> None:
     plain_sampling, plain_chat = vllm_request_kwargs(_req())
     assert plain_chat == {} and "logprobs" not in plain_sampling and "stop" not in plain_sampling
+    assert "thinking_token_budget" not in plain_sampling
     assert plain_sampling["seed"] == 5
     sampling, chat = vllm_request_kwargs(
         _req(
@@ -236,9 +243,11 @@ def test_vllm_request_kwargs_maps_the_extras() -> None:
             continue_final_message=True,
             add_generation_prompt=False,
             attempt=3,
+            thinking_token_budget=128,
         )
     )
     assert sampling["logprobs"] == 0 and sampling["stop"] == ["</answer>"]
+    assert sampling["thinking_token_budget"] == 128 and "thinking_token_budget" not in chat
     assert sampling["seed"] == request_seed(_req(attempt=3)) != 5
     assert chat == {
         "chat_template_kwargs": {"enable_thinking": False},
