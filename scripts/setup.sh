@@ -25,10 +25,19 @@ else
   # about 3 s of CPU per CLI command.
   install() { .venv/bin/uv pip install -q --compile-bytecode --python .venv/bin/python "$@"; }
 fi
+# The editable install rebuilds the whole compiled core in a temporary folder every time
+# (about 20 s of CPU, minutes on a loaded machine), so it is skipped when this checkout is
+# already installed with the same metadata and extras; build_ext below rebuilds what changed.
+stamp="$(pwd) [$extras] $(cat pyproject.toml setup.py | "$PY" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])')"
+installed() {
+  [ "$(cat .venv/.driftlens-installed 2>/dev/null || true)" = "$stamp" ] && [ -x .venv/bin/driftlens ]
+}
 # Install output is kept quiet and shown only when something fails.
 if ! { { [ "${DRIFTLENS_USE_PIP:-0}" = 1 ] || [ -x .venv/bin/uv ] || pip_install uv; } \
        && install "setuptools>=75" wheel "Cython>=3.0" "numpy>=2.0" \
-       && install --no-build-isolation -e "$spec" \
+       && { installed || { rm -f .venv/.driftlens-installed \
+                           && install --no-build-isolation -e "$spec" \
+                           && echo "$stamp" >.venv/.driftlens-installed; }; } \
        && .venv/bin/python setup.py -q build_ext --inplace; } >"$log" 2>&1; then
   cat "$log" >&2
   echo "setup failed (see above)" >&2
