@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session
-from app.ui.drafts import clear_draft, draft_text_area, has_draft, leave_guard
+from app.ui.drafts import clear_draft, draft_chips, draft_text_area, has_draft, leave_guard
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.word_diff import diff_html
 from ontology.diff import diff_documents, render_diff
@@ -140,22 +140,24 @@ definition_in = draft_text_area(
 )
 t_col, x_col = st.columns(2)
 # Chips: every term is one chip; typing a new term and pressing Enter adds it.
-triggers_in = t_col.multiselect(
-    "Triggers",
-    list(current.triggers),
-    default=list(current.triggers),
-    accept_new_options=True,
-    key=f"triggers-{leaf_obj}",
-    help="Words that point to this leaf (the keyword labeler matches them). Type to add one.",
-)
-exclusions_in = x_col.multiselect(
-    "Exclusions",
-    list(current.exclusions),
-    default=list(current.exclusions),
-    accept_new_options=True,
-    key=f"exclusions-{leaf_obj}",
-    help="What does not belong under this leaf even when it sounds close. Type to add one.",
-)
+with t_col:
+    triggers_in = draft_chips(
+        "Triggers",
+        list(current.triggers),
+        page="ontology",
+        obj=leaf_obj,
+        field="triggers",
+        help="Words that point to this leaf (the keyword labeler matches them). Type to add one.",
+    )
+with x_col:
+    exclusions_in = draft_chips(
+        "Exclusions",
+        list(current.exclusions),
+        page="ontology",
+        obj=leaf_obj,
+        field="exclusions",
+        help="What does not belong under this leaf even when it sounds close. Type to add one.",
+    )
 if st.button("Save leaf as new version", key="save-leaf"):
     try:
         with page_session() as session:
@@ -175,9 +177,7 @@ if st.button("Save leaf as new version", key="save-leaf"):
         show_plain(exc)
     else:
         if not same:
-            clear_draft("ontology", leaf_obj, ("definition",))
-            for kind in ("triggers", "exclusions"):
-                st.session_state.pop(f"{kind}-{leaf_obj}", None)
+            clear_draft("ontology", leaf_obj, ("definition", "triggers", "exclusions"))
         _saved(label, new_id, same, f"leaf {leaf_name}")
 
 st.markdown("**The whole document (YAML)**")

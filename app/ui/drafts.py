@@ -50,6 +50,38 @@ def draft_text_area(
     return str(st.text_area(label, key=key, on_change=keep, **kwargs))
 
 
+def draft_chips(
+    label: str, original: list[str], *, page: str, obj: str, field: str, **kwargs: Any
+) -> list[str]:
+    """A ``st.multiselect`` of terms (chips; typing adds one) kept as a draft like a text box.
+
+    The chosen terms are stored as a JSON list; a choice equal to ``original`` drops the
+    field from the draft.
+    """
+    key = _state_key(page, obj, field)
+    if key not in st.session_state:
+        with page_session() as session:
+            stored = get_draft(page, obj, session=session).get(field)
+        st.session_state[key] = list(json.loads(stored)) if stored else list(original)
+
+    def keep() -> None:
+        value = list(st.session_state.get(key, original))
+        with page_session() as session:
+            save_draft_field(
+                page,
+                obj,
+                field,
+                None if value == list(original) else json.dumps(value, ensure_ascii=False),
+                session=session,
+            )
+
+    # Options: the original terms and any the draft added, so a stored chip is offered.
+    options = list(dict.fromkeys([*original, *st.session_state[key]]))
+    return list(
+        st.multiselect(label, options, key=key, on_change=keep, accept_new_options=True, **kwargs)
+    )
+
+
 def has_draft(page: str, obj: str) -> bool:
     """Whether the object has a stored draft (some edit not yet saved)."""
     with page_session() as session:

@@ -25,7 +25,7 @@ from sqlmodel import Session, select
 
 from ontology.agreement_tracking import ConfusedPair
 from ontology.rewrite import accept_proposal, propose_rewrite
-from ontology.rounds import round_agreement, round_history, run_round
+from ontology.rounds import round_agreement, round_detail, round_history, run_round
 from ontology.schema import UNMAPPED
 from ontology.versions import document, get_version, version_label
 from storage.models import OntologyVersion, RewriteProposal
@@ -332,6 +332,37 @@ def test_a_copied_workspace_shows_its_own_analysis(loop: Loop, page: object) -> 
     folder = re.search(r"Report folder: (\S+)", text)
     assert folder is not None, text[-2000:]
     assert Path(folder.group(1)).resolve().is_relative_to(loop.workspace.resolve())
+
+
+# ------------------------------------------------------------------ agreement view
+
+
+def test_a_round_link_and_a_heatmap_cell_filter_the_disagreements(loop: Loop, page: object) -> None:
+    first = _first_round(loop)
+    top = _pairs(loop, first)[0]
+    with loop.session() as session:
+        rounds = [h.round for h in round_history(session=session)]
+        detail = round_detail(first, session=session)
+        steps = len(detail.disagreements(pair=(top.leaf_a, top.leaf_b)))
+    assert first != rounds[-1]  # the link, not the default, opens it
+    _open(page, loop, f"ontology_rounds?round={first}", "Labeling rounds")
+    assert page.get_by_role("combobox", name="Round").input_value() == str(first)  # type: ignore[attr-defined]
+    assert "sim:confuse=3~4@0.3;seed=7" in _text(page)  # the odd one out of the demo's pair
+    chart = page.locator('[data-testid="stVegaLiteChart"]').first  # type: ignore[attr-defined]
+    cell = chart.locator(
+        f'[role="graphics-symbol"][aria-label*="leaf A: {top.leaf_a};"]'
+        f'[aria-label*="leaf B: {top.leaf_b};"]'
+    )
+    cell.first.click()
+    _settle(page, "Labeling rounds")
+    _shot(page, "f-heatmap-cell")
+    pair = page.get_by_role("combobox", name="Pair")  # type: ignore[attr-defined]
+    assert pair.input_value() == f"{top.leaf_a} | {top.leaf_b}"
+    assert f"{steps} step(s), each once" in _text(page)
+    # Another round chosen in the page: the address bar links to it.
+    _choose(page, "Round", str(rounds[-1]), exact=True)
+    _settle(page, "Labeling rounds")
+    assert f"round={rounds[-1]}" in page.url  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------- walkthrough

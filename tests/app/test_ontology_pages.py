@@ -232,3 +232,15 @@ def test_validation_page_starts_experiments_in_the_background_and_shows_their_re
     assert at.selectbox(key="v-shown").value.endswith("-human.json")
     assert at.code[0].value.startswith("driftlens annotate push label_check")
     assert len(at.dataframe[0].value) == 2
+
+
+def test_leaf_chip_and_definition_edits_survive_a_new_browser_session_as_a_draft() -> None:
+    at = open_page("ontology_versions.py")
+    next(t for t in at.text_area if t.label == "Definition").set_value("Kept as a draft.").run()
+    triggers = next(m for m in at.multiselect if m.label == "Triggers")
+    chips = [*triggers.value, "pilgrimage"]
+    triggers.set_value(chips).run()
+    again = open_page("ontology_versions.py")  # a reload: a new session on the same workspace
+    assert next(t for t in again.text_area if t.label == "Definition").value == "Kept as a draft."
+    assert next(m for m in again.multiselect if m.label == "Triggers").value == chips
+    assert any("kept as a draft" in c.value for c in again.caption)
