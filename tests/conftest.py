@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 # The session fails when a process the suite started is still running at its end.
-from tests.process_guard import _no_process_outlives_the_session  # noqa: F401
+from tests.process_guard import pytest_sessionfinish, pytest_sessionstart  # noqa: F401
 
 if TYPE_CHECKING:
     from sqlmodel import Session

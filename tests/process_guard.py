@@ -14,16 +14,17 @@ the session:
 
 The servers started *before* pytest (``scripts/ci/postgres.sh``, ``labelstudio.sh``,
 ``vllm.sh``) carry neither and are left alone. Survivors are reported by pid and command
-line, then killed, and the session fails (an error at the teardown of the last test).
+line, then killed, and the session fails (exit status 1), checked in
+``pytest_sessionfinish``, after every fixture, session-scoped ones included, was torn down.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 import uuid
-from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,28 +133,35 @@ def kill(found: list[Survivor]) -> None:
             os.kill(s.pid, signal.SIGKILL)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _no_process_outlives_the_session() -> Iterator[str]:
-    """Mark every process the session starts; fail the session if one is still running."""
+_MARKER_KEY = pytest.StashKey[str]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Mark every process the session will start (they inherit ``os.environ``)."""
     marker = uuid.uuid4().hex
-    previous = os.environ.get(MARKER)
     os.environ[MARKER] = marker
-    try:
-        yield marker
-    finally:
-        if previous is None:
-            os.environ.pop(MARKER, None)
-        else:
-            os.environ[MARKER] = previous
-    if not PROC.is_dir():  # no /proc (not Linux): nothing to check with
+    session.config.stash[_MARKER_KEY] = marker
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After every fixture was torn down: fail the session if a started process survives."""
+    marker = session.config.stash.get(_MARKER_KEY, None)
+    if marker is None or not PROC.is_dir():  # no /proc (not Linux): nothing to check with
         return
     left = settle(marker)
     kill(left)
-    if left:
-        lines = "\n".join(f"  {s}" for s in left)
-        pytest.fail(
-            f"{len(left)} process(es) started by the test suite were still running after the "
-            f"test session (now killed); the fixture or test that started them must stop "
-            f"them and their children:\n{lines}",
-            pytrace=False,
-        )
+    if not left:
+        return
+    lines = "\n".join(f"  {s}" for s in left)
+    message = (
+        f"{len(left)} process(es) started by the test suite were still running after the "
+        f"test session (now killed); the fixture or test that started them must stop them "
+        f"and their children:\n{lines}"
+    )
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(message, red=True)
+    else:
+        print(message, file=sys.stderr)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
