@@ -347,8 +347,11 @@ def test_a_round_link_and_a_heatmap_cell_filter_the_disagreements(loop: Loop, pa
     assert first != rounds[-1]  # the link, not the default, opens it
     _open(page, loop, f"ontology_rounds?round={first}", "Labeling rounds")
     assert page.get_by_role("combobox", name="Round").input_value() == str(first)  # type: ignore[attr-defined]
-    chart = page.locator('[data-testid="stVegaLiteChart"]').first  # type: ignore[attr-defined]
-    cell = chart.locator(
+    # Charts draw their marks once on screen; the trend line chart comes before the heatmap.
+    charts = page.locator('[data-testid="stVegaLiteChart"]')  # type: ignore[attr-defined]
+    for i in range(charts.count()):
+        charts.nth(i).scroll_into_view_if_needed()
+    cell = charts.locator(
         f'[role="graphics-symbol"][aria-label*="leaf A: {top.leaf_a};"]'
         f'[aria-label*="leaf B: {top.leaf_b};"]'
     )
