@@ -34,6 +34,10 @@ def catalog_classifier(entries: Iterable[CatalogEntry]) -> Classifier:
     return classifier_from_catalog((e.text, e.condition_class, e.category) for e in entries)
 
 
+class _PortTaken(Exception):
+    """The simulator could not bind its port (someone took it after it was picked)."""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -67,6 +71,21 @@ class SimProcess:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> str:
+        # The free port is only free when picked: another process may bind it before the
+        # server does. A start that fails on a taken port is retried on a new one.
+        for attempt in range(3):
+            try:
+                return self._start()
+            except _PortTaken:
+                if attempt == 2:
+                    raise ServiceError(
+                        "The local simulator server did not start: three free ports were "
+                        "taken before it could bind them."
+                    ) from None
+                self.port = _free_port()
+        raise AssertionError("unreachable")
+
+    def _start(self) -> str:
         cmd = [sys.executable, "-m", self.module, "--port", str(self.port), *self.args]
         if self.catalog is not None:
             cmd += ["--catalog", str(self.catalog)]
@@ -89,6 +108,8 @@ class SimProcess:
             if self._proc.poll() is not None or time.monotonic() > deadline:
                 err = self._proc.stderr.read().decode(errors="replace") if self._proc.stderr else ""
                 self.__exit__(None, None, None)
+                if "address already in use" in err.lower():
+                    raise _PortTaken
                 raise ServiceError(
                     "The local simulator server did not start"
                     + (f": {err.strip().splitlines()[-1]}" if err.strip() else ".")

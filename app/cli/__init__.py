@@ -14,8 +14,14 @@ import sys
 
 def main() -> None:
     """Entry point of the ``driftlens`` console script."""
-    from app.cli.errors import INTERRUPTED_EXIT, report_interrupted, report_user_error
-    from app.cli.root import build_app
+    try:
+        from app.cli.errors import INTERRUPTED_EXIT, report_interrupted, report_user_error
+        from app.cli.root import build_app
+    except KeyboardInterrupt:
+        # Ctrl-C while the command's modules are still loading: nothing has run yet, so
+        # there is nothing to keep or resume (the error reporter itself may not be loaded).
+        sys.stderr.write("Interrupted before the command started; nothing was changed.\n")
+        raise SystemExit(130) from None
 
     debug = "--debug" in sys.argv or os.environ.get("DRIFTLENS_DEBUG") == "1"
     if "--debug" in sys.argv:

@@ -280,3 +280,35 @@ def test_markdown_report_escapes_control_characters() -> None:
 
     out = md_escape("a\x1b[2Jb\x9bc")
     assert "\x1b" not in out and "\x9b" not in out and "x1b" in out
+
+
+# Ctrl-C while the CLI's modules are still loading, made deterministic: an import hook
+# raises KeyboardInterrupt when ``app.cli.root`` is imported, as a real Ctrl-C would.
+INTERRUPT_DURING_IMPORT = """
+import sys
+
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "app.cli.root":
+            raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+from app.cli import main
+main()
+"""
+
+
+def test_ctrl_c_while_the_cli_is_still_loading_is_one_line() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_DURING_IMPORT, "runs"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert proc.returncode == 130
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "Interrupted before the command started; nothing was changed."
+    ]
