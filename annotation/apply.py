@@ -12,6 +12,12 @@
 * ``helpfulness``: mean score per model and condition (item means, then their mean).
 * ``distraction``: non-distraction rate per model and condition: the share of items with
   at least two kept votes that two of three judged No.
+* ``disposition_check``: the disposition classifier's category against the agreed human
+  category (two kept votes or more, the 2-of-3 rule): exact agreement and Cohen's κ with a
+  95 % interval from resampling stems, overall and where the stance is clear (the humans'
+  category is not ``no_stance``); the first two annotators against each other likewise.
+* ``test_awareness``: per arm, the share of answers with an agreed human flag that are
+  flagged aware, with its Wilson interval; the first two annotators' agreement.
 """
 
 from __future__ import annotations
@@ -145,6 +151,37 @@ class LabelAgreement:
 
 
 @dataclass(frozen=True)
+class ClassifierAgreement:
+    """Category agreement of two raters on disposition answers, κ interval over stems.
+
+    ``subset``: ``all`` or ``stance clear`` (the agreed human category is not
+    ``no_stance``; only for the classifier-vs-humans rows).
+    """
+
+    rater_a: str
+    rater_b: str
+    subset: str
+    n: int
+    n_stems: int
+    exact: float | None
+    kappa: float | None
+    kappa_low: float | None
+    kappa_high: float | None
+
+
+@dataclass(frozen=True)
+class AwarenessRate:
+    """Share of an arm's answers the humans flagged as test-aware (Wilson 95 % interval)."""
+
+    arm: str
+    items: int
+    flagged: int
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+@dataclass(frozen=True)
 class ApplyResult:
     """Everything ``annotate apply`` did and found."""
 
@@ -160,6 +197,9 @@ class ApplyResult:
     non_distraction_by_class: tuple[GroupRate, ...] = ()
     rubric_agreement: tuple[RubricAgreement, ...] = ()
     observability_agreement: tuple[LabelAgreement, ...] = ()
+    classifier_agreement: tuple[ClassifierAgreement, ...] = ()
+    awareness: tuple[AwarenessRate, ...] = ()
+    awareness_agreement: tuple[LabelAgreement, ...] = ()
 
 
 def require_study(name: str, *, session: Session) -> Study:
@@ -599,8 +639,150 @@ def _apply_bank_observability(
     )
 
 
+#: Stem resamples of the κ intervals (cheap: sufficient statistics per stem).
+KAPPA_BOOTSTRAP = 2000
+
+
+def _opt(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+def classifier_agreement(
+    rater_a: str,
+    rater_b: str,
+    subset: str,
+    rows: Sequence[tuple[str, str, str]],
+    *,
+    n_boot: int = KAPPA_BOOTSTRAP,
+    seed: int = 0,
+) -> ClassifierAgreement:
+    """Exact agreement and κ (stem-bootstrap interval) of ``(label a, label b, stem)`` rows."""
+    from driftlens_core.agreement import kappa_cluster_interval
+
+    if not rows:
+        return ClassifierAgreement(rater_a, rater_b, subset, 0, 0, None, None, None, None)
+    ki = kappa_cluster_interval(
+        [a for a, _, _ in rows],
+        [b for _, b, _ in rows],
+        [c for _, _, c in rows],
+        n_boot=n_boot,
+        seed=seed,
+    )
+    return ClassifierAgreement(
+        rater_a,
+        rater_b,
+        subset,
+        ki.n,
+        ki.n_clusters,
+        sum(a == b for a, b, _ in rows) / len(rows),
+        _opt(ki.kappa),
+        _opt(ki.ci_low),
+        _opt(ki.ci_high),
+    )
+
+
+def _disposition_key(payload: Any) -> tuple[str, str, str, str, int, int]:
+    return (
+        str(payload.get("study", "")),
+        str(payload.get("arm", "")),
+        str(payload.get("battery", "")),
+        str(payload.get("stem", "")),
+        int(payload.get("paraphrase", 0)),
+        int(payload.get("sample", 0)),
+    )
+
+
+def classifier_labels(
+    agg: StudyAggregate, *, session: Session
+) -> dict[tuple[str, str, str, str, int, int], str]:
+    """The stored first-scoring category of each checked answer, by its task payload.
+
+    The label is read back from the workspace, not from the task, so annotators never see
+    it; answers re-classified since the push are compared with their current category.
+    """
+    from storage.repo.disposition import arm_responses, list_arms, scores_for
+
+    wanted = {_disposition_key(it.payload): str(it.payload.get("judge") or "") for it in agg.items}
+    out: dict[tuple[str, str, str, str, int, int], str] = {}
+    for study in sorted({k[0] for k in wanted}):
+        arms = {a.id: a.name for a in list_arms(session=session, study=study)}
+        ids: dict[int, tuple[str, str, str, str, int, int]] = {}
+        for r in arm_responses([i for i in arms if i is not None], session=session):
+            key = (study, arms[r.arm_id], r.battery, r.stem, r.paraphrase, r.sample)
+            if key in wanted and r.id is not None:
+                ids[r.id] = key
+        for sc in scores_for(list(ids), session=session):
+            key = ids[sc.response_id]
+            if sc.repeat == 0 and sc.label and sc.judge_model == wanted[key]:
+                out[key] = sc.label
+    return out
+
+
+def _stem(payload: Any) -> str:
+    return f"{payload.get('battery', '')}:{payload.get('stem', '')}"
+
+
+def _apply_disposition_check(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ApplyResult:
+    """Classifier vs the agreed human category, and annotator 1 vs annotator 2."""
+    labels = classifier_labels(agg, session=session)
+    vs_humans: list[tuple[str, str, str]] = []
+    humans: list[tuple[str, str, str]] = []
+    for it in agg.items:
+        o = it.outcome("category")
+        if o is None:
+            continue
+        if o.n_votes >= 2:
+            humans.append((o.votes[0][1], o.votes[1][1], _stem(it.payload)))
+        machine = labels.get(_disposition_key(it.payload))
+        if o.label is not None and machine is not None:
+            vs_humans.append((machine, o.label, _stem(it.payload)))
+    clear = [r for r in vs_humans if r[1] != "no_stance"]
+    return ApplyResult(
+        agg.study,
+        agg,
+        classifier_agreement=(
+            classifier_agreement("classifier", "humans", "all", vs_humans),
+            classifier_agreement("classifier", "humans", "stance clear", clear),
+            classifier_agreement("annotator 1", "annotator 2", "all", humans),
+        ),
+    )
+
+
+def _apply_test_awareness(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ApplyResult:
+    """Flagged-aware share per arm (items with an agreed flag) and the annotators' agreement."""
+    from driftlens_core.proportions import proportion_interval
+
+    flags: dict[str, list[bool]] = defaultdict(list)
+    pairs: list[tuple[str, str]] = []
+    for it in agg.items:
+        o = it.outcome("awareness")
+        if o is None:
+            continue
+        if o.n_votes >= 2:
+            pairs.append((o.votes[0][1], o.votes[1][1]))
+        if o.label is not None:
+            for key in (str(it.payload.get("arm", "")), "all"):
+                flags[key].append(o.label == "aware")
+    rates = []
+    for arm in sorted(flags, key=lambda k: (k == "all", k)):
+        p = proportion_interval(sum(flags[arm]), len(flags[arm]))
+        rates.append(AwarenessRate(arm, p.n, p.k, _opt(p.share), _opt(p.ci_low), _opt(p.ci_high)))
+    return ApplyResult(
+        agg.study,
+        agg,
+        awareness=tuple(rates),
+        awareness_agreement=(label_agreement("annotator 1", "annotator 2", pairs),),
+    )
+
+
 _APPLIERS: dict[str, Callable[[StudyAggregate, Session, AggregationConfig], ApplyResult]] = {
     "bank_observability": _apply_bank_observability,
+    "disposition_check": _apply_disposition_check,
+    "test_awareness": _apply_test_awareness,
     "conflict_rubric": _apply_conflict_rubric,
     "question_checks": _apply_curation,
     "persona_pair": _apply_curation,

@@ -58,6 +58,10 @@ class Selection(BaseModel):
         labeler: labeler name or key (label_check).
         ontology: ``NAME`` or ``NAME@VERSION`` (label_check).
         dimension: persona-pair dimension (default: one per question, by hash).
+        disposition: disposition study name (``disposition_check``, ``test_awareness``).
+        arms: arms of that study (default: every arm).
+        batteries: batteries file (YAML/CSV) the study ran (default: the shipped sample).
+        judge: classifier model whose categories are checked (default: the first stored).
         limit: at most this many tasks, chosen by a seeded hash order so that a larger
             limit always contains the smaller one.
         seed: seed of that order.
@@ -76,11 +80,15 @@ class Selection(BaseModel):
     labeler: str | None = None
     ontology: str | None = None
     dimension: str | None = None
+    disposition: str | None = None
+    arms: tuple[str, ...] = ()
+    batteries: str | None = None
+    judge: str | None = None
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
 
 
-_LIST_FIELDS = {"questions", "conditions"}
+_LIST_FIELDS = {"questions", "conditions", "arms"}
 
 
 def parse_selection(items: Sequence[str]) -> Selection:
@@ -99,6 +107,8 @@ def parse_selection(items: Sequence[str]) -> Selection:
             key = "questions"
         if key == "condition":
             key = "conditions"
+        if key == "arm":
+            key = "arms"
         if key in _LIST_FIELDS:
             values[key] = tuple(v.strip() for v in value.split(",") if v.strip())
         else:
@@ -456,7 +466,125 @@ def _observability_tasks(run: GenerationRun, sel: Selection, session: Session) -
     return out
 
 
+def _disposition_answers(
+    sel: Selection, session: Session, *, classified: bool
+) -> tuple[list[tuple[Any, Any]], str | None]:
+    """``(arm, response)`` of the answered responses of a disposition study, and the judge.
+
+    With ``classified`` only the responses the judge (``judge=``, default the first stored
+    classifier) gave a category in its first scoring.
+    """
+    from storage.repo.disposition import arm_responses, require_arms, scores_for
+
+    if not sel.disposition:
+        raise InputError("Choose the disposition study to sample from: --select disposition=STUDY.")
+    arms = require_arms(sel.disposition, session=session)
+    if sel.arms:
+        missing = sorted(set(sel.arms) - {a.name for a in arms})
+        if missing:
+            raise NotFoundError(f"Study {sel.disposition!r} has no arm {missing[0]!r}.")
+        arms = [a for a in arms if a.name in set(sel.arms)]
+    by_id = {a.id: a for a in arms}
+    responses = [
+        r
+        for r in arm_responses([a.id for a in arms if a.id is not None], session=session)
+        if r.status == "ok" and (r.answer or "").strip()
+    ]
+    judge = None
+    if classified:
+        scores = [
+            s
+            for s in scores_for([int(r.id or 0) for r in responses], session=session)
+            if s.repeat == 0 and s.label
+        ]
+        judges = sorted({s.judge_model for s in scores})
+        judge = sel.judge or (judges[0] if judges else None)
+        labelled = {int(s.response_id) for s in scores if s.judge_model == judge}
+        responses = [r for r in responses if int(r.id or 0) in labelled]
+    return [(by_id[r.arm_id], r) for r in responses], judge
+
+
+def disposition_key(study: str, arm: str, battery: str, stem: str, para: int, sample: int) -> str:
+    """The stable task key of one disposition answer."""
+    return f"disposition:{study}:{arm}:{battery}:{stem}:{para}:{sample}"
+
+
+def _stem_stratified(tasks: list[TaskSpec], sel: Selection) -> list[TaskSpec]:
+    """At most ``limit`` tasks spread evenly over stems (stems are the independent unit).
+
+    Stems and the answers within each stem are put in a seeded hash order; round ``r``
+    takes the ``r``-th answer of every stem, so each stem contributes before any gives a
+    second one, and a larger limit always contains the smaller one.
+    """
+    by_stem: dict[str, list[TaskSpec]] = {}
+    for t in tasks:
+        by_stem.setdefault(f"{t.data['battery']}:{t.data['stem']}", []).append(t)
+    stems = sorted(by_stem, key=lambda k: _order(sel.seed, k))
+    queues = [sorted(by_stem[k], key=lambda t: _order(sel.seed, t.key)) for k in stems]
+    out: list[TaskSpec] = []
+    for r in range(max((len(q) for q in queues), default=0)):
+        out.extend(q[r] for q in queues if r < len(q))
+    return out if sel.limit is None else out[: sel.limit]
+
+
+def _disposition_task(study: str, arm: Any, resp: Any) -> TaskSpec:
+    return TaskSpec(
+        disposition_key(study, arm.name, resp.battery, resp.stem, resp.paraphrase, resp.sample),
+        {
+            "probe": resp.probe_text,
+            "answer": resp.answer or "",
+            "study": study,
+            "arm": arm.name,
+            "battery": resp.battery,
+            "stem": resp.stem,
+            "paraphrase": resp.paraphrase,
+            "sample": resp.sample,
+        },
+    )
+
+
+def _disposition_check(sel: Selection, session: Session) -> list[TaskSpec]:
+    """A stem-stratified sample of classified answers; the classifier's label stays out.
+
+    The classifier's category is not put in the task (annotators could see it in the data
+    manager); ``annotate apply`` reads it back from the stored scores.
+    """
+    from pathlib import Path
+
+    from study.disposition.items import load_sample_batteries, read_batteries
+
+    doc = read_batteries(Path(sel.batteries)) if sel.batteries else load_sample_batteries()
+    by_name = {b.name: b for b in doc.batteries}
+    rows, judge = _disposition_answers(sel, session, classified=True)
+    out = []
+    for arm, resp in rows:
+        battery = by_name.get(resp.battery)
+        if battery is None:
+            where = sel.batteries or "the shipped sample"
+            raise InputError(
+                f"Battery {resp.battery!r} of study {sel.disposition!r} is not in {where}; "
+                "pass the study's batteries file with --select batteries=FILE."
+            )
+        t = _disposition_task(str(sel.disposition), arm, resp)
+        t.data["categories"] = [{"value": c.name} for c in battery.categories]
+        t.data["category_guide"] = "\n".join(
+            f"{c.name}: {c.description}" if c.description else c.name for c in battery.categories
+        )
+        t.data["judge"] = judge
+        out.append(t)
+    return _stem_stratified(out, sel)
+
+
+def _test_awareness(sel: Selection, session: Session) -> list[TaskSpec]:
+    """A stem-stratified sample of answered disposition probes (any arm, any answer)."""
+    rows, _ = _disposition_answers(sel, session, classified=False)
+    out = [_disposition_task(str(sel.disposition), arm, resp) for arm, resp in rows]
+    return _stem_stratified(out, sel)
+
+
 _BUILDERS = {
+    "disposition_check": _disposition_check,
+    "test_awareness": _test_awareness,
     "bank_observability": _bank_observability,
     "conflict_rubric": _conflict_rubric,
     "question_checks": _question_checks,

@@ -109,6 +109,66 @@ def cohens_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
     return float((p_o - p_e) / (1.0 - p_e))
 
 
+@dataclass(frozen=True)
+class KappaInterval:
+    """Cohen's κ with a cluster-bootstrap percentile interval (NaN where undefined)."""
+
+    n: int
+    n_clusters: int
+    kappa: float
+    ci_low: float
+    ci_high: float
+    n_boot: int
+
+
+def kappa_cluster_interval(
+    a: Sequence[Any],
+    b: Sequence[Any],
+    clusters: Sequence[Hashable],
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> KappaInterval:
+    """Cohen's κ of two labelers and its interval from resampling whole clusters.
+
+    Items of one cluster (e.g. the paraphrases and samples of one stem) are not
+    independent, so the bootstrap draws clusters with replacement. Each cluster
+    contributes its sufficient statistics (items, agreements, both marginals), and every
+    replicate's κ follows from their weighted sums, so no item-level loop runs per draw.
+    The point estimate is :func:`cohens_kappa`; the interval is the plain percentile one.
+    Items either labeler left empty are dropped first.
+    """
+    from driftlens_core.bootstrap import cluster_bootstrap_sums, percentile_interval
+
+    rows = _matrix([a, b, list(clusters)])
+    keep = [i for i in range(len(rows[0])) if rows[0][i] is not None and rows[1][i] is not None]
+    xa = [rows[0][i] for i in keep]
+    xb = [rows[1][i] for i in keep]
+    kappa = cohens_kappa(xa, xb)
+    cl = _domain([[rows[2][i] for i in keep]])
+    nan = float("nan")
+    if not keep or math.isnan(kappa) or len(cl) < 2:
+        return KappaInterval(len(keep), len(cl), kappa, nan, nan, n_boot)
+    cats = _domain([xa, xb])
+    k = len(cats)
+    stats = np.zeros((len(cl), 2 + 2 * k))
+    for i, x, y in zip(keep, xa, xb, strict=True):
+        q = cl[rows[2][i]]
+        stats[q, 0] += 1.0
+        stats[q, 1] += float(x == y)
+        stats[q, 2 + cats[x]] += 1.0
+        stats[q, 2 + k + cats[y]] += 1.0
+    sums = cluster_bootstrap_sums(stats, n_boot=n_boot, seed=seed)
+    n = sums[:, 0]
+    p_o = sums[:, 1] / n
+    p_e = np.einsum("bk,bk->b", sums[:, 2 : 2 + k], sums[:, 2 + k :]) / (n * n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reps = np.where(p_e < 1.0, (p_o - p_e) / (1.0 - p_e), np.nan)
+    low, high = percentile_interval(reps, level)
+    return KappaInterval(len(keep), len(cl), kappa, float(low[0]), float(high[0]), n_boot)
+
+
 def encode_labels(
     labels: Sequence[Sequence[Any]],
 ) -> tuple[NDArray[np.float64], tuple[Hashable, ...]]:

@@ -56,6 +56,8 @@ STUDY_KIND_VALUES = (
     "distraction",
     "conflict_rubric",
     "bank_observability",
+    "disposition_check",
+    "test_awareness",
 )
 JUDGE_KIND_VALUES = ("helpfulness", "distraction", "acknowledgement")
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from app.cli.console import SafeConsole
 from app.cli.context import session_for, settings
@@ -27,7 +28,7 @@ annotate_app = typer.Typer(
 
 STUDY_HELP = (
     "Study: question_checks, persona_pair, orthogonality, label_check, helpfulness, "
-    "distraction, conflict_rubric, bank_observability."
+    "distraction, conflict_rubric, bank_observability, disposition_check, test_awareness."
 )
 MIN_LEAD_HELP = "Drop annotations made in under this many seconds."
 
@@ -64,7 +65,8 @@ def push_cmd(
         "--select",
         "-s",
         help="Filter key=value, repeatable: questions=, filter=, tier=, run=, conditions=, "
-        "condition_class=, catalog=, labeler=, ontology=, dimension=, limit=, seed=.",
+        "condition_class=, catalog=, labeler=, ontology=, dimension=, disposition=, arms=, "
+        "batteries=, judge=, limit=, seed=.",
     ),
     new_project: bool = typer.Option(
         False, "--new-project", help="Create a fresh project even if one is recorded."
@@ -255,6 +257,11 @@ def apply_payload(result: ApplyResult) -> dict[str, Any]:
         out["rubric_agreement"] = [asdict(r) for r in result.rubric_agreement]
     elif result.study == "bank_observability":
         out["observability_agreement"] = [asdict(r) for r in result.observability_agreement]
+    elif result.study == "disposition_check":
+        out["classifier_agreement"] = [asdict(r) for r in result.classifier_agreement]
+    elif result.study == "test_awareness":
+        out["awareness"] = [asdict(r) for r in result.awareness]
+        out["awareness_agreement"] = [asdict(r) for r in result.awareness_agreement]
     elif result.study == "distraction":
         out["non_distraction"] = [asdict(g) for g in result.non_distraction]
         out["non_distraction_by_class"] = [asdict(g) for g in result.non_distraction_by_class]
@@ -304,6 +311,39 @@ def _print_apply(result: ApplyResult) -> None:
             table.add_row(la.rater_a, la.rater_b, str(la.n), _num(la.exact), _num(la.kappa))
         _out.print(table)
         _out.print("LLM judge vs humans: driftlens conflicts observability --run R", markup=False)
+    elif result.study == "disposition_check":
+        table = Table(title="Disposition categories: agreement (kappa 95% CI over stems)")
+        for name in ("rater A", "rater B", "subset", "answers", "stems", "exact", "kappa", "CI"):
+            table.add_column(name)
+        for ca in result.classifier_agreement:
+            table.add_row(
+                ca.rater_a,
+                ca.rater_b,
+                ca.subset,
+                str(ca.n),
+                str(ca.n_stems),
+                _num(ca.exact),
+                _num(ca.kappa),
+                f"{_num(ca.kappa_low)} to {_num(ca.kappa_high)}",
+            )
+        _out.print(table)
+    elif result.study == "test_awareness":
+        table = Table(title="Test awareness flagged by humans (Wilson 95% CI)")
+        for name in ("arm", "answers", "flagged", "rate", "CI"):
+            table.add_column(name)
+        for ar in result.awareness:
+            # Arm names are the user's text: shown literally, never read as Rich markup.
+            table.add_row(
+                Text(ar.arm), str(ar.items), str(ar.flagged), _num(ar.rate),
+                f"{_num(ar.ci_low)} to {_num(ar.ci_high)}",
+            )  # fmt: skip
+        _out.print(table)
+        for la in result.awareness_agreement:
+            _out.print(
+                f"{la.rater_a} vs {la.rater_b}: {la.n} answers, exact {_num(la.exact)}, "
+                f"kappa {_num(la.kappa)}.",
+                markup=False,
+            )
     elif result.study == "conflict_rubric":
         table = Table(title="Rubric agreement of two annotators (D1-D5 pairs)")
         for name in ("type", "pairs", "within one", "exact", "MAE", "QWK", "alpha ordinal", "D6"):

@@ -290,6 +290,8 @@ else:
                 ("LLM-label accuracy", result.labeler_accuracy),
                 ("Helpfulness", result.helpfulness),
                 ("Non-distraction rate", result.non_distraction),
+                ("Disposition classifier vs humans", result.classifier_agreement),
+                ("Test awareness flagged by humans", result.awareness),
             ):
                 if groups:
                     st.markdown(f"**{title}**")

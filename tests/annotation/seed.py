@@ -141,3 +141,63 @@ def _seed_conflict(session: Session, model_id: int) -> None:
         )
     )
     session.flush()
+
+
+#: The disposition study of :func:`seed_disposition` and its classifier.
+DISPOSITION_STUDY = "dcheck"
+DISPOSITION_JUDGE = "sim/classifier"
+
+
+def seed_disposition(session: Session) -> None:
+    """Two arms of a disposition study on four ``self_interest`` stems, classified.
+
+    Each arm answers two paraphrases of every stem once; the classifier's category cycles
+    through the battery's categories. One answer is hostile text, one probe was exhausted
+    (no answer) and one answer was never classified: neither of the last two is sampled
+    for the classifier check.
+    """
+    from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
+    from study.disposition.items import load_sample_batteries
+
+    battery = load_sample_batteries().battery("self_interest")
+    cats = battery.category_names
+    stems = battery.stems[:4]
+    k = 0
+    for arm_name in ("reference", "treated"):
+        arm = DispositionArm(study=DISPOSITION_STUDY, name=arm_name, model="sim/disp")
+        session.add(arm)
+        session.flush()
+        for stem in stems:
+            for para in (0, 1):
+                hostile = arm_name == "treated" and stem is stems[0] and para == 0
+                exhausted = arm_name == "treated" and stem is stems[3] and para == 1
+                resp = DispositionResponse(
+                    arm_id=_id(arm.id),
+                    battery=battery.name,
+                    stem=stem.id,
+                    paraphrase=para,
+                    sample=1,
+                    probe_text=stem.paraphrases[para],
+                    answer=(
+                        None
+                        if exhausted
+                        else '[bold]x[/bold] <script>alert(1)</script> =HYPERLINK("http://e")'
+                        if hostile
+                        else f"Answer {k} of {arm_name}."
+                    ),
+                    status="exhausted" if exhausted else "ok",
+                )
+                session.add(resp)
+                session.flush()
+                unclassified = arm_name == "reference" and stem is stems[3] and para == 1
+                if not exhausted and not unclassified:
+                    session.add(
+                        DispositionScore(
+                            response_id=_id(resp.id),
+                            judge_model=DISPOSITION_JUDGE,
+                            label=cats[k % len(cats)],
+                            value=float(cats[k % len(cats)] == battery.aligned_category),
+                        )
+                    )
+                k += 1
+    session.flush()

@@ -15,7 +15,9 @@ from annotation.tasks import build_tasks, parse_selection
 from storage.errors import ConfigError, InputError, ServiceError
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from tests.annotation.seed import seed
+from tests.annotation.seed import DISPOSITION_STUDY, seed, seed_disposition
+
+DISPOSITION_STUDIES = ("disposition_check", "test_awareness")
 
 
 @pytest.mark.parametrize("name", sorted(STUDIES))
@@ -25,6 +27,9 @@ def test_config_is_xml_with_one_choices_tag_per_question(name: str) -> None:
     spec = STUDIES[name]
     assert set(choices) == {q.name for q in spec.questions}
     for q in spec.questions:
+        if choices[q.name].get("value", "").startswith("$"):
+            assert not q.values  # choices carried by each task (disposition categories)
+            continue
         stored = [c.get("alias") or c.get("value") or "" for c in choices[q.name].iter("Choice")]
         assert sorted(stored) == sorted(q.values or leaf_names())
     # Instructions (and the rubric, for helpfulness) are visible to the annotator.
@@ -38,7 +43,9 @@ def test_config_is_xml_with_one_choices_tag_per_question(name: str) -> None:
 def test_every_builder_fills_every_field_its_config_shows(name: str) -> None:
     with open_workspace_session(resolve_settings()) as session:
         seed(session, conflicts=True)
-        tasks = build_tasks(name, parse_selection([]), session=session)
+        seed_disposition(session)
+        select = [f"disposition={DISPOSITION_STUDY}"] if name in DISPOSITION_STUDIES else []
+        tasks = build_tasks(name, parse_selection(select), session=session)
     assert tasks, name
     fields = set(re.findall(r'value="\$(\w+)"', label_config(name)))
     for t in tasks:
