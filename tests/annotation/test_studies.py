@@ -12,7 +12,7 @@ import pytest
 from annotation.client import LabelStudioClient, LabelStudioConnection, resolve_connection
 from annotation.studies import STUDIES, label_config, leaf_names
 from annotation.tasks import build_tasks, parse_selection
-from storage.errors import ConfigError, InputError, ServiceError
+from storage.errors import ConfigError, InputError, NotFoundError, ServiceError
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from tests.annotation.seed import DISPOSITION_STUDY, seed, seed_disposition
@@ -157,3 +157,28 @@ def test_unsupported_version_is_one_clear_sentence() -> None:
             client.check()
     finally:
         fake.close()
+
+
+def test_disposition_samples_are_stem_stratified_nested_and_checked() -> None:
+    with open_workspace_session(resolve_settings()) as session:
+        seed_disposition(session)
+
+        def keys(*select: str) -> list[str]:
+            sel = parse_selection([f"disposition={DISPOSITION_STUDY}", *select])
+            return [t.key for t in build_tasks("disposition_check", sel, session=session)]
+
+        every = keys()
+        assert len(every) == 14  # 16 answers less the exhausted and the unclassified one
+        four = keys("limit=4")
+        assert len({k.split(":")[4] for k in four}) == 4  # one answer of each stem first
+        assert four == keys("limit=9")[:4] and set(four) <= set(every)
+        assert keys("seed=1", "limit=4") != four
+        only = keys("arms=treated")
+        assert only and all(":treated:" in k for k in only)
+        assert keys("judge=other/judge") == []
+        with pytest.raises(NotFoundError, match="no arm 'nope'"):
+            keys("arm=nope")
+        with pytest.raises(InputError, match="disposition=STUDY"):
+            build_tasks("test_awareness", parse_selection([]), session=session)
+        with pytest.raises(InputError, match=r"missing\.yaml"):
+            keys("batteries=missing.yaml")
