@@ -22,6 +22,7 @@ from annotation.sync import ensure_project, pull, push
 from annotation.tasks import Selection, parse_selection
 from app.ui.db import page_session, page_settings
 from app.ui.safe import show_plain
+from app.ui.study_handoff import HANDOFF_KEY
 from storage.errors import DriftLensError
 from storage.repo.annotations import list_studies
 from storage.repo.studies import count_study_tasks
@@ -99,6 +100,12 @@ else:
 
 # ------------------------------------------------------------------ create & push
 st.subheader("Create a study from a selection and push it")
+# Another page (Validation's human check) may hand over a study and its selection.
+handoff = st.session_state.pop(HANDOFF_KEY, None)
+if handoff:
+    st.session_state["push_study"] = handoff["study"]
+    st.session_state["push_selection"] = handoff["selection"]
+st.session_state.setdefault("push_selection", "limit=50")
 study = st.selectbox(
     "Study",
     list(STUDIES),
@@ -108,7 +115,6 @@ study = st.selectbox(
 st.caption(STUDIES[study].summary)
 selection_text = st.text_area(
     "Selection (one key=value per line)",
-    value="limit=50",
     help="Keys: questions, filter, tier, run, conditions, condition_class, catalog, labeler, "
     "ontology, dimension, limit, seed.",
     key="push_selection",

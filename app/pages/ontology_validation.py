@@ -14,6 +14,7 @@ from app.ui.db import page_session, page_settings
 from app.ui.jobs import Job, Progress, Stage, forget_job, get_job, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
 from app.ui.safe import escape_markdown, plain_message, show_plain
+from app.ui.study_handoff import open_human_studies
 from ontology.rounds import round_history
 from ontology.validation import ValidationReport
 from ontology.validation_runs import (
@@ -234,5 +235,8 @@ st.dataframe(pd.DataFrame(list(result.report.rows)), hide_index=True, width="str
 for note in result.report.notes:
     st.caption(plain_message(f"Note: {note}"))
 if result.report.experiment == "human":
-    st.caption("Push the label_check study with this selection on the Human studies page, or run:")
-    st.code(str(result.report.rows[0]["command"]), language=None)
+    hand_off = result.report.rows[0]
+    if st.button("Push on the Human studies page", key="v-human-push", type="primary"):
+        open_human_studies("label_check", [str(item) for item in hand_off["select"]])
+    st.caption("It opens with the label_check study and this selection filled in. The CLI:")
+    st.code(str(hand_off["command"]), language=None)

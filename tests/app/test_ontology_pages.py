@@ -233,6 +233,15 @@ def test_validation_page_starts_experiments_in_the_background_and_shows_their_re
     assert at.code[0].value.startswith("driftlens annotate push label_check")
     assert len(at.dataframe[0].value) == 2
 
+    # No CLI detour: the button opens Human studies with the study and selection filled in.
+    select = ["run=demo", "labeler=sim"]
+    next(b for b in at.button if b.key == "v-human-push").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="push_study").value == "label_check"
+    selection = at.text_area(key="push_selection").value.splitlines()
+    assert selection[:2] == select and selection[-1] == "limit=100"
+    assert not at.warning or all("Session State" not in w.value for w in at.warning)
+
 
 def test_leaf_chip_and_definition_edits_survive_a_new_browser_session_as_a_draft() -> None:
     at = open_page("ontology_versions.py")
