@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from annotation.apply import ApplyResult
     from annotation.client import LabelStudioClient
 
-_out = SafeConsole(highlight=False)
+_out = SafeConsole(highlight=False, markup=False)
 
 annotate_app = typer.Typer(
     help="Human studies in Label Studio: push tasks, pull annotations, agreement, apply.",

@@ -9,7 +9,7 @@ import typer
 from app.cli.console import SafeConsole
 from app.cli.context import session_for
 
-_out = SafeConsole(highlight=False)
+_out = SafeConsole(highlight=False, markup=False)
 
 #: The ``export`` group; other modules' exports are added here as subcommands.
 export_app = typer.Typer(help="Export responses and other results to files.", no_args_is_help=True)

@@ -16,8 +16,8 @@ from app.cli.request_limits import MAX_ATTEMPTS_OPTION, TIMEOUT_OPTION, request_
 if TYPE_CHECKING:
     from study.generation import GenerationSummary
 
-_out = SafeConsole(highlight=False)
-_err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
+_out = SafeConsole(highlight=False, markup=False)
+_err = SafeConsole(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,7 +17,7 @@ from app.cli.request_limits import (
     request_limits,
 )
 
-_out = SafeConsole(highlight=False)
+_out = SafeConsole(highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:

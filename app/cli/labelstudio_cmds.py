@@ -10,7 +10,7 @@ from app.cli.console import SafeConsole
 from app.cli.context import settings
 from app.cli.output import echo_json
 
-_out = SafeConsole(highlight=False, stderr=False)
+_out = SafeConsole(highlight=False, stderr=False, markup=False)
 
 labelstudio_app = typer.Typer(
     help="Run Label Studio 1.23.2 locally (own virtualenv, 127.0.0.1, token kept in the "

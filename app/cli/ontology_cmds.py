@@ -26,7 +26,7 @@ from app.cli.request_limits import (
     request_limits,
 )
 
-_out = SafeConsole(highlight=False)
+_out = SafeConsole(highlight=False, markup=False)
 
 ontology_app = typer.Typer(
     help="Ontology studio: versions, multi-labeler rounds, agreement, definition rewriting.",

@@ -12,7 +12,7 @@ from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.output import echo_jsonl
 
-_out = SafeConsole(highlight=False)
+_out = SafeConsole(highlight=False, markup=False)
 
 _CATALOG_HELP = "Catalog NAME or NAME@VERSION (default: the bundled driftlens-default)."
 

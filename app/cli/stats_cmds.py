@@ -13,7 +13,7 @@ from rich.table import Table
 from app.cli.console import SafeConsole
 
 # a pipe or file gets a wide table instead of rich's 80-column default
-_out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
+_out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150, markup=False)
 
 
 def register(app: typer.Typer) -> None:
