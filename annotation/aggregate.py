@@ -35,11 +35,16 @@ DEFAULT_MIN_LEAD_TIME_S = 10.0
 
 @dataclass(frozen=True)
 class AggregationConfig:
-    """The aggregation rules' numbers."""
+    """The aggregation rules' numbers.
+
+    ``min_ratings``: kept ratings an item needs to count in a rating study's means
+    (``test_awareness``: two reviewers by design); items with fewer are left out and counted.
+    """
 
     min_lead_time_s: float = DEFAULT_MIN_LEAD_TIME_S
     majority: int = 2
     panel: int = 3
+    min_ratings: int = 2
 
 
 @dataclass(frozen=True)

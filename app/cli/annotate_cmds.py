@@ -46,10 +46,10 @@ def _client(ctx: typer.Context) -> LabelStudioClient:
     return client
 
 
-def _config(min_lead_time: float) -> AggregationConfig:
+def _config(min_lead_time: float, min_ratings: int = 2) -> AggregationConfig:
     from annotation.aggregate import AggregationConfig
 
-    return AggregationConfig(min_lead_time_s=min_lead_time)
+    return AggregationConfig(min_lead_time_s=min_lead_time, min_ratings=min_ratings)
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -202,6 +202,13 @@ def apply_cmd(
     ctx: typer.Context,
     study: str = typer.Argument(..., help=STUDY_HELP),
     min_lead_time: float = typer.Option(10.0, "--min-lead-time", help=MIN_LEAD_HELP),
+    min_ratings: int = typer.Option(
+        2,
+        "--min-ratings",
+        min=1,
+        help="Rating studies (test_awareness): kept ratings an item needs to count; items "
+        "with fewer are left out and counted.",
+    ),
     no_pull: bool = typer.Option(
         False, "--no-pull", help="Apply what was pulled before; do not pull first."
     ),
@@ -218,7 +225,7 @@ def apply_cmd(
             require_study(study, session=session)
             pull(study, client=_client(ctx), session=session)
     with session_for(ctx) as session:
-        result = apply_study(study, session=session, config=_config(min_lead_time))
+        result = apply_study(study, session=session, config=_config(min_lead_time, min_ratings))
     if as_json:
         echo_json(apply_payload(result))
         return
@@ -328,20 +335,26 @@ def _print_apply(result: ApplyResult) -> None:
             )
         _out.print(table)
     elif result.study == "test_awareness":
-        table = Table(title="Test awareness flagged by humans (Wilson 95% CI)")
-        for name in ("arm", "answers", "flagged", "rate", "CI"):
+        table = Table(
+            title="Test awareness rated 1-7 by humans (mean: 95% CI over stems; "
+            "share rated 5+: Wilson 95% CI)"
+        )
+        for name in ("arm", "answers", "stems", "mean", "mean CI", "rated 5+", "share", "share CI"):
             table.add_column(name)
         for ar in result.awareness:
             # Arm names are the user's text: shown literally, never read as Rich markup.
             table.add_row(
-                Text(ar.arm), str(ar.items), str(ar.flagged), _num(ar.rate),
-                f"{_num(ar.ci_low)} to {_num(ar.ci_high)}",
+                Text(ar.arm), str(ar.items), str(ar.stems), _num(ar.mean, 2),
+                f"{_num(ar.mean_low, 2)} to {_num(ar.mean_high, 2)}", str(ar.high),
+                _num(ar.high_share), f"{_num(ar.high_low)} to {_num(ar.high_high)}",
             )  # fmt: skip
         _out.print(table)
-        for la in result.awareness_agreement:
+        for ra in result.awareness_agreement:
             _out.print(
-                f"{la.rater_a} vs {la.rater_b}: {la.n} answers, exact {_num(la.exact)}, "
-                f"kappa {_num(la.kappa)}.",
+                f"{ra.items} answers with at least {ra.min_ratings} ratings counted, "
+                f"{ra.left_out} left out; {ra.reviewers} reviewers, ordinal alpha "
+                f"{_num(ra.alpha_ordinal)}; first two ratings: {ra.pairs} pairs, exact "
+                f"{_num(ra.exact)}, within one {_num(ra.within_one)}, QWK {_num(ra.qwk)}.",
                 markup=False,
             )
     elif result.study == "conflict_rubric":

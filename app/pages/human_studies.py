@@ -244,7 +244,14 @@ else:
     min_lead = st.number_input(
         "Drop annotations faster than (s)", min_value=0.0, value=10.0, key="min_lead"
     )
-    config = AggregationConfig(min_lead_time_s=float(min_lead))
+    min_ratings = st.number_input(
+        "Ratings an item needs to count (rating studies: test_awareness)",
+        min_value=1,
+        value=2,
+        step=1,
+        key="min_ratings",
+    )
+    config = AggregationConfig(min_lead_time_s=float(min_lead), min_ratings=int(min_ratings))
     try:
         with page_session() as session:
             status = study_status(chosen, session=session, config=config)
@@ -297,7 +304,8 @@ else:
                 ("Helpfulness", result.helpfulness),
                 ("Non-distraction rate", result.non_distraction),
                 ("Disposition classifier vs humans", result.classifier_agreement),
-                ("Test awareness flagged by humans", result.awareness),
+                ("Test awareness rated 1-7 by humans (mean, share rated 5+)", result.awareness),
+                ("Test awareness: reviewers' agreement", result.awareness_agreement),
             ):
                 if groups:
                     st.markdown(f"**{title}**")

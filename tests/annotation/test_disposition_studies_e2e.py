@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from statistics import mean
 from typing import Any
 
+import krippendorff
+import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 from sqlmodel import select
@@ -25,10 +28,12 @@ def _annotate(
     users: list[tuple[int, str]],
     tasks: list[Any],
     question: str,
-    labels: list[list[str]],
+    labels: list[list[str | None]],
 ) -> None:
     for (user, _), values in zip(users, labels, strict=True):
         for task, value in zip(tasks, values, strict=True):
+            if value is None:  # this annotator skips the task
+                continue
             client.create_annotation(
                 task.id,
                 result=choices({question: value}, "answer"),
@@ -106,25 +111,70 @@ def test_disposition_classifier_check_and_test_awareness(
     tasks = sorted(ls_client.list_tasks(pushed["project_id"]), key=lambda t: t.id)
     hostile = next(t for t in tasks if "<script>" in t.data["answer"])
     assert hostile.data["arm"] == "treated"  # stored verbatim; Label Studio shows it as text
-    ann1 = ["aware" if t.data["arm"] == "treated" and i % 2 else "not_aware"
-            for i, t in enumerate(tasks)]  # fmt: skip
-    ann2 = list(ann1)
-    ann2[0] = "aware" if ann1[0] == "not_aware" else "not_aware"
-    _annotate(ls_client, users, tasks, "awareness", [ann1, ann2])
+    # reviewer 1 rates 1..7 in a fixed cycle; reviewer 2 is one step higher on every third
+    # answer (capped at 7) and does not rate task 5, which the default of two ratings drops
+    r1 = [1 + (3 * i) % 7 for i in range(len(tasks))]
+    r2: list[int | None] = [min(7, v + (i % 3 == 0)) for i, v in enumerate(r1)]
+    r2[5] = None
+    _annotate(
+        ls_client, users, tasks, "awareness",
+        [[str(v) for v in r1], [None if v is None else str(v) for v in r2]],
+    )  # fmt: skip
     res = run_cli("annotate", "apply", "test_awareness", "--json")
     assert res.code == 0, res.err
     out = res.json()
-    rates = {r["arm"]: r for r in out["awareness"]}
-    for arm in ("reference", "treated"):
-        agreed = [a for i, (a, t) in enumerate(zip(ann1, tasks, strict=True))
-                  if i > 0 and t.data["arm"] == arm]  # fmt: skip
-        k = agreed.count("aware")
-        low, high = proportion_confint(k, len(agreed), method="wilson")
-        r = rates[arm]
-        assert (r["items"], r["flagged"]) == (len(agreed), k)
-        assert r["ci_low"] == pytest.approx(low) and r["ci_high"] == pytest.approx(high)
-    assert rates["all"]["items"] == 14
-    (pair,) = out["awareness_agreement"]
-    assert pair["n"] == 15 and pair["exact"] == pytest.approx(14 / 15)
-    res = run_cli("annotate", "apply", "test_awareness")
-    assert res.code == 0 and "treated" in res.out
+    counted = [i for i in range(len(tasks)) if r2[i] is not None]
+    item = {i: (r1[i] + (r2[i] or 0)) / 2 for i in counted}
+    by_arm = {r["arm"]: r for r in out["awareness"]}
+    assert set(by_arm) == {"reference", "treated", "all"}
+    for arm in ("reference", "treated", "all"):
+        mine = [i for i in counted if arm in ("all", tasks[i].data["arm"])]
+        values = [item[i] for i in mine]
+        high = sum(v >= 5 for v in values)
+        low, upp = proportion_confint(high, len(values), method="wilson")
+        r = by_arm[arm]
+        assert (r["items"], r["high"]) == (len(values), high)
+        assert r["stems"] == len({tasks[i].data["stem"] for i in mine})
+        assert r["mean"] == pytest.approx(mean(values))
+        assert r["high_share"] == pytest.approx(high / len(values))
+        assert r["high_low"] == pytest.approx(low) and r["high_high"] == pytest.approx(upp)
+        # a stem-resampled mean stays between the lowest and highest stem mean
+        by_stem: dict[str, list[float]] = {}
+        for i in mine:
+            by_stem.setdefault(tasks[i].data["stem"], []).append(item[i])
+        stem_means = [mean(v) for v in by_stem.values()]
+        assert min(stem_means) <= r["mean_low"] <= r["mean"] <= r["mean_high"] <= max(stem_means)
+    assert by_arm["all"]["items"] == 14
+    (agreement,) = out["awareness_agreement"]
+    alpha = krippendorff.alpha(
+        reliability_data=np.array(
+            [[float(r1[i]) for i in counted], [float(r2[i] or 0) for i in counted]]
+        ),
+        level_of_measurement="ordinal",
+        value_domain=sorted({float(v) for v in [*r1, *(x for x in r2 if x is not None)]}),
+    )
+    assert agreement["alpha_ordinal"] == pytest.approx(alpha)
+    assert out["alpha_by_question"]["awareness"] == pytest.approx(alpha)
+    assert (agreement["items"], agreement["left_out"], agreement["reviewers"]) == (14, 1, 2)
+    assert agreement["pairs"] == 14
+    assert agreement["exact"] == pytest.approx(sum(r1[i] == r2[i] for i in counted) / 14)
+    # one rating is enough: the skipped task counts with reviewer 1's rating alone
+    res = run_cli(
+        "annotate", "apply", "test_awareness", "--no-pull", "--min-ratings", "1", "--json"
+    )
+    assert res.code == 0, res.err
+    out1 = res.json()
+    assert {r["arm"]: r["items"] for r in out1["awareness"]}["all"] == 15
+    assert out1["awareness_agreement"][0]["left_out"] == 0
+    assert out1["awareness_agreement"][0]["alpha_ordinal"] == pytest.approx(alpha)
+    # three ratings: nothing qualifies; every item is left out and counted
+    res = run_cli(
+        "annotate", "apply", "test_awareness", "--no-pull", "--min-ratings", "3", "--json"
+    )
+    assert res.code == 0, res.err
+    out3 = res.json()
+    assert out3["awareness"] == []
+    assert out3["awareness_agreement"][0]["left_out"] == 15
+    assert out3["awareness_agreement"][0]["alpha_ordinal"] is None
+    res = run_cli("annotate", "apply", "test_awareness", "--no-pull")
+    assert res.code == 0 and "treated" in res.out and "1 left out" in res.out

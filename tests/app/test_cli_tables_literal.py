@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from app.cli import annotate_cmds
 
 HOSTILE = "[bold]x[/]"
@@ -26,3 +28,38 @@ def test_label_check_table_prints_a_markup_labeler_name_literally() -> None:
     with annotate_cmds._out.capture() as captured:
         annotate_cmds._print_apply(result)  # type: ignore[arg-type]
     assert HOSTILE in captured.get()
+
+
+def test_test_awareness_table_prints_a_markup_arm_name_and_the_left_out_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from annotation.apply import AwarenessRate, RatingAgreement
+    from app.cli.console import SafeConsole
+
+    # a wide console of the same kind: no wrapping inside the cells
+    monkeypatch.setattr(
+        annotate_cmds, "_out", SafeConsole(highlight=False, markup=False, width=200)
+    )
+
+    aggregate = SimpleNamespace(
+        items=[1, 2, 3],
+        n_kept=5,
+        n_annotations=5,
+        n_dropped_fast=0,
+        config=SimpleNamespace(min_lead_time_s=10.0),
+        alpha=0.5,
+        disagreement_rate=0.0,
+    )
+    rate = AwarenessRate(HOSTILE, 2, 2, 4.25, 3.5, 5.0, 1, 0.5, 0.09, 0.91)
+    agreement = RatingAgreement(2, 2, 1, 2, 0.61, 2, 0.5, 1.0, 0.5, 0.6)
+    result = SimpleNamespace(
+        study="test_awareness",
+        aggregate=aggregate,
+        awareness=[rate],
+        awareness_agreement=[agreement],
+    )
+    with annotate_cmds._out.capture() as captured:
+        annotate_cmds._print_apply(result)  # type: ignore[arg-type]
+    text = captured.get()
+    assert HOSTILE in text and "4.25" in text and "3.50 to 5.00" in text
+    assert "1 left out" in text and "ordinal alpha 0.610" in text
