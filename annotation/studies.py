@@ -56,6 +56,8 @@ class StudySpec:
     summary: str
     questions: tuple[QuestionSpec, ...]
     alpha_level: AlphaLevel = "nominal"
+    #: How the annotators' answers combine, as shown before labeling starts.
+    panel_note: str = "Three annotators label every task; a label holds when two of three agree."
 
     @property
     def agreement_questions(self) -> tuple[QuestionSpec, ...]:
@@ -189,6 +191,7 @@ STUDIES: dict[str, StudySpec] = {
             ),
             questions=(QuestionSpec("awareness", "Test awareness 1-7", AWARENESS),),
             alpha_level="ordinal",
+            panel_note="Two reviewers rate every task; the answer's rating is their mean.",
         ),
         StudySpec(
             name="distraction",
@@ -250,6 +253,6 @@ def instructions_html(name: str) -> str:
     items = "".join(f"<li>{q.prompt}</li>" for q in spec.questions)
     return (
         f"<p><b>{spec.title}.</b> {spec.summary}</p><ul>{items}</ul>"
-        "<p>Three annotators label every task; a label holds when two of three agree. "
+        f"<p>{spec.panel_note} "
         "Answers given in under 10 seconds are not counted.</p>"
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from annotation.client import LabelStudioClient, LabelStudioConnection, resolve_connection
-from annotation.studies import STUDIES, label_config, leaf_names
+from annotation.studies import STUDIES, instructions_html, label_config, leaf_names
 from annotation.tasks import build_tasks, parse_selection
 from storage.errors import ConfigError, InputError, NotFoundError, ServiceError
 from storage.settings import resolve_settings
@@ -182,3 +182,8 @@ def test_disposition_samples_are_stem_stratified_nested_and_checked() -> None:
             build_tasks("test_awareness", parse_selection([]), session=session)
         with pytest.raises(InputError, match=r"missing\.yaml"):
             keys("batteries=missing.yaml")
+
+
+def test_instructions_name_each_studys_panel() -> None:
+    assert "Two reviewers rate every task" in instructions_html("test_awareness")
+    assert "two of three agree" in instructions_html("question_checks")
