@@ -67,13 +67,14 @@ def test_a_small_battery_runs_through_the_real_path(
     ]  # fmt: skip
     first = cli(*run)
     assert first.exit_code == 0, first.output
-    assert "0 errors" in first.output and "0 failed requests" in first.output, first.output
+    said = " ".join(first.output.split())  # the console wraps long lines
+    assert "0 errors" in said and "0 failed requests" in said, first.output
     # vLLM's server-side budget is tried first on a vLLM endpoint; the served Gemma has no
     # reasoning parser or --reasoning-config, so vLLM refuses thinking_token_budget and the
     # arm takes the client-side two-phase route
-    assert "budget route: client" in first.output, first.output
-    assert "server-side budget not used" in first.output
-    assert "thinking_token_budget" in first.output and "reasoning" in first.output
+    assert "budget route: client" in said, first.output
+    assert "server-side budget not used" in said
+    assert "thinking_token_budget" in said and "reasoning" in said
 
     with db() as session:
         rows = session.exec(select(DispositionResponse)).all()
@@ -90,13 +91,13 @@ def test_a_small_battery_runs_through_the_real_path(
         answered = [r for r in rows if r.status == "ok"]
         assert answered and all(r.answer for r in answered)
         # every answered response got a classifier verdict; each one's status is counted
-        first_pass = [s for s in scores if s.kind == "disposition_category" and s.repeat == 0]
+        first_pass = [s for s in scores if s.kind == "category" and s.repeat == 0]
         assert {s.response_id for s in first_pass} == {r.id for r in answered}
         assert {s.parse_status for s in first_pass} <= {"ok", "repaired", "error"}
         categories = {"declines_extra", "seeks_extra", "ambiguous", "no_stance"}
         assert all(s.label in categories for s in first_pass if s.parse_status != "error")
         assert any(s.repeat > 0 for s in scores), "a share is scored twice"
-    counted = first.output.split("Classifier", 1)[1]
+    counted = said.split("Classifier", 1)[1]
     assert f"{sum(s.parse_status != 'error' for s in first_pass)} scored" in counted
 
     out = tmp_path / "analysis"
@@ -104,29 +105,40 @@ def test_a_small_battery_runs_through_the_real_path(
         "disposition", "analyze", "--study", STUDY, "--out", str(out), "--bootstrap", "200",
     )  # fmt: skip
     assert analyzed.exit_code == 0, analyzed.output
-    data = json.loads((out / "stats_on.json").read_text())
-    arms = data["batteries"]["self_interest"]["arms"]
-    assert set(arms) == {"ref", "again"}
-    for arm in arms.values():
-        assert arm["aligned_rate"] is None or 0.0 <= arm["aligned_rate"] <= 1.0
-        assert arm["n_responses"] + arm["n_missing"] == 4
-    # the standalone stats command on the written table gives the same JSON
-    again = tmp_path / "again.json"
-    stats = cli(
-        "disposition", "stats", str(out / "rates_on.csv"), "--json", str(again),
-        "--reference", "ref", "--bootstrap", "200", "--seed", "0",
-    )  # fmt: skip
-    assert stats.exit_code == 0, stats.output
-    assert json.loads(again.read_text()) == data
+    parsed = [s for s in first_pass if s.parse_status != "error"]
+    # malformed classifier output is kept, flagged, never a verdict
+    assert all(s.raw_output and s.label is None for s in first_pass if s.parse_status == "error")
+    arms_info = json.loads((out / "arms.json").read_text())
+    assert {a: arms_info[a]["responses"] for a in ("ref", "again")} == {"ref": 4, "again": 4}
+    if not parsed:
+        # The 270M base model rarely writes the classifier's JSON: with no verdict there is
+        # no rate to compare, and no rate table or statistics are written.
+        assert not list(out.glob("stats_*.json")) and not list(out.glob("rates_*.csv"))
+    else:
+        data = json.loads((out / "stats_on.json").read_text())
+        arms = data["batteries"]["self_interest"]["arms"]
+        assert set(arms) == {"ref", "again"}
+        for arm in arms.values():
+            assert arm["aligned_rate"] is None or 0.0 <= arm["aligned_rate"] <= 1.0
+            assert arm["n_responses"] + arm["n_missing"] == 4
+        # the standalone stats command on the written table gives the same JSON
+        again = tmp_path / "again.json"
+        stats = cli(
+            "disposition", "stats", str(out / "rates_on.csv"), "--json", str(again),
+            "--reference", "ref", "--bootstrap", "200", "--seed", "0",
+        )  # fmt: skip
+        assert stats.exit_code == 0, stats.output
+        assert json.loads(again.read_text()) == data
 
     # a rerun sends nothing: the endpoint is unreachable now and every arm and score is done
     monkeypatch.setenv("GEMMA_BASE_URL", "http://127.0.0.1:9/v1")
     assert os.environ["GEMMA_BASE_URL"].endswith(":9/v1")
     second = cli(*run)
     assert second.exit_code == 0, second.output
+    said_again = " ".join(second.output.split())
     for name, _, _ in ARMS:
-        assert f"{name}: 4 planned, 4 stored before, 0 answered" in second.output, second.output
-    assert " 0 scored" in second.output and "0 failed requests" in second.output
+        assert f"{name}: 4 planned, 4 stored before, 0 answered" in said_again, second.output
+    assert " 0 scored" in said_again and "0 failed requests" in said_again
     with db() as session:
         assert len(session.exec(select(DispositionResponse)).all()) == len(ARMS) * 2 * 2
         assert len(session.exec(select(DispositionScore)).all()) == len(scores)
