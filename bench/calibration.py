@@ -17,6 +17,11 @@ Usage::
 
     python bench/calibration.py                      # 500 studies per scenario
     python bench/calibration.py --studies 60 --bootstrap 2000 --scenarios main
+    python bench/calibration.py --scenarios "" --power 8,30,150   # power at the MDD only
+
+``--power SIZES`` adds the power check of the reported MDD (``bench/mdd_power.py``): at
+each number of questions, studies whose true d_rel equals the MDD that null studies report
+are detected in about 80 % of cases.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _simtable import simulate_table
+from mdd_power import run_size
 
 from driftlens_core.analysis import analyze_table
 from driftlens_core.bootstrap import drel_bootstrap, question_sums
@@ -131,6 +137,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20261129)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--power", default="", help="sizes for the power-at-MDD check, e.g. 8,30,150")
+    ap.add_argument("--power-studies", type=int, default=1000)
+    ap.add_argument("--power-pilot", type=int, default=1000)
+    ap.add_argument("--power-bootstrap", type=int, default=1000)
     args = ap.parse_args()
     out: dict[str, object] = {
         "studies": args.studies,
@@ -143,7 +153,7 @@ def main() -> None:
         f"{args.studies} studies per scenario, B = {args.bootstrap}, seed {args.seed}; "
         f"Monte Carlo SE of a 95% coverage = {100 * mc_se:.1f} points"
     )
-    for k, name in enumerate(args.scenarios.split(",")):
+    for k, name in enumerate(n for n in args.scenarios.split(",") if n):
         t0 = time.perf_counter()
         rates = run_scenario(
             name, studies=args.studies, bootstrap=args.bootstrap, seed=args.seed + k
@@ -175,6 +185,29 @@ def main() -> None:
             f"{100 * summary['null_fpr_max']:.1f}% worst condition"
         )
         out["scenarios"][name] = {"spec": spec, "rates": rates, "summary": summary, "seconds": took}  # type: ignore[index]
+    if args.power:
+        print(
+            f"\n### Power at the reported MDD: {args.power_studies} studies per size "
+            f"(pilot {args.power_pilot}), B = {args.power_bootstrap}\n"
+        )
+        print("| questions | true d_rel = MDD | power at MDD | MC SE |")
+        print("|---|---|---|---|")
+        power = []
+        for k, n in enumerate(int(x) for x in args.power.split(",")):
+            r = run_size(
+                n,
+                studies=args.power_studies,
+                pilot=args.power_pilot,
+                bootstrap=args.power_bootstrap,
+                seed=args.seed + 100 + k,
+            )
+            power.append(r)
+            print(
+                f"| {n} | {r['true_d_rel']:.3f} | {100 * r['power_at_mdd']:.1f}% | "
+                f"{100 * r['mc_se']:.1f} |",
+                flush=True,
+            )
+        out["power_at_mdd"] = power
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
 
