@@ -11,7 +11,8 @@ import streamlit as st
 from sqlmodel import select
 
 from app.ui.db import page_session, page_settings
-from app.ui.jobs import Job, Progress, Stage, forget_job, get_job, start_job
+from app.ui.job_progress import show_job_progress
+from app.ui.jobs import Progress, Stage, forget_job, get_job, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
 from app.ui.safe import plain_message, show_plain
 from ontology.labeler_disagreement import majority_confusion, odd_one_out
@@ -95,22 +96,7 @@ def _round_work(
 
 job = get_job(JOB_KEY)
 if job is not None and job.running:
-
-    @st.fragment(run_every=1.0)
-    def _progress(job: Job) -> None:
-        if job.finished:
-            st.rerun()  # the whole page: show the outcome and the new round
-        box = st.container(key="round-progress")  # browser tests skip its ticking text
-        counts = f" — {job.done}/{job.total} (response, labeler) pairs labeled" if job.total else ""
-        box.status(
-            f"{job.label}: {job.stage}{counts} ({job.elapsed():.0f} s)",
-            state="running",
-            expanded=False,
-        )
-        box.progress(job.done / job.total if job.total else 0.0)
-        box.caption("The round goes on if you leave this page; come back to see it finish.")
-
-    _progress(job)
+    show_job_progress(job, what="round")
 elif job is not None and job.finished:
     if job.error is not None:
         show_plain(f"{job.label} stopped: {job.error}")
