@@ -43,6 +43,7 @@ from storage.repo.conflicts import banks_by_question, extracted_core, representa
 from storage.repo.judges import judge_scores_for, upsert_judge_scores
 from storage.repo.runs import require_run
 from study.conflicts.items import ConflictInstance
+from study.conflicts.score import ConflictJudgeSummary
 from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
 
 PROMPT_VERSION = "observability-judge-v1"
@@ -168,20 +169,6 @@ def observability_banks(run_name: str, *, session: Session) -> list[ExtractedBan
     return out
 
 
-@dataclass(frozen=True)
-class ObservabilityJudgeSummary:
-    """What an observability judging call did."""
-
-    run: str
-    judge: str
-    requested: int
-    skipped: int
-    ok: int
-    repaired: int
-    errors: int
-    failed: int
-
-
 def judge_observability_run(
     run_name: str,
     judge_model: str,
@@ -190,7 +177,7 @@ def judge_observability_run(
     concurrency: int = 16,
     progress: Callable[[int, int], None] | None = None,
     backend: ChatBackend | None = None,
-) -> ObservabilityJudgeSummary:
+) -> ConflictJudgeSummary:
     """Label every extracted bank of a pipeline run with one LLM judge (labelled ones skipped).
 
     Args:
@@ -249,7 +236,7 @@ def judge_observability_run(
     if pending:
         upsert_judge_scores(pending, session=session)
     session.commit()
-    return ObservabilityJudgeSummary(
+    return ConflictJudgeSummary(
         run=run_name,
         judge=judge_model,
         requested=len(cases),
