@@ -80,14 +80,7 @@ def run_chat_batch(
             applies to the whole endpoint (bad key, unknown model, bad or unreachable URL).
         ConfigError: For a malformed spec or missing environment variables.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "run_chat_batch was called inside an event loop; await arun_chat_batch instead"
-        )
+    _refuse_inside_event_loop("run_chat_batch")
     return asyncio.run(
         arun_chat_batch(
             backend_or_spec,
@@ -207,14 +200,7 @@ def run_chat_chains(
 
     Synchronous wrapper around :func:`arun_chat_chains`.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "run_chat_chains was called inside an event loop; await arun_chat_chains instead"
-        )
+    _refuse_inside_event_loop("run_chat_chains")
     return asyncio.run(
         arun_chat_chains(
             backend_or_spec,
@@ -392,3 +378,12 @@ async def _chains_in_rounds(
             progress(ended, len(requests))
         frontier = moved
     return chains
+
+
+def _refuse_inside_event_loop(name: str) -> None:
+    """``asyncio.run`` cannot nest: a synchronous entry point says which one to await instead."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(f"{name} was called inside an event loop; await a{name} instead")
