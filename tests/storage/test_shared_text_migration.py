@@ -33,13 +33,14 @@ from storage.repo.cache import cache_response
 from storage.repo.requests import cache_request, split_prefix, stored_request
 from study.exports import export_responses_jsonl
 from study.generation import GenerationOptions, run_generation
-from study.judges import judge_run
 from study.questions import read_questions, sample_questions_path, store_questions
 from study.reasoning.preferences import export_preferences
 
+# The same populated workspace as the 0005 conversion test (runs, cache, judge scores).
+from tests.storage.test_request_migration import RUNS, _populate
+
 REVISION = "0007_shared_texts"
 PREVIOUS = "0006_ontology_loop"
-RUNS = ("m-default", "m-strong")
 
 
 def _revision_module() -> ModuleType:
@@ -72,19 +73,6 @@ class _Counting:
     ) -> list[ChatResult]:
         self.sent += len(requests)
         return await self._inner.achat(requests, concurrency=concurrency, on_result=on_result)
-
-
-def _populate(engine: Engine) -> None:
-    migrate.upgrade(engine)
-    with Session(engine, expire_on_commit=False) as session:
-        store_questions(read_questions(sample_questions_path())[:3], session=session, source="t")
-        for run, model in zip(RUNS, ("sim/default", "sim/strong"), strict=True):
-            run_generation(
-                GenerationOptions(model=model, run=run, perturbations="filler,job_loss", samples=2),
-                session=session,
-            )
-        judge_run(RUNS[0], "sim/default", session=session)
-        session.commit()
 
 
 def _exports(engine: Engine, out: Path) -> dict[str, Any]:
