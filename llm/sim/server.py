@@ -42,6 +42,14 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
 
+async def _json_body(request: Request) -> Any:
+    """The request's JSON body, or the 400 response that says it is not JSON."""
+    try:
+        return json.loads(await request.body())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return _error(400, "Request body is not valid JSON.", "invalid_request_error", None)
+
+
 def _error(status: int, message: str, type_: str, code: str | None) -> JSONResponse:
     return JSONResponse(
         {"error": {"message": message, "type": type_, "param": None, "code": code}},
@@ -177,10 +185,9 @@ def create_app(
     async def chat(request: Request) -> JSONResponse:
         if not authorised(request):
             return unauthorised()
-        try:
-            body = json.loads(await request.body())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return _error(400, "Request body is not valid JSON.", "invalid_request_error", None)
+        body = await _json_body(request)
+        if isinstance(body, JSONResponse):
+            return body
         if not isinstance(body, dict):
             return _error(400, "Request body must be a JSON object.", "invalid_request_error", None)
         model = str(body.get("model") or "")
@@ -264,10 +271,9 @@ def create_app(
         # memory system's vector store to retrieve offline, with no model weights.
         if not authorised(request):
             return unauthorised()
-        try:
-            body = json.loads(await request.body())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return _error(400, "Request body is not valid JSON.", "invalid_request_error", None)
+        body = await _json_body(request)
+        if isinstance(body, JSONResponse):
+            return body
         raw = body.get("input") if isinstance(body, dict) else None
         texts = [raw] if isinstance(raw, str) else raw
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
