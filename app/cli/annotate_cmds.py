@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from app.cli.console import SafeConsole
+from app.cli.console import out_console
 from app.cli.context import session_for, settings
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from annotation.apply import ApplyResult
     from annotation.client import LabelStudioClient
 
-_out = SafeConsole(highlight=False, markup=False)
+_out = out_console()
 
 annotate_app = typer.Typer(
     help="Human studies in Label Studio: push tasks, pull annotations, agreement, apply.",

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import typer
 
-from app.cli.console import SafeConsole
+from app.cli.console import out_console
 from app.cli.context import session_for
 
-_out = SafeConsole(highlight=False, markup=False)
+_out = out_console()
 
 #: The ``export`` group; other modules' exports are added here as subcommands.
 export_app = typer.Typer(help="Export responses and other results to files.", no_args_is_help=True)

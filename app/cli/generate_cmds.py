@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from app.cli.console import SafeConsole
+from app.cli.console import err_console, out_console
 from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
 from app.cli.output import echo_json
@@ -16,8 +16,8 @@ from app.cli.request_limits import MAX_ATTEMPTS_OPTION, TIMEOUT_OPTION, request_
 if TYPE_CHECKING:
     from study.generation import GenerationSummary
 
-_out = SafeConsole(highlight=False, markup=False)
-_err = SafeConsole(stderr=True, highlight=False, soft_wrap=True, markup=False)
+_out = out_console()
+_err = err_console(soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -6,7 +6,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from app.cli.console import SafeConsole
+from app.cli.console import out_console
 from app.cli.context import session_for
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
@@ -17,7 +17,7 @@ from app.cli.request_limits import (
     request_limits,
 )
 
-_out = SafeConsole(highlight=False, markup=False)
+_out = out_console()
 
 
 def register(app: typer.Typer) -> None:

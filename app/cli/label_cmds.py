@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from app.cli.console import SafeConsole
+from app.cli.console import out_console
 from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
 from app.cli.output import echo_json
@@ -17,7 +17,7 @@ from app.cli.request_limits import (
     request_limits,
 )
 
-_out = SafeConsole(highlight=False, markup=False)
+_out = out_console()
 
 
 def register(app: typer.Typer) -> None:

@@ -6,11 +6,11 @@ import os
 
 import typer
 
-from app.cli.console import SafeConsole
+from app.cli.console import out_console
 from app.cli.context import settings
 from app.cli.output import echo_json
 
-_out = SafeConsole(highlight=False, stderr=False, markup=False)
+_out = out_console()
 
 labelstudio_app = typer.Typer(
     help="Run Label Studio 1.23.2 locally (own virtualenv, 127.0.0.1, token kept in the "

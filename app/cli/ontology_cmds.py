@@ -13,7 +13,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from app.cli.console import SafeConsole
+from app.cli.console import out_console
 from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
 from app.cli.output import echo_json
@@ -26,7 +26,7 @@ from app.cli.request_limits import (
     request_limits,
 )
 
-_out = SafeConsole(highlight=False, markup=False)
+_out = out_console()
 
 ontology_app = typer.Typer(
     help="Ontology studio: versions, multi-labeler rounds, agreement, definition rewriting.",

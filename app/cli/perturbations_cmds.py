@@ -8,11 +8,11 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from app.cli.console import SafeConsole
+from app.cli.console import out_console
 from app.cli.context import session_for
 from app.cli.output import echo_jsonl
 
-_out = SafeConsole(highlight=False, markup=False)
+_out = out_console()
 
 _CATALOG_HELP = "Catalog NAME or NAME@VERSION (default: the bundled driftlens-default)."
 

@@ -10,10 +10,10 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from app.cli.console import SafeConsole
+from app.cli.console import out_console
 
 # a pipe or file gets a wide table instead of rich's 80-column default
-_out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150, markup=False)
+_out = out_console(width=None if os.isatty(1) else 150)
 
 
 def register(app: typer.Typer) -> None:
