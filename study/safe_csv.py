@@ -81,6 +81,17 @@ def unguard_frame(frame: pd.DataFrame) -> pd.DataFrame:
     frame.columns = [unguard_cell(str(c)) for c in frame.columns]
     for column in frame.columns:
         series = frame[column]
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            # The columnar reader's text columns: undo the guard once per distinct value.
+            names = [str(c) for c in series.cat.categories]
+            fixed_names = [unguard_cell(c) for c in names]
+            if fixed_names == names:
+                continue
+            if len(set(fixed_names)) == len(fixed_names):
+                frame[column] = series.cat.rename_categories(fixed_names)
+            else:  # two spellings unguard to one value: the categories must merge
+                frame[column] = series.astype(object).map(unguard_cell).astype("category")
+            continue
         if pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series):
             # Only a cell that starts with the guard can change: find those with one
             # vectorised test and undo the guard there (a cell-by-cell map of a 4-million

@@ -49,7 +49,11 @@ def _read_columnar(path: Path) -> pd.DataFrame | None:
     import pyarrow as pa
     from pyarrow import csv
 
-    text_types = {name: pa.string() for name in _TEXT_COLUMNS}
+    # Text columns come back dictionary-encoded (pandas categoricals): a drift table repeats
+    # a few hundred distinct ids and condition names millions of times, and holding each
+    # once cut a 213 MB table's frame from 278 MB to 78 MB and `driftlens stats`' peak RSS
+    # by about a third (docs/performance.md, "driftlens stats on a 200 MB table").
+    text_types = {name: pa.dictionary(pa.int32(), pa.string()) for name in _TEXT_COLUMNS}
     try:
         table = csv.read_csv(
             path,
@@ -59,25 +63,33 @@ def _read_columnar(path: Path) -> pd.DataFrame | None:
                 strings_can_be_null=True,
                 true_values=["True", "TRUE", "true"],
                 false_values=["False", "FALSE", "false"],
+                auto_dict_encode=True,
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OSError):
         return None
-    agreed = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean,
-              pa.types.is_string, pa.types.is_null)  # fmt: skip
+
+    def is_text(t: pa.DataType) -> bool:
+        return pa.types.is_string(t) or (
+            pa.types.is_dictionary(t) and pa.types.is_string(t.value_type)
+        )
+
+    agreed = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean, is_text,
+              pa.types.is_null)  # fmt: skip
     if table.num_rows == 0 or not all(any(ok(f.type) for ok in agreed) for f in table.schema):
         return None
     if len(set(table.column_names)) != len(table.column_names):
         return None  # pandas renames repeated headers (a, a.1)
     if any(
-        pa.types.is_string(f.type) and f.name not in (*_TEXT_COLUMNS, "condition_class")
-        for f in table.schema
+        is_text(f.type) and f.name not in (*_TEXT_COLUMNS, "condition_class") for f in table.schema
     ):
         return None  # text where a number may be meant (" 1.5"): pandas' parser decides
     # Release each Arrow column as it is converted: the peak is one table, not two.
     null_columns = [f.name for f in table.schema if pa.types.is_null(f.type)]
     df = table.to_pandas(self_destruct=True, split_blocks=True)
     del table
+    # mimalloc keeps freed pages for reuse; hand the parse buffers back to the system.
+    pa.default_memory_pool().release_unused()
     for name in null_columns:
         df[name] = df[name].astype(object if name in _TEXT_COLUMNS else np.float64)
     return df
@@ -195,8 +207,40 @@ def repeated_rows_message(repeats: Sequence[tuple[int, int]], source: object = N
 
 
 def _factorize(col: pd.Series) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Codes and names of a column's values, the names in sorted text order.
+
+        A categorical column (the columnar reader's text columns) is factorised through its
+        categories, so the codes and names equal ``pd.factorize(col.astype(str), sort=True)``
+        without building millions of strings (callers pass other columns through :func:`_text`
+    first where the values must be read as text).
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        names = np.asarray(col.cat.categories.astype(str), dtype=object)
+        codes = col.cat.codes.to_numpy()
+        present = np.unique(codes)
+        order = np.argsort(names[present], kind="stable")
+        remap = np.full(len(names), -1, dtype=np.int64)
+        remap[present[order]] = np.arange(len(present), dtype=np.int64)
+        return remap[codes], tuple(str(n) for n in names[present[order]])
     codes, uniques = pd.factorize(col, sort=True)
     return codes.astype(np.int64), tuple(str(u) for u in uniques)
+
+
+def _text(col: pd.Series) -> pd.Series:
+    """The column as text; a categorical (already text) is returned as it is."""
+    return col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype(str)
+
+
+def _stripped_text(col: pd.Series) -> pd.Series:
+    """The column as text with surrounding blanks removed (categoricals stay categorical)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        stripped = np.asarray(col.cat.categories.astype(str).str.strip(), dtype=object)
+        uniq, inverse = np.unique(stripped, return_inverse=True)
+        codes = col.cat.codes.to_numpy()
+        return pd.Series(
+            pd.Categorical.from_codes(inverse[codes], categories=uniq), index=col.index
+        )
+    return col.astype(str).str.strip()
 
 
 def stats_input(
@@ -256,7 +300,7 @@ def stats_input(
                 "(larger ones overflow the variance), so check the table's units."
             )
         values[:, k] = numeric
-    klass = df["condition_class"].astype(str).str.strip()
+    klass = _stripped_text(df["condition_class"])
     # The distinct values only: iterating a 4-million-row Arrow column in Python took
     # seconds of `driftlens stats` on a large table.
     unknown = sorted({str(k) for k in klass.unique()} - set(CONDITION_CLASSES))
@@ -264,7 +308,7 @@ def stats_input(
         raise InputError(
             f"Unknown condition_class {unknown[0]!r}; use one of {', '.join(CONDITION_CLASSES)}."
         )
-    cond = df["condition"].astype(str)
+    cond = _text(df["condition"])
     per_cond = pd.DataFrame({"c": cond, "k": klass}).drop_duplicates()
     mixed = per_cond["c"][per_cond["c"].duplicated()]
     if len(mixed):
@@ -275,9 +319,9 @@ def stats_input(
         )
     c_codes, c_names = _factorize(cond)
     class_of = dict(zip(per_cond["c"], per_cond["k"], strict=True))
-    q_codes, _ = _factorize(df["question_id"].astype(str))
+    q_codes, _ = _factorize(_text(df["question_id"]))
     if "model" in df.columns:
-        m_codes, m_names = _factorize(df["model"].astype(str))
+        m_codes, m_names = _factorize(_text(df["model"]))
         no_noise = [m for j, m in enumerate(m_names) if not (klass[m_codes == j] == "noise").any()]
         if no_noise:
             raise InputError(
