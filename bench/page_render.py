@@ -4,10 +4,11 @@
 the workspace (its SQLite file, e.g. the one ``bench/scale.py --workdir`` keeps), opens every
 registered page in headless Debian chromium, and times from navigation until Streamlit has
 finished the page's script: the main area is shown, nothing runs, no element is stale or a
-skeleton, and the text then stays the same for a second (the time is taken where that quiet
-second begins, so the window itself is not counted; a rerun inside it restarts it). The first visit of a
-page is reported apart from the later ones, because the app caches its counts and overviews
-per run revision. Prints a Markdown table; the goal of issue 14 is ≤ 2 s per page.
+skeleton, and the text then stays the same for a second (the time is taken where that
+quiet second begins, so the window itself is not counted; a rerun inside it restarts it).
+The first visit of a page is reported apart from the later ones, because the app caches
+its counts and overviews per run revision. Prints a Markdown table; the goal of issue 14
+is ≤ 2 s per page.
 
 The browser waits are the browser tests' (``tests/app/browser_support.py``), so the bench
 and the tests agree on what "rendered" means.
@@ -34,7 +35,6 @@ from tests.app.browser_support import (  # noqa: E402
     MAIN_TEXT_JS,
     serve_app,
 )
-
 
 #: How long a page must stay idle and unchanged to count as rendered (not counted in the time).
 QUIET_S = 1.0
