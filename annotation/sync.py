@@ -1,9 +1,11 @@
 """Push tasks to and pull annotations from Label Studio, idempotently.
 
-Push: the study's project is created once and reused; each task carries its stable
-``external_key`` in its data, and the project's existing tasks are read first, so pushing
-again imports only what is missing (also after a crash between import and commit: tasks
-found in Label Studio are linked, not imported twice).
+Push: the selection's tasks are built and checked first (:func:`tasks_to_push`), so a bad
+or empty selection fails before anything exists in Label Studio; then the study's project is
+created once and reused; each task carries its stable ``external_key`` in its data, and the
+project's existing tasks are read first, so pushing again imports only what is missing (also
+after an import that failed midway or a crash between import and commit: tasks found in Label
+Studio are linked, not imported twice).
 
 Pull: annotations are upserted keyed on Label Studio annotation ids with their raw
 ``result``, annotator, lead time and created/updated times; an unchanged annotation is not
@@ -12,7 +14,7 @@ rewritten, an edited one is updated. Label Studio user ids are mapped to e-mails
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +22,8 @@ from sqlmodel import Session
 
 from annotation.client import LabelStudioClient, LsTask
 from annotation.studies import config_hash, get_spec, instructions_html, label_config
-from annotation.tasks import Selection, build_tasks
-from storage.errors import ConfigError, NotFoundError
+from annotation.tasks import Selection, TaskSpec, build_tasks
+from storage.errors import ConfigError, DriftLensError, InputError, NotFoundError
 from storage.models import Study
 from storage.repo import studies as repo
 from storage.repo.annotations import (
@@ -179,30 +181,59 @@ def _by_key(tasks: list[LsTask]) -> dict[str, LsTask]:
     return out
 
 
+def tasks_to_push(name: str, selection: Selection, *, session: Session) -> list[TaskSpec]:
+    """Build and check a selection's tasks before anything is created in Label Studio.
+
+    Raises:
+        InputError: unknown study, or a selection that makes no task.
+        NotFoundError: the selection names rows that do not exist.
+    """
+    tasks = build_tasks(name, selection, session=session)
+    if not tasks:
+        raise InputError(
+            f"The selection makes no {name} task; nothing was sent to Label Studio "
+            "(check its filters, e.g. run=, tier=, labeler=)."
+        )
+    return tasks
+
+
 def push(
     name: str,
-    selection: Selection,
+    tasks: Sequence[TaskSpec],
     *,
     client: LabelStudioClient,
     session: Session,
     progress: Progress | None = None,
 ) -> PushResult:
-    """Import the selection's tasks that the study's project does not have yet.
+    """Import the tasks (from :func:`tasks_to_push`) that the study's project does not have yet.
 
     The project must exist (:func:`ensure_project`, committed first so that a failed
-    import never leaves an unrecorded project behind).
+    import never leaves an unrecorded project behind: pushing again reuses it).
+
+    Raises:
+        NotFoundError: the study has no project yet.
+        ServiceError: Label Studio failed; the message says that the project is kept and
+            that pushing again imports what it is missing.
     """
     study = repo.latest_study(name, session=session)
     if study is None or study.id is None or study.ls_project_id is None:
         raise NotFoundError(f"Study {name} has no Label Studio project yet.")
-    tasks = build_tasks(name, selection, session=session)
     if progress:
         progress(0, len(tasks))
     in_ls = _by_key(client.list_tasks(study.ls_project_id))
     stored = repo.tasks_by_key(study.id, session=session)
     missing = [t for t in tasks if t.key not in in_ls]
     missing_keys = {t.key for t in missing}
-    imported = client.import_tasks(study.ls_project_id, [t.data for t in missing]) if missing else 0
+    try:
+        imported = (
+            client.import_tasks(study.ls_project_id, [t.data for t in missing]) if missing else 0
+        )
+    except DriftLensError as exc:
+        # Earlier batches may be in Label Studio already; a second push links them by key.
+        raise type(exc)(
+            f"{exc} Project {study.ls_project_id} is kept with what was imported; push again "
+            "to import the rest."
+        ) from exc
     if missing:
         in_ls = _by_key(client.list_tasks(study.ls_project_id))
     linked = 0

@@ -75,18 +75,21 @@ def push_cmd(
 ) -> None:
     """Create or reuse the study's project and import the tasks it does not have yet."""
     from annotation.studies import get_spec
-    from annotation.sync import ensure_project, push
+    from annotation.sync import ensure_project, push, tasks_to_push
     from annotation.tasks import parse_selection
 
     get_spec(study)
     selection = parse_selection(select)
+    # The tasks are built first: a bad or empty selection stops here, before a project exists.
+    with session_for(ctx) as session:
+        tasks = tasks_to_push(study, selection, session=session)
     client = _client(ctx)
     # The project is committed before any import, so a failed import never leaves a
-    # project that the workspace does not know about.
+    # project that the workspace does not know about (pushing again reuses it).
     with session_for(ctx) as session:
         project = ensure_project(study, client=client, session=session, new=new_project)
     with session_for(ctx) as session, progress_callback(f"pushing {study}") as update:
-        result = push(study, selection, client=client, session=session, progress=update)
+        result = push(study, tasks, client=client, session=session, progress=update)
     if as_json:
         echo_json({**asdict(result), "project_created": project.created})
         return

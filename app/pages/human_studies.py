@@ -18,7 +18,7 @@ from annotation.availability import availability
 from annotation.client import LabelStudioClient, resolve_connection
 from annotation.offline import preview_tasks, tasks_json
 from annotation.studies import STUDIES, label_config
-from annotation.sync import ensure_project, pull, push
+from annotation.sync import ensure_project, pull, push, tasks_to_push
 from annotation.tasks import Selection, parse_selection
 from app.ui.db import page_session, page_settings
 from app.ui.safe import show_plain
@@ -147,10 +147,12 @@ else:
 if pushed_now and selection is not None:
     try:
         client = _client()
+        # Tasks first: a selection that makes none never creates a project.
         with page_session() as session:
+            tasks = tasks_to_push(study, selection, session=session)
             project = ensure_project(study, client=client, session=session)
         with page_session() as session:
-            pushed = push(study, selection, client=client, session=session)
+            pushed = push(study, tasks, client=client, session=session)
         st.success(
             f"{'Created' if project.created else 'Reused'} project {pushed.project_id}: "
             f"imported {pushed.imported} of {pushed.selected} tasks "
