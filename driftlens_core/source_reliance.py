@@ -694,3 +694,71 @@ def mean_ci(
         float(np.quantile(means, lo_q)),
         float(np.quantile(means, hi_q)),
     )
+
+
+@dataclass(frozen=True)
+class ShareDifference:
+    """``share_b − share_a`` with question-bootstrap intervals at several levels.
+
+    Attributes:
+        estimate: ``share_b − share_a`` on the data.
+        share_a: The first share (``Σ num_a / Σ den_a``).
+        share_b: The second share.
+        intervals: ``{level: (low, high)}`` percentile intervals of the difference.
+        n_clusters: Questions contributing.
+    """
+
+    estimate: float
+    share_a: float
+    share_b: float
+    intervals: Mapping[float, tuple[float, float]]
+    n_clusters: int
+
+    def covers_zero(self, level: float = 0.95) -> bool:
+        """True when the ``level`` interval contains 0 (no detectable difference)."""
+        lo, hi = self.intervals[level]
+        return bool(lo <= 0.0 <= hi)
+
+
+def share_difference(
+    stats: ArrayLike,
+    *,
+    n_boot: int = 2000,
+    seed: Seed = None,
+    levels: Sequence[float] = (0.95, 0.90),
+) -> ShareDifference:
+    """Difference of two shares from per-question sums, paired by the cluster bootstrap.
+
+    Both shares are recomputed on every replicate's resampled questions, so the interval
+    accounts for their correlation within a question (the same questions answer both).
+
+    Args:
+        stats: ``(Q, 4)`` per question: ``num_a, den_a, num_b, den_b``.
+        n_boot: Replicates.
+        seed: Seed or Generator.
+        levels: Confidence levels of the percentile intervals.
+
+    Returns:
+        The difference; NaNs when either share has no rows.
+    """
+    a = np.asarray(stats, dtype=np.float64)
+    if a.ndim != 2 or a.shape[1] != 4:
+        raise ValueError("stats must be a (questions x 4) array: num_a, den_a, num_b, den_b")
+    keep = (a[:, 1] + a[:, 3]) > 0
+    a = a[keep]
+    nan = math.nan
+    if a.shape[0] == 0 or a[:, 1].sum() == 0 or a[:, 3].sum() == 0:
+        return ShareDifference(nan, nan, nan, {lv: (nan, nan) for lv in levels}, int(a.shape[0]))
+    share_a = float(a[:, 0].sum() / a[:, 1].sum())
+    share_b = float(a[:, 2].sum() / a[:, 3].sum())
+    reps = cluster_bootstrap_sums(a, n_boot=n_boot, seed=seed)
+    diff = _ratio(reps[:, 2], reps[:, 3]) - _ratio(reps[:, 0], reps[:, 1])
+    diff = diff[~np.isnan(diff)]
+    intervals = {
+        float(lv): (
+            float(np.quantile(diff, (1.0 - lv) / 2.0)),
+            float(np.quantile(diff, 1.0 - (1.0 - lv) / 2.0)),
+        )
+        for lv in levels
+    }
+    return ShareDifference(share_b - share_a, share_a, share_b, intervals, int(a.shape[0]))

@@ -674,3 +674,8 @@ from storage.disposition_models import (  # noqa: E402
 )
 
 __all__ += ["DispositionArm", "DispositionResponse", "DispositionScore"]
+
+# The source-reliance instrument's tables, likewise.
+from storage.source_models import SourceProbe, SourceRun  # noqa: E402
+
+__all__ += ["SourceProbe", "SourceRun"]

@@ -61,6 +61,8 @@ def _fail(exc: BaseException, path: Path | None = None) -> typer.Exit:
 
 def render_stats(result: dict[str, Any]) -> None:
     """Print the per-(model, dataset) summary tables of a stats result."""
+    from study.sources.report import effect_lines
+
     meta = result["meta"]
     for model, datasets in result["models"].items():
         for dataset, c in datasets.items():
@@ -106,6 +108,8 @@ def render_stats(result: dict[str, Any]) -> None:
                     f"{_f(e['par_plus']['doc'])}, SDR+ user {_f(e['sdr_plus']['user'])} doc "
                     f"{_f(e['sdr_plus']['doc'])}, Self% {_f(e['self_pct'], 1)}"
                 )
+            for line in effect_lines(c):
+                _out.print(f"  {_term(line)}")
             if c["kl"]:
                 kl = ", ".join(f"{v} {_f(x)}" for v, x in c["kl"].items())
                 _out.print(f"  KL vs bare (bits): {kl}")
@@ -119,12 +123,16 @@ def render_stats(result: dict[str, Any]) -> None:
 
 @sources_app.command("stats")
 def stats_cmd(
-    table: Path = typer.Argument(
-        ...,
+    ctx: typer.Context,
+    table: Path | None = typer.Argument(
+        None,
         help=(
             "CSV probe table: model, dataset, tier, ordering, question_id, variant, choice, "
             "correct_choice, wrong_choice [, p_correct, p_wrong, p_other]."
         ),
+    ),
+    run_name: str | None = typer.Option(
+        None, "--run", help="A stored run instead of a table (see `driftlens sources runs`)."
     ),
     json_out: Path | None = typer.Option(
         None, "--json", help="Write the full results as JSON here."
@@ -140,10 +148,16 @@ def stats_cmd(
     try:
         from study.sources.analysis import analyze_sources_table, read_sources_csv
 
-        df = read_sources_csv(table)
-        result = analyze_sources_table(
-            df, bootstrap=bootstrap, seed=seed, source=str(table)
-        ).to_dict()
+        if (table is None) == (run_name is None):
+            raise DriftLensError("Give either a probe table (TABLE.csv) or --run NAME.")
+        if run_name is not None:
+            df = _stored_table(ctx, run_name)
+            source = f"run {run_name!r}"
+        else:
+            assert table is not None
+            df = read_sources_csv(table)
+            source = str(table)
+        result = analyze_sources_table(df, bootstrap=bootstrap, seed=seed, source=source).to_dict()
         if json_out is not None:
             json_out.parent.mkdir(parents=True, exist_ok=True)
             json_out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
@@ -181,6 +195,24 @@ def items_cmd(
         _out.print(f"  {_term(ds)}: correct answer at {parts}")
     if out is not None:
         _out.print(f"Wrote {_term(out)}")
+
+
+def _stored_runs(ctx: typer.Context, name: str) -> list[Any]:
+    """The stored run ``name`` (one SourcesRun per instruction)."""
+    from app.cli.context import session_for
+    from study.sources.store import load_sources_runs
+
+    with session_for(ctx) as session:
+        return load_sources_runs(name, session=session)
+
+
+def _stored_table(ctx: typer.Context, name: str) -> Any:
+    """The probe table of a stored run: the very table ``run`` writes as probes.csv."""
+    from app.cli.context import session_for
+    from study.sources.store import stored_run_table
+
+    with session_for(ctx) as session:
+        return stored_run_table(name, session=session)
 
 
 def _finish_run(
@@ -248,19 +280,30 @@ def run_cmd(
         2, "--max-tokens", min=1, help="Tokens generated per answer (the letter is the first)."
     ),
     concurrency: int = typer.Option(16, "--concurrency", min=1),
+    run_name: str | None = typer.Option(
+        None,
+        "--run",
+        help="Name of the stored run (default: MODEL@HASH of the settings); the same name "
+        "and settings resume it.",
+    ),
     out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
     bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
     seed: int | None = typer.Option(0, "--seed"),
 ) -> None:
-    """Probe a model with the 13 variants (bare first), read letters, analyse, report."""
+    """Probe a model with the 13 variants (bare first), store, read letters, analyse, report.
+
+    Every probe is stored in the database as it arrives; a killed run resumes where it
+    stopped when run again with the same settings (and --run name, if one was given).
+    """
     from app.cli.context import session_for, settings
     from app.cli.progress import progress_callback
     from storage.errors import DriftLensError
 
     try:
         from study.sources.items import read_items, shipped_items
-        from study.sources.plan import SourcesConfig, run_sources
+        from study.sources.plan import SourcesConfig
         from study.sources.sim import backend_for
+        from study.sources.store import load_sources_runs, run_stored_sources
         from study.sources.tier2 import read_claims
 
         items = read_items(items_path) if items_path else shipped_items()
@@ -283,27 +326,80 @@ def run_cmd(
             "/", "_"
         )
         backend = backend_for(model, items)
-        runs = []
         with session_for(ctx) as session:
-            for cfg in cfgs:
-                with progress_callback(f"probing {model} ({cfg.instruction})") as update:
-                    runs.append(
-                        run_sources(
-                            items,
-                            backend,
-                            config=cfg,
-                            claims=claims,
-                            session=session,
-                            progress=update,
-                            concurrency=concurrency,
-                        )
-                    )
-                session.commit()
+            summary = run_stored_sources(
+                run_name,
+                items,
+                backend,
+                cfgs,
+                session=session,
+                claims=claims,
+                concurrency=concurrency,
+                progress_for=progress_callback,
+            )
+            runs = load_sources_runs(summary.name, session=session)
+        _out.print(
+            f"Run {_term(summary.name)} ({summary.status}): {summary.already_stored} probes "
+            f"already stored, {summary.answered} answered now, {summary.failed} failed."
+        )
         _finish_run(
             runs, target, bootstrap=bootstrap, seed=seed, title=f"Source reliance — {model}"
         )
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc) from None
+
+
+@sources_app.command("report")
+def report_cmd(
+    ctx: typer.Context,
+    run_name: str = typer.Option(..., "--run", help="A stored run (see `sources runs`)."),
+    out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
+    seed: int | None = typer.Option(0, "--seed"),
+) -> None:
+    """Write a stored run's folder: probes.csv, probes.jsonl, stats.json and the report."""
+    from app.cli.context import settings
+    from storage.errors import DriftLensError
+
+    try:
+        runs = _stored_runs(ctx, run_name)
+        model = runs[0].model if runs else run_name
+        target = out_dir or settings(ctx).workspace / "reports" / "sources" / run_name.replace(
+            "/", "_"
+        )
+        _finish_run(
+            runs, target, bootstrap=bootstrap, seed=seed, title=f"Source reliance — {model}"
+        )
+    except (DriftLensError, ValueError, OSError) as exc:
+        raise _fail(exc) from None
+
+
+@sources_app.command("runs")
+def runs_cmd(ctx: typer.Context) -> None:
+    """List the stored source-reliance runs (newest first)."""
+    from app.cli.context import session_for
+    from study.sources.store import source_run_lines
+
+    with session_for(ctx) as session:
+        lines = source_run_lines(session=session)
+    if not lines:
+        _out.print("No source-reliance runs stored yet (`driftlens sources run --model M`).")
+        return
+    table = Table(title="Source-reliance runs", title_justify="left")
+    for col in ("run", "model", "status", "items", "instr.", "probes", "unknown", "failed"):
+        table.add_column(col)
+    for ln in lines:
+        table.add_row(
+            _term(ln.name),
+            _term(ln.model) + (" (SIMULATED)" if ln.simulated else ""),
+            ln.status,
+            str(ln.items),
+            ln.instructions,
+            str(ln.probes),
+            str(ln.unknown),
+            str(ln.failed),
+        )
+    _out.print(table)
 
 
 @sources_app.command("demo")

@@ -22,6 +22,7 @@ from study.browse import (
 from study.generation import GenerationOptions, run_generation
 from study.questions import import_sample_questions
 from study.reasoning.trajectories import label_run
+from study.sources.store import source_run_lines
 
 # One colour per ontology root (document order); unmapped is grey.
 _ROOT_COLOURS = dict(
@@ -68,6 +69,11 @@ with st.expander("Launch a run", expanded=False):
 
 with page_session() as session:
     runs = [r.name for r in list_runs(session=session)]
+    source_runs = source_run_lines(session=session)
+if source_runs:
+    # The other instruments' runs: one line each (their own pages show them in full).
+    st.caption("Source-reliance runs (browse them on the Source reliance page)")
+    st.dataframe(pd.DataFrame([vars(r) for r in source_runs]), hide_index=True)
 if not runs:
     st.info("No runs yet: launch one above (Launch a run, then Generate and label).")
     st.stop()

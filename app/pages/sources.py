@@ -1,7 +1,8 @@
 """Source reliance: own answer vs user vs document assertions (tables and figures).
 
-Reads a run folder written by ``driftlens sources run`` / ``sources demo`` (``probes.csv`` +
-``stats.json``) or runs the simulated demo. Model and dataset names come from files and
+Shows a run stored in the database (``driftlens sources run``) or a run folder written by
+``sources run`` / ``sources demo`` (``probes.csv`` + ``stats.json``), or runs the simulated
+demo. Model and dataset names come from files and
 models: they are shown in dataframes, ``st.text`` or escaped Markdown only.
 """
 
@@ -9,23 +10,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from app.ui.db import page_settings
+from app.ui.db import page_session, page_settings
 from app.ui.safe import escape_markdown, show_plain
 from storage.errors import DriftLensError
 from study.sources.analysis import read_sources_csv
 from study.sources.demo import run_sources_demo
 from study.sources.report import (
     discrimination_table,
+    effect_lines,
     influence_table,
     instruction_table,
     kl_figure,
     quadrant_figure,
     variant_table,
 )
+from study.sources.store import source_run_lines, stored_run_result
 
 
 def _folders(root: Path) -> list[Path]:
@@ -54,19 +58,50 @@ if st.button("Run the simulated demo (seconds)"):
     except DriftLensError as exc:
         show_plain(exc)
 
+
+@st.cache_data(max_entries=16, show_spinner="Computing the statistics…")
+def _stored_result(
+    db_url: str, name: str, revision: tuple[int, int, str]
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Statistics of a stored run (recomputed only when its probes changed)."""
+    with page_session() as session:
+        return stored_run_result(name, session=session, bootstrap=1000, seed=0)
+
+
+with page_session() as session:
+    stored = source_run_lines(session=session)
 folders = [
     p
     for p in _folders(reports)
     if json.loads((p / "stats.json").read_text()).get("meta", {}).get("threshold") is not None
 ]
-if not folders:
+if stored:
+    st.caption("Stored runs (`driftlens sources run`; every probe in the database)")
+    st.dataframe(pd.DataFrame([vars(r) for r in stored]), hide_index=True)
+options: list[tuple[str, str]] = [("run", r.name) for r in stored] + [
+    ("folder", str(p.relative_to(reports))) for p in folders
+]
+if not options:
     st.info("No source-reliance results yet: run the demo above or `driftlens sources run`.")
     st.stop()
-choice = st.selectbox(
-    "Results", folders, format_func=lambda p: str(p.relative_to(reports)), index=0
+kind, ref = st.selectbox(
+    "Results",
+    options,
+    format_func=lambda o: f"stored run {o[1]}" if o[0] == "run" else f"report folder {o[1]}",
+    index=0,
 )
-result = json.loads((choice / "stats.json").read_text())
-table = read_sources_csv(choice / "probes.csv")
+if kind == "run":
+    line = next(r for r in stored if r.name == ref)
+    result, table = _stored_result(
+        page_settings().db_url, ref, (line.probes, line.failed, line.status)
+    )
+    st.text(
+        f"{line.probes} probes stored ({line.unknown} unknown, {line.failed} failed); "
+        f"status {line.status}. Statistics with 1,000 bootstrap replicates, seed 0."
+    )
+else:
+    result = json.loads((reports / ref / "stats.json").read_text())
+    table = read_sources_csv(reports / ref / "probes.csv")
 if any(str(m).startswith("sim/") for m in result["models"]):
     st.warning("SIMULATED DATA — every answer comes from the built-in simulator.")
 
@@ -92,6 +127,8 @@ for model, datasets in result["models"].items():
     for dataset, cell in datasets.items():
         st.subheader(f"{escape_markdown(model)} · {escape_markdown(dataset)}")
         st.dataframe(discrimination_table(cell), hide_index=True)
+        for sentence in effect_lines(cell):
+            st.text(sentence)
         st.dataframe(variant_table(cell), hide_index=True)
         instr = instruction_table(cell)
         if not instr.empty:

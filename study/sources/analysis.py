@@ -31,12 +31,14 @@ import numpy as np
 import pandas as pd
 
 from driftlens_core.bootstrap import as_generator
+from driftlens_core.calibration import equivalence_bound
 from driftlens_core.source_reliance import (
     BEHAVIOUR_TYPES,
     INTERACTIONS,
     SCENARIOS,
     VARIANTS,
     InfluenceAverage,
+    ShareDifference,
     SourceInfluence,
     average_influence,
     choice_counts,
@@ -46,6 +48,7 @@ from driftlens_core.source_reliance import (
     kl_bits,
     mean_ci,
     parse_variant,
+    share_difference,
     source_influence,
 )
 from storage.errors import InputError
@@ -408,6 +411,130 @@ def _distribution(
     }
 
 
+def _interval(d: ShareDifference, level: float) -> list[float | None]:
+    lo, hi = d.intervals[level]
+    return [_clean(lo), _clean(hi)]
+
+
+def _paired_sums(
+    g: pd.DataFrame,
+    a: np.ndarray,
+    b: np.ndarray,
+    in_a: np.ndarray,
+    in_b: np.ndarray,
+    qindex: dict[str, int],
+) -> np.ndarray:
+    """``(Q, 4)`` per-question ``Σa, n_a, Σb, n_b`` over the rows flagged ``in_a`` / ``in_b``."""
+    q = g["question_id"].map(qindex).to_numpy(dtype=np.int64)
+    out = np.zeros((len(qindex), 4))
+    np.add.at(out[:, 0], q[in_a], a[in_a])
+    np.add.at(out[:, 1], q[in_a], 1.0)
+    np.add.at(out[:, 2], q[in_b], b[in_b])
+    np.add.at(out[:, 3], q[in_b], 1.0)
+    return out
+
+
+def _source_effect(
+    g: pd.DataFrame, qindex: dict[str, int], rng: np.random.Generator, n_boot: int
+) -> dict[str, Any]:
+    """Whether assertions move answers at all, with an equivalence bound when they do not.
+
+    The *adoption shift* of a source is, over its single-source probes, the share answering
+    the asserted option minus the share whose bare answer already was that option. A model
+    that ignores assertions has a shift of 0 for both sources; then the 90% intervals give
+    the equivalence bound (:func:`driftlens_core.calibration.equivalence_bound`): the
+    largest shift the data still allow.
+
+    An effect is *detected* when a 95% interval lies above 0: answers move toward what a
+    source asserts. A shift below 0 (answers leaving an option an assertion agrees with,
+    the simulator's "flip" noise) is no reliance on the source; it is reported in the
+    shifts and widens the bound, but is not called a source effect.
+    """
+    shifts: dict[str, Any] = {}
+    bounds = []
+    detected = False
+    for source, letter in (("user", "u"), ("doc", "d")):
+        rows = g[g["variant"].isin([f"{letter}+", f"{letter}-"])]
+        if rows.empty:
+            continue
+        probe = (rows["choice"] == rows["asserted"]).to_numpy(dtype=np.float64)
+        base = (rows["bare_choice"] == rows["asserted"]).to_numpy(dtype=np.float64)
+        every = np.ones(len(rows), dtype=bool)
+        d = share_difference(
+            _paired_sums(rows, base, probe, every, every, qindex), n_boot=n_boot, seed=rng
+        )
+        ci90 = d.intervals[0.90]
+        bounds.append(float(equivalence_bound(ci90[0], ci90[1])))
+        detected = detected or d.intervals[0.95][0] > 0
+        shifts[source] = {
+            "shift": _clean(d.estimate),
+            "bare_share": _clean(d.share_a),
+            "probe_share": _clean(d.share_b),
+            "ci95": _interval(d, 0.95),
+            "ci90": _interval(d, 0.90),
+        }
+    if not shifts:
+        return {"available": False}
+    bound = max(bounds)
+    if detected:
+        statement = "source effect detected: " + "; ".join(
+            f"{s} adoption shift {_f(v['shift'])} (95% CI {_f(v['ci95'][0])} to {_f(v['ci95'][1])})"
+            for s, v in shifts.items()
+        )
+    else:
+        statement = (
+            "no detectable source effect: no 95% interval of the adoption shift lies above 0, "
+            f"and the 90% intervals bound the shift within ±{bound:.3f}"
+        )
+    return {
+        "available": True,
+        "detected": detected,
+        "equivalence_bound": _clean(bound),
+        "adoption_shift": shifts,
+        "statement": statement,
+    }
+
+
+def _order_conflict(
+    g: pd.DataFrame, qindex: dict[str, int], rng: np.random.Generator, n_boot: int
+) -> dict[str, Any]:
+    """The order effect on conflicting assertions, with its own bootstrap interval.
+
+    On the conflict probes (one source asserts the correct option, the other the wrong
+    one), the share answering with the *user's* option, user first (``u+d-``, ``u-d+``)
+    against document first (``d+u-``, ``d-u+``: the user nearer the question). The
+    difference (document first − user first) is 0 without an order effect and positive
+    when the source nearer the question weighs more.
+    """
+    conflict = g[g["variant"].isin(["u+d-", "u-d+", "d+u-", "d-u+"])]
+    if conflict.empty:
+        return {"available": False}
+    user_ok = conflict["variant"].str.contains("u+", regex=False)
+    user_option = np.where(user_ok, conflict["correct_choice"], conflict["wrong_choice"])
+    follows = (conflict["choice"].to_numpy() == user_option).astype(np.float64)
+    first = (conflict["ordering"] == "user_first").to_numpy()
+    d = share_difference(
+        _paired_sums(conflict, follows, follows, first, ~first, qindex), n_boot=n_boot, seed=rng
+    )
+    if not math.isfinite(d.estimate):
+        return {"available": False}
+    return {
+        "available": True,
+        "measure": "share of conflict probes answered with the user's option",
+        "user_first": _clean(d.share_a),
+        "doc_first": _clean(d.share_b),
+        "difference": _clean(d.estimate),
+        "ci95": _interval(d, 0.95),
+        "ci90": _interval(d, 0.90),
+        "detected": not d.covers_zero(0.95),
+        "n_questions": d.n_clusters,
+    }
+
+
+def _f(x: float | None) -> str:
+    return "–" if x is None else f"{x:+.3f}"  # a signed shift, three decimals
+
+
 def _influence_dict(avg: InfluenceAverage | None) -> dict[str, Any]:
     return {
         "odds_ratios": {
@@ -455,6 +582,8 @@ def _cell(g: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, A
             "n_regressions": a.n_regressions,
         }
     dist = _distribution(g, qindex, rng, n_boot)
+    source_effect = _source_effect(g, qindex, rng, n_boot)
+    order_conflict = _order_conflict(g, qindex, rng, n_boot)
     bare = g[g["variant"] == "bare"]
     return {
         "n_questions": len(qids),
@@ -489,6 +618,10 @@ def _cell(g: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, A
             for t, o, w, _, err in regs
         ],
         "order_effect": order_effect,
+        # the order effect on conflicts, with its question-bootstrap interval
+        "order_conflict": order_conflict,
+        # whether assertions move answers at all (the null check, equivalence bound)
+        "source_effect": source_effect,
         "kl": dist.get("kl", {}),
         "delta_nll": dist.get("delta_nll", {}),
         "distribution": dist,

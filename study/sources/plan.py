@@ -20,7 +20,7 @@ answers from the cache and an interrupted run resumes where it stopped.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +71,13 @@ class SourcesConfig(BaseModel):
     variants: tuple[str, ...] = VARIANTS
 
 
+#: ``(tier, item id, variant)`` of one probe within one system instruction (tier ``None``
+#: for the bare probes).
+ProbeKey = tuple[int | None, str, str]
+#: Called with every answered probe as it arrives (cache hits included).
+RecordCallback = Callable[["ProbeRecord"], None]
+
+
 @dataclass(frozen=True)
 class ProbeRecord:
     """One answered probe (a row of the probe table, with the raw reply)."""
@@ -88,6 +95,12 @@ class ProbeRecord:
     logprobs: list[dict[str, Any]] | None
     reasoning: str | None = None
     cached: bool = False
+    cache_key: str | None = None
+
+    @property
+    def key(self) -> ProbeKey:
+        """``(tier, item id, variant)``: the probe's place in its run's plan."""
+        return (self.tier, self.item_id, self.variant)
 
     def to_json(self) -> dict[str, Any]:
         """The JSONL record: every raw logprob kept."""
@@ -285,7 +298,11 @@ def _answer_all(
     session: Any,
     progress: ProgressCallback | None,
     concurrency: int,
+    on_record: RecordCallback | None = None,
+    on_tick: Callable[[], None] | None = None,
 ) -> list[ProbeRecord]:
+    if not jobs:
+        return []
     reasonings: list[str | None] = [None] * len(jobs)
     if cfg.reasoning:
         stage1 = [
@@ -310,35 +327,49 @@ def _answer_all(
             reasoning=reasonings[i],
         )
         requests.append(answer_request(msgs, cfg, tag=i))
-    results: list[ChatResult] = run_chat_batch(
-        backend, requests, session=session, progress=progress, concurrency=concurrency
-    )
-    out = []
-    for (it, v, t, w), req, res, why in zip(jobs, requests, results, reasonings, strict=True):
+    out: list[ProbeRecord | None] = [None] * len(jobs)
+
+    def on_result(index: int, request: ChatRequest, res: ChatResult) -> None:
+        it, v, t, w = jobs[index]
         reading = read_letter(
             res.text if res.error is None else None,
             res.logprobs if res.error is None else None,
             it.letters,
             choose=cfg.choose,
         )
-        out.append(
-            ProbeRecord(
-                item_id=it.id,
-                dataset=it.dataset,
-                tier=t,
-                variant=v,
-                correct_letter=it.answer,
-                wrong_letter=w or "",
-                reading=reading,
-                text=res.text,
-                error=res.error,
-                messages=req.messages,
-                logprobs=logprobs_to_json(res.logprobs),
-                reasoning=why,
-                cached=res.cached,
-            )
+        # a bare probe fixes the item's wrong option from its own reading
+        wrong = fixed_wrong_letter(it, reading) if v == "bare" else (w or "")
+        rec = ProbeRecord(
+            item_id=it.id,
+            dataset=it.dataset,
+            tier=t,
+            variant=v,
+            correct_letter=it.answer,
+            wrong_letter=wrong,
+            reading=reading,
+            text=res.text,
+            error=res.error,
+            messages=request.messages,
+            logprobs=logprobs_to_json(res.logprobs),
+            reasoning=reasonings[index],
+            cached=res.cached,
+            cache_key=res.cache_key or None,
         )
-    return out
+        out[index] = rec
+        if on_record is not None:
+            on_record(rec)
+
+    run_chat_batch(
+        backend,
+        requests,
+        session=session,
+        progress=progress,
+        concurrency=concurrency,
+        on_result=on_result,
+        on_tick=on_tick,
+    )
+    assert all(r is not None for r in out)  # run_chat_batch answers every request
+    return [r for r in out if r is not None]
 
 
 def run_sources(
@@ -351,6 +382,9 @@ def run_sources(
     progress: ProgressCallback | None = None,
     concurrency: int = 16,
     on_phase: Callable[[str], None] | None = None,
+    done: Mapping[ProbeKey, ProbeRecord] | None = None,
+    on_record: RecordCallback | None = None,
+    on_tick: Callable[[], None] | None = None,
 ) -> SourcesRun:
     """Run the two-phase plan: every bare probe, then the other variants.
 
@@ -363,12 +397,17 @@ def run_sources(
         progress: ``progress(done, total)`` per batch.
         concurrency: Requests in flight.
         on_phase: Called with ``"bare"`` / ``"probes"`` as each phase starts.
+        done: Probes already answered (a stored run resuming): not asked again. A stored
+            bare probe fixes its item's wrong option exactly as a new one would.
+        on_record: Called with every newly answered probe as it arrives (to store it).
+        on_tick: Called every few seconds while requests are in flight.
 
     Raises:
         InputError: no items, or tier 2 without a claim for some item.
     """
     cfg = config or SourcesConfig()
     claims = claims or {}
+    done = done or {}
     if not items:
         raise InputError("No items to probe.")
     if 2 in cfg.tiers:
@@ -381,20 +420,24 @@ def run_sources(
     spec = backend if isinstance(backend, str) else backend.spec
     if on_phase:
         on_phase("bare")
-    bare = _answer_all(
-        backend,
-        [(it, "bare", None, None) for it in items],
-        cfg,
-        claims,
-        session=session,
-        progress=progress,
-        concurrency=concurrency,
-    )
-    wrong = {
-        it.id: fixed_wrong_letter(it, rec.reading) for it, rec in zip(items, bare, strict=True)
+    bare_jobs = [(it, "bare", None, None) for it in items if (None, it.id, "bare") not in done]
+    fresh = {
+        r.key: r
+        for r in _answer_all(
+            backend,
+            bare_jobs,
+            cfg,
+            claims,
+            session=session,
+            progress=progress,
+            concurrency=concurrency,
+            on_record=on_record,
+            on_tick=on_tick,
+        )
     }
-    bare = [ProbeRecord(**{**rec.__dict__, "wrong_letter": wrong[rec.item_id]}) for rec in bare]
-    jobs = [
+    bare = [done.get((None, it.id, "bare")) or fresh[(None, it.id, "bare")] for it in items]
+    wrong = {rec.item_id: rec.wrong_letter for rec in bare}
+    plan = [
         (it, v, tier, wrong[it.id])
         for tier in cfg.tiers
         for it in items
@@ -403,7 +446,27 @@ def run_sources(
     ]
     if on_phase:
         on_phase("probes")
-    probes = _answer_all(
-        backend, jobs, cfg, claims, session=session, progress=progress, concurrency=concurrency
-    )
+    # A stored probe is reused only when it asserted the item's wrong option as fixed now
+    # (a bare probe that failed before and was answered on resume may fix another one).
+    todo = [
+        job
+        for job in plan
+        if (job[2], job[0].id, job[1]) not in done
+        or done[(job[2], job[0].id, job[1])].wrong_letter != job[3]
+    ]
+    fresh = {
+        r.key: r
+        for r in _answer_all(
+            backend,
+            todo,
+            cfg,
+            claims,
+            session=session,
+            progress=progress,
+            concurrency=concurrency,
+            on_record=on_record,
+            on_tick=on_tick,
+        )
+    }
+    probes = [fresh.get((t, it.id, v)) or done[(t, it.id, v)] for it, v, t, _ in plan]
     return SourcesRun(model=spec, config=cfg, records=(*bare, *probes))

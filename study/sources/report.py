@@ -155,6 +155,24 @@ def influence_table(result: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def effect_lines(cell: Mapping[str, Any]) -> list[str]:
+    """The source-effect sentence (null check) and the order effect on conflicts."""
+    lines = []
+    eff = cell.get("source_effect") or {}
+    if eff.get("available"):
+        lines.append(f"Source effect: {eff['statement']}.")
+    oc = cell.get("order_conflict") or {}
+    if oc.get("available"):
+        lo, hi = oc["ci95"]
+        lines.append(
+            f"Order effect on conflicts ({oc['measure']}): user first {_f(oc['user_first'])}, "
+            f"document first {_f(oc['doc_first'])}, difference {_f(oc['difference'], 3)} "
+            f"(95% CI {_f(lo, 3)} to {_f(hi, 3)}, {oc['n_questions']} questions)"
+            + ("." if oc["detected"] else "; no detectable order effect.")
+        )
+    return lines
+
+
 def _figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
@@ -431,6 +449,9 @@ def write_sources_report(
                 )
                 md.append(md_escape(f"Order effect: {txt}") + "\n")
                 html.append(f"<p>Order effect: {esc(txt)}</p>")
+            for line in effect_lines(c):
+                md.append(md_escape(line) + "\n")
+                html.append(f"<p>{esc(line)}</p>")
     md_path = out_dir / "report.md"
     md_path.write_text("\n".join(md) + "\n", encoding="utf-8")
     html_path = out_dir / "report.html"

@@ -128,3 +128,26 @@ def test_rate_intervals_cover_the_truth_about_95_percent() -> None:
     # binomial(200, 0.95) lies in [0.90, 0.99] with probability > 0.998
     for key, n in inside.items():
         assert 0.90 <= n / n_rep <= 0.99, (key, n / n_rep)
+
+
+def test_share_difference_pairs_the_two_shares_by_question() -> None:
+    from driftlens_core.source_reliance import share_difference
+
+    rng = np.random.default_rng(4)
+    n = rng.integers(1, 5, size=(80, 1)).astype(float)
+    a = rng.binomial(n.astype(int), 0.3).astype(float)
+    b = rng.binomial(n.astype(int), 0.6).astype(float)
+    stats = np.hstack([a, n, b, n])
+    d = share_difference(stats, n_boot=500, seed=1, levels=(0.95, 0.9))
+    assert d.estimate == pytest.approx(b.sum() / n.sum() - a.sum() / n.sum())
+    lo95, hi95 = d.intervals[0.95]
+    lo90, hi90 = d.intervals[0.9]
+    assert lo95 <= lo90 <= d.estimate <= hi90 <= hi95 and not d.covers_zero()
+    swapped = share_difference(stats[:, [2, 3, 0, 1]], n_boot=500, seed=1)
+    assert swapped.estimate == pytest.approx(-d.estimate)
+    assert swapped.intervals[0.95] == pytest.approx((-hi95, -lo95))
+    # the same share twice: every replicate's difference is exactly 0
+    same = share_difference(np.hstack([a, n, a, n]), n_boot=200, seed=2)
+    assert same.intervals[0.95] == (0.0, 0.0) and same.covers_zero()
+    empty = share_difference(np.zeros((3, 4)), n_boot=10, seed=0)
+    assert np.isnan(empty.estimate) and empty.n_clusters == 0

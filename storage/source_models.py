@@ -1,0 +1,111 @@
+"""SQLModel tables of the source-reliance instrument (runs and their probes).
+
+Kept apart from the reasoning-drift tables for the reason the disposition tables are: a
+multiple-choice item is not a benchmark ``Question`` (it must never enter that pipeline's
+plans), and a probe carries what ``Response`` has no place for — the variant, the fixed
+wrong option, the letter distribution and how it was read. Imported by
+:mod:`storage.models`, so the metadata Alembic compares holds them.
+
+No ``from __future__ import annotations`` here: SQLModel reads the annotations at class
+creation time.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from storage.types import JSONType, NullableJSONType, UTCDateTime, utcnow
+
+#: ``ok``: a letter was read; ``unknown``: the reply held no option letter (uniform
+#: distribution, counted); ``failed``: the request failed (re-asked when the run resumes).
+SOURCE_PROBE_STATUS_VALUES = ("ok", "unknown", "failed")
+#: Flags of a probe whose reply was answered but not in the expected shape.
+SOURCE_PROBE_FLAG_VALUES = ("no_logprobs", "not_a_letter", "letters_outside_topk")
+SOURCE_RUN_STATUS_VALUES = ("running", "interrupted", "incomplete", "done")
+#: ``tier`` of the bare probes, which no assertion tier applies to (a real value, not
+#: NULL, so the unique key holds on every backend).
+NO_TIER = 0
+
+
+def _created() -> Any:
+    return Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+def _updated() -> Any:
+    return Field(
+        default_factory=utcnow,
+        sa_type=UTCDateTime,
+        nullable=False,
+        sa_column_kwargs={"onupdate": utcnow},
+    )
+
+
+class SourceRun(SQLModel, table=True):
+    """One source-reliance run: a model, its items and how they were asked.
+
+    ``config`` holds the items (ids and a hash of their content), every
+    :class:`study.sources.plan.SourcesConfig` (one per system instruction) and the hash of
+    the tier-2 claims, so a resumed run can refuse different settings.
+    """
+
+    __tablename__ = "source_run"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True)
+    model: str
+    simulated: bool = False
+    config: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
+    status: str = "running"
+    created_at: datetime = _created()
+    updated_at: datetime = _updated()
+
+
+class SourceProbe(SQLModel, table=True):
+    """The answer of one probe: the letter, its distribution and every raw logprob.
+
+    ``UNIQUE(run_id, instruction, tier, item_id, variant)`` keeps resumed runs free of
+    duplicates (its leading ``run_id`` also serves every per-run query).
+    """
+
+    __tablename__ = "source_probe"
+    __table_args__ = (
+        UniqueConstraint(
+            "run_id", "instruction", "tier", "item_id", "variant", name="uq_source_probe_key"
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="source_run.id", ondelete="CASCADE")
+    instruction: str = "n"
+    tier: int = NO_TIER
+    item_id: str
+    dataset: str
+    variant: str
+    ordering: str = ""
+    correct_letter: str
+    wrong_letter: str = ""
+    choice: str = "unknown"
+    method: str = "none"
+    status: str = "ok"
+    flags: list[str] = Field(default_factory=list, sa_type=JSONType)
+    # {letter: probability} (sums to 1), NULL when the letter was read from the text.
+    probs: dict[str, float] | None = Field(default=None, sa_type=NullableJSONType)
+    captured_mass: float | None = None
+    missing: list[str] = Field(default_factory=list, sa_type=JSONType)
+    generated: str | None = None
+    # The raw [token, logprob] list at the answer position.
+    top: list[Any] = Field(default_factory=list, sa_type=JSONType)
+    text: str | None = Field(default=None, sa_type=Text)
+    error: str | None = Field(default=None, sa_type=Text)
+    reasoning: str | None = Field(default=None, sa_type=Text)
+    # The messages, normalised as for Response (storage.repo.requests); no FOREIGN KEY
+    # clause for the same reason.
+    prompt_id: int | None = None
+    cache_key: str | None = None
+    cached: bool = False
+    # Every token's logprobs (llm.logprobs.logprobs_to_json) when they were asked for.
+    logprobs: list[dict[str, Any]] | None = Field(default=None, sa_type=NullableJSONType)
+    created_at: datetime = _created()
+    updated_at: datetime = _updated()

@@ -1,0 +1,73 @@
+"""Revision 0008 (source-reliance runs and probes) upgrades a populated database.
+
+A workspace populated through the real pipeline (simulated generation, the cache, a
+judge) is taken back to 0007, upgraded again with its rows intact and the schema equal to
+the models, holds a stored source run, and goes back down leaving the rest untouched.
+SQLite always; PostgreSQL when ``DRIFTLENS_TEST_PG_URL`` is set.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from storage import migrate
+from storage.engine import make_engine
+from study.sources.items import shipped_items
+from study.sources.plan import SourcesConfig
+from study.sources.sim import backend_for
+from study.sources.store import load_sources_runs, run_stored_sources
+from tests.storage.test_request_migration import _populate
+
+PREVIOUS = "0007_shared_texts"
+TABLES = ("question", "generation_run", "response", "prompt", "llm_cache_entry", "judge_score")
+
+
+def _counts(engine: Engine) -> dict[str, int]:
+    with engine.connect() as conn:
+        present = set(inspect(conn).get_table_names())
+        return {
+            t: int(conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one())
+            for t in TABLES
+            if t in present
+        }
+
+
+def _upgrade_populated(engine: Engine) -> None:
+    _populate(engine)
+    migrate.downgrade(engine, PREVIOUS)
+    with engine.connect() as conn:
+        assert "source_probe" not in inspect(conn).get_table_names()
+    before = _counts(engine)
+    assert before["response"] > 0 and before["prompt"] > 0
+    assert migrate.upgrade(engine) == migrate.head_revision()
+    assert migrate.schema_diff(engine) == []
+    assert _counts(engine) == before
+    # 16 items: 208 probes in one batch, PostgreSQL's COPY path (storage.repo._upsert)
+    items = shipped_items()[:16]
+    with Session(engine, expire_on_commit=False) as session:
+        summary = run_stored_sources(
+            "m", items, backend_for("sim/src-rigid", items), [SourcesConfig()], session=session
+        )
+        assert summary.answered == 208
+        (run,) = load_sources_runs("m", session=session)
+        assert len(run.records) == 208 and run.records[0].messages
+        assert all(r.reading.probs and r.logprobs for r in run.records)
+    migrate.downgrade(engine, PREVIOUS)
+    after = _counts(engine)
+    # the source run's prompts and cache entries stay (shared, never deleted with a run)
+    kept = ("question", "generation_run", "response", "judge_score")
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
+    with engine.connect() as conn:
+        assert "source_run" not in inspect(conn).get_table_names()
+
+
+def test_0008_upgrades_a_populated_sqlite_database(sqlite_url: str) -> None:
+    _upgrade_populated(make_engine(sqlite_url))
+
+
+@pytest.mark.postgres
+def test_0008_upgrades_a_populated_postgres_database(pg_url: str) -> None:
+    _upgrade_populated(make_engine(pg_url))
