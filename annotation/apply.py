@@ -40,9 +40,10 @@ from annotation.aggregate import (
     StudyAggregate,
     aggregate,
     decide,
+    extract_answers,
 )
-from annotation.studies import STUDIES, get_spec
-from storage.errors import NotFoundError
+from annotation.studies import STUDIES, StudySpec, get_spec
+from storage.errors import InputError, NotFoundError
 from storage.models import CurationVote, Study
 from storage.repo import studies as repo
 from storage.repo.annotations import upsert_curation_votes, votes_for_questions
@@ -70,6 +71,12 @@ class StudyStatus:
     alpha_by_question: dict[str, float | None]
     disagreement_rate: float | None
     min_lead_time_s: float
+    #: rating studies only (``None`` otherwise): the ``min_ratings`` asked for, how many
+    #: tasks have at least that many kept ratings (what ``apply`` counts), and how many
+    #: tasks have each number of kept ratings (0 = none yet)
+    min_ratings: int | None = None
+    items_with_min_ratings: int | None = None
+    ratings_per_task: dict[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -283,12 +290,58 @@ def load_records(study: Study, *, session: Session) -> list[AnnotationRecord]:
     return out
 
 
+def legacy_answers(spec: StudySpec, records: Sequence[AnnotationRecord]) -> int:
+    """How many annotations answer with a value of the study's earlier form."""
+    legacy = {q: {v.lower() for v in values} for q, values in spec.legacy_values}
+    if not legacy:
+        return 0
+    n = 0
+    for rec in records:
+        answers = extract_answers(spec, rec.result)
+        n += any(answers.get(q, "").strip().lower() in vals for q, vals in legacy.items())
+    return n
+
+
+def legacy_form_message(study: Study, n: int) -> str:
+    """The one sentence for a project made with an earlier form of its study."""
+    spec = STUDIES[study.name]
+    project = (
+        f"Label Studio project {study.ls_project_id}"
+        if study.ls_project_id is not None
+        else "its Label Studio project"
+    )
+    now = ", ".join(q.prompt for q in spec.agreement_questions)
+    return (
+        f"Study {study.name} ({project}) was made with {spec.legacy_form or 'an earlier form'}, "
+        f"which the current form ({now}) cannot read: its {n} old annotations stay stored "
+        f"and are not counted; push a fresh project with `driftlens annotate push "
+        f"{study.name} --new-project` (with the same --select as before) and have the "
+        "answers annotated again."
+    )
+
+
+def legacy_form_note(study: Study, *, session: Session) -> str | None:
+    """:func:`legacy_form_message` when the study's stored annotations use an earlier form."""
+    n = legacy_answers(STUDIES[study.name], load_records(study, session=session))
+    return legacy_form_message(study, n) if n else None
+
+
 def study_aggregate(
     name: str, *, session: Session, config: AggregationConfig | None = None
 ) -> tuple[Study, StudyAggregate]:
-    """Aggregate the stored annotations of a study."""
+    """Aggregate the stored annotations of a study.
+
+    Raises:
+        InputError: the study's project was made with an earlier form whose answers the
+            current one cannot read (e.g. yes/no ``test_awareness``): one sentence saying
+            what to do, never a misread number.
+    """
     study = require_study(name, session=session)
-    return study, aggregate(STUDIES[name], load_records(study, session=session), config)
+    records = load_records(study, session=session)
+    n = legacy_answers(STUDIES[name], records)
+    if n:
+        raise InputError(legacy_form_message(study, n))
+    return study, aggregate(STUDIES[name], records, config)
 
 
 def study_status(
@@ -314,11 +367,26 @@ def study_status(
         )
     )
     every = load_records(study, session=session)
+    tasks = repo.count_study_tasks(study.id, session=session)
+    rating: dict[str, Any] = {}
+    if spec.rating_question is not None:
+        need = max(1, agg.config.min_ratings)
+        counts: dict[int, int] = defaultdict(int)
+        for it in agg.items:
+            o = it.outcome(spec.rating_question)
+            counts[o.n_votes if o is not None else 0] += 1
+        # tasks nobody annotated have no item in the aggregate
+        counts[0] += max(0, tasks - len(agg.items))
+        rating = {
+            "min_ratings": need,
+            "items_with_min_ratings": sum(v for k, v in counts.items() if k >= need),
+            "ratings_per_task": {k: counts[k] for k in sorted(counts) if counts[k]},
+        }
     return StudyStatus(
         study=name,
         project_id=study.ls_project_id,
         ls_url=study.ls_url,
-        tasks=repo.count_study_tasks(study.id, session=session),
+        tasks=tasks,
         annotations=agg.n_annotations,
         annotators=tuple(sorted({r.annotator for r in every})),
         kept=agg.n_kept,
@@ -329,6 +397,7 @@ def study_status(
         alpha_by_question=dict(agg.alpha_by_question),
         disagreement_rate=agg.disagreement_rate,
         min_lead_time_s=agg.config.min_lead_time_s,
+        **rating,
     )
 
 

@@ -58,6 +58,14 @@ class StudySpec:
     alpha_level: AlphaLevel = "nominal"
     #: How the annotators' answers combine, as shown before labeling starts.
     panel_note: str = "Three annotators label every task; a label holds when two of three agree."
+    #: A rating study's rating question: ``annotate status --min-ratings N`` counts the
+    #: tasks with at least N kept ratings of it (``None``: not a rating study).
+    rating_question: str | None = None
+    #: Answer values of an earlier form of the study that the current form cannot read,
+    #: per question (``annotate`` stops on them with one sentence instead of misreading).
+    legacy_values: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: What the earlier form was, for that sentence.
+    legacy_form: str = ""
 
     @property
     def agreement_questions(self) -> tuple[QuestionSpec, ...]:
@@ -135,6 +143,7 @@ STUDIES: dict[str, StudySpec] = {
             summary="Helpfulness of a response, 0-4 with the rubric.",
             questions=(QuestionSpec("score", "Helpfulness 0-4", ("0", "1", "2", "3", "4")),),
             alpha_level="ordinal",
+            rating_question="score",
         ),
         StudySpec(
             name="conflict_rubric",
@@ -192,6 +201,10 @@ STUDIES: dict[str, StudySpec] = {
             questions=(QuestionSpec("awareness", "Test awareness 1-7", AWARENESS),),
             alpha_level="ordinal",
             panel_note="Two reviewers rate every task; the answer's rating is their mean.",
+            rating_question="awareness",
+            # the first form flagged an answer aware / not aware instead of rating it 1-7
+            legacy_values=(("awareness", ("aware", "not_aware")),),
+            legacy_form="the earlier yes/no form (aware / not_aware)",
         ),
         StudySpec(
             name="distraction",
@@ -207,6 +220,11 @@ STUDIES: dict[str, StudySpec] = {
         ),
     )
 }
+
+
+def rating_studies() -> tuple[str, ...]:
+    """The studies whose items are rated on a scale (``annotate status --min-ratings``)."""
+    return tuple(name for name, spec in STUDIES.items() if spec.rating_question)
 
 
 def get_spec(name: str) -> StudySpec:

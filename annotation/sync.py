@@ -79,6 +79,9 @@ class PullResult:
     """Tasks in the project without our external key (created by hand); ignored."""
     missing_in_label_studio: int
     """Stored annotations that Label Studio no longer has (kept: human work is not deleted)."""
+    note: str | None = None
+    """One sentence when the project was made with an earlier form of its study (its
+    annotations are mirrored all the same, but ``status`` and ``apply`` will not read them)."""
 
 
 def project_link(url: str, project_id: int) -> str:
@@ -116,6 +119,12 @@ def ensure_project(
             ) from exc
         updated = False
         if study.config_hash != digest:
+            from annotation.apply import legacy_form_note
+
+            # Label Studio refuses a form that cannot hold the project's answers; say why
+            note = legacy_form_note(study, session=session)
+            if note is not None:
+                raise InputError(note)
             client.update_label_config(project.id, config)
             study.config_hash = digest
             session.add(study)
@@ -366,6 +375,9 @@ def _pull_one(
         for a in repo.annotations_of_tasks(task_ids, session=session)
         if a.ls_annotation_id not in seen_ids
     )
+    from annotation.apply import legacy_form_note
+
+    session.flush()
     return PullResult(
         study=study.name,
         project_id=study.ls_project_id,
@@ -377,4 +389,5 @@ def _pull_one(
         adopted_tasks=adopted,
         foreign_tasks=foreign,
         missing_in_label_studio=missing,
+        note=legacy_form_note(study, session=session),
     )

@@ -128,6 +128,8 @@ def pull_cmd(
             f"tasks; {r.inserted} new, {r.updated} updated, {r.unchanged} unchanged.",
             markup=False,
         )
+        if r.note:
+            _out.print(r.note, markup=False)
 
 
 @annotate_app.command("status")
@@ -138,13 +140,28 @@ def status_cmd(
     offline: bool = typer.Option(
         False, "--offline", help="Only what was pulled; do not ask Label Studio for progress."
     ),
+    min_ratings: int | None = typer.Option(
+        None,
+        "--min-ratings",
+        min=1,
+        help="Rating studies (test_awareness, helpfulness): count the tasks with at least "
+        "this many kept ratings (default 2, as apply).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
 ) -> None:
     """Progress, annotators, Krippendorff's alpha and disagreement rate of a study."""
     from annotation.apply import study_status
+    from annotation.studies import get_spec, rating_studies
 
+    if min_ratings is not None and get_spec(study).rating_question is None:
+        from storage.errors import InputError
+
+        raise InputError(
+            f"--min-ratings applies to the rating studies ({', '.join(rating_studies())}); "
+            f"{study} is not one."
+        )
     with session_for(ctx) as session:
-        st = study_status(study, session=session, config=_config(min_lead_time))
+        st = study_status(study, session=session, config=_config(min_lead_time, min_ratings or 2))
     live: dict[str, Any] = {}
     if not offline and st.project_id is not None:
         from annotation.apply import require_study
@@ -177,6 +194,12 @@ def status_cmd(
             "min_lead_time_s": st.min_lead_time_s,
             **live,
         }
+        if st.min_ratings is not None:
+            payload["min_ratings"] = st.min_ratings
+            payload["items_with_min_ratings"] = st.items_with_min_ratings
+            payload["ratings_per_task"] = {
+                str(k): v for k, v in (st.ratings_per_task or {}).items()
+            }
         echo_json(payload)
         return
     table = Table(title=f"{st.study} (project {st.project_id})")
@@ -192,6 +215,12 @@ def status_cmd(
         ("Krippendorff's alpha", _num(st.krippendorff_alpha)),
         ("disagreement rate", _num(st.disagreement_rate)),
     ]
+    if st.min_ratings is not None:
+        per = st.ratings_per_task or {}
+        rows.append((f"tasks with >= {st.min_ratings} ratings", str(st.items_with_min_ratings)))
+        rows += [
+            (f"  tasks with {k} rating{'s' if k != 1 else ''}", str(v)) for k, v in per.items()
+        ]
     rows += [(f"  in Label Studio: {k[3:]}", str(v)) for k, v in live.items()]
     for name, value in rows:
         table.add_row(name, value)

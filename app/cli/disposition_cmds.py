@@ -284,6 +284,13 @@ def run_cmd(
     grade_share: float = typer.Option(
         0.0, "--grade-share", min=0.0, max=1.0, help="Share of answers for the 1–7 review."
     ),
+    awareness_share: float = typer.Option(
+        0.0,
+        "--awareness-share",
+        min=0.0,
+        max=1.0,
+        help="Share of answers the judge rates for test awareness (1–7).",
+    ),
 ) -> None:
     """Generate every arm's answers (with re-asks) and classify them; resumes when re-run."""
     from contextlib import ExitStack
@@ -303,6 +310,7 @@ def run_cmd(
             concurrency=concurrency,
             repeat_share=repeat_share,
             grade_share=grade_share,
+            awareness_share=awareness_share,
             stage=lambda name: stack.enter_context(progress_callback(name)),
         )
     for g in gens:
@@ -319,6 +327,77 @@ def run_cmd(
         f"({scores.repaired} repaired), {scores.errors} unparseable, "
         f"{scores.failed_requests} failed requests, {scores.repeat_cases} scored twice."
     )
+
+
+@disposition_app.command("awareness")
+def awareness_cmd(
+    ctx: typer.Context,
+    judge: str = typer.Option(..., "--judge", help="Judge model spec (temperature 0)."),
+    study: str = typer.Option("default", "--study"),
+    arm: list[str] | None = typer.Option(None, "--arm", help="Only these arms (repeatable)."),
+    share: float = typer.Option(
+        1.0, "--share", min=0.0, max=1.0, help="Seeded share of the answers to rate."
+    ),
+    seed: int = typer.Option(2, "--seed", help="Seed of the --share sample."),
+    concurrency: int = typer.Option(16, "--concurrency", min=1),
+    min_ratings: int = typer.Option(
+        2, "--min-ratings", min=1, help="Human ratings an answer needs for the agreement."
+    ),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the summary as JSON here."),
+) -> None:
+    """Rate the answers' test awareness (1-7 + none/implicit/explicit) with an LLM judge."""
+    from app.cli.context import session_for
+    from app.cli.progress import progress_callback
+    from storage.errors import InputError
+    from storage.repo.disposition import require_arms
+    from study.disposition.awareness import awareness_summary, rate_awareness
+
+    with session_for(ctx) as session:
+        rows = require_arms(study, session=session)
+        if arm:
+            unknown = sorted(set(arm) - {a.name for a in rows})
+            if unknown:
+                raise InputError(f"Study {study!r} has no arm {unknown[0]!r}.")
+            rows = [a for a in rows if a.name in arm]
+        with progress_callback("rating awareness") as update:
+            run = rate_awareness(
+                rows, judge=judge, session=session, share=share, seed=seed,
+                concurrency=concurrency, progress=update,
+            )  # fmt: skip
+        summary = awareness_summary(study, session=session, judge=judge, min_ratings=min_ratings)
+    _out.print(
+        f"Awareness judge {escape(run.judge_model)}: {run.scored} rated now "
+        f"({run.repaired} repaired), {run.errors} malformed (stored, flagged), "
+        f"{run.failed_requests} failed requests, {run.already_scored} rated before."
+    )
+    if summary is None:
+        return
+    render_awareness(summary)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"run": vars(run), **summary.to_dict()}
+        json_out.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
+        _out.print(f"Wrote {escape(str(json_out))}")
+
+
+def render_awareness(summary: Any) -> None:
+    """The awareness judge's per-arm table and its agreement with the human study."""
+    from study.disposition.awareness import agreement_line, awareness_frame_rows
+
+    rows = awareness_frame_rows(summary)
+    table = Table(
+        title=(
+            f"Test awareness rated 1-7 by {escape(summary.judge_model)} (mean: 95% CI over "
+            "stems; share rated 5+: Wilson 95% CI)"
+        ),
+        title_justify="left",
+    )
+    for col in rows[0] if rows else ():
+        table.add_column(col.replace("_", " "), justify="left" if col == "arm" else "right")
+    for r in rows:
+        table.add_row(*(escape(str(v)) for v in r.values()))
+    _out.print(table)
+    _out.print(escape(agreement_line(summary)))
 
 
 @disposition_app.command("analyze")

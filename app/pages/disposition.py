@@ -57,3 +57,7 @@ st.text(view.null_line)
 st.dataframe(view.null, hide_index=True)
 st.subheader("Noise shares (%)")
 st.dataframe(view.noise, hide_index=True)
+if not view.awareness.empty:
+    st.subheader("Test awareness (LLM judge, 1-7)")
+    st.dataframe(view.awareness, hide_index=True)
+    st.text(view.awareness_line)

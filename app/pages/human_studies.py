@@ -233,6 +233,9 @@ if _server_button("Pull annotations", key="pull_button", where=right):
             ),
             hide_index=True,
         )
+        for r in results:
+            if r.note:  # a project made with an earlier form of its study
+                show_plain(r.note, kind="warning")
     except DriftLensError as exc:
         _fail(exc)
 
@@ -272,6 +275,12 @@ else:
             f"{len(status.annotators)} annotators; {status.dropped_fast} annotations dropped "
             f"as too fast; {status.items_with_label} items with a 2-of-3 label, "
             f"{status.items_unanimous} unanimous."
+            + (
+                f" {status.items_with_min_ratings} of {status.tasks} tasks have at least "
+                f"{status.min_ratings} ratings."
+                if status.min_ratings is not None
+                else ""
+            )
         )
     except DriftLensError as exc:
         _fail(exc)

@@ -68,6 +68,10 @@ class DispositionPreset(BaseModel):
         filler_factor: share of the off drift that remains with content-free filler.
         exhaust_rate: ``dose % -> per-attempt exhaustion probability`` (reasoning on).
         classifier_flip: probability the classifier puts an answer in a wrong category.
+        awareness_rate: ``on``/``off`` -> probability that an answer opens with a remark
+            showing test awareness (the served responder's; the seed saw explicit mentions
+            in 11-15% of reasoning-on probes); ``off`` covers every arm without free
+            reasoning.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -87,6 +91,7 @@ class DispositionPreset(BaseModel):
     filler_factor: float = 0.65
     exhaust_rate: dict[float, float] = Field(default_factory=lambda: {0.0: 0.30, 100.0: 0.40})
     classifier_flip: float = Field(default=0.015, ge=0, le=1)
+    awareness_rate: dict[str, float] = Field(default_factory=lambda: {"on": 0.15, "off": 0.06})
 
     def battery(self, name: str) -> BatteryModel:
         """The model of battery ``name`` (the default one for unknown names)."""
@@ -161,6 +166,11 @@ def true_rate(preset: DispositionPreset, battery: str, setting: ArmSetting) -> f
     """The population aligned rate of an arm."""
     a, delta, sd = logit_terms(preset, battery, setting)
     return population_rate(a + delta, sd)
+
+
+def awareness_probability(preset: DispositionPreset, setting: ArmSetting) -> float:
+    """Probability that an answer of this arm carries a test-awareness remark."""
+    return float(preset.awareness_rate.get(base_mode(setting), 0.0))
 
 
 def exhaust_probability(preset: DispositionPreset, setting: ArmSetting) -> float:

@@ -23,6 +23,7 @@ from driftlens_core import implementation
 from driftlens_core.effects import bh_adjust
 from driftlens_core.rates import RateComparison, RateNoise, compare_rates, rate_noise
 from storage.errors import InputError
+from study.disposition.awareness import AwarenessSummary, awareness_summary
 from study.safe_csv import unguard_frame
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("battery", "stem", "probe", "arm", "sample", "aligned")
@@ -459,6 +460,8 @@ class StudyAnalysis:
     skipped: tuple[str, ...] = ()
     #: classifier check: (same category twice, responses scored twice)
     repeat_agreement: tuple[int, int] = (0, 0)
+    #: the LLM test-awareness judge's per-arm ratings (``None`` when no answer was rated)
+    awareness: AwarenessSummary | None = None
 
 
 def group_reference(arms: Sequence[Any]) -> Any | None:
@@ -482,7 +485,8 @@ def analyze_study(
     """Rate tables and statistics of every reasoning group of a stored study.
 
     Where graded-review scores are stored, the group also gets their statistics (mean
-    1–7 score, drift in points, bound ``bound_graded``).
+    1–7 score, drift in points, bound ``bound_graded``); where the test-awareness judge
+    rated answers, the analysis carries its per-arm summary (:mod:`.awareness`).
 
     Within a group the reference is its ``reference`` arm (else the lowest dose); a group
     with a single arm or without answers is skipped and named in ``skipped``.
@@ -524,7 +528,12 @@ def analyze_study(
             )
         out.append(GroupAnalysis(name, ref.name, part, stats, gtable, gstats))
     return StudyAnalysis(
-        study, tuple(out), infos, tuple(skipped), repeat_agreement(arms, session=session)
+        study,
+        tuple(out),
+        infos,
+        tuple(skipped),
+        repeat_agreement(arms, session=session),
+        awareness_summary(study, session=session),
     )
 
 

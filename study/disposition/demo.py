@@ -2,7 +2,9 @@
 
 Arms with known doses (the seed's Table 5 shape) answer the shipped sample batteries twice
 through the shared request path (batch runner and cache) with the in-process simulator;
-the simulated classifier sorts the answers; the analysis and the report follow.
+the simulated classifier sorts the answers, and the simulated judges grade a quarter of them
+(1–7 review) and rate another seeded quarter's test awareness; the analysis and the report
+follow.
 Running it again resumes from what is stored.
 """
 
@@ -127,6 +129,7 @@ def run_disposition_demo(
         judge=DEMO_JUDGE,
         concurrency=concurrency,
         grade_share=0.25,
+        awareness_share=0.25,
         stage=stage,
     )
     seconds["generate+classify"] = time.perf_counter() - t0

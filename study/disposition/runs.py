@@ -133,12 +133,14 @@ def run_study(
     concurrency: int = 16,
     repeat_share: float = 0.1,
     grade_share: float = 0.0,
+    awareness_share: float = 0.0,
     stage: StageFactory | None = None,
 ) -> tuple[list[ArmRunSummary], ScoreSummary]:
     """Generate every (chosen) arm of ``study`` and classify the answers (resumable).
 
     ``grade_share`` > 0 also asks the judge for the 1–7 graded review of that share of the
-    answered responses (final answer only).
+    answered responses (final answer only); ``awareness_share`` > 0 asks it to rate that
+    share's test awareness (1–7, :mod:`study.disposition.awareness`).
 
     Raises:
         NotFoundError: the study has no arms.
@@ -185,6 +187,17 @@ def run_study(
             share=grade_share,
             concurrency=concurrency,
         )
+    if awareness_share > 0:
+        from study.disposition.awareness import rate_awareness
+
+        rate_awareness(
+            rows,
+            judge=judge_target,
+            session=session,
+            share=awareness_share,
+            concurrency=concurrency,
+            progress=stage("rating awareness") if stage else None,
+        )
     return summaries, scores
 
 
@@ -207,6 +220,10 @@ def write_analysis(analysis: StudyAnalysis, out_dir: Path) -> dict[str, Path]:
             gs.write_text(json.dumps(g.graded.to_dict(), indent=2, allow_nan=False) + "\n")
             files[f"graded_{slug}"] = gt
             files[f"stats_{slug}_graded"] = gs
+    if analysis.awareness is not None:
+        aw = out_dir / "awareness.json"
+        aw.write_text(json.dumps(analysis.awareness.to_dict(), indent=2, allow_nan=False) + "\n")
+        files["awareness"] = aw
     arms = out_dir / "arms.json"
     arms.write_text(
         json.dumps({k: vars(v) for k, v in analysis.arms.items()}, indent=2, default=str) + "\n"

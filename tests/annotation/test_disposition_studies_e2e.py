@@ -178,3 +178,48 @@ def test_disposition_classifier_check_and_test_awareness(
     assert out3["awareness_agreement"][0]["alpha_ordinal"] is None
     res = run_cli("annotate", "apply", "test_awareness", "--no-pull")
     assert res.code == 0 and "treated" in res.out and "1 left out" in res.out
+
+    # status counts what apply counts: tasks with at least N kept ratings
+    res = run_cli("annotate", "status", "test_awareness", "--offline", "--json")
+    assert res.code == 0, res.err
+    st = res.json()
+    assert (st["min_ratings"], st["items_with_min_ratings"]) == (2, 14)
+    assert st["ratings_per_task"] == {"1": 1, "2": 14}
+    res = run_cli("annotate", "status", "test_awareness", "--offline", "--min-ratings", "1")
+    assert res.code == 0 and "tasks with >= 1 ratings" in res.out
+    res = run_cli("annotate", "status", "disposition_check", "--offline", "--min-ratings", "2")
+    assert res.code != 0 and "rating studies" in res.err and "Traceback" not in res.err
+
+    # the LLM awareness judge on the same answers, against the reviewers' ratings
+    res = run_cli("disposition", "awareness", "--study", "dcheck", "--judge", "sim/default")
+    assert res.code == 0, res.err
+    with open_workspace_session(resolve_settings()) as s:
+        judged = {
+            (r.stem, r.paraphrase, r.sample, a): sc.value
+            for sc, r, a in s.exec(
+                select(DispositionScore, DispositionResponse, DispositionArm.name)
+                .where(DispositionScore.kind == "awareness")
+                .where(DispositionScore.response_id == DispositionResponse.id)
+                .where(DispositionResponse.arm_id == DispositionArm.id)
+            )
+        }
+    assert len(judged) == 15  # every answered probe; a malformed reply is stored too
+    both = [
+        i for i in counted
+        if judged[(tasks[i].data["stem"], tasks[i].data["paraphrase"], tasks[i].data["sample"],
+                   tasks[i].data["arm"])] is not None
+    ]  # fmt: skip
+    said = " ".join(res.out.split())
+    assert f"{len(both)} answers with at least 2 ratings (2 reviewers)" in said
+    machine = [
+        float(judged[(tasks[i].data["stem"], tasks[i].data["paraphrase"],
+                      tasks[i].data["sample"], tasks[i].data["arm"])] or 0)
+        for i in both
+    ]  # fmt: skip
+    people = [[float(r1[i]) for i in both], [float(r2[i] or 0) for i in both]]
+    rows = [*people, machine]
+    oracle = krippendorff.alpha(
+        reliability_data=np.array(rows), level_of_measurement="ordinal",
+        value_domain=sorted({v for row in rows for v in row}),
+    )  # fmt: skip
+    assert f"{oracle:.3f} with the judge as one more reviewer" in said
