@@ -676,6 +676,6 @@ from storage.disposition_models import (  # noqa: E402
 __all__ += ["DispositionArm", "DispositionResponse", "DispositionScore"]
 
 # The source-reliance instrument's tables, likewise.
-from storage.source_models import SourceProbe, SourceRun  # noqa: E402
+from storage.source_models import SourceClaim, SourceProbe, SourceRun  # noqa: E402
 
-__all__ += ["SourceProbe", "SourceRun"]
+__all__ += ["SourceClaim", "SourceProbe", "SourceRun"]

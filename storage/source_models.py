@@ -109,3 +109,32 @@ class SourceProbe(SQLModel, table=True):
     logprobs: list[dict[str, Any]] | None = Field(default=None, sa_type=NullableJSONType)
     created_at: datetime = _created()
     updated_at: datetime = _updated()
+
+
+#: Where a stored claim came from.
+SOURCE_CLAIM_ORIGIN_VALUES = ("generated", "imported")
+
+
+class SourceClaim(SQLModel, table=True):
+    """One tier-2 contextual claim of a named claim set (one per item).
+
+    ``UNIQUE(claim_set, item_id)``: importing a reviewed file into the same set replaces
+    its claims item by item.
+    """
+
+    __tablename__ = "source_claim"
+    __table_args__ = (UniqueConstraint("claim_set", "item_id", name="uq_source_claim_key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    claim_set: str
+    item_id: str
+    claim: str = Field(sa_type=Text)
+    # The model that wrote it, and the prompt (study.sources.tier2.PROMPT_ID); for an
+    # imported claim the model named in the file, if any.
+    writer: str | None = None
+    prompt: str | None = None
+    origin: str = "generated"
+    # The imported file's path (None for generated claims).
+    source: str | None = Field(default=None, sa_type=Text)
+    created_at: datetime = _created()
+    updated_at: datetime = _updated()

@@ -266,6 +266,9 @@ def run_cmd(
     claims_path: Path | None = typer.Option(
         None, "--claims", help="Tier-2 claims JSONL ({id, claim})."
     ),
+    claims_set: str | None = typer.Option(
+        None, "--claims-set", help="Tier-2 claims from a stored claim set (see `sources claims`)."
+    ),
     instruction: list[str] = typer.Option(
         ["n"], "--instruction", help="n, d (doc-only), u (user-only), s (self-only); repeatable."
     ),
@@ -308,7 +311,14 @@ def run_cmd(
 
         items = read_items(items_path) if items_path else shipped_items()
         items = items[:limit] if limit else items
+        if claims_path is not None and claims_set is not None:
+            raise DriftLensError("Give --claims FILE or --claims-set NAME, not both.")
         claims = read_claims(claims_path, items) if claims_path else {}
+        if claims_set is not None:
+            from study.sources.tier2 import stored_claims
+
+            with session_for(ctx) as session:
+                claims = stored_claims(claims_set, session=session, items=items)
         cfgs = [
             SourcesConfig(
                 tiers=tuple(sorted(set(tier))),
@@ -475,27 +485,73 @@ def claims_cmd(
     model: str = typer.Option(..., "--model", "-m", help="provider/model that writes claims."),
     out: Path = typer.Option(..., "--out", help="Claims JSONL to write (review, then --claims)."),
     items_path: Path | None = typer.Option(None, "--items", help="Items (default: shipped)."),
+    claim_set: str | None = typer.Option(
+        None, "--set", help="Store the claims under this set name (default: the model)."
+    ),
     concurrency: int = typer.Option(16, "--concurrency", min=1),
 ) -> None:
-    """Write one tier-2 contextual claim per item (prompt tier2-claims-v1; cached)."""
+    """Write one tier-2 contextual claim per item (prompt tier2-claims-v1; cached).
+
+    The claims go to the JSONL file to review and into the database as a claim set;
+    import the reviewed file with `sources claims-import`, use a set with `run --claims-set`.
+    """
     from app.cli.context import session_for
     from app.cli.progress import progress_callback
     from storage.errors import DriftLensError
 
     try:
         from study.sources.items import read_items, shipped_items
-        from study.sources.tier2 import claims_to_jsonl, generate_claims
+        from study.sources.tier2 import claims_to_jsonl, generate_claims, store_claims
 
         items = read_items(items_path) if items_path else shipped_items()
+        name = claim_set or model
         with session_for(ctx) as session, progress_callback(f"claims by {model}") as update:
             res = generate_claims(
                 items, model, session=session, concurrency=concurrency, progress=update
             )
+            store_claims(res.claims, claim_set=name, writer=res.model, session=session)
             session.commit()
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(claims_to_jsonl(res), encoding="utf-8")
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc, out) from None
-    _out.print(f"Wrote {len(res.claims)} claims to {_term(out)}; {len(res.failed)} items without.")
+    _out.print(
+        f"Wrote {len(res.claims)} claims to {_term(out)} and claim set {_term(name)}; "
+        f"{len(res.failed)} items without."
+    )
     for k, why in list(res.failed.items())[:5]:
         _out.print(f"  {_term(k)}: {_term(why)}")
+
+
+@sources_app.command("claims-import")
+def claims_import_cmd(
+    ctx: typer.Context,
+    path: Path = typer.Argument(..., help="Reviewed claims JSONL ({id, claim[, model]})."),
+    claim_set: str = typer.Option(..., "--set", help="Claim set to store them in."),
+    items_path: Path | None = typer.Option(
+        None, "--items", help="Items to check the claims against (default: shipped)."
+    ),
+) -> None:
+    """Store a reviewed claims file as a claim set (replacing that set's claims per item)."""
+    from app.cli.context import session_for
+    from storage.errors import DriftLensError
+
+    try:
+        from study.sources.items import read_items, shipped_items
+        from study.sources.tier2 import read_claims, store_claims
+
+        items = read_items(items_path) if items_path else shipped_items()
+        claims = read_claims(path, items)
+        with session_for(ctx) as session:
+            n = store_claims(
+                claims,
+                claim_set=claim_set,
+                session=session,
+                prompt=None,
+                origin="imported",
+                source=str(path),
+            )
+            session.commit()
+    except (DriftLensError, ValueError, OSError) as exc:
+        raise _fail(exc, path) from None
+    _out.print(f"Stored {n} claims from {_term(path)} in claim set {_term(claim_set)}.")

@@ -11,7 +11,7 @@ from sqlmodel import Session, col, select
 
 from storage.errors import NotFoundError
 from storage.repo._upsert import upsert
-from storage.source_models import SourceProbe, SourceRun
+from storage.source_models import SourceClaim, SourceProbe, SourceRun
 from storage.types import utcnow
 
 _PROBE_KEY = ("run_id", "instruction", "tier", "item_id", "variant")
@@ -109,3 +109,30 @@ def source_run_counts(run_ids: Sequence[int], *, session: Session) -> dict[int, 
         )
         for r, c in by.items()
     }
+
+
+_CLAIM_KEY = ("claim_set", "item_id")
+
+
+def upsert_source_claims(rows: Sequence[Mapping[str, Any]], *, session: Session) -> int:
+    """Insert or replace claims by (claim set, item); a replaced claim keeps ``created_at``."""
+    if not rows:
+        return 0
+    now = utcnow()
+    rows = [{**r, "created_at": r.get("created_at") or now, "updated_at": now} for r in rows]
+    update = [k for k in rows[0] if k not in _CLAIM_KEY and k != "created_at"]
+    return upsert(session, SourceClaim, rows, key=_CLAIM_KEY, update=update)
+
+
+def source_claims(claim_set: str, *, session: Session) -> list[SourceClaim]:
+    """The claims of one set (insertion order)."""
+    stmt = (
+        select(SourceClaim).where(SourceClaim.claim_set == claim_set).order_by(col(SourceClaim.id))
+    )
+    return list(session.exec(stmt))
+
+
+def claim_sets(*, session: Session) -> dict[str, int]:
+    """Stored claim sets and how many claims each holds."""
+    stmt = select(SourceClaim.claim_set, func.count()).group_by(col(SourceClaim.claim_set))
+    return {str(name): int(n) for name, n in session.exec(stmt)}

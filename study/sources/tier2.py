@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm.sim.sources import TIER2_TASK
 from llm.sim.tasks import task_marker
@@ -27,6 +27,9 @@ from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from study.sources.items import MCQItem
 from study.strict_json import StrictParseError, extract_json_object, run_with_repair
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 PROMPT_ID = "tier2-claims-v1"
 PLACEHOLDER = "[answer]"
@@ -172,4 +175,69 @@ def read_claims(path: Path, items: Sequence[MCQItem] | None = None) -> dict[str,
         except ValueError as exc:
             raise InputError(f"{path}, line {n}: {exc}") from None
         out[obj["id"]] = claim
+    return out
+
+
+def store_claims(
+    claims: dict[str, str],
+    *,
+    claim_set: str,
+    session: Session,
+    writer: str | None = None,
+    prompt: str | None = PROMPT_ID,
+    origin: str = "generated",
+    source: str | None = None,
+) -> int:
+    """Store claims under ``claim_set`` (replacing the set's claims for the same items).
+
+    Raises:
+        InputError: an empty set name.
+    """
+    from storage.repo.sources import upsert_source_claims
+
+    if not claim_set.strip():
+        raise InputError("A claim set needs a name (--set NAME).")
+    rows = [
+        {
+            "claim_set": claim_set,
+            "item_id": item_id,
+            "claim": claim,
+            "writer": writer,
+            "prompt": prompt,
+            "origin": origin,
+            "source": source,
+        }
+        for item_id, claim in claims.items()
+    ]
+    upsert_source_claims(rows, session=session)
+    return len(rows)
+
+
+def stored_claims(
+    claim_set: str, *, session: Session, items: Sequence[MCQItem] | None = None
+) -> dict[str, str]:
+    """The claims of a stored set by item id, each checked against its item again.
+
+    Raises:
+        NotFoundError: no such set.
+        InputError: a stored claim no longer fits its item (names the item).
+    """
+    from storage.errors import NotFoundError
+    from storage.repo.sources import claim_sets, source_claims
+
+    rows = source_claims(claim_set, session=session)
+    if not rows:
+        known = ", ".join(sorted(claim_sets(session=session))[:5]) or "none stored yet"
+        raise NotFoundError(f"No claim set named {claim_set!r} (claim sets: {known}).")
+    by_id = {it.id: it for it in items or ()}
+    out: dict[str, str] = {}
+    for row in rows:
+        try:
+            out[row.item_id] = (
+                check_claim(row.claim, by_id[row.item_id]) if row.item_id in by_id else row.claim
+            )
+        except ValueError as exc:
+            raise InputError(
+                f"Claim set {claim_set!r}, item {row.item_id!r}: {exc}; import a corrected file."
+            ) from None
     return out

@@ -71,3 +71,39 @@ def test_0008_upgrades_a_populated_sqlite_database(sqlite_url: str) -> None:
 @pytest.mark.postgres
 def test_0008_upgrades_a_populated_postgres_database(pg_url: str) -> None:
     _upgrade_populated(make_engine(pg_url))
+
+
+def _claims_on_a_stored_run(engine: Engine) -> None:
+    """0009 (tier-2 claims) on top of 0008 holding a stored source run."""
+    from study.sources.tier2 import store_claims, stored_claims
+
+    assert migrate.upgrade(engine, "0008_source_runs") == "0008_source_runs"
+    items = shipped_items()[:2]
+    with Session(engine, expire_on_commit=False) as session:
+        run_stored_sources(
+            "m", items, backend_for("sim/src-rigid", items), [SourcesConfig()], session=session
+        )
+    assert migrate.upgrade(engine) == migrate.head_revision()
+    assert migrate.schema_diff(engine) == []
+    with Session(engine, expire_on_commit=False) as session:
+        (run,) = load_sources_runs("m", session=session)
+        assert len(run.records) == 26
+        store_claims({items[0].id: "most people settle on [answer]"}, claim_set="s",
+                     session=session)  # fmt: skip
+        session.commit()
+        assert stored_claims("s", session=session) == {
+            items[0].id: "most people settle on [answer]"
+        }
+    migrate.downgrade(engine, "0008_source_runs")
+    with engine.connect() as conn:
+        assert "source_claim" not in inspect(conn).get_table_names()
+        assert conn.execute(text("SELECT count(*) FROM source_probe")).scalar_one() == 26
+
+
+def test_0009_upgrades_a_database_with_a_stored_run_sqlite(sqlite_url: str) -> None:
+    _claims_on_a_stored_run(make_engine(sqlite_url))
+
+
+@pytest.mark.postgres
+def test_0009_upgrades_a_database_with_a_stored_run_postgres(pg_url: str) -> None:
+    _claims_on_a_stored_run(make_engine(pg_url))
