@@ -9,8 +9,8 @@ Three simulated parties, all answering through the task registry of :mod:`llm.si
   the four "reasoning" moves fall by a known amount per distractor shown. The true rubric
   score of an answer follows from its moves by :func:`true_scores`.
 * **Judge** (task ``conflict-judge``): recovers the moves of the judged answer, computes
-  the true scores and adds rater noise — a heavy-tailed mixture (SD 0.3 with probability
-  0.8, SD 2.2 otherwise), a per-judge leniency on D2 and D4, rounding and clipping to
+  the true scores and adds rater noise — a heavy-tailed mixture (SD 0.35 with probability
+  0.8, SD 2.8 otherwise), a per-judge leniency on D2 and D4, rounding and clipping to
   0–4. It quotes the decisive sentence per dimension, scores D6 only on high-risk cases,
   and returns ``null`` for D1/D2 when the case says the bank kept no conflict. A seeded
   share of replies breaks the format (the preset's ``malformed_rate``).
@@ -460,8 +460,13 @@ class JudgeProfile:
 
     name: str
     leniency: Mapping[str, float]
-    sd_small: float = 0.3
-    sd_large: float = 2.2
+    # Calibrated on the whole 0-4 truth against the seed's two human annotators (within-one
+    # 85.8 %, exact 59.1 %, MAE 0.60, QWK 0.71): the two simulated judges give 85.7 / 60.1 /
+    # 0.62 / 0.74 (bench/conflicts_calibration.py --reps 0; the test checks ±3 pts, ±0.05).
+    # The first mixture (SD 0.3 / 2.2) was calibrated on the older 0/2/4 truth; on the 0-4
+    # truth it gave exact agreement 64.9 %.
+    sd_small: float = 0.35
+    sd_large: float = 2.8
     p_large: float = 0.2
     d6_flip: float = 0.1
 
@@ -491,15 +496,14 @@ def noisy_score(true: float, judge: JudgeProfile, dimension: str, rng: random.Ra
 
 def expected_judged(true: float, judge: JudgeProfile, dimension: str) -> float:
     """Exact expectation of :func:`noisy_score` over the noise (normal CDFs per level)."""
-    # Imported here, not at module top: scipy.stats costs seconds to import and the
-    # served simulator (which imports this module for its tasks) never needs it.
-    from scipy import stats
-
     mu = true + judge.leniency.get(dimension, 0.0)
     total = 0.0
     for sd, w in ((judge.sd_small, 1 - judge.p_large), (judge.sd_large, judge.p_large)):
-        # P(score >= k) = P(x + 0.5 >= k) for k = 1..4
-        total += w * sum(float(stats.norm.sf((k - 0.5 - mu) / sd)) for k in range(1, 5))
+        # P(score >= k) = P(x + 0.5 >= k) for k = 1..4; the normal survival function is
+        # erfc(z / √2) / 2 (math's, not scipy's: the bench calls this thousands of times)
+        total += w * sum(
+            0.5 * math.erfc((k - 0.5 - mu) / (sd * math.sqrt(2.0))) for k in range(1, 5)
+        )
     return total
 
 
@@ -538,6 +542,45 @@ def expected_judged_total(rates: TypeRates, judge: JudgeProfile) -> float:
         e += p_base * ((1 - f) * expected_judged(base, judge, "d5"))
         e += p_base * f * expected_judged(max(0, base - 3), judge, "d5")
     return e
+
+
+def simulate_judge_pairs(
+    judge_a: JudgeProfile,
+    judge_b: JudgeProfile,
+    n_answers: int,
+    *,
+    seed: int = 0,
+    n_distractors: int = 6,
+) -> tuple[list[int], list[int], list[int]]:
+    """Dimension-level scores of two simulated judges on the same simulated answers.
+
+    Answer ``i`` comes from responder profile ``i mod 5`` and conflict type
+    ``(i div 5) mod 3`` at ``n_distractors`` (so every model × type is equally present),
+    drawn with its own seeded stream; both judges score its D1–D5 truth with independent
+    rater noise. The calibration bench and the agreement test compare these pairs with the
+    seed paper's human-validation table.
+
+    Returns:
+        ``(scores of judge_a, scores of judge_b, true scores)``, one entry per answer ×
+        dimension.
+    """
+    profiles = list(RESPONDER_PROFILES.values())
+    a: list[int] = []
+    b: list[int] = []
+    truth: list[int] = []
+    for i in range(n_answers):
+        prof = profiles[i % len(profiles)]
+        type_ = TYPES[(i // len(profiles)) % len(TYPES)]
+        rng = random.Random(stable_int("bench-agree", seed, i))
+        true = true_scores(
+            draw_moves(prof.at_dose(type_, n_distractors), high_risk=False, rng=rng),
+            high_risk=False,
+        )
+        for d in DIMENSIONS:
+            truth.append(int(true[d]))
+            a.append(noisy_score(true[d], judge_a, d, rng))
+            b.append(noisy_score(true[d], judge_b, d, rng))
+    return a, b, truth
 
 
 # ------------------------------------------------------------------ bank registry
