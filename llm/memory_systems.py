@@ -49,6 +49,25 @@ class MemorySystem(Protocol):
         ...
 
 
+def import_mem0_memory() -> Any:
+    """Mem0's ``Memory`` class, imported with its telemetry switched off.
+
+    Mem0 reads ``MEM0_TELEMETRY`` once, when it is first imported, so every import of mem0
+    in the workbench goes through here.
+
+    Raises:
+        ConfigError: ``mem0ai`` is not installed.
+    """
+    os.environ["MEM0_TELEMETRY"] = "False"
+    try:
+        from mem0 import Memory
+    except ImportError:
+        raise ConfigError(
+            "The mem0 memory system needs the mem0ai package: pip install mem0ai."
+        ) from None
+    return Memory
+
+
 @dataclass
 class Mem0System:
     """Mem0 over an OpenAI-compatible endpoint, with a local Qdrant and SQLite history.
@@ -73,13 +92,7 @@ class Mem0System:
     resolution_rule: str = "add-both"
 
     def __post_init__(self) -> None:
-        os.environ["MEM0_TELEMETRY"] = "False"  # read by mem0 at import time
-        try:
-            from mem0 import Memory
-        except ImportError:
-            raise ConfigError(
-                "The mem0 memory system needs the mem0ai package: pip install mem0ai."
-            ) from None
+        memory_class = import_mem0_memory()
         self.store.mkdir(parents=True, exist_ok=True)
         config: dict[str, Any] = {
             "llm": {
@@ -112,7 +125,7 @@ class Mem0System:
             "history_db_path": str(self.store / "history.db"),
         }
         try:
-            self._memory = Memory.from_config(config)
+            self._memory = memory_class.from_config(config)
         except Exception as exc:  # mem0 raises many kinds; one sentence for the user
             raise ServiceError(f"Mem0 could not start: {type(exc).__name__}: {exc}") from None
 

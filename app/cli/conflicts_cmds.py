@@ -33,7 +33,8 @@ def _num(x: Any, digits: int = 2) -> str:
 
 def print_stats(result: dict[str, Any]) -> None:
     """Print the score table, distractor effect, judge agreement and D6 shares."""
-    table = Table(title="rubric scores (mean [95% CI], instance-cluster bootstrap)")
+    interval = result.get("meta", {}).get("interval", "instance-cluster bootstrap")
+    table = Table(title=f"rubric scores (mean [95% CI]; {interval})")
     for col in ("model", "judge", "type", "d1", "d2", "d3", "d4", "d5", "total"):
         table.add_column(col)
     cells: dict[tuple[str, str, str], dict[str, str]] = {}
@@ -186,12 +187,22 @@ def generate_cmd(
     samples: int = typer.Option(1, "--samples", min=1, help="Samples per bank and dose."),
     track: str = typer.Option("oracle", "--track", help="oracle or pipeline."),
     system: str = typer.Option(
-        "sim-lossy", "--system", help="Memory system (pipeline track): sim-lossy, sim-dialogue."
+        "sim-lossy",
+        "--system",
+        help="Memory system (pipeline track): sim-lossy, sim-dialogue or mem0 (real Mem0).",
     ),
     dialogues: Path | None = typer.Option(
         None,
         "--dialogues",
         help="Dialogue JSONL for a system that reads dialogues (default: the shipped sample).",
+    ),
+    memory_model: str = typer.Option(
+        "sim/default",
+        "--memory-model",
+        help="Model Mem0 extracts memories with (sim/<preset> runs a local simulator).",
+    ),
+    memory_embedding_model: str = typer.Option(
+        "sim-embedding", "--memory-embedding-model", help="Embedding model for Mem0."
     ),
     seed: int | None = typer.Option(None, "--seed", help="Run seed (default: from the name)."),
     concurrency: int = typer.Option(16, "--concurrency", min=1, help="Requests in flight."),
@@ -209,6 +220,8 @@ def generate_cmd(
         track=track,
         extractor=system,
         dialogues=dialogues,
+        memory_model=memory_model,
+        memory_embedding_model=memory_embedding_model,
         seed=seed,
         concurrency=concurrency,
     )

@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.memory_systems import import_mem0_memory
 from llm.seeds import stable_int
 from llm.sim.tasks import task_marker
 from llm.specs import parse_spec
@@ -47,7 +48,19 @@ from study.catalog.contexts import RenderedContext
 from study.catalog.memory_bank import MemoryBankContext, bank_condition
 from study.conflicts.dialogues import Dialogue, read_dialogues
 from study.conflicts.items import ConflictInstance, stored_instances
-from study.conflicts.tracks import extract_bank, get_extractor, reads_dialogues
+from study.conflicts.real_systems import (
+    DEFAULT_EMBEDDING_MODEL,
+    DEFAULT_MEMORY_MODEL,
+    REAL_SYSTEMS,
+    open_real_extractor,
+)
+from study.conflicts.tracks import (
+    DialogueExtractor,
+    MemoryExtractor,
+    extract_bank,
+    get_extractor,
+    reads_dialogues,
+)
 
 PROMPT_VERSION = "conflict-response-v1"
 RESPONSE_TASK = "conflict-response"
@@ -81,6 +94,9 @@ class BankPlanItem:
     rendered: RenderedContext
     observability: str = "FULL"
     shown_core: tuple[str, ...] = ()
+    #: Per shown core memory, the curated core memories it carries (a real memory
+    #: system's own texts; empty when the shown texts are the curated ones).
+    shown_facts: tuple[tuple[int, ...], ...] = ()
 
     @property
     def condition(self) -> str:
@@ -115,24 +131,29 @@ def build_plan(
     samples: int,
     run_seed: int,
     track: str = "oracle",
-    extractor: str = "sim-lossy",
+    extractor: str | MemoryExtractor | DialogueExtractor = "sim-lossy",
     dialogues: Mapping[str, Dialogue] | None = None,
 ) -> list[BankPlanItem]:
     """Every (instance, dose, sample) of a run, rendered.
 
-    A memory system that reads dialogues gets each instance's dialogue; instances without
-    one are left out of the plan.
+    ``extractor`` is a registered simulated system's name or an opened one (a real memory
+    system, :mod:`study.conflicts.real_systems`). A memory system that reads dialogues gets
+    each instance's dialogue; instances without one are left out of the plan.
     """
     plan: list[BankPlanItem] = []
-    ext = get_extractor(extractor) if track == "pipeline" else None
+    ext = None
+    if track == "pipeline":
+        ext = get_extractor(extractor) if isinstance(extractor, str) else extractor
     for qid, inst in instances:
         core, label = inst.core_memories, "FULL"
+        facts: tuple[tuple[int, ...], ...] = ()
         if ext is not None:
             dialogue = (dialogues or {}).get(inst.instance_id)
             if reads_dialogues(ext) and dialogue is None:
                 continue
             extracted = extract_bank(ext, inst, seed=run_seed, dialogue=dialogue)
             core, label = tuple(extracted.memories), extracted.observability
+            facts = extracted.facts
         for n in doses:
             cond = bank_condition(n)
             ctx = MemoryBankContext(
@@ -157,6 +178,7 @@ def build_plan(
                         rendered=rendered,
                         observability=label,
                         shown_core=tuple(core),
+                        shown_facts=facts,
                     )
                 )
     return plan
@@ -214,6 +236,8 @@ class ConflictGenerationOptions:
     track: str = "oracle"
     extractor: str = "sim-lossy"
     dialogues: Path | None = None
+    memory_model: str = DEFAULT_MEMORY_MODEL
+    memory_embedding_model: str = DEFAULT_EMBEDDING_MODEL
     concurrency: int = 16
     seed: int | None = None
     max_tokens: int = 600
@@ -255,12 +279,18 @@ def parse_doses(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(doses)))
 
 
-def _backend(spec: str, instances: Sequence[tuple[int, ConflictInstance]]) -> ChatBackend | str:
+def _backend(
+    spec: str, instances: Sequence[tuple[int, ConflictInstance]], plan: Sequence[BankPlanItem]
+) -> ChatBackend | str:
     """The backend; a simulated one first learns which memory is on which side."""
     if parse_spec(spec).provider == "sim":
-        from study.conflicts.simulation import register_instances
+        from study.conflicts.simulation import register_instances, register_shown_banks
 
         register_instances(inst for _, inst in instances)
+        # a real memory system shows its own texts: tell the simulator their sides too
+        register_shown_banks(
+            (item.instance, item.shown_core, item.shown_facts) for item in plan if item.shown_facts
+        )
     return spec
 
 
@@ -337,9 +367,14 @@ def generate_conflicts(
         "run_seed": run_seed,
     }
     dialogues: Mapping[str, Dialogue] | None = None
+    real = options.track == "pipeline" and options.extractor in REAL_SYSTEMS
     if options.track == "pipeline":
         config["memory_system"] = options.extractor
-        if reads_dialogues(get_extractor(options.extractor)):
+        if real:
+            # before the run exists: a missing package is one sentence, nothing stored
+            import_mem0_memory()
+            config["memory_model"] = options.memory_model
+        if real or reads_dialogues(get_extractor(options.extractor)):
             dset = read_dialogues(options.dialogues, (inst for _, inst in instances))
             dialogues = dset.by_instance
             config["dialogues"] = dset.source
@@ -362,15 +397,22 @@ def generate_conflicts(
     set_run_status(run_id, "running", session=session)
     session.commit()
 
-    plan = build_plan(
-        instances,
-        doses=options.doses,
-        samples=options.samples,
-        run_seed=run_seed,
-        track=options.track,
-        extractor=options.extractor,
-        dialogues=dialogues,
-    )
+    plan_args: dict[str, Any] = {
+        "doses": options.doses,
+        "samples": options.samples,
+        "run_seed": run_seed,
+        "track": options.track,
+        "dialogues": dialogues,
+    }
+    if real:
+        with open_real_extractor(
+            options.extractor,
+            memory_model=options.memory_model,
+            embedding_model=options.memory_embedding_model,
+        ) as ext:
+            plan = build_plan(instances, extractor=ext, **plan_args)
+    else:
+        plan = build_plan(instances, extractor=options.extractor, **plan_args)
     done = existing_response_keys(run_id, session=session)
     todo = [item for item in plan if item.key not in done]
     obs: dict[str, int] = {}
@@ -430,7 +472,7 @@ def generate_conflicts(
             from llm.batch import run_chat_batch
 
             run_chat_batch(
-                backend or _backend(options.model, instances),
+                backend or _backend(options.model, instances, plan),
                 requests,
                 session=session,
                 concurrency=options.concurrency,

@@ -43,10 +43,16 @@ OBSERVABILITY: tuple[str, ...] = ("FULL", "PARTIAL", "None")
 
 @dataclass(frozen=True)
 class ExtractedBank:
-    """What a memory system kept of an instance's core memories, and the label."""
+    """What a memory system kept of an instance's core memories, and the label.
+
+    ``facts`` is filled by systems that store their own texts (a real memory system):
+    for each stored memory, the indices of the core memories it carries (empty for a
+    memory traced to no fact, such as one from a filler session).
+    """
 
     memories: tuple[str, ...]
     observability: str
+    facts: tuple[tuple[int, ...], ...] = ()
 
 
 @runtime_checkable
@@ -161,26 +167,35 @@ def _words(text: str) -> set[str]:
     return {w.strip(".,;:!?'\"()").lower() for w in text.split()} - {""}
 
 
+def source_turn(memory: str, turns: Sequence[Turn], *, min_overlap: float = 0.5) -> int | None:
+    """Index of the user turn a stored memory came from (``None`` when none matches).
+
+    The turn is the one with the same text, else the one sharing the most words (Jaccard
+    ≥ ``min_overlap``).
+    """
+    norm = " ".join(memory.split()).lower()
+    for i, t in enumerate(turns):
+        if " ".join(t.text.split()).lower() == norm:
+            return i
+    best, score = None, 0.0
+    mw = _words(memory)
+    for i, t in enumerate(turns):
+        tw = _words(t.text)
+        j = len(mw & tw) / len(mw | tw) if mw | tw else 0.0
+        if j > score:
+            best, score = i, j
+    return best if best is not None and score >= min_overlap else None
+
+
 def facts_of_memory(
     memory: str, turns: Sequence[Turn], *, min_overlap: float = 0.5
 ) -> tuple[int, ...]:
     """The facts a stored memory carries: those of the user turn it came from.
 
-    The turn is the one with the same text, else the one sharing the most words (Jaccard
-    ≥ ``min_overlap``); a memory that matches no turn carries no known fact.
+    A memory that matches no turn (:func:`source_turn`) carries no known fact.
     """
-    norm = " ".join(memory.split()).lower()
-    for t in turns:
-        if " ".join(t.text.split()).lower() == norm:
-            return t.states
-    best, score = None, 0.0
-    mw = _words(memory)
-    for t in turns:
-        tw = _words(t.text)
-        j = len(mw & tw) / len(mw | tw) if mw | tw else 0.0
-        if j > score:
-            best, score = t, j
-    return best.states if best is not None and score >= min_overlap else ()
+    i = source_turn(memory, turns, min_overlap=min_overlap)
+    return turns[i].states if i is not None else ()
 
 
 @dataclass
@@ -216,10 +231,16 @@ class MemorySystemExtractor:
                 (t.role, t.text) for s in sessions[start : start + self.window] for t in s.turns
             ]
             self.system.add(turns, user_id=user_id)
-        stored = self.system.memories(user_id=user_id)
         user_turns = [t for s in sessions for t in s.turns if t.role == "user"]
-        kept = {f for m in stored for f in facts_of_memory(m, user_turns)}
-        return ExtractedBank(tuple(stored), observability_label(instance, sorted(kept)))
+        # A store returns its memories in no fixed order (Mem0's ids are random), but the
+        # rendered bank — and so the prompt and its cache key — must not change between
+        # reruns: order them by the dialogue turn they came from, then by text.
+        traced = [(source_turn(m, user_turns), m) for m in self.system.memories(user_id=user_id)]
+        traced.sort(key=lambda im: (len(user_turns) if im[0] is None else im[0], im[1]))
+        memories = tuple(m for _, m in traced)
+        facts = tuple(() if i is None else user_turns[i].states for i, _ in traced)
+        kept = {f for fs in facts for f in fs}
+        return ExtractedBank(memories, observability_label(instance, sorted(kept)), facts)
 
 
 EXTRACTORS: dict[str, MemoryExtractor | DialogueExtractor] = {
@@ -242,7 +263,8 @@ def get_extractor(name: str) -> MemoryExtractor | DialogueExtractor:
     try:
         return EXTRACTORS[name]
     except KeyError:
-        known = ", ".join(sorted(EXTRACTORS))
+        # mem0 is opened with an endpoint (study.conflicts.real_systems), not registered
+        known = ", ".join(sorted([*EXTRACTORS, "mem0"]))
         raise InputError(f"Unknown memory system {name!r}; available: {known}.") from None
 
 
