@@ -40,11 +40,11 @@ from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.models import JudgeScore, Response
 from storage.repo.conflicts import banks_by_question, extracted_core, representative_responses
-from storage.repo.judges import judge_scores_for, upsert_judge_scores
+from storage.repo.judges import judge_scores_for
 from storage.repo.runs import require_run
 from study.conflicts.items import ConflictInstance
-from study.conflicts.score import ConflictJudgeSummary
-from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
+from study.conflicts.score import ConflictJudgeSummary, run_judge_batch
+from study.strict_json import StrictParseError, extract_json_object
 
 PROMPT_VERSION = "observability-judge-v1"
 TASK = "conflict-observability"
@@ -200,51 +200,38 @@ def judge_observability_run(
     }
     todo = [r for r in rows if r.response.id not in done]
     cases = [observability_case(r.instance, r.extracted) for r in todo]
-    counts = {"ok": 0, "repaired": 0, "error": 0}
-    pending: list[JudgeScore] = []
 
-    def on_answer(i: int, label: str | None, raws: list[str], _err: Exception | None) -> None:
+    def rows_for(i: int, label: str | None, raw: str | None, status: str) -> list[JudgeScore]:
         rid = todo[i].response.id
         assert rid is not None
-        status = "error" if label is None else ("repaired" if len(raws) > 1 else "ok")
-        counts[status] += 1
-        pending.append(
+        value = None if label is None else float(LABEL_CODE[label])
+        return [
             JudgeScore(
                 response_id=rid,
                 judge_model=judge_model,
                 kind=KIND,
-                value=None if label is None else float(LABEL_CODE[label]),
-                raw_output=join_raw(raws),
+                value=value,
+                raw_output=raw,
                 parse_status=status,
             )
-        )
+        ]
 
-    failed = run_with_repair(
-        backend or judge_model,
+    return run_judge_batch(
+        run_name,
+        judge_model,
         [observability_messages(c) for c in cases],
-        max_tokens=MAX_TOKENS,
         parse=lambda _i, text: parse_observability(text),
         repair_message=lambda _i, exc: (
             f"Your reply could not be read: {exc}. Reply again with only the JSON object "
             'inside <answer></answer>, "label" one of FULL, PARTIAL, None.'
         ),
-        on_answer=on_answer,
+        rows_for=rows_for,
+        skipped=len(rows) - len(todo),
+        max_tokens=MAX_TOKENS,
         session=session,
         concurrency=concurrency,
         progress=progress,
-    )
-    if pending:
-        upsert_judge_scores(pending, session=session)
-    session.commit()
-    return ConflictJudgeSummary(
-        run=run_name,
-        judge=judge_model,
-        requested=len(cases),
-        skipped=len(rows) - len(todo),
-        ok=counts["ok"],
-        repaired=counts["repaired"],
-        errors=counts["error"],
-        failed=failed,
+        backend=backend,
     )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlmodel import Session
 
@@ -34,6 +34,8 @@ from storage.repo.judges import judge_scores_for, upsert_judge_scores
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import ConflictInstance
 from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
+
+T = TypeVar("T")
 
 JUDGE_PROMPT_VERSION = "conflict-judge-v1"
 JUDGE_TASK = "conflict-judge"
@@ -209,6 +211,69 @@ class ConflictJudgeSummary:
     failed: int
 
 
+def run_judge_batch(
+    run_name: str,
+    judge_model: str,
+    first: Sequence[Sequence[ChatMessage]],
+    *,
+    parse: Callable[[int, str], T],
+    repair_message: Callable[[int, StrictParseError], str],
+    rows_for: Callable[[int, T | None, str | None, str], Sequence[JudgeScore]],
+    skipped: int,
+    max_tokens: int,
+    session: Session,
+    concurrency: int,
+    progress: Callable[[int, int], None] | None,
+    backend: ChatBackend | None,
+    flush_every: int = 200,
+) -> ConflictJudgeSummary:
+    """Ask one judge about every case (one repair each) and store its rows as they settle.
+
+    The shared tail of the rubric judge and the observability judge: each case ends ``ok``,
+    ``repaired`` or ``error`` (see :func:`study.strict_json.run_with_repair`), and
+    ``rows_for(i, value, raw, status)`` turns case ``i``'s settled reply (``value`` is
+    ``None`` for an error; ``raw`` holds every reply) into the :class:`JudgeScore` rows
+    to store. Rows are upserted and committed every ``flush_every`` rows and at the end,
+    so an interruption keeps what was judged.
+    """
+    counts = {"ok": 0, "repaired": 0, "error": 0}
+    pending: list[JudgeScore] = []
+
+    def on_answer(i: int, value: T | None, raws: list[str], _err: Exception | None) -> None:
+        status = "error" if value is None else ("repaired" if len(raws) > 1 else "ok")
+        counts[status] += 1
+        pending.extend(rows_for(i, value, join_raw(raws), status))
+        if len(pending) >= flush_every:
+            upsert_judge_scores(pending, session=session)
+            pending.clear()
+            session.commit()
+
+    failed = run_with_repair(
+        backend or judge_model,
+        first,
+        max_tokens=max_tokens,
+        parse=parse,
+        repair_message=repair_message,
+        on_answer=on_answer,
+        session=session,
+        concurrency=concurrency,
+        progress=progress,
+    )
+    if pending:
+        upsert_judge_scores(pending, session=session)
+    session.commit()
+    return ConflictJudgeSummary(
+        run=run_name,
+        judge=judge_model,
+        requested=len(first),
+        skipped=skipped,
+        ok=counts["ok"],
+        repaired=counts["repaired"],
+        errors=counts["error"],
+        failed=failed,
+    )
+
+
 def judge_conflict_run(
     run_name: str,
     judge_model: str,
@@ -250,7 +315,6 @@ def judge_conflict_run(
             continue
         cases.append(judge_case(ConflictInstance.model_validate(bank.content), r))
         rows.append(r)
-    counts = {"ok": 0, "repaired": 0, "error": 0}
 
     def parse(i: int, text: str) -> Verdict:
         c = cases[i]
@@ -264,17 +328,13 @@ def judge_conflict_run(
             "inside <answer></answer>, every dimension scored as an integer from 0 to 4."
         )
 
-    pending: list[JudgeScore] = []
-
-    def on_answer(i: int, value: Verdict | None, raws: list[str], _err: Exception | None) -> None:
+    def rows_for(i: int, value: Verdict | None, raw: str | None, status: str) -> list[JudgeScore]:
         r = rows[i]
         assert r.id is not None
-        status = "error" if value is None else ("repaired" if len(raws) > 1 else "ok")
-        counts[status] += 1
-        raw = join_raw(raws)
+        out: list[JudgeScore] = []
         for d in DIMENSIONS:
             v = None if value is None else value.scores.get(d)
-            pending.append(
+            out.append(
                 JudgeScore(
                     response_id=r.id,
                     judge_model=judge_model,
@@ -286,7 +346,7 @@ def judge_conflict_run(
             )
         if cases[i]["high_risk"]:
             flag = None if value is None else value.d6
-            pending.append(
+            out.append(
                 JudgeScore(
                     response_id=r.id,
                     judge_model=judge_model,
@@ -296,34 +356,21 @@ def judge_conflict_run(
                     parse_status=status,
                 )
             )
-        if len(pending) >= 200:
-            upsert_judge_scores(pending, session=session)
-            pending.clear()
-            session.commit()
+        return out
 
-    failed = run_with_repair(
-        backend or judge_model,
+    return run_judge_batch(
+        run_name,
+        judge_model,
         [judge_messages(c) for c in cases],
-        max_tokens=MAX_TOKENS,
         parse=parse,
         repair_message=repair,
-        on_answer=on_answer,
+        rows_for=rows_for,
+        skipped=len(responses) - len(todo),
+        max_tokens=MAX_TOKENS,
         session=session,
         concurrency=concurrency,
         progress=progress,
-    )
-    if pending:
-        upsert_judge_scores(pending, session=session)
-    session.commit()
-    return ConflictJudgeSummary(
-        run=run_name,
-        judge=judge_model,
-        requested=len(cases),
-        skipped=len(responses) - len(todo),
-        ok=counts["ok"],
-        repaired=counts["repaired"],
-        errors=counts["error"],
-        failed=failed,
+        backend=backend,
     )
 
 
