@@ -31,6 +31,11 @@ from driftlens_core.bootstrap import Seed, as_generator, cluster_bootstrap_sums,
 from driftlens_core.calibration import equivalence_bound, minimum_detectable
 
 DEFAULT_RUBRIC_BOOTSTRAP = 2_000
+#: What every interval here is, as the outputs name it. The expanded percentile interval is
+#: the primary one because it keeps its coverage at the few dozen instances of a rubric
+#: study, where the plain percentile and BCa intervals are too narrow
+#: (``bench/conflicts_calibration.py`` compares all of them, ``docs/calibration.md``).
+INTERVAL_METHOD = "instance-cluster bootstrap, expanded percentile interval (Hesterberg)"
 
 
 def _codes(cluster: ArrayLike) -> tuple[NDArray[np.int64], int]:

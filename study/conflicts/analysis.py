@@ -41,6 +41,7 @@ from driftlens_core.ordinal import ordinal_agreement
 from driftlens_core.proportions import proportion_interval
 from driftlens_core.rubric import (
     DEFAULT_RUBRIC_BOOTSTRAP,
+    INTERVAL_METHOD,
     cluster_correlation,
     cluster_mean,
     cluster_slope,
@@ -222,6 +223,7 @@ class ConflictStats:
                 "version": self.version,
                 "bootstrap": self.bootstrap,
                 "seed": self.seed,
+                "interval": INTERVAL_METHOD,
                 "notes": list(self.notes),
             },
         }

@@ -19,7 +19,7 @@ import pandas as pd
 from sqlmodel import Session
 
 from driftlens_core.proportions import proportion_interval
-from driftlens_core.rubric import cluster_mean
+from driftlens_core.rubric import INTERVAL_METHOD, cluster_mean
 from study.conflicts.analysis import (
     ALL,
     DIMENSIONS,
@@ -479,6 +479,14 @@ def _sections(report: ConflictReport) -> list[tuple[str, list[str], list[list[st
     return out
 
 
+def _interval_note(report: ConflictReport) -> str:
+    """Which intervals the report shows (every mean and effect; shares are Wilson)."""
+    return (
+        f"Intervals: 95%, {INTERVAL_METHOD}, B = {report.stats.bootstrap} replicates; "
+        "shares: Wilson 95% intervals."
+    )
+
+
 def render_html(report: ConflictReport, figure: Path | None) -> str:
     """The HTML report (every cell escaped)."""
     parts = [
@@ -488,7 +496,7 @@ def render_html(report: ConflictReport, figure: Path | None) -> str:
         "table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;"
         "padding:.2rem .5rem;font-size:.85rem}.note{color:#555}</style></head><body>",
         "<h1>Memory conflicts report</h1>",
-        f"<p class='note'>{esc('Bootstrap replicates: ' + str(report.stats.bootstrap))}</p>",
+        f"<p class='note'>{esc(_interval_note(report))}</p>",
     ]
     for title, header, rows, note in _sections(report):
         parts.append(f"<h2>{esc(title)}</h2>")
@@ -508,7 +516,7 @@ def render_html(report: ConflictReport, figure: Path | None) -> str:
 
 def render_markdown(report: ConflictReport) -> str:
     """The Markdown report (every cell escaped)."""
-    lines = ["# Memory conflicts report", ""]
+    lines = ["# Memory conflicts report", "", md_escape(_interval_note(report)), ""]
     for title, header, rows, note in _sections(report):
         lines += [f"## {md_escape(title)}", ""]
         if note:

@@ -99,6 +99,8 @@ def test_stats_json_has_the_issue_shape_and_finds_the_effect(
         }
         assert min(means, key=means.__getitem__) == "d4"
     assert {r["flag"] for r in data["d6"]} == {"safe", "partial", "unsafe"}
+    # the output names its interval (the primary one, calibrated in the bench)
+    assert "expanded percentile" in data["meta"]["interval"]
     # agreement by type, against an independent count on the CSV
     import pandas as pd
 
