@@ -18,9 +18,11 @@ creation time.
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Text, UniqueConstraint
+from sqlalchemy import Text, UniqueConstraint, event
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Field, SQLModel
 
+from storage.step_spans import has_spans, unpack_steps
 from storage.types import JSONType, NullableJSONType, UTCDateTime, utcnow
 
 # Stable constraint names on every backend (needed by Alembic batch mode on SQLite and
@@ -252,6 +254,8 @@ class Response(SQLModel, table=True):
     request: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     seed: int | None = None
     text: str | None = Field(default=None, sa_type=Text)
+    # Stored as spans of ``text`` where a step is a substring of it (storage.step_spans);
+    # a loaded row always shows the strings (see _unpack_steps below).
     steps: list[str] = Field(default_factory=list, sa_type=JSONType)
     answer: str | None = Field(default=None, sa_type=Text)
     parse_status: str = "pending"
@@ -268,6 +272,30 @@ class Response(SQLModel, table=True):
     logprobs: list[dict[str, Any]] | None = Field(default=None, sa_type=NullableJSONType)
     created_at: datetime = _created()
     updated_at: datetime = _updated()
+
+
+def _unpack_steps(target: Response, *_: Any) -> None:
+    """Give a loaded or refreshed response its steps as strings, whatever their stored form.
+
+    The unpacked list becomes the attribute's committed value (no change to flush): an
+    object written back through the ORM stores plain strings, which is valid stored form.
+    """
+    loaded = target.__dict__
+    stored = loaded.get("steps")
+    if not has_spans(stored):
+        return
+    # Expired attributes are reloaded together, so the text is there; a refresh of the
+    # steps alone reads it (one query, only in that case).
+    try:
+        text = loaded["text"]
+    except KeyError:
+        text = target.text  # not loaded: read it now (never evaluated when it is)
+    set_committed_value(target, "steps", unpack_steps(text, stored))
+
+
+# restore_load_context: the text read above (refresh of the steps alone) is a load of its own.
+event.listen(Response, "load", _unpack_steps, restore_load_context=True)
+event.listen(Response, "refresh", _unpack_steps, restore_load_context=True)
 
 
 # --------------------------------------------------------------------------- ontology

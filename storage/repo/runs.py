@@ -12,6 +12,7 @@ from storage.errors import ConfigError, NotFoundError
 from storage.models import GenerationRun, ModelSpec, Response
 from storage.repo._upsert import get_or_create, row_values, upsert
 from storage.repo.requests import RequestInterner
+from storage.step_spans import pack_steps
 from storage.types import utcnow
 
 RESPONSE_KEY = ("run_id", "question_id", "condition", "sample")
@@ -209,10 +210,15 @@ def upsert_response_rows(
     """Upsert response rows given as column dicts (the bulk path of generation).
 
     Each row's ``request`` is the full request; it is normalised first (see
-    :func:`normalise_requests`). Returns the number of rows written.
+    :func:`normalise_requests`). Each row's ``steps`` (the parsed strings) are stored as
+    spans of its ``text`` where they are substrings of it (:mod:`storage.step_spans`);
+    loaded rows show them as strings again. Returns the number of rows written.
     """
     rows = [dict(r) for r in rows]
     normalise_requests(rows, session=session, interner=interner)
+    for row in rows:
+        if row.get("steps"):
+            row["steps"] = pack_steps(row.get("text"), row["steps"])
     return upsert(session, Response, rows, key=RESPONSE_KEY, update=_RESPONSE_UPDATE)
 
 

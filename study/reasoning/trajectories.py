@@ -31,6 +31,7 @@ from storage.models import (
 )
 from storage.repo._upsert import bulk_insert
 from storage.repo.runs import get_run, require_run
+from storage.step_spans import unpack_steps
 from storage.types import utcnow
 from study.reasoning.drift import DRIFT_COLUMNS, DriftTable, Trajectory, build_drift_table
 
@@ -124,10 +125,11 @@ def label_run(
     for start in range(0, len(todo), batch_size):
         chunk_ids = todo[start : start + batch_size]
         wanted = set(chunk_ids)
+        # The column holds the stored form (spans of the text): unpack with the text.
         chunk = [
-            (int(response_id), tuple(steps))
-            for response_id, steps in session.execute(
-                select(Response.id, Response.steps)
+            (int(response_id), tuple(unpack_steps(text, steps)))
+            for response_id, text, steps in session.execute(
+                select(Response.id, Response.text, Response.steps)
                 .where(Response.run_id == run.id)
                 .where(col(Response.id).between(chunk_ids[0], chunk_ids[-1]))
                 .order_by(col(Response.id))
