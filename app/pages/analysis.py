@@ -37,7 +37,13 @@ from study.downloads import (
 from study.reasoning.analysis import analyze_run
 from study.reasoning.analysis_index import AnalysisEntry, list_analysis_entries
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
-from study.reasoning.stored import StoredAnalysis, analysis_examples, get_analysis
+from study.reasoning.stored import (
+    ExamplePage,
+    StoredAnalysis,
+    chosen_examples,
+    example_page,
+    get_analysis,
+)
 from study.report.data import CLASS_ORDER, ExamplePair
 from study.report.figures import agreement_plot, forest_plot, tier_plot
 
@@ -70,16 +76,26 @@ def _show_steps(example: ExamplePair, which: str, roots: list[str]) -> None:
         st.markdown(f"{s.index + 1}\\. :{colour}-background[{label}] {escape_markdown(s.text)}")
 
 
-@st.cache_data(show_spinner="Loading example pairs…", max_entries=16)
-def _examples(db_url: str, analysis_id: int) -> tuple[tuple[ExamplePair, ...], list[str]]:
-    """Example pairs and ontology roots of one analysis (cached: they never change)."""
+@st.cache_data(show_spinner="Finding the example pairs…", max_entries=16)
+def _example_records(db_url: str, analysis_id: int) -> list[dict[str, Any]]:
+    """Which example pairs an analysis shows (cached: they never change)."""
     del db_url  # part of the cache key only: ids repeat across workspaces
     with page_session() as session:
+        return chosen_examples(get_analysis(analysis_id, session=session), session=session)
+
+
+@st.cache_data(show_spinner="Loading example pairs…", max_entries=64)
+def _example_page(
+    db_url: str, analysis_id: int, offset: int, limit: int
+) -> tuple[ExamplePage, list[str]]:
+    """One page of example pairs and the ontology roots (only that page's rows are read)."""
+    records = _example_records(db_url, analysis_id)
+    with page_session() as session:
         stored = get_analysis(analysis_id, session=session)
-        examples = analysis_examples(stored, session=session)
+        page = example_page(stored, session=session, offset=offset, limit=limit, chosen=records)
         version = get_version(stored.config.ontology_version, session=session)
         roots = [r.name for r in document(version).roots]
-    return examples, roots
+    return page, roots
 
 
 # What the statistics columns mean (SPEC §7–§8), shown as column help and in a legend.
@@ -186,27 +202,49 @@ def _show(stored: StoredAnalysis) -> None:
 
     st.subheader("Example response pairs")
     try:
-        examples, roots = _examples(page_settings().db_url, stored.id)
+        _examples_section(stored.id)
     except DriftLensError as exc:
         show_plain(exc, kind="warning")
-        examples, roots = (), []
-    for ex in examples:
-        with st.expander(f"{ex.condition_class} · {ex.condition} · DTW {ex.dtw:.3f}"):
-            st.caption("Question")
-            st.text(ex.question)
-            st.caption("Memory line")
-            st.text(repr(ex.memory) if not ex.memory.strip() else ex.memory)
-            left, right = st.columns(2)
-            with left:
-                st.markdown("**Baseline (no memory)**")
-                _show_steps(ex, "baseline", roots)
-                st.text(f"Answer: {ex.baseline_answer}")
-            with right:
-                st.markdown("**With memory**")
-                _show_steps(ex, "perturbed", roots)
-                st.text(f"Answer: {ex.perturbed_answer}")
 
     _downloads(stored)
+
+
+def _examples_section(analysis_id: int) -> None:
+    """The example pairs one page at a time: only the shown pairs' rows are read."""
+    db_url = page_settings().db_url
+    records = _example_records(db_url, analysis_id)
+    if not records:
+        return
+    size_col, page_col = st.columns(2)
+    page_size = int(size_col.selectbox("Pairs per page", (5, 10, 25), index=1))
+    n_pages = max(1, -(-len(records) // page_size))
+    page_no = int(
+        page_col.number_input(
+            f"Example page (of {n_pages:,})", min_value=1, max_value=n_pages, value=1
+        )
+    )
+    page, roots = _example_page(db_url, analysis_id, (page_no - 1) * page_size, page_size)
+    first = page.offset + 1 if page.pairs else 0
+    st.caption(f"Pairs {first:,}–{page.offset + len(page.pairs):,} of {page.total:,}")
+    for ex in page.pairs:
+        _show_example(ex, roots)
+
+
+def _show_example(ex: ExamplePair, roots: list[str]) -> None:
+    with st.expander(f"{ex.condition_class} · {ex.condition} · DTW {ex.dtw:.3f}"):
+        st.caption("Question")
+        st.text(ex.question)
+        st.caption("Memory line")
+        st.text(repr(ex.memory) if not ex.memory.strip() else ex.memory)
+        left, right = st.columns(2)
+        with left:
+            st.markdown("**Baseline (no memory)**")
+            _show_steps(ex, "baseline", roots)
+            st.text(f"Answer: {ex.baseline_answer}")
+        with right:
+            st.markdown("**With memory**")
+            _show_steps(ex, "perturbed", roots)
+            st.text(f"Answer: {ex.perturbed_answer}")
 
 
 def _downloads(stored: StoredAnalysis) -> None:

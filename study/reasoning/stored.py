@@ -97,32 +97,108 @@ def get_analysis(analysis_id: int, *, session: Session) -> StoredAnalysis:
     return _stored(row, session.get(GenerationRun, row.run_id), session=session)
 
 
-def analysis_examples(
-    stored: StoredAnalysis, *, session: Session, per_class: int = 2
-) -> tuple[ExamplePair, ...]:
-    """Example response pairs of a stored analysis.
+@dataclass(frozen=True)
+class ExamplePage:
+    """One page of an analysis's example pairs and where it lies among them all.
 
-    An analysis stores the pairs it chose; they are read back with their steps and labels
-    in a few queries. Analyses stored before that (or a different ``per_class``) rebuild
-    the drift table from the database, one run at a time.
+    Attributes:
+        pairs: this page's pairs, read with their steps and labels.
+        total: example pairs the analysis chose (all pages).
+        offset: index of this page's first pair among them.
+        limit: the page size asked for (``None``: every pair).
+        version: result layout version.
     """
-    name, _, number = stored.config.ontology_version.partition("@")
-    version = get_version(f"{name}@{number}" if number else name, session=session)
-    labeler = ensure_labeler_spec(stored.config.labeler, session=session)
-    assert labeler.id is not None
-    names = list(stored.config.runs) or [stored.config.run]
-    run_of = run_labels(names, session=session)
+
+    pairs: tuple[ExamplePair, ...]
+    total: int
+    offset: int
+    limit: int | None
+    version: int = 1
+
+    @property
+    def pages(self) -> int:
+        """How many pages of ``limit`` pairs there are (at least 1)."""
+        if not self.limit:
+            return 1
+        return max(1, -(-self.total // self.limit))
+
+
+def chosen_examples(
+    stored: StoredAnalysis, *, session: Session, per_class: int | None = None
+) -> list[dict[str, Any]]:
+    """The example records of an analysis (model, question, condition, sample, drift).
+
+    An analysis stores the records it chose, so this reads nothing. Analyses stored before
+    that (or a ``per_class`` other than the analysis's own) rebuild the drift table from
+    the database, one run at a time: slow on a large study.
+    """
+    per_class = stored.config.examples_per_class if per_class is None else per_class
     if stored.examples is not None and per_class == stored.config.examples_per_class:
-        chosen = list(stored.examples)
-    else:
-        table = drift_table_by_run(
-            run_of,
-            stored.config.labeler,
-            session=session,
-            version=version,
-            alpha=stored.config.sri_alpha,
-        )
-        chosen = choose_examples(table.rows, per_class=per_class)
-    return example_pairs(
-        chosen, run_of=run_of, labeler_id=labeler.id, version=version, session=session
+        return list(stored.examples)
+    version = get_version(_version_ref(stored), session=session)
+    names = list(stored.config.runs) or [stored.config.run]
+    table = drift_table_by_run(
+        run_labels(names, session=session),
+        stored.config.labeler,
+        session=session,
+        version=version,
+        alpha=stored.config.sri_alpha,
     )
+    return choose_examples(table.rows, per_class=per_class)
+
+
+def _version_ref(stored: StoredAnalysis) -> str:
+    name, _, number = stored.config.ontology_version.partition("@")
+    return f"{name}@{number}" if number else name
+
+
+def example_page(
+    stored: StoredAnalysis,
+    *,
+    session: Session,
+    offset: int = 0,
+    limit: int | None = None,
+    chosen: list[dict[str, Any]] | None = None,
+) -> ExamplePage:
+    """One page of an analysis's example pairs: only that page's responses are read.
+
+    Args:
+        stored: the analysis.
+        session: open session.
+        offset: index of the first pair of the page.
+        limit: pairs per page (``None``: all from ``offset``).
+        chosen: the records of :func:`chosen_examples`, when the caller has them already.
+
+    Raises:
+        ValueError: a negative offset or a limit below 1.
+    """
+    if offset < 0 or (limit is not None and limit < 1):
+        raise ValueError("offset must be ≥ 0 and limit ≥ 1")
+    records = chosen if chosen is not None else chosen_examples(stored, session=session)
+    window = records[offset : None if limit is None else offset + limit]
+    pairs: tuple[ExamplePair, ...] = ()
+    if window:
+        version = get_version(_version_ref(stored), session=session)
+        labeler = ensure_labeler_spec(stored.config.labeler, session=session)
+        assert labeler.id is not None
+        names = list(stored.config.runs) or [stored.config.run]
+        pairs = example_pairs(
+            window,
+            run_of=run_labels(names, session=session),
+            labeler_id=labeler.id,
+            version=version,
+            session=session,
+        )
+    return ExamplePage(pairs=pairs, total=len(records), offset=offset, limit=limit)
+
+
+def analysis_examples(
+    stored: StoredAnalysis, *, session: Session, per_class: int | None = None
+) -> tuple[ExamplePair, ...]:
+    """Every example response pair of a stored analysis (see :func:`example_page`).
+
+    ``per_class`` defaults to the analysis's own ``examples_per_class``, whose pairs it
+    stored; another value rebuilds the drift table (:func:`chosen_examples`).
+    """
+    chosen = chosen_examples(stored, session=session, per_class=per_class)
+    return example_page(stored, session=session, chosen=chosen).pairs
