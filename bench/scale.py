@@ -110,14 +110,20 @@ def rss_wrapped(code: str, *args: str) -> list[str]:
 
 
 def run_stage(
-    code: str, args: list[str], *, env: dict[str, str], profile_to: Path | None = None
+    code: str,
+    args: list[str],
+    *,
+    env: dict[str, str],
+    profile_to: Path | None = None,
+    cwd: Path = ROOT,
 ) -> tuple[float, float, float, str]:
-    """Run one stage; return (wall s, its own peak RSS MB, its CPU s, stdout)."""
+    """Run one stage in ``cwd`` (the checkout whose code runs); return (wall s, its own
+    peak RSS MB, its CPU s, stdout)."""
     argv = rss_wrapped(code, *args)
     if profile_to is not None:
         argv = _profiled(argv, profile_to)
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=ROOT, check=False)
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=cwd, check=False)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
@@ -221,6 +227,17 @@ try:  # the per-revision cache keys (absent before the pages cached anything)
     from study.browse import run_revision
 except ImportError:
     counts_revision = run_revision = None
+try:  # later page paths (absent in older checkouts)
+    from study.browse import response_page
+    from study.downloads import run_judges
+    from study.reasoning.analysis_index import list_analysis_entries
+except ImportError:
+    response_page = run_judges = list_analysis_entries = None
+try:
+    from study.reasoning.stored import example_page
+except ImportError:
+    example_page = None
+from study.questions import list_questions
 with open_workspace_session(settings) as session:
     timed("home: table_counts", lambda: table_counts(session=session))
     if counts_revision is not None:
@@ -230,8 +247,21 @@ with open_workspace_session(settings) as session:
         timed("runs: run_revision (cached render)", lambda: run_revision(runs[0], session=session))
     q = ov.question_ids[len(ov.question_ids) // 2]
     timed("runs: question_responses", lambda: question_responses(runs[0], q, session=session))
+    if response_page is not None:  # the table's last page: the deepest OFFSET
+        last = max(0, (ov.responses - 1) // 50 * 50)
+        timed("runs: response_page (last page)",
+              lambda: response_page(runs[0], session=session, offset=last, limit=50))
+    if list_analysis_entries is not None:
+        timed("analysis: list_analysis_entries", lambda: list_analysis_entries(session=session))
     stored = timed("analysis: latest_analysis", lambda: latest_analysis(runs[0], session=session))
-    timed("analysis: analysis_examples", lambda: analysis_examples(stored, session=session))
+    if example_page is not None:
+        timed("analysis: example_page (first page)",
+              lambda: example_page(stored, session=session, limit=10))
+    else:
+        timed("analysis: analysis_examples", lambda: analysis_examples(stored, session=session))
+    if run_judges is not None:
+        timed("analysis: run_judges (downloads)", lambda: run_judges(runs[0], session=session))
+    timed("benchmark: list_questions", lambda: list_questions(session=session))
 print(json.dumps(out))
 """
 
