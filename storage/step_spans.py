@@ -12,7 +12,7 @@ of the text (~640 of ~2,300 bytes per response at the seed study's size). In the
   span would save nothing.
 
 The element's type is the flag: a list of strings only (every row written before revision
-``0009_step_spans``, and every row written through an ORM object) is valid stored form,
+``0010_step_spans``, and every row written through an ORM object) is valid stored form,
 and the number of elements is still the number of steps, so SQL can count steps with
 ``json_array_length`` as before. Readers never see this form: ORM objects are unpacked
 when they are loaded (``storage.models``), and the one column-level reader

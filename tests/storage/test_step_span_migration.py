@@ -1,8 +1,8 @@
-"""Revision 0009 stores parsed steps as spans of the response text, in place.
+"""Revision 0010 stores parsed steps as spans of the response text, in place.
 
 The workspace of the 0005/0007 conversion tests (simulated generation, the cache, a judge)
 plus a response whose steps cannot all be spans is written at head (steps packed), taken
-back to revision 0008 (every step a string), checked to be that layout, and upgraded
+back to revision 0009 (every step a string), checked to be that layout, and upgraded
 again: every export, stored request, cache entry, step list and keyword label is
 identical before and after, the converted rows hold exactly what generation writes, and
 running the conversion again changes nothing. SQLite always; PostgreSQL when
@@ -32,8 +32,8 @@ from study.reasoning.trajectories import label_run
 from tests.storage.test_request_migration import RUNS, _populate
 from tests.storage.test_shared_text_migration import _exports
 
-REVISION = "0009_step_spans"
-PREVIOUS = "0008_source_runs"
+REVISION = "0010_step_spans"
+PREVIOUS = "0009_source_claims"
 
 # Step 1 is decoded from HTML entities (not in the text), step 2 too short for a span,
 # step 3 an exact substring.
@@ -45,7 +45,7 @@ ODD_TEXT = (
 
 def _revision_module() -> ModuleType:
     path = migrate.MIGRATIONS_DIR / "versions" / f"{REVISION}.py"
-    spec = importlib.util.spec_from_file_location("rev_0009", path)
+    spec = importlib.util.spec_from_file_location("rev_0010", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -120,7 +120,7 @@ def test_populated_workspace_converts_in_place_with_identical_exports(
     assert [type(x) for x in odd] == [str, str, list]
     assert unpack_steps(ODD_TEXT, odd) == list(parse_response(ODD_TEXT).steps)
 
-    # Revision 0008: every step a string, the same steps.
+    # Revision 0009: every step a string, the same steps.
     assert migrate.downgrade(engine, PREVIOUS) == PREVIOUS
     plain = _raw_steps(engine)
     assert not any(has_spans(s) for _, s in plain.values())

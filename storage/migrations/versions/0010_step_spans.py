@@ -1,7 +1,7 @@
 """step spans: a response's parsed steps stored as spans of its text
 
-Revision ID: 0009_step_spans
-Revises: 0008_source_runs
+Revision ID: 0010_step_spans
+Revises: 0009_source_claims
 Create Date: 2026-12-01 17:00:00 UTC
 
 Each parsed step of a response was stored as a string, a second copy of most of the
@@ -23,8 +23,8 @@ import sqlalchemy as sa
 from alembic import context, op
 from sqlalchemy.dialects import postgresql
 
-revision: str = '0009_step_spans'
-down_revision: str | None = '0008_source_runs'
+revision: str = '0010_step_spans'
+down_revision: str | None = '0009_source_claims'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
