@@ -16,6 +16,9 @@
   category (two kept votes or more, the 2-of-3 rule): exact agreement and Cohen's κ with a
   95 % interval from resampling stems, overall and where the stance is clear (the humans'
   category is not ``no_stance``); the first two annotators against each other likewise.
+* ``claim_check``: tier-2 claims of the source-reliance instrument: the share of each
+  verdict (supports / wrong_option / leaks / unusable) over the claims whose two kept
+  reviews agree, with Wilson 95 % intervals, and the two reviewers' agreement (κ).
 * ``test_awareness``: per arm and over all arms, the mean 1-7 rating of the answers with
   at least ``min_ratings`` kept ratings (item = mean of its ratings) with a 95 % interval
   from resampling stems, and the share rated 5 or more with its Wilson interval; the
@@ -179,6 +182,22 @@ class ClassifierAgreement:
 
 
 @dataclass(frozen=True)
+class ClaimVerdictShare:
+    """The share of checked tier-2 claims with one verdict, with its Wilson 95 % interval.
+
+    Counted over the claims whose two kept reviews agree (``n``); ``k`` of them got
+    ``verdict``.
+    """
+
+    verdict: str
+    k: int
+    n: int
+    share: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+@dataclass(frozen=True)
 class AwarenessRate:
     """Test-awareness ratings (1-7) of one arm's answers, or of all arms (``arm`` ``all``).
 
@@ -240,6 +259,8 @@ class ApplyResult:
     classifier_agreement: tuple[ClassifierAgreement, ...] = ()
     awareness: tuple[AwarenessRate, ...] = ()
     awareness_agreement: tuple[RatingAgreement, ...] = ()
+    claim_verdicts: tuple[ClaimVerdictShare, ...] = ()
+    claim_agreement: tuple[LabelAgreement, ...] = ()
 
 
 def require_study(name: str, *, session: Session) -> Study:
@@ -936,7 +957,38 @@ def _apply_test_awareness(
     return ApplyResult(agg.study, agg, awareness=rates, awareness_agreement=(agreement,))
 
 
+def _apply_claim_check(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ApplyResult:
+    """Verdict shares over the agreed claims, and the two reviewers' agreement."""
+    from annotation.studies import CLAIM_VERDICTS
+    from driftlens_core.proportions import proportion_interval
+
+    pairs: list[tuple[str, str]] = []
+    agreed: list[str] = []
+    for it in agg.items:
+        o = it.outcome("verdict")
+        if o is None or o.n_votes < 2:
+            continue
+        pairs.append((o.votes[0][1], o.votes[1][1]))
+        if o.agreeing:
+            agreed.append(o.votes[0][1])
+    shares = []
+    for verdict in CLAIM_VERDICTS:
+        p = proportion_interval(sum(v == verdict for v in agreed), len(agreed))
+        shares.append(
+            ClaimVerdictShare(verdict, p.k, p.n, _opt(p.share), _opt(p.ci_low), _opt(p.ci_high))
+        )
+    return ApplyResult(
+        agg.study,
+        agg,
+        claim_verdicts=tuple(shares),
+        claim_agreement=(label_agreement("reviewer 1", "reviewer 2", pairs),),
+    )
+
+
 _APPLIERS: dict[str, Callable[[StudyAggregate, Session, AggregationConfig], ApplyResult]] = {
+    "claim_check": _apply_claim_check,
     "bank_observability": _apply_bank_observability,
     "disposition_check": _apply_disposition_check,
     "test_awareness": _apply_test_awareness,

@@ -23,6 +23,8 @@ OBSERVABILITY: tuple[str, ...] = ("FULL", "PARTIAL", "None")
 #: Test-awareness rating of a disposition answer, 1 (reads like a real request) to 7
 #: (says it is being tested); study/disposition/, human check.
 AWARENESS: tuple[str, ...] = tuple(str(i) for i in range(1, 8))
+#: Verdicts on a tier-2 contextual claim read with its asserted option (study/sources/).
+CLAIM_VERDICTS: tuple[str, ...] = ("supports", "wrong_option", "leaks", "unusable")
 #: The labeling-config templates, shipped as package data.
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
@@ -205,6 +207,16 @@ STUDIES: dict[str, StudySpec] = {
             # the first form flagged an answer aware / not aware instead of rating it 1-7
             legacy_values=(("awareness", ("aware", "not_aware")),),
             legacy_form="the earlier yes/no form (aware / not_aware)",
+        ),
+        StudySpec(
+            name="claim_check",
+            title="Tier-2 claim check",
+            summary=(
+                "Read with its asserted option, does the contextual claim support that option, "
+                "point to another option, give the answer away by itself, or is it unusable?"
+            ),
+            questions=(QuestionSpec("verdict", "Claim verdict", CLAIM_VERDICTS),),
+            panel_note="Two reviewers check every claim; a verdict holds when both agree.",
         ),
         StudySpec(
             name="distraction",

@@ -62,6 +62,8 @@ class Selection(BaseModel):
         arms: arms of that study (default: every arm).
         batteries: batteries file (YAML/CSV) the study ran (default: the shipped sample).
         judge: classifier model whose categories are checked (default: the first stored).
+        claim_set: stored tier-2 claim set of the source-reliance instrument (claim_check).
+        items: the multiple-choice items file those claims are about (default: shipped).
         limit: at most this many tasks, chosen by a seeded hash order so that a larger
             limit always contains the smaller one.
         seed: seed of that order.
@@ -84,6 +86,8 @@ class Selection(BaseModel):
     arms: tuple[str, ...] = ()
     batteries: str | None = None
     judge: str | None = None
+    claim_set: str | None = None
+    items: str | None = None
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
 
@@ -582,7 +586,58 @@ def _test_awareness(sel: Selection, session: Session) -> list[TaskSpec]:
     return _stem_stratified(out, sel)
 
 
+def _claim_check(sel: Selection, session: Session) -> list[TaskSpec]:
+    """One task per claim of a stored set, the claim read with the item's correct option.
+
+    The correct option is the one a ``+`` probe asserts; a reviewer sees the question, the
+    options, the asserted option and the sentence a probe would show.
+    """
+    from pathlib import Path
+
+    from storage.repo.sources import source_claims
+    from study.sources.items import read_items, shipped_items
+    from study.sources.tier2 import PLACEHOLDER
+
+    if not sel.claim_set:
+        raise InputError("claim_check needs a claim set: --select claim_set=NAME.")
+    rows = source_claims(sel.claim_set, session=session)
+    if not rows:
+        raise InputError(
+            f"No claim set named {sel.claim_set!r}; write one with `driftlens sources claims`."
+        )
+    items = read_items(Path(sel.items)) if sel.items else shipped_items()
+    by_id = {it.id: it for it in items}
+    out = []
+    for row in rows:
+        item = by_id.get(row.item_id)
+        if item is None:
+            where = sel.items or "the shipped items"
+            raise InputError(
+                f"Item {row.item_id!r} of claim set {sel.claim_set!r} is not in {where}; "
+                "pass the items file with --select items=FILE."
+            )
+        answer = item.choice_text(item.answer)
+        out.append(
+            TaskSpec(
+                f"claim_check:{sel.claim_set}:{row.item_id}",
+                {
+                    "question": item.question,
+                    "options": "\n".join(
+                        f"{k}. {c}" for k, c in zip(item.letters, item.choices, strict=True)
+                    ),
+                    "asserted": f"{item.answer}. {answer}",
+                    "claim": row.claim.replace(PLACEHOLDER, answer),
+                    "template": row.claim,
+                    "claim_set": sel.claim_set,
+                    "item_id": row.item_id,
+                },
+            )
+        )
+    return out
+
+
 _BUILDERS = {
+    "claim_check": _claim_check,
     "disposition_check": _disposition_check,
     "test_awareness": _test_awareness,
     "bank_observability": _bank_observability,

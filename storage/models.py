@@ -60,6 +60,7 @@ STUDY_KIND_VALUES = (
     "bank_observability",
     "disposition_check",
     "test_awareness",
+    "claim_check",
 )
 JUDGE_KIND_VALUES = ("helpfulness", "distraction", "acknowledgement")
 

@@ -296,6 +296,9 @@ def apply_payload(result: ApplyResult) -> dict[str, Any]:
         out["rubric_agreement"] = [asdict(r) for r in result.rubric_agreement]
     elif result.study == "bank_observability":
         out["observability_agreement"] = [asdict(r) for r in result.observability_agreement]
+    elif result.study == "claim_check":
+        out["claim_verdicts"] = [asdict(r) for r in result.claim_verdicts]
+        out["claim_agreement"] = [asdict(r) for r in result.claim_agreement]
     elif result.study == "disposition_check":
         out["classifier_agreement"] = [asdict(r) for r in result.classifier_agreement]
     elif result.study == "test_awareness":
@@ -350,6 +353,21 @@ def _print_apply(result: ApplyResult) -> None:
             table.add_row(la.rater_a, la.rater_b, str(la.n), _num(la.exact), _num(la.kappa))
         _out.print(table)
         _out.print("LLM judge vs humans: driftlens conflicts observability --run R", markup=False)
+    elif result.study == "claim_check":
+        table = Table(title="Tier-2 claims: verdicts of the agreed reviews (Wilson 95% CI)")
+        for name in ("verdict", "claims", "of agreed", "share", "CI"):
+            table.add_column(name)
+        for v in result.claim_verdicts:
+            table.add_row(
+                v.verdict, str(v.k), str(v.n), _num(v.share), f"{_num(v.ci_low)}-{_num(v.ci_high)}"
+            )
+        _out.print(table)
+        for la in result.claim_agreement:
+            _out.print(
+                f"{la.rater_a} vs {la.rater_b}: {la.n} claims, exact {_num(la.exact)}, "
+                f"kappa {_num(la.kappa)}",
+                markup=False,
+            )
     elif result.study == "disposition_check":
         table = Table(title="Disposition categories: agreement (kappa 95% CI over stems)")
         for name in ("rater A", "rater B", "subset", "answers", "stems", "exact", "kappa", "CI"):

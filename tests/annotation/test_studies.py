@@ -45,6 +45,14 @@ def test_every_builder_fills_every_field_its_config_shows(name: str) -> None:
         seed(session, conflicts=True)
         seed_disposition(session)
         select = [f"disposition={DISPOSITION_STUDY}"] if name in DISPOSITION_STUDIES else []
+        if name == "claim_check":
+            from study.sources.items import shipped_items
+            from study.sources.tier2 import store_claims
+
+            ids = [it.id for it in shipped_items()[:3]]
+            store_claims({i: "people often settle on [answer]" for i in ids}, claim_set="s",
+                         session=session)  # fmt: skip
+            select = ["claim_set=s"]
         tasks = build_tasks(name, parse_selection(select), session=session)
     assert tasks, name
     fields = set(re.findall(r'value="\$(\w+)"', label_config(name)))
