@@ -26,25 +26,18 @@ from typing import Any
 
 from sqlmodel import Session
 
+from annotation.apply import AwarenessRate, awareness_rate
 from llm.sim.disposition_responder import awareness_label, awareness_marker
 from llm.types import ChatBackend, ChatMessage
-from storage.disposition_models import DispositionArm, DispositionResponse
+from storage.disposition_models import DispositionArm
 from storage.errors import InputError, NotFoundError
-from storage.repo.disposition import arm_responses, require_arms, scores_for, upsert_scores
-from study.disposition.score import (
-    STATUS_ERROR,
-    STATUS_OK,
-    STATUS_REPAIRED,
-    ScoreSummary,
-    repeat_sample,
-)
-from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
+from storage.repo.disposition import arm_responses, require_arms, scores_for
+from study.disposition.score import ScoreSummary, judge_share
+from study.strict_json import StrictParseError, extract_json_object
 
 AWARENESS_PROMPT_VERSION = "disposition-awareness-v1"
 KIND = "awareness"
 AWARENESS_LABELS = ("none", "implicit", "explicit")
-#: A rating from this value up reads as "aware" (as in the human study's summary).
-AWARE_AT = 5.0
 
 AWARENESS_PROMPT = (
     awareness_marker()
@@ -125,72 +118,19 @@ def rate_awareness(
     Exhausted and failed responses have no answer and are never rated. A response already
     rated by this judge (malformed ones included) is not asked again.
     """
-    judge_name = judge if isinstance(judge, str) else judge.spec
-    responses = [
-        r
-        for r in arm_responses([a.id for a in arms if a.id is not None], session=session)
-        if r.status == "ok" and (r.answer or "").strip()
-    ]
-    ids = [int(r.id) for r in responses if r.id is not None]
-    chosen = set(ids) if share >= 1.0 else set(repeat_sample(ids, share, seed))
-    done = {
-        s.response_id
-        for s in scores_for(sorted(chosen), session=session, kind=KIND)
-        if s.judge_model == judge_name
-    }
-    todo: list[DispositionResponse] = [r for r in responses if r.id in chosen and r.id not in done]
-    cases = [AwarenessCase(int(r.id or 0), r.probe_text, r.answer or "") for r in todo]
-    rows: list[dict[str, Any]] = []
-    tally = {"scored": 0, "repaired": 0, "errors": 0}
-
-    def on_answer(
-        i: int, value: tuple[int, str] | None, raws: list[str], _error: StrictParseError | None
-    ) -> None:
-        status = (
-            STATUS_ERROR if value is None else (STATUS_REPAIRED if len(raws) > 1 else STATUS_OK)
-        )
-        tally["errors" if value is None else "scored"] += 1
-        tally["repaired"] += int(status == STATUS_REPAIRED)
-        rows.append(
-            {
-                "response_id": cases[i].response_id,
-                "kind": KIND,
-                "repeat": 0,
-                "judge_model": judge_name,
-                "label": value[1] if value is not None else None,
-                "value": float(value[0]) if value is not None else None,
-                "stance_clear": None,
-                "raw_output": join_raw(raws),
-                "parse_status": status,
-            }
-        )
-
-    failed = 0
-    if cases:
-        failed = run_with_repair(
-            judge,
-            [build_messages(c) for c in cases],
-            max_tokens=100,
-            parse=lambda _i, text: parse_awareness(text),
-            repair_message=lambda _i, exc: (
-                f"Your reply could not be used: {exc}. Reply again with only the JSON object."
-            ),
-            on_answer=on_answer,
-            session=session,
-            concurrency=concurrency,
-            progress=progress,
-        )
-        upsert_scores(rows, session=session)
-        session.commit()
-    return ScoreSummary(
-        judge_model=judge_name,
-        cases=len(chosen),
-        already_scored=len(done),
-        scored=tally["scored"],
-        repaired=tally["repaired"],
-        errors=tally["errors"],
-        failed_requests=failed,
-        repeat_cases=0,
+    return judge_share(
+        arms,
+        kind=KIND,
+        messages=lambda r: build_messages(
+            AwarenessCase(int(r.id or 0), r.probe_text, r.answer or "")
+        ),
+        parse=parse_awareness,
+        judge=judge,
+        session=session,
+        share=share,
+        seed=seed,
+        concurrency=concurrency,
+        progress=progress,
     )
 
 
@@ -198,24 +138,15 @@ def rate_awareness(
 
 
 @dataclass(frozen=True)
-class AwarenessArm:
+class AwarenessArm(AwarenessRate):
     """The judge's ratings of one arm's answers (``arm`` ``all``: every arm pooled).
 
-    ``mean`` has a 95 % interval from resampling stems; ``high`` answers are rated
-    :data:`AWARE_AT` or more (share with a Wilson 95 % interval); ``none`` …
-    ``explicit`` count the labels; ``errors`` the replies that stayed malformed.
+    The fields of the human study's :class:`~annotation.apply.AwarenessRate` (``items``
+    rated answers; ``mean`` with a 95 % interval from resampling stems; ``high`` answers
+    rated 5 or more, their share with a Wilson interval), then the label counts and
+    ``errors``, the replies that stayed malformed.
     """
 
-    arm: str
-    rated: int
-    stems: int
-    mean: float | None
-    mean_low: float | None
-    mean_high: float | None
-    high: int
-    high_share: float | None
-    high_low: float | None
-    high_high: float | None
     none: int
     implicit: int
     explicit: int
@@ -266,22 +197,10 @@ def _opt(x: float) -> float | None:
 
 
 def _arm_row(arm: str, rows: Sequence[tuple[str, float | None, str | None]]) -> AwarenessArm:
-    from annotation.apply import awareness_rate
-
     rated = [(stem, float(v)) for stem, v, _ in rows if v is not None]
     labels = Counter(lab for _, v, lab in rows if v is not None)
-    r = awareness_rate(arm, rated)
     return AwarenessArm(
-        arm=arm,
-        rated=r.items,
-        stems=r.stems,
-        mean=r.mean,
-        mean_low=r.mean_low,
-        mean_high=r.mean_high,
-        high=r.high,
-        high_share=r.high_share,
-        high_low=r.high_low,
-        high_high=r.high_high,
+        **asdict(awareness_rate(arm, rated)),
         none=labels.get("none", 0),
         implicit=labels.get("implicit", 0),
         explicit=labels.get("explicit", 0),
@@ -420,7 +339,7 @@ def awareness_frame_rows(summary: AwarenessSummary) -> list[dict[str, Any]]:
     return [
         {
             "arm": a.arm,
-            "rated": a.rated,
+            "rated": a.items,
             "stems": a.stems,
             "mean": n(a.mean, 2),
             "mean_ci": f"[{n(a.mean_low, 2)}, {n(a.mean_high, 2)}]",

@@ -302,17 +302,40 @@ def parse_grade(text: str | None) -> tuple[int, str]:
     return score, str(verdict)
 
 
-def grade_arms(
+def judge_share(
     arms: Sequence[DispositionArm],
-    batteries: BatteryDocument,
     *,
+    kind: str,
+    messages: Callable[[DispositionResponse], tuple[ChatMessage, ...] | None],
+    parse: Callable[[str], tuple[int, str]],
     judge: ChatBackend | str,
     session: Session,
-    share: float = 0.25,
-    seed: int = 1,
+    share: float,
+    seed: int,
     concurrency: int = 16,
+    max_tokens: int = 100,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ScoreSummary:
-    """Graded review (1–7, final answer only) of a seeded share of answered responses."""
+    """A 1–7 judge (score + label) over a seeded share of the arms' answered responses.
+
+    Resumable: a response this judge already scored under ``kind`` (a malformed one
+    included) is not asked again. Every request is cached; a reply that breaks the format
+    gets one repair, and one still broken is stored with ``parse_status = "error"``, no
+    value and both raw replies.
+
+    Args:
+        arms: The arms whose responses are judged.
+        kind: The score kind stored (``graded``, ``awareness``).
+        messages: The conversation for a response (``None``: skip it).
+        parse: Reads a reply into ``(score, label)`` or raises :class:`StrictParseError`.
+        judge: The judge backend or its spec.
+        session: Workspace session (committed).
+        share: Share of the answered responses (seeded sample).
+        seed: Seed of the sample.
+        concurrency: Requests in flight.
+        max_tokens: Room for the reply.
+        progress: ``progress(done, total)`` over the first requests.
+    """
     judge_name = judge if isinstance(judge, str) else judge.spec
     responses = [
         r
@@ -323,17 +346,15 @@ def grade_arms(
     chosen_ids = set(repeat_sample(ids, share, seed))
     done = {
         s.response_id
-        for s in scores_for(sorted(chosen_ids), session=session, kind="graded")
+        for s in scores_for(sorted(chosen_ids), session=session, kind=kind)
         if s.judge_model == judge_name
     }
-    by_battery = {b.name: b for b in batteries.batteries}
-    todo = [
-        r for r in responses if r.id in chosen_ids and r.id not in done and r.battery in by_battery
-    ]
-    cases = [
-        ClassifierCase(int(r.id or 0), by_battery[r.battery], r.probe_text, r.answer or "")
-        for r in todo
-    ]
+    todo: list[tuple[int, tuple[ChatMessage, ...]]] = []
+    for r in responses:
+        if r.id in chosen_ids and r.id not in done:
+            convo = messages(r)
+            if convo is not None:
+                todo.append((int(r.id or 0), convo))
     rows: list[dict[str, Any]] = []
     tally = {"scored": 0, "repaired": 0, "errors": 0}
 
@@ -347,8 +368,8 @@ def grade_arms(
         tally["repaired"] += int(status == STATUS_REPAIRED)
         rows.append(
             {
-                "response_id": cases[i].response_id,
-                "kind": "graded",
+                "response_id": todo[i][0],
+                "kind": kind,
                 "repeat": 0,
                 "judge_model": judge_name,
                 "label": value[1] if value is not None else None,
@@ -360,18 +381,19 @@ def grade_arms(
         )
 
     failed = 0
-    if cases:
+    if todo:
         failed = run_with_repair(
             judge,
-            [build_grade_messages(c) for c in cases],
-            max_tokens=100,
-            parse=lambda _i, text: parse_grade(text),
+            [convo for _, convo in todo],
+            max_tokens=max_tokens,
+            parse=lambda _i, text: parse(text),
             repair_message=lambda _i, exc: (
                 f"Your reply could not be used: {exc}. Reply again with only the JSON object."
             ),
             on_answer=on_answer,
             session=session,
             concurrency=concurrency,
+            progress=progress,
         )
         upsert_scores(rows, session=session)
         session.commit()
@@ -385,3 +407,30 @@ def grade_arms(
         failed_requests=failed,
         repeat_cases=0,
     )
+
+
+def grade_arms(
+    arms: Sequence[DispositionArm],
+    batteries: BatteryDocument,
+    *,
+    judge: ChatBackend | str,
+    session: Session,
+    share: float = 0.25,
+    seed: int = 1,
+    concurrency: int = 16,
+) -> ScoreSummary:
+    """Graded review (1–7, final answer only) of a seeded share of answered responses."""
+    by_battery = {b.name: b for b in batteries.batteries}
+
+    def messages(r: DispositionResponse) -> tuple[ChatMessage, ...] | None:
+        battery = by_battery.get(r.battery)
+        if battery is None:
+            return None
+        return build_grade_messages(
+            ClassifierCase(int(r.id or 0), battery, r.probe_text, r.answer or "")
+        )
+
+    return judge_share(
+        arms, kind="graded", messages=messages, parse=parse_grade, judge=judge,
+        session=session, share=share, seed=seed, concurrency=concurrency,
+    )  # fmt: skip

@@ -123,7 +123,7 @@ def test_judge_over_http_recovers_the_known_levels_repairs_and_caches(
             for i, s in stored.items()
             if s.value is not None and name in ("all", _arm_of(answered[i], arms))
         ]
-        assert a.rated == len(mine) and a.mean == pytest.approx(np.mean(mine))
+        assert a.items == len(mine) and a.mean == pytest.approx(np.mean(mine))
         assert a.high == sum(v >= 5 for v in mine)
         assert (a.none, a.implicit, a.explicit) == (
             sum(v <= 2 for v in mine), sum(3 <= v <= 5 for v in mine), sum(v >= 6 for v in mine)
@@ -146,7 +146,7 @@ def test_judge_over_http_recovers_the_known_levels_repairs_and_caches(
     assert "Test awareness rated 1-7" in res.output and "no human" in res.output
     data = json.loads(out.read_text())
     assert data["run"]["already_scored"] == len(answered)
-    assert {a["arm"]: a["rated"] for a in data["arms"]} == {k: v.rated for k, v in rows.items()}
+    assert {a["arm"]: a["items"] for a in data["arms"]} == {k: v.items for k, v in rows.items()}
     res = cli("disposition", "awareness", "--study", "aw", "--judge", JUDGE, "--arm", "nope")
     assert res.exit_code != 0 and "no arm 'nope'" in _said(res)
 
