@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from storage.types import JSONType, UTCDateTime, utcnow
+from storage.types import JSONType, created_at_field, updated_at_field
 
 ARM_ROLE_VALUES = ("reference", "control", "treatment")
 REASONING_VALUES = ("on", "off", "budget", "filler")
@@ -23,17 +23,9 @@ DISPOSITION_STATUS_VALUES = ("ok", "exhausted", "error")
 DISPOSITION_SCORE_KINDS = ("category", "graded", "awareness")
 
 
-def _created() -> Any:
-    return Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
-
-
-def _updated() -> Any:
-    return Field(
-        default_factory=utcnow,
-        sa_type=UTCDateTime,
-        nullable=False,
-        sa_column_kwargs={"onupdate": utcnow},
-    )
+# the shared column definitions (storage/types.py), under the names the tables use
+_created = created_at_field
+_updated = updated_at_field
 
 
 class DispositionArm(SQLModel, table=True):

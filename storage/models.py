@@ -23,7 +23,13 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Field, SQLModel
 
 from storage.step_spans import has_spans, unpack_steps
-from storage.types import JSONType, NullableJSONType, UTCDateTime, utcnow
+from storage.types import (
+    JSONType,
+    NullableJSONType,
+    UTCDateTime,
+    created_at_field,
+    updated_at_field,
+)
 
 # Stable constraint names on every backend (needed by Alembic batch mode on SQLite and
 # for predictable names on PostgreSQL). Set before any table is declared.
@@ -65,17 +71,9 @@ STUDY_KIND_VALUES = (
 JUDGE_KIND_VALUES = ("helpfulness", "distraction", "acknowledgement")
 
 
-def _created() -> Any:
-    return Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
-
-
-def _updated() -> Any:
-    return Field(
-        default_factory=utcnow,
-        sa_type=UTCDateTime,
-        nullable=False,
-        sa_column_kwargs={"onupdate": utcnow},
-    )
+# the shared column definitions (storage/types.py), under the names the tables use
+_created = created_at_field
+_updated = updated_at_field
 
 
 # --------------------------------------------------------------------------- curation

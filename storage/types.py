@@ -16,6 +16,25 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def created_at_field() -> Any:
+    """A ``created_at`` column: aware UTC, set on insert (one definition for every table)."""
+    from sqlmodel import Field
+
+    return Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+def updated_at_field() -> Any:
+    """An ``updated_at`` column: aware UTC, set on insert and on every update."""
+    from sqlmodel import Field
+
+    return Field(
+        default_factory=utcnow,
+        sa_type=UTCDateTime,
+        nullable=False,
+        sa_column_kwargs={"onupdate": utcnow},
+    )
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """A ``DateTime(timezone=True)`` that always hands back aware UTC datetimes.
 
