@@ -176,6 +176,8 @@ def mdd_power(preset: str, studies: int, n_stems: int, n_boot: int, seed: int) -
 def model_se_pp(drift_pp: float, n_stems: int, *, draws: int = 400_000, seed: int = 7) -> float:
     """SE (pp) of the paired aligned-rate difference at a true drift, from the model alone.
 
+    ``drift_pp`` is signed (negative: the arm is less aligned than the reference).
+
     The preset's logit model (self-interest: base 96.6%, stem SD 2.0, paraphrase SD 1.0, 6
     paraphrases x 2 samples per arm, the drift a common logit shift as in
     :func:`simulate_table`): per stem, the variance of ``mean(k_arm − k_ref)/12`` is the
@@ -206,9 +208,10 @@ def mdd_conflict(studies: int, n_stems: int, n_boot: int, seed: int) -> dict:
     give, side by side on the same studies: the power of the test applied (expanded
     percentile interval excludes 0), of the plain percentile interval, and of Wald tests
     ``|d| > c·SE_boot`` with the expanded (``c_α``) and the z (1.96) critical value; the
-    normal-theory power with the SE at drift 0 (the constant-SE formula's assumption) and
-    with the SE at the drift; and the interval's half-widths in SE units on the side
-    towards 0 and away from it.
+    power the constant-SE formula promises (normal, the bootstrap SE of drift 0 at every
+    drift) and the normal-theory power with the SE at the drift (threshold ``c_α`` times
+    the mean bootstrap SE there, spread the SD of the estimates there); and the interval's
+    half-widths in SE units on the side towards 0 and away from it.
     """
     from scipy import stats as sps
 
@@ -235,6 +238,7 @@ def mdd_conflict(studies: int, n_stems: int, n_boot: int, seed: int) -> dict:
 
     at0 = runs(0.0)
     se0 = float(np.std([a.drift_pp for a in at0], ddof=1))
+    se0_boot = float(np.mean([a.se for a in at0]))
     flat = float(np.mean([a.mdd_constant_se for a in at0]))
     varying = float(np.mean([a.mdd for a in at0]))
     rows: dict[str, dict] = {}
@@ -248,11 +252,15 @@ def mdd_conflict(studies: int, n_stems: int, n_boot: int, seed: int) -> dict:
         se_d = float(np.std(est, ddof=1))
         rows[name] = {
             "true_drift_pp": -drift,
-            "se_model_pp": model_se_pp(drift, n_stems),
+            "se_model_pp": model_se_pp(-drift, n_stems),
             "se_across_studies_pp": se_d,
             "se_bootstrap_mean_pp": float(np.mean(se_b)),
-            "power_normal_constant_se": float(sps.norm.cdf(drift / se0 - c_a)),
-            "power_normal_se_at_drift": float(sps.norm.cdf(drift / se_d - c_a)),
+            # what the constant-SE formula promises: the bootstrap SE of drift 0 everywhere
+            "power_formula_constant_se": float(sps.norm.cdf(drift / se0_boot - c_a)),
+            # normal estimate with the test's threshold c_α·SE_boot and spread at the drift
+            "power_normal_se_at_drift": float(
+                sps.norm.cdf((drift - c_a * float(np.mean(se_b))) / se_d)
+            ),
             "power_wald_expanded_critical": float(np.mean(np.abs(est) > c_a * se_b)),
             "power_wald_z": float(np.mean(np.abs(est) > 1.96 * se_b)),
             "power_plain_percentile": float(
@@ -270,7 +278,10 @@ def mdd_conflict(studies: int, n_stems: int, n_boot: int, seed: int) -> dict:
         "c_beta": c_b,
         "se_at_zero_across_studies_pp": se0,
         "se_at_zero_model_pp": model_se_pp(0.0, n_stems),
-        "se_at_zero_bootstrap_mean_pp": float(np.mean([a.se for a in at0])),
+        "se_at_zero_bootstrap_mean_pp": se0_boot,
+        "false_positive_rate_at_zero_drift": float(
+            np.mean([a.ci_high < 0 or a.ci_low > 0 for a in at0])
+        ),
         "mdd_constant_se_mean_pp": flat,
         "mdd_varying_se_mean_pp": varying,
         "mdd_varying_se_median_pp": float(np.median([a.mdd for a in at0])),
