@@ -193,9 +193,9 @@ def main() -> None:
         print("| questions | true d_rel = MDD | power at MDD | MC SE |")
         print("|---|---|---|---|")
         power = []
-        for k, n in enumerate(int(x) for x in args.power.split(",")):
+        for k, size in enumerate(int(x) for x in args.power.split(",")):
             r = run_size(
-                n,
+                size,
                 studies=args.power_studies,
                 pilot=args.power_pilot,
                 bootstrap=args.power_bootstrap,
@@ -203,7 +203,7 @@ def main() -> None:
             )
             power.append(r)
             print(
-                f"| {n} | {r['true_d_rel']:.3f} | {100 * r['power_at_mdd']:.1f}% | "
+                f"| {size} | {r['true_d_rel']:.3f} | {100 * r['power_at_mdd']:.1f}% | "
                 f"{100 * r['mc_se']:.1f} |",
                 flush=True,
             )

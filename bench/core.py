@@ -63,7 +63,7 @@ def make_pairs(count: int, seed: int) -> tuple[list[list[int]], list[list[int]]]
     flat = rng.integers(0, ALPHABET, size=int(lengths.sum())).tolist()
     seqs: list[list[int]] = []
     pos = 0
-    for n in lengths.reshape(-1, order="F"):
+    for n in lengths.reshape(-1, order="F").tolist():
         seqs.append(flat[pos : pos + n])
         pos += n
     return seqs[0::2], seqs[1::2]

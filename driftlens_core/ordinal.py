@@ -25,15 +25,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Literal, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+#: One rater's scores: an array, or a sequence that may hold ``None`` (not scored).
+Scores: TypeAlias = ArrayLike | Sequence[float | None]
+
 Weights = Literal["quadratic", "linear"]
 
 
-def _pairs(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _pairs(a: Scores, b: Scores) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The items both raters scored, as float arrays."""
     x = np.array([np.nan if v is None else float(v) for v in np.ravel(np.asarray(a, dtype=object))])
     y = np.array([np.nan if v is None else float(v) for v in np.ravel(np.asarray(b, dtype=object))])
@@ -43,25 +46,25 @@ def _pairs(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.
     return x[keep], y[keep]
 
 
-def exact_agreement(a: ArrayLike, b: ArrayLike) -> float:
+def exact_agreement(a: Scores, b: Scores) -> float:
     """Share of jointly scored items on which the two raters give the same score."""
     x, y = _pairs(a, b)
     return float(np.mean(x == y)) if x.size else float("nan")
 
 
-def within_k_agreement(a: ArrayLike, b: ArrayLike, k: float = 1) -> float:
+def within_k_agreement(a: Scores, b: Scores, k: float = 1) -> float:
     """Share of jointly scored items whose scores differ by at most ``k``."""
     x, y = _pairs(a, b)
     return float(np.mean(np.abs(x - y) <= k)) if x.size else float("nan")
 
 
-def mean_absolute_difference(a: ArrayLike, b: ArrayLike) -> float:
+def mean_absolute_difference(a: Scores, b: Scores) -> float:
     """Mean of ``|a − b|`` over jointly scored items."""
     x, y = _pairs(a, b)
     return float(np.mean(np.abs(x - y))) if x.size else float("nan")
 
 
-def weighted_kappa(a: ArrayLike, b: ArrayLike, weights: Weights = "quadratic") -> float:
+def weighted_kappa(a: Scores, b: Scores, weights: Weights = "quadratic") -> float:
     """Weighted Cohen's κ of two raters (scikit-learn's definition; NaN when undefined).
 
     Args:
@@ -135,7 +138,7 @@ class OrdinalAgreement:
         }
 
 
-def ordinal_agreement(a: ArrayLike, b: ArrayLike) -> OrdinalAgreement:
+def ordinal_agreement(a: Scores, b: Scores) -> OrdinalAgreement:
     """Exact, within-one, MAE, quadratic-weighted κ and ordinal α of two raters."""
     x, y = _pairs(a, b)
     if not x.size:

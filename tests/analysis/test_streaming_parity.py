@@ -167,11 +167,11 @@ def test_streamed_labels_trajectories_drift_and_examples_match_the_whole_reads()
         run_of = run_labels(list(RUNS), session=session)
         assert set(run_of) == {"sim/default [r-default]", "sim/strong", "sim/default [r-again]"}
         reference: list[Trajectory] = []
-        for label, run in run_of.items():
+        for label, labeled_run in run_of.items():
             streamed = load_trajectories(
-                run.name, "keywords", session=session, model_label=label, chunk=5
+                labeled_run.name, "keywords", session=session, model_label=label, chunk=5
             )
-            whole = _reference_trajectories(run.name, label, session=session)
+            whole = _reference_trajectories(labeled_run.name, label, session=session)
             assert sorted(streamed, key=_key) == sorted(whole, key=_key)
             reference.extend(whole)
         reasons = {t.reason for t in reference}

@@ -10,11 +10,15 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from app.ui.navigation import DEFAULT_PAGE, SECTIONS
 from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
 PAGES = [(file, title) for pages in SECTIONS.values() for file, title, _ in pages]
@@ -38,46 +42,51 @@ def app_url(
         yield url
 
 
-def _click(page: object, name: str) -> None:
-    page.get_by_role("button", name=name).first.click()  # type: ignore[attr-defined]
+def _click(page: Page, name: str) -> None:
+    page.get_by_role("button", name=name).first.click()
 
 
-def _expand(page: object, label: str) -> None:
-    page.get_by_text(label, exact=True).first.click()  # type: ignore[attr-defined]
+def _expand(page: Page, label: str) -> None:
+    page.get_by_text(label, exact=True).first.click()
 
 
-def _fill(page: object, label: str, value: str) -> None:
-    box = page.get_by_label(label, exact=True).first  # type: ignore[attr-defined]
+def _fill(page: Page, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True).first
     box.fill(value)
     box.press("Enter")  # Streamlit commits a text input on Enter or blur
-    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    page.wait_for_timeout(300)
 
 
-def _launch_small_run(page: object) -> None:
+def _expand_and_click(page: Page, section: str, button: str) -> None:
+    _expand(page, section)
+    _click(page, button)
+
+
+def _launch_small_run(page: Page) -> None:
     _expand(page, "Launch a run")
     _fill(page, "Run name", "browser-run")
     _fill(page, "Perturbations (all, none, a class, a category, keys)", "filler")
     _click(page, "Generate and label")
 
 
-def _progress_if_connected(page: object) -> None:
-    button = page.get_by_role("button", name="Show progress in Label Studio")  # type: ignore[attr-defined]
+def _progress_if_connected(page: Page) -> None:
+    button = page.get_by_role("button", name="Show progress in Label Studio")
     if button.is_enabled():
         button.click()
 
 
 # One primary action per page (what a researcher does first there); the expected text
 # proves the action ran. Pages that only show state navigate instead.
-ACTIONS: dict[str, tuple[Callable[[object], None], str | None]] = {
-    "home.py": (lambda p: p.get_by_role("link", name="Runs").first.click(), "Launch a run"),  # type: ignore[attr-defined]
+ACTIONS: dict[str, tuple[Callable[[Page], None], str | None]] = {
+    "home.py": (lambda p: p.get_by_role("link", name="Runs").first.click(), "Launch a run"),
     "benchmark.py": (
-        lambda p: (_expand(p, "Run the LLM filter"), _click(p, "Run the filter")),
+        lambda p: _expand_and_click(p, "Run the LLM filter", "Run the filter"),
         "already screened.",
     ),
     "perturbations.py": (lambda p: _click(p, "Save edits as a new version"), "Nothing changed"),
     "runs.py": (_launch_small_run, "Run browser-run"),
-    "analysis.py": (lambda p: (_expand(p, "New analysis"), _click(p, "Run analysis")), None),
-    "settings.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),  # type: ignore[attr-defined]
+    "analysis.py": (lambda p: _expand_and_click(p, "New analysis", "Run analysis"), None),
+    "settings.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),
     "ontology_versions.py": (lambda p: _click(p, "Save as new version"), None),
     "ontology_rounds.py": (lambda p: _click(p, "Run round"), None),
     "ontology_rewrite.py": (lambda p: _click(p, "Propose rewrite"), None),
@@ -87,16 +96,16 @@ ACTIONS: dict[str, tuple[Callable[[object], None], str | None]] = {
     # the simulated demo, which must land back on the same page without an exception.
     "disposition.py": (lambda p: _click(p, "Run the simulated demo (seconds)"), None),
     "sources.py": (lambda p: _click(p, "Run the simulated demo (seconds)"), None),
-    "conflicts.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),  # type: ignore[attr-defined]
+    "conflicts.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),
 }
 
 
 @pytest.mark.parametrize(("file", "title"), PAGES)
 def test_page_loads_in_chromium_without_exception(
-    app_url: str, browser: object, file: str, title: str
+    app_url: str, browser: Browser, file: str, title: str
 ) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 from sqlmodel import Session, select
@@ -38,6 +38,9 @@ from tests.app.browser_support import (
     wait_for_streamlit,
 )
 from tests.ontology.conftest import hold_lease
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Dialog, Page
 
 pytestmark = pytest.mark.browser
 
@@ -76,8 +79,8 @@ def loop(
 
 
 @pytest.fixture
-def page(loop: Loop, browser: object) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1100})  # type: ignore[attr-defined]
+def page(loop: Loop, browser: Browser) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1100})
     p = context.new_page()
     errors: list[str] = []
     p.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -89,38 +92,38 @@ def page(loop: Loop, browser: object) -> Iterator[object]:
 # ------------------------------------------------------------------------ helpers
 
 
-def _open(page: object, loop: Loop, path: str, title: str) -> None:
-    page.goto(f"{loop.url}/{path}", wait_until="domcontentloaded")  # type: ignore[attr-defined]
+def _open(page: Page, loop: Loop, path: str, title: str) -> None:
+    page.goto(f"{loop.url}/{path}", wait_until="domcontentloaded")
     wait_for_streamlit(page, title)
     _no_exception(page)
 
 
-def _no_exception(page: object) -> None:
-    boxes = page.locator('[data-testid="stException"]')  # type: ignore[attr-defined]
+def _no_exception(page: Page) -> None:
+    boxes = page.locator('[data-testid="stException"]')
     assert boxes.count() == 0, boxes.first.inner_text()
 
 
-def _settle(page: object, title: str) -> None:
-    page.wait_for_timeout(400)  # type: ignore[attr-defined]
+def _settle(page: Page, title: str) -> None:
+    page.wait_for_timeout(400)
     wait_for_streamlit(page, title)
     _no_exception(page)
 
 
-def _choose(page: object, label: str, option: str, *, exact: bool = False) -> None:
+def _choose(page: Page, label: str, option: str, *, exact: bool = False) -> None:
     """Pick the option starting with ``option`` in the selectbox labelled ``label…``."""
-    box = page.locator('[data-testid="stSelectbox"]').filter(  # type: ignore[attr-defined]
-        has=page.locator("label", has_text=re.compile("^" + re.escape(label)))  # type: ignore[attr-defined]
+    box = page.locator('[data-testid="stSelectbox"]').filter(
+        has=page.locator("label", has_text=re.compile("^" + re.escape(label)))
     )
     pattern = "^" + re.escape(option) + ("$" if exact else "")
     pick_option(page, box.first.locator('[role="combobox"], input').first, re.compile(pattern))
 
 
-def _text(page: object) -> str:
-    return str(page.locator('[data-testid="stMain"]').inner_text())  # type: ignore[attr-defined]
+def _text(page: Page) -> str:
+    return str(page.locator('[data-testid="stMain"]').inner_text())
 
 
-def _shot(page: object, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
+def _shot(page: Page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def _pairs(loop: Loop, number: int) -> list[ConfusedPair]:
@@ -165,17 +168,17 @@ def _first_round(loop: Loop) -> int:
 
 
 def test_a_deep_link_into_a_fresh_server_shows_the_workbench_navigation(
-    loop: Loop, page: object
+    loop: Loop, page: Page
 ) -> None:
     # The first request this server gets (the module's tests run in file order).
     _open(page, loop, "runs", "Runs")
-    nav = page.locator('[data-testid="stSidebarNav"]')  # type: ignore[attr-defined]
+    nav = page.locator('[data-testid="stSidebarNav"]')
     _shot(page, "deep-link-runs")
     assert "Ontology studio" in nav.inner_text()
-    assert page.get_by_role("link", name="streamlit app").count() == 0  # type: ignore[attr-defined]
+    assert page.get_by_role("link", name="streamlit app").count() == 0
 
 
-def test_rewrite_pair_list_follows_the_chosen_round(loop: Loop, page: object) -> None:
+def test_rewrite_pair_list_follows_the_chosen_round(loop: Loop, page: Page) -> None:
     first = _first_round(loop)
     target = _pairs(loop, first)[1]  # not the default (most confused) pair
     _open(page, loop, "ontology_rewrite", "Definition rewrite")
@@ -183,7 +186,7 @@ def test_rewrite_pair_list_follows_the_chosen_round(loop: Loop, page: object) ->
     _settle(page, "Definition rewrite")
     _choose(page, "Leaf pair", f"{target.leaf_a} | {target.leaf_b}")
     _settle(page, "Definition rewrite")
-    page.get_by_role("button", name="Propose rewrite").click()  # type: ignore[attr-defined]
+    page.get_by_role("button", name="Propose rewrite").click()
     _settle(page, "Definition rewrite")
     _shot(page, "a-rewrite-pair")
     assert f"{target.leaf_a} vs {target.leaf_b}, round {first}" in _text(page)
@@ -194,7 +197,7 @@ def test_rewrite_pair_list_follows_the_chosen_round(loop: Loop, page: object) ->
         assert newest.request["round"] == first
 
 
-def test_accepting_an_older_proposal_builds_on_the_newest_version(loop: Loop, page: object) -> None:
+def test_accepting_an_older_proposal_builds_on_the_newest_version(loop: Loop, page: Page) -> None:
     first = _first_round(loop)
     pairs = _pairs(loop, first)
     one = pairs[0]
@@ -209,7 +212,7 @@ def test_accepting_an_older_proposal_builds_on_the_newest_version(loop: Loop, pa
     _choose(page, "Proposal", f"#{ids[1]} ")
     _settle(page, "Definition rewrite")
     assert f"on top of {middle_label}" in _text(page)
-    page.get_by_role("button", name="Accept (with edits)").click()  # type: ignore[attr-defined]
+    page.get_by_role("button", name="Accept (with edits)").click()
     _settle(page, "Definition rewrite")
     _shot(page, "b-accept-on-newest")
     assert f"(parent {middle_label})" in _text(page)
@@ -224,7 +227,7 @@ def test_accepting_an_older_proposal_builds_on_the_newest_version(loop: Loop, pa
     _shot(page, "b-conflict")
     text = _text(page)
     assert f"rewrites '{one.leaf_a}'" in text and "definition changed in" in text
-    assert page.get_by_role("button", name="Accept (with edits)").is_disabled()  # type: ignore[attr-defined]
+    assert page.get_by_role("button", name="Accept (with edits)").is_disabled()
 
 
 def _interrupted_round(loop: Loop) -> int:
@@ -248,19 +251,19 @@ def _set_lease(loop: Loop, number: int, pid: int) -> None:
         hold_lease(session, number, pid)
 
 
-def test_a_round_whose_process_is_gone_is_interrupted_and_resumes(loop: Loop, page: object) -> None:
+def test_a_round_whose_process_is_gone_is_interrupted_and_resumes(loop: Loop, page: Page) -> None:
     number = _interrupted_round(loop)
     sleeper = subprocess.Popen(["sleep", "120"])  # a live process holding the lease
     try:
         _set_lease(loop, number, sleeper.pid)
         _open(page, loop, "ontology_rounds", "Labeling rounds")
-        run = page.get_by_role("button", name="Run round")  # type: ignore[attr-defined]
+        run = page.get_by_role("button", name="Run round")
         assert run.is_disabled()
         assert f"Round {number} is being labeled" in _text(page)
     finally:
         sleeper.kill()
         sleeper.wait()
-    page.reload()  # type: ignore[attr-defined]
+    page.reload()
     wait_for_streamlit(page, "Labeling rounds")
     _choose(page, "Round", str(number))
     _settle(page, "Labeling rounds")
@@ -268,8 +271,8 @@ def test_a_round_whose_process_is_gone_is_interrupted_and_resumes(loop: Loop, pa
     text = _text(page)
     assert f"Round {number} was interrupted" in text
     assert "(incomplete)" in text and "running" not in text.split("Trend across rounds")[1][:2000]
-    page.get_by_role("button", name=f"Resume round {number}").click()  # type: ignore[attr-defined]
-    page.get_by_text(f"Round {number}: mean pairwise agreement").wait_for(timeout=90_000)  # type: ignore[attr-defined]
+    page.get_by_role("button", name=f"Resume round {number}").click()
+    page.get_by_text(f"Round {number}: mean pairwise agreement").wait_for(timeout=90_000)
     _settle(page, "Labeling rounds")
     _shot(page, "c-resumed")
     with loop.session() as session:
@@ -277,56 +280,56 @@ def test_a_round_whose_process_is_gone_is_interrupted_and_resumes(loop: Loop, pa
 
 
 def test_drafts_survive_navigation_and_reload_and_leaving_asks_first(
-    loop: Loop, page: object
+    loop: Loop, page: Page
 ) -> None:
     first = _first_round(loop)
     pair = _pairs(loop, first)[2]
     pid = _propose(loop, first, pair, seed=5)
     dialogs: list[str] = []
 
-    def answer(dialog: object) -> None:
-        dialogs.append(f"{dialog.type}: {dialog.message}")  # type: ignore[attr-defined]
-        dialog.accept()  # type: ignore[attr-defined]
+    def answer(dialog: Dialog) -> None:
+        dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.accept()
 
-    page.on("dialog", answer)  # type: ignore[attr-defined]
+    page.on("dialog", answer)
     _open(page, loop, "ontology_rewrite", "Definition rewrite")
     _choose(page, "Proposal", f"#{pid} ")
     _settle(page, "Definition rewrite")
-    box = page.get_by_label(f"Definition 1 ({pair.leaf_a})")  # type: ignore[attr-defined]
+    box = page.get_by_label(f"Definition 1 ({pair.leaf_a})")
     draft = "A draft definition typed in the browser, not yet accepted."
     box.fill(draft)
-    page.get_by_role("link", name="Rounds").first.click()  # type: ignore[attr-defined]
-    page.wait_for_timeout(1000)  # type: ignore[attr-defined]
+    page.get_by_role("link", name="Rounds").first.click()
+    page.wait_for_timeout(1000)
     _shot(page, "d-left-page")
     wait_for_streamlit(page, "Labeling rounds")
     assert any("unsaved edits" in d for d in dialogs), dialogs
-    page.get_by_role("link", name="Rewrite").first.click()  # type: ignore[attr-defined]
+    page.get_by_role("link", name="Rewrite").first.click()
     wait_for_streamlit(page, "Definition rewrite")
     _choose(page, "Proposal", f"#{pid} ")
     _settle(page, "Definition rewrite")
-    assert page.get_by_label(f"Definition 1 ({pair.leaf_a})").input_value() == draft  # type: ignore[attr-defined]
-    page.reload()  # type: ignore[attr-defined]
+    assert page.get_by_label(f"Definition 1 ({pair.leaf_a})").input_value() == draft
+    page.reload()
     wait_for_streamlit(page, "Definition rewrite")
     _choose(page, "Proposal", f"#{pid} ")
     _settle(page, "Definition rewrite")
     _shot(page, "d-draft-after-reload")
-    assert page.get_by_label(f"Definition 1 ({pair.leaf_a})").input_value() == draft  # type: ignore[attr-defined]
+    assert page.get_by_label(f"Definition 1 ({pair.leaf_a})").input_value() == draft
 
     # The YAML editor keeps its draft too.
     _open(page, loop, "ontology_versions", "Ontology")
-    yaml_box = page.get_by_label("YAML")  # type: ignore[attr-defined]
+    yaml_box = page.get_by_label("YAML")
     edited = yaml_box.input_value().replace("name: driftlens", "name: driftlens  # draft", 1)
     yaml_box.fill(edited)
     yaml_box.press("Tab")  # commit it (blur)
     _settle(page, "Ontology")
-    page.reload()  # type: ignore[attr-defined]
+    page.reload()
     wait_for_streamlit(page, "Ontology")
-    assert page.get_by_label("YAML").input_value() == edited  # type: ignore[attr-defined]
+    assert page.get_by_label("YAML").input_value() == edited
 
 
-def test_a_copied_workspace_shows_its_own_analysis(loop: Loop, page: object) -> None:
+def test_a_copied_workspace_shows_its_own_analysis(loop: Loop, page: Page) -> None:
     _open(page, loop, "analysis", "Analysis")
-    page.get_by_text("Report folder:").first.wait_for(timeout=60_000)  # type: ignore[attr-defined]
+    page.get_by_text("Report folder:").first.wait_for(timeout=60_000)
     _shot(page, "e-analysis")
     text = _text(page)
     folder = re.search(r"Report folder: (\S+)", text)
@@ -337,7 +340,7 @@ def test_a_copied_workspace_shows_its_own_analysis(loop: Loop, page: object) -> 
 # ------------------------------------------------------------------ agreement view
 
 
-def test_a_round_link_and_a_heatmap_cell_filter_the_disagreements(loop: Loop, page: object) -> None:
+def test_a_round_link_and_a_heatmap_cell_filter_the_disagreements(loop: Loop, page: Page) -> None:
     first = _first_round(loop)
     top = _pairs(loop, first)[0]
     with loop.session() as session:
@@ -346,9 +349,9 @@ def test_a_round_link_and_a_heatmap_cell_filter_the_disagreements(loop: Loop, pa
         steps = len(detail.disagreements(pair=(top.leaf_a, top.leaf_b)))
     assert first != rounds[-1]  # the link, not the default, opens it
     _open(page, loop, f"ontology_rounds?round={first}", "Labeling rounds")
-    assert page.get_by_role("combobox", name="Round").input_value() == str(first)  # type: ignore[attr-defined]
+    assert page.get_by_role("combobox", name="Round").input_value() == str(first)
     # Charts draw their marks once on screen; the trend line chart comes before the heatmap.
-    charts = page.locator('[data-testid="stVegaLiteChart"]')  # type: ignore[attr-defined]
+    charts = page.locator('[data-testid="stVegaLiteChart"]')
     for i in range(charts.count()):
         charts.nth(i).scroll_into_view_if_needed()
     cell = charts.locator(
@@ -358,19 +361,19 @@ def test_a_round_link_and_a_heatmap_cell_filter_the_disagreements(loop: Loop, pa
     cell.first.click()
     _settle(page, "Labeling rounds")
     _shot(page, "f-heatmap-cell")
-    pair = page.get_by_role("combobox", name="Pair")  # type: ignore[attr-defined]
+    pair = page.get_by_role("combobox", name="Pair")
     assert pair.input_value() == f"{top.leaf_a} | {top.leaf_b}"
     assert f"{steps} step(s), each once" in _text(page)
     # Another round chosen in the page: the address bar links to it.
     _choose(page, "Round", str(rounds[-1]), exact=True)
     _settle(page, "Labeling rounds")
-    assert f"round={rounds[-1]}" in page.url  # type: ignore[attr-defined]
+    assert f"round={rounds[-1]}" in page.url
 
 
 # ---------------------------------------------------------------------- walkthrough
 
 
-def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: object) -> None:
+def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: Page) -> None:
     _open(page, loop, "ontology_rounds", "Labeling rounds")
     _shot(page, "w1-rounds")
     with loop.session() as session:
@@ -380,16 +383,16 @@ def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: obje
     number = before + 1
 
     _open(page, loop, "ontology_rewrite", "Definition rewrite")
-    page.get_by_role("button", name="Propose rewrite").click()  # type: ignore[attr-defined]
+    page.get_by_role("button", name="Propose rewrite").click()
     _settle(page, "Definition rewrite")
     _shot(page, "w2-proposed")
     assert f"round {number}." in _text(page)
-    box = page.get_by_role("textbox", name=re.compile(r"^Definition 1 \("))  # type: ignore[attr-defined]
+    box = page.get_by_role("textbox", name=re.compile(r"^Definition 1 \("))
     edited = box.input_value().split("\n")[0] + " Edited in the walkthrough."
     box.fill(edited)
     box.press("Tab")
     _settle(page, "Definition rewrite")
-    page.get_by_role("button", name="Accept (with edits)").click()  # type: ignore[attr-defined]
+    page.get_by_role("button", name="Accept (with edits)").click()
     _settle(page, "Definition rewrite")
     _shot(page, "w3-accepted")
     found = re.search(r"new version (driftlens@\d+) \(parent (driftlens@\d+)\)", _text(page))
@@ -417,22 +420,22 @@ def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: obje
         assert new_label in {f"{v.name}@{v.version}" for v in rows}
 
 
-def _run_round_in_page(page: object, *, sample: int) -> None:
+def _run_round_in_page(page: Page, *, sample: int) -> None:
     """Run a sim + keywords round of the demo run from the Rounds page; wait for its result."""
     _choose(page, "Generation run", RUN, exact=True)
     chips = page.locator(
         '[data-testid="stMultiSelect"] [role="button"][aria-label^="Remove embed"]'
-    )  # type: ignore[attr-defined]
+    )
     if chips.count():
         chips.first.click()
-    multi = page.locator('[data-testid="stMultiSelect"]').first  # type: ignore[attr-defined]
+    multi = page.locator('[data-testid="stMultiSelect"]').first
     pick_option(page, multi.locator("input").first, re.compile(r"^sim — "))
-    page.keyboard.press("Escape")  # type: ignore[attr-defined]
-    box = page.get_by_label("Responses")  # type: ignore[attr-defined]
+    page.keyboard.press("Escape")
+    box = page.get_by_label("Responses")
     box.fill(str(sample))
-    page.get_by_role("button", name="Run round").click()  # type: ignore[attr-defined]
+    page.get_by_role("button", name="Run round").click()
     _shot(page, "walkthrough-round-started")
     page.get_by_text(re.compile(r"^Round \d+: mean pairwise agreement")).first.wait_for(
         timeout=240_000
-    )  # type: ignore[attr-defined]
+    )
     _settle(page, "Labeling rounds")

@@ -40,6 +40,7 @@ def test_ontology_page_shows_definitions_and_saves_an_edit_as_a_new_version() ->
     at = open_page("ontology_versions.py")
     assert len(at.dataframe[0].value) == 11
     editor = next(t for t in at.text_area if t.label == "YAML")
+    assert editor.value is not None
     data = yaml.safe_load(editor.value)
     data["roots"][0]["leaves"][0]["triggers"].append("pilgrimage")
     editor.set_value(yaml.safe_dump(data, sort_keys=False))
@@ -95,6 +96,7 @@ def test_ontology_page_edits_one_leaf_in_its_fields_and_records_the_author() -> 
 
     at = open_page("ontology_versions.py")
     leaf = at.selectbox(key=next(k for k in _keys(at) if k.startswith("leaf-"))).value
+    assert isinstance(leaf, str)
     definition = next(t for t in at.text_area if t.label == "Definition")
     definition.set_value("Edited in its own field.")
     triggers = next(m for m in at.multiselect if m.label == "Triggers")
@@ -108,7 +110,7 @@ def test_ontology_page_edits_one_leaf_in_its_fields_and_records_the_author() -> 
     assert "Saved driftlens@2" in unescape(at.success[0].value)
     assert "by Ada" in unescape(at.success[0].value)
     # The new version is the one shown now.
-    assert at.selectbox(key="version").value.startswith("driftlens@2")
+    assert str(at.selectbox(key="version").value).startswith("driftlens@2")
     with open_workspace_session(resolve_settings()) as session:
         new, old = (
             get_version("driftlens@2", session=session),
@@ -229,7 +231,7 @@ def test_validation_page_starts_experiments_in_the_background_and_shows_their_re
     at.selectbox(key=f"v-labeler-{number}").set_value("sim").run()
     next(b for b in at.button if b.label == "Start experiment").click().run()
     _wait_for_outcome(at)
-    assert at.selectbox(key="v-shown").value.endswith("-human.json")
+    assert str(at.selectbox(key="v-shown").value).endswith("-human.json")
     assert at.code[0].value.startswith("driftlens annotate push label_check")
     assert len(at.dataframe[0].value) == 2
 
@@ -238,7 +240,7 @@ def test_validation_page_starts_experiments_in_the_background_and_shows_their_re
     next(b for b in at.button if b.key == "v-human-push").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="push_study").value == "label_check"
-    selection = at.text_area(key="push_selection").value.splitlines()
+    selection = str(at.text_area(key="push_selection").value).splitlines()
     assert selection[:2] == select and selection[-1] == "limit=100"
     assert not at.warning or all("Session State" not in w.value for w in at.warning)
 

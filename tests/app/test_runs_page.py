@@ -33,9 +33,11 @@ def test_untrusted_question_and_response_render_as_inert_text() -> None:
         spec = ModelSpec(spec="sim/default", provider="sim", model="default", simulated=True)
         session.add_all([question, spec])
         session.flush()
+        assert spec.id is not None and question.id is not None
         run = GenerationRun(name="xss", model_spec_id=spec.id, prompt_version="steps-v1")
         session.add(run)
         session.flush()
+        assert run.id is not None
         for condition, cls, step in (
             ("baseline", "none", f"Weigh the cost first. {IMG}"),
             (
@@ -82,15 +84,18 @@ def test_run_and_question_in_the_url_open_a_linked_view() -> None:
         questions = [Question(external_id=f"link-{i}", text=f"Question {i}?") for i in range(2)]
         session.add_all([spec, *questions])
         session.flush()
+        assert spec.id is not None
+        question_ids = [q.id for q in questions if q.id is not None]
         for name in ("first", "second"):
             run = GenerationRun(name=name, model_spec_id=spec.id, prompt_version="steps-v1")
             session.add(run)
             session.flush()
-            for q in questions:
+            assert run.id is not None
+            for question_id in question_ids:
                 session.add(
                     Response(
                         run_id=run.id,
-                        question_id=q.id,
+                        question_id=question_id,
                         condition="baseline",
                         condition_class="none",
                         text="t",

@@ -20,14 +20,17 @@ def _run_with_responses() -> None:
         spec = ModelSpec(spec="sim/default", provider="sim", model="default", simulated=True)
         session.add_all([*questions, spec])
         session.flush()
+        assert spec.id is not None
+        question_ids = [q.id for q in questions if q.id is not None]
         run = GenerationRun(name="paged", model_spec_id=spec.id, prompt_version="steps-v1")
         session.add(run)
         session.flush()
+        assert run.id is not None
         for i in range(N):
             session.add(
                 Response(
                     run_id=run.id,
-                    question_id=questions[i % 2].id,
+                    question_id=question_ids[i % 2],
                     condition=f"filler/{i:03d}",
                     condition_class="noise",
                     text=f"<answer>answer {i}</answer>",

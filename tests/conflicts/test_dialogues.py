@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -103,7 +103,11 @@ def test_default_extractor_rates_give_all_three_labels() -> None:
 
 
 def test_dialogue_extract_is_seeded() -> None:
-    sessions = [[((0, 1), ())], [((2,), (0,))], [((3,), ())]]
+    sessions: list[list[tuple[Sequence[int], Sequence[int]]]] = [
+        [((0, 1), ())],
+        [((2,), (0,))],
+        [((3,), ())],
+    ]
     a = dialogue_extract(
         sessions, (2,), window=1, p_miss=0.3, p_miss_relation=0.5, p_overwrite=0.5,
         rng=random.Random(4),

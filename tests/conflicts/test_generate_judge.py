@@ -9,7 +9,7 @@ from sqlmodel import Session
 
 from llm.sim.backend import SimBackend
 from llm.sim.presets import get_preset
-from llm.types import ChatRequest, ResultCallback
+from llm.types import ChatRequest, ChatResult, ResultCallback
 from storage.repo.judges import judge_scores_for
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import import_bank_file, stored_instances
@@ -28,7 +28,7 @@ class CountingBackend(SimBackend):
         *,
         concurrency: int,
         on_result: ResultCallback | None = None,
-    ):  # type: ignore[no-untyped-def]
+    ) -> list[ChatResult]:
         CountingBackend.sent += len(requests)
         return await super().achat(requests, concurrency=concurrency, on_result=on_result)
 
@@ -78,7 +78,7 @@ def test_thousand_judge_replies_with_ten_percent_malformed(session: Session) -> 
     run = require_run("c2", session=session)
     assert run.id is not None
     responses = list_responses(run.id, session=session)
-    by_id = {r.id: r for r in responses}
+    by_id = {r.id: r for r in responses if r.id is not None}
     scores = judge_scores_for(list(by_id), judge_model="sim/judge-strict", session=session)
     status_by_response = {s.response_id: s.parse_status for s in scores}
     assert Counter(status_by_response.values()) == Counter(

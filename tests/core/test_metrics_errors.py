@@ -119,7 +119,7 @@ def test_pack_and_pair_drift_problems() -> None:
     with pytest.raises(ValueError, match="not a string"):
         pack_sequences("abc")
     with pytest.raises(ValueError, match="list of symbol sequences"):
-        pack_sequences(5)  # type: ignore[arg-type]
+        pack_sequences(5)
 
 
 def test_results_are_immutable() -> None:
@@ -130,4 +130,4 @@ def test_results_are_immutable() -> None:
     with pytest.raises(ValueError):
         result.sri[0] = 1.0
     with pytest.raises(AttributeError):
-        result.alpha = 0.1  # type: ignore[misc]
+        result.alpha = 0.1

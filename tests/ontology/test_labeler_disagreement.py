@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 
 import pytest
 
@@ -20,7 +21,7 @@ STEPS = {
 }
 
 
-def _records(steps: dict[int, tuple[str, ...]], names: str = "ABC") -> list[LabelRecord]:
+def _records(steps: Mapping[int, tuple[str, ...]], names: str = "ABC") -> list[LabelRecord]:
     return [
         LabelRecord(10, step, name, "root", leaf)
         for step, leaves in steps.items()

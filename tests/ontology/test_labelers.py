@@ -10,6 +10,7 @@ from sqlmodel import Session
 from llm.sim.bank import STEP_SENTENCES
 from ontology.labelers.base import LabelItem, label_items
 from ontology.labelers.embed import EmbedLabeler
+from ontology.labelers.llm import LLMLabeler
 from ontology.labelers.registry import (
     ensure_labeler_spec,
     make_labeler,
@@ -104,6 +105,7 @@ def test_unparseable_output_is_stored_as_unmapped_and_counted_and_repair_recover
     steps = (STEP_SENTENCES[SEC][1], "", STEP_SENTENCES[EFF][2])
     items = [LabelItem(str(k), steps) for k in range(40)]
     always_bad = make_labeler("sim:bad=1")
+    assert isinstance(always_bad, LLMLabeler)  # the simulator behind the LLM labeler
     out = label_items(always_bad, items, ontology=DOC)
     assert all(
         [r.parse_status for r in labels] == ["unparseable", "empty_step", "unparseable"]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 import yaml
 from sqlmodel import Session, select
 
-from llm.types import ChatResult
+from llm.types import ChatRequest, ChatResult, ResultCallback
 from ontology.diff import diff_documents, render_diff, word_diff
 from ontology.rewrite import (
     accept_proposal,
@@ -144,7 +145,13 @@ def test_unparseable_rewrite_is_stored_not_applied(
         def endpoint(self) -> str:
             return "garbage"
 
-        async def achat(self, requests, *, concurrency, on_result=None):  # type: ignore[no-untyped-def]
+        async def achat(
+            self,
+            requests: Sequence[ChatRequest],
+            *,
+            concurrency: int,
+            on_result: ResultCallback | None = None,
+        ) -> list[ChatResult]:
             out = []
             for i, r in enumerate(requests):
                 res = ChatResult(

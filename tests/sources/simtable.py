@@ -40,7 +40,7 @@ def probe_table(
                 if v == "bare"
                 else simulate_probe(Probe(key, n_choices, gold, shown), preset, seed=seed)
             )
-            row = {
+            row: dict[str, object] = {
                 "model": model or preset.name,
                 "dataset": dataset,
                 "tier": tier,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import statsmodels.api as sm
@@ -12,7 +14,8 @@ from llm.sim.sources import SOURCE_PRESETS
 from tests.sources.simtable import probe_table
 
 
-def _statsmodels(x: np.ndarray, y: np.ndarray, groups: np.ndarray):  # type: ignore[no-untyped-def]
+def _statsmodels(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> Any:
+    """statsmodels' clustered logit fit (its results object is untyped)."""
     return sm.Logit(y, x).fit(
         disp=0,
         method="newton",

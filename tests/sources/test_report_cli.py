@@ -53,6 +53,7 @@ def test_sft_mixture_shares_and_reproducibility() -> None:
     by_id = {it.id: it for it in items}
     for r in rows[:50]:
         msgs = r["messages"]
+        assert isinstance(msgs, list)
         assert msgs[-1] == {"role": "assistant", "content": by_id[str(r["item_id"])].answer}
     assert sum(variant_counts(7, MIXED_SHARES).values()) == 7
     standard = sft_examples(items, n=10, strategy="standard", seed=0)

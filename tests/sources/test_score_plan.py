@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from sqlmodel import Session
 
 from llm.sim.source_backend import SourceSimBackend
 from llm.types import TokenLogprob
@@ -129,7 +130,7 @@ def test_reasoning_route_and_completion_style_prompt() -> None:
     assert all(r.reading.method == "logprobs" for r in plain.records)
 
 
-def test_cached_rerun_answers_from_the_cache(session) -> None:  # type: ignore[no-untyped-def]
+def test_cached_rerun_answers_from_the_cache(session: Session) -> None:
     items = shipped_items()[:5]
     backend = SourceSimBackend("src-paper", parse_probe=probe_parser(items))
     first = run_sources(items, backend, session=session)

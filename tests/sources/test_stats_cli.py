@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -81,7 +82,11 @@ def test_json_has_the_documented_shape(table: pd.DataFrame, tmp_path: Path) -> N
     assert json.loads(out2.read_text()) == res
 
 
-def _bad(table: pd.DataFrame, tmp_path: Path, edit) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+#: A change that spoils a good probe table.
+Edit = Callable[[pd.DataFrame], pd.DataFrame]
+
+
+def _bad(table: pd.DataFrame, tmp_path: Path, edit: Edit) -> tuple[int, str]:
     df = table.copy()
     df = edit(df)
     csv = tmp_path / "bad.csv"
@@ -118,7 +123,9 @@ def _bad(table: pd.DataFrame, tmp_path: Path, edit) -> tuple[int, str]:  # type:
         ),
     ],
 )
-def test_bad_tables_get_one_sentence(table: pd.DataFrame, tmp_path: Path, edit, expected) -> None:  # type: ignore[no-untyped-def]
+def test_bad_tables_get_one_sentence(
+    table: pd.DataFrame, tmp_path: Path, edit: Edit, expected: str
+) -> None:
     code, output = _bad(table, tmp_path, edit)
     assert code == 2, output
     assert expected in output
