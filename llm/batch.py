@@ -12,9 +12,10 @@ that an endpoint refused outright (bad key, unknown model, bad URL) into one
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from llm.backends import get_backend
 from llm.retry import FATAL_KINDS
@@ -22,6 +23,9 @@ from llm.sanitize import sanitize_result
 from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatRequest, ChatResult, ResultCallback
 from storage.errors import ServiceError
+
+if TYPE_CHECKING:
+    from llm.cache import CacheScope, ChatCache
 
 ProgressCallback = Callable[[int, int], None]
 #: Seconds between the batch's timed flushes (``on_tick`` and the cache's due commit).
@@ -107,19 +111,12 @@ async def arun_chat_batch(
     cache_text_in_responses: bool = False,
 ) -> list[ChatResult]:
     """Async twin of :func:`run_chat_batch` (same arguments, same behaviour)."""
-    from llm.cache import CacheScope, ChatCache, cache_key, request_payload
-
-    backend = get_backend(backend_or_spec) if isinstance(backend_or_spec, str) else backend_or_spec
-    info = parse_spec(backend.spec)
-    scope = CacheScope(info.provider, backend.endpoint(), info.model)
+    backend = _backend(backend_or_spec)
+    store = _Store.open(backend, session, text_in_responses=cache_text_in_responses)
+    cache = store.cache
     total = len(requests)
-    keys = [cache_key(scope, r) for r in requests]
+    keys = [store.key(r) for r in requests]
     results: list[ChatResult | None] = [None] * total
-    cache = (
-        ChatCache(session, text_in_responses=cache_text_in_responses)
-        if session is not None
-        else None
-    )
     done = 0
 
     hits = cache.lookup(keys) if cache is not None else {}
@@ -145,9 +142,7 @@ async def arun_chat_batch(
     def collect(j: int, _req: ChatRequest, res: ChatResult) -> None:
         nonlocal done
         key = miss_keys[j]
-        res = sanitize_result(replace(res, cache_key=key))
-        if cache is not None and res.error is None and res.text is not None:
-            cache.add(key, request_payload(scope, miss_requests[j]), res)
+        res = store.keep(key, miss_requests[j], res)
         for i in groups[key]:
             results[i] = res
             done += 1
@@ -156,19 +151,8 @@ async def arun_chat_batch(
         if progress is not None:
             progress(done, total)
 
-    def tick() -> None:
-        if cache is not None:
-            cache.flush_if_due()
-        if on_tick is not None:
-            on_tick()
-
-    ticker = asyncio.create_task(_every(TICK_S, tick))
-    try:
+    async with store.ticking(on_tick):
         sent = await backend.achat(miss_requests, concurrency=concurrency, on_result=collect)
-    finally:
-        ticker.cancel()
-        if cache is not None:
-            cache.flush()
     _raise_if_refused(sent)
     return [r for r in results if r is not None]
 
@@ -177,6 +161,67 @@ async def _every(seconds: float, fn: Callable[[], None]) -> None:
     while True:
         await asyncio.sleep(seconds)
         fn()
+
+
+def _backend(backend_or_spec: ChatBackend | str) -> ChatBackend:
+    return get_backend(backend_or_spec) if isinstance(backend_or_spec, str) else backend_or_spec
+
+
+def _answered(res: ChatResult) -> bool:
+    """A result worth keeping: no error and a text (errors are never cached)."""
+    return res.error is None and res.text is not None
+
+
+@dataclass(frozen=True)
+class _Store:
+    """The cache side of one batch call (both loops): keys, keeping results, flushing."""
+
+    scope: CacheScope
+    cache: ChatCache | None
+
+    @classmethod
+    def open(cls, backend: ChatBackend, session: Any, *, text_in_responses: bool = False) -> _Store:
+        from llm.cache import CacheScope, ChatCache
+
+        info = parse_spec(backend.spec)
+        scope = CacheScope(info.provider, backend.endpoint(), info.model)
+        cache = (
+            ChatCache(session, text_in_responses=text_in_responses) if session is not None else None
+        )
+        return cls(scope, cache)
+
+    def key(self, request: ChatRequest) -> str:
+        from llm.cache import cache_key
+
+        return cache_key(self.scope, request)
+
+    def keep(self, key: str, request: ChatRequest, res: ChatResult) -> ChatResult:
+        """The result as every caller sees it (keyed, sanitised), cached when answered."""
+        from llm.cache import request_payload
+
+        res = sanitize_result(replace(res, cache_key=key))
+        if self.cache is not None and _answered(res):
+            self.cache.add(key, request_payload(self.scope, request), res)
+        return res
+
+    @asynccontextmanager
+    async def ticking(self, on_tick: Callable[[], None] | None = None) -> AsyncIterator[None]:
+        """While the block sends: a due commit (and ``on_tick``) every :data:`TICK_S` seconds;
+        after it, whatever the cache still holds is written, also when the block failed."""
+
+        def tick() -> None:
+            if self.cache is not None:
+                self.cache.flush_if_due()
+            if on_tick is not None:
+                on_tick()
+
+        ticker = asyncio.create_task(_every(TICK_S, tick))
+        try:
+            yield
+        finally:
+            ticker.cancel()
+            if self.cache is not None:
+                self.cache.flush()
 
 
 def _raise_if_refused(sent: Sequence[ChatResult]) -> None:
@@ -250,17 +295,14 @@ async def arun_chat_chains(
         ServiceError: When every request sent failed for a reason that applies to the
             whole endpoint (as :func:`run_chat_batch`).
     """
-    backend = get_backend(backend_or_spec) if isinstance(backend_or_spec, str) else backend_or_spec
+    backend = _backend(backend_or_spec)
     if not callable(getattr(backend, "achat_feed", None)):
         return await _chains_in_rounds(
             backend, requests, follow_up, session=session, concurrency=concurrency,
             progress=progress,
         )  # fmt: skip
-    from llm.cache import CacheScope, ChatCache, cache_key, request_payload
-
-    info = parse_spec(backend.spec)
-    scope = CacheScope(info.provider, backend.endpoint(), info.model)
-    cache = ChatCache(session) if session is not None else None
+    store = _Store.open(backend, session)
+    cache = store.cache
     total = len(requests)
     chains: list[list[ChatResult]] = [[] for _ in requests]
     ended = 0
@@ -275,7 +317,7 @@ async def arun_chat_chains(
     frontier: dict[int, ChatRequest] = dict(enumerate(requests))
     to_send: dict[int, ChatRequest] = {}
     while frontier and cache is not None:
-        keys = {i: cache_key(scope, r) for i, r in frontier.items()}
+        keys = {i: store.key(r) for i, r in frontier.items()}
         hits = cache.lookup(keys.values())
         moved: dict[int, ChatRequest] = {}
         for i, req in frontier.items():
@@ -304,7 +346,7 @@ async def arun_chat_chains(
     def ask(i: int, req: ChatRequest | None) -> None:
         """Chain ``i`` needs ``req`` answered (``None``: the chain has ended)."""
         while req is not None:
-            key = cache_key(scope, req)
+            key = store.key(req)
             if key in waiting:  # the same request is in flight for another chain
                 waiting[key].append(i)
                 return
@@ -322,29 +364,18 @@ async def arun_chat_chains(
             feed.put_nowait(None)
 
     def collect(key: str, req: ChatRequest, res: ChatResult) -> None:
-        res = sanitize_result(replace(res, cache_key=key))
+        res = store.keep(key, req, res)
         sent.append(res)
-        if res.error is None and res.text is not None:
+        if _answered(res):
             answered[key] = res
-            if cache is not None:
-                cache.add(key, request_payload(scope, req), res)
         for i in waiting.pop(key):
             chains[i].append(res)
             ask(i, follow_up(i, req, res))
 
-    def tick() -> None:
-        if cache is not None:
-            cache.flush_if_due()
-
     for i, req in to_send.items():
         ask(i, req)
-    ticker = asyncio.create_task(_every(TICK_S, tick))
-    try:
+    async with store.ticking():
         await backend.achat_feed(feed, concurrency=concurrency, on_result=collect)  # type: ignore[attr-defined]
-    finally:
-        ticker.cancel()
-        if cache is not None:
-            cache.flush()
     _raise_if_refused(sent)
     return chains
 
