@@ -11,8 +11,8 @@ import streamlit as st
 from sqlmodel import select
 
 from app.ui.db import page_session, page_settings
-from app.ui.job_progress import show_job_progress
-from app.ui.jobs import Progress, Stage, forget_job, get_job, start_job
+from app.ui.job_progress import show_job
+from app.ui.jobs import Progress, Stage, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
 from app.ui.safe import plain_message, show_plain
 from ontology.labeler_disagreement import majority_confusion, odd_one_out
@@ -94,19 +94,12 @@ def _round_work(
     return work
 
 
-job = get_job(JOB_KEY)
-if job is not None and job.running:
-    show_job_progress(job, what="round")
-elif job is not None and job.finished:
-    if job.error is not None:
-        show_plain(f"{job.label} stopped: {job.error}")
-    else:
-        number, mean, steps = job.result
-        st.session_state["round_select"] = number  # show the new round (set before its select)
-        st.success(f"Round {number}: mean pairwise agreement {mean:.1f}% over {steps} steps.")
-    forget_job(JOB_KEY)
-
-busy = live_text or (f"{job.label} is running." if job is not None and job.running else None)
+job = show_job(JOB_KEY, what="round")
+if job.done is not None:
+    number, mean, steps = job.done.result
+    st.session_state["round_select"] = number  # show the new round (set before its select)
+    st.success(f"Round {number}: mean pairwise agreement {mean:.1f}% over {steps} steps.")
+busy = live_text or job.busy
 
 with st.form("new_round"):
     st.subheader("Run a round")

@@ -11,8 +11,8 @@ import streamlit as st
 from sqlmodel import select
 
 from app.ui.db import page_session, page_settings
-from app.ui.job_progress import show_job_progress
-from app.ui.jobs import Progress, Stage, forget_job, get_job, start_job
+from app.ui.job_progress import show_job
+from app.ui.jobs import Progress, Stage, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
 from app.ui.safe import escape_markdown, plain_message, show_plain
 from app.ui.study_handoff import open_human_studies
@@ -67,18 +67,11 @@ def _work(request: ExperimentRequest) -> Callable[[Progress, Stage], str]:
     return work
 
 
-job = get_job(JOB_KEY)
-if job is not None and job.running:
-    show_job_progress(job, what="experiment")
-elif job is not None and job.finished:
-    if job.error is not None:
-        show_plain(f"{job.label} stopped: {job.error}")
-    else:
-        show_plain(f"{job.label} finished; its result is shown below.", kind="success")
-        st.session_state["validation_shown"] = job.result
-    forget_job(JOB_KEY)
-
-busy = f"{job.label} is running." if job is not None and job.running else None
+job = show_job(JOB_KEY, what="experiment")
+if job.done is not None:
+    show_plain(f"{job.done.label} finished; its result is shown below.", kind="success")
+    st.session_state["validation_shown"] = job.done.result
+busy = job.busy
 
 st.subheader("Start an experiment")
 experiment = st.radio(

@@ -2,14 +2,53 @@
 
 Rounds and validation experiments run in a thread of the app server; their pages show the
 same ticking box, refreshed every second as a fragment, and rerun the whole page once the
-job has finished so that its outcome and result appear.
+job has finished so that its outcome and result appear (:func:`show_job`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
-from app.ui.jobs import Job
+from app.ui.jobs import Job, forget_job, get_job
+from app.ui.safe import show_plain
+
+
+@dataclass(frozen=True)
+class JobView:
+    """What a page needs to know of its background job after :func:`show_job`.
+
+    Attributes:
+        busy: ``"<label> is running."`` while the job runs (the reason its start button is
+            disabled), else ``None``.
+        done: the job that has just finished without an error, for the page to show its
+            result; ``None`` otherwise.
+    """
+
+    busy: str | None
+    done: Job | None
+
+
+def show_job(key: str, *, what: str) -> JobView:
+    """Show the job under ``key``: its progress box while it runs; once it has finished, its
+    error in one plain line (a finished job is forgotten after this one showing).
+
+    Args:
+        key: The job's key (``app.ui.jobs``).
+        what: What the job is, for the caption ("round", "experiment").
+    """
+    job = get_job(key)
+    if job is None:
+        return JobView(busy=None, done=None)
+    if job.running:
+        show_job_progress(job, what=what)
+        return JobView(busy=f"{job.label} is running.", done=None)
+    forget_job(key)
+    if job.error is not None:
+        show_plain(f"{job.label} stopped: {job.error}")
+        return JobView(busy=None, done=None)
+    return JobView(busy=None, done=job)
 
 
 def show_job_progress(job: Job, *, what: str) -> None:
