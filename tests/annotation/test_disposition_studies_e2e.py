@@ -211,15 +211,15 @@ def test_disposition_classifier_check_and_test_awareness(
     ]  # fmt: skip
     said = " ".join(res.out.split())
     assert f"{len(both)} answers with at least 2 ratings (2 reviewers)" in said
-    machine = [
+    judge_scores = [
         float(judged[(tasks[i].data["stem"], tasks[i].data["paraphrase"],
                       tasks[i].data["sample"], tasks[i].data["arm"])] or 0)
         for i in both
     ]  # fmt: skip
     people = [[float(r1[i]) for i in both], [float(r2[i] or 0) for i in both]]
-    rows = [*people, machine]
+    rating_rows = [*people, judge_scores]
     oracle = krippendorff.alpha(
-        reliability_data=np.array(rows), level_of_measurement="ordinal",
-        value_domain=sorted({v for row in rows for v in row}),
+        reliability_data=np.array(rating_rows), level_of_measurement="ordinal",
+        value_domain=sorted({v for row in rating_rows for v in row}),
     )  # fmt: skip
     assert f"{oracle:.3f} with the judge as one more reviewer" in said

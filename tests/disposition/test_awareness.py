@@ -11,7 +11,7 @@ from pathlib import Path
 import krippendorff
 import numpy as np
 import pytest
-from sqlmodel import Session, delete, select
+from sqlmodel import Session, col, delete, select
 from typer.testing import Result
 
 from llm.sim.disposition_responder import AWARENESS_REMARKS, awareness_label, awareness_truth
@@ -128,12 +128,13 @@ def test_judge_over_http_recovers_the_known_levels_repairs_and_caches(
         assert (a.none, a.implicit, a.explicit) == (
             sum(v <= 2 for v in mine), sum(3 <= v <= 5 for v in mine), sum(v >= 6 for v in mine)
         )  # fmt: skip
+        assert a.mean_low is not None and a.mean is not None and a.mean_high is not None
         assert a.mean_low <= a.mean <= a.mean_high
     assert rows["all"].errors == sum(s.parse_status == "error" for s in stored.values())
     assert summary.agreement is None and "no human" in (summary.agreement_note or "")
 
     # every reply is in the request cache: with the server gone, rating again answers all
-    session.exec(delete(DispositionScore).where(DispositionScore.kind == "awareness"))  # type: ignore[call-overload]
+    session.exec(delete(DispositionScore).where(col(DispositionScore.kind) == "awareness"))
     session.commit()
     cached = rate_awareness(arms, judge=JUDGE, session=session)
     assert cached.failed_requests == 0 and cached.scored == run.scored
@@ -180,6 +181,7 @@ def test_agreement_with_stored_human_ratings_matches_krippendorff(session: Sessi
         if s.value is not None
     }
     responses = [r for r in session.exec(select(DispositionResponse)).all() if r.id in judged]
+    response_ids = [int(r.id or 0) for r in responses]  # every one is in judged
     study = create_study("test_awareness", ls_project_id=None, session=session)
     a1 = get_or_create_annotator(9101, email="r1@example.org", session=session)
     a2 = get_or_create_annotator(9102, email="r2@example.org", session=session)
@@ -195,7 +197,7 @@ def test_agreement_with_stored_human_ratings_matches_krippendorff(session: Sessi
             ls_task_id=None,
             session=session,
         )  # fmt: skip
-        v1 = int(min(7, max(1, judged[r.id] + rng.integers(-1, 2))))
+        v1 = int(min(7, max(1, judged[response_ids[k]] + rng.integers(-1, 2))))
         v2 = None if k == 4 else int(rng.integers(1, 8))  # one answer rated once: left out
         h1.append(v1)
         h2.append(v2)
@@ -213,11 +215,12 @@ def test_agreement_with_stored_human_ratings_matches_krippendorff(session: Sessi
     ag = summary.agreement
     counted = [k for k in range(12) if h2[k] is not None]
     assert (ag.items, ag.reviewers, ag.min_ratings) == (11, 2, 2)
-    machine = [judged[responses[k].id] for k in counted]
-    people = [[h1[k] for k in counted], [h2[k] for k in counted]]
+    machine = [judged[response_ids[k]] for k in counted]
+    second = [rating for k in counted if (rating := h2[k]) is not None]  # all of counted
+    people = [[h1[k] for k in counted], second]
     domain = sorted({float(v) for row in [*people, machine] for v in row})
 
-    def alpha(rows: list[list]) -> float:
+    def alpha(rows: list[list[float]]) -> float:
         return float(
             krippendorff.alpha(
                 reliability_data=np.array(rows, dtype=float),
