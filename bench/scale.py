@@ -3,9 +3,10 @@
 Builds a fresh workspace, imports N synthetic questions, and runs the real command line
 (``driftlens generate`` per model, ``driftlens label`` per run, one ``driftlens analyze`` of
 every run together, ``driftlens stats`` on the analysis' ``drift.csv``), then the service
-calls of the app's heaviest pages (Home counts, the Runs overview and one question side by
-side, the Analysis page's stored analysis and example pairs). Every stage runs in its own
-process, so its peak RSS is its own (``os.wait4``).
+calls of the app's heaviest pages (Home counts; the Runs overview, one question side by
+side and the response table's last page; the Analysis page's list of analyses, its stored
+analysis, first page of example pairs and judge list; the Benchmark page's questions).
+Every stage runs in its own process, so its peak RSS is its own (``os.wait4``).
 
 Printed per stage and database: wall time, rows per second, peak RSS, and after the
 generation the database bytes per response (SQLite: the file plus its WAL; PostgreSQL:
