@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -44,14 +45,14 @@ def _small_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DRIFTLENS_MAX_ATTEMPTS", "2")
 
 
-def _import(cli, tmp_path: Path, questions: list[dict[str, object]]) -> None:
+def _import(cli, tmp_path: Path, questions: Sequence[Mapping[str, object]]) -> None:
     path = tmp_path / "questions.jsonl"
     path.write_text("\n".join(json.dumps(q) for q in questions) + "\n", encoding="utf-8")
     result = cli("questions", "import", str(path))
     assert result.exit_code == 0, result.output
 
 
-def _sim_run(cli, tmp_path: Path, run: str, questions: list[dict[str, object]]) -> None:
+def _sim_run(cli, tmp_path: Path, run: str, questions: Sequence[Mapping[str, object]]) -> None:
     """A run whose responses have steps (the simulator's), for the judge and the labelers."""
     _import(cli, tmp_path, questions)
     result = cli(
