@@ -458,6 +458,13 @@ def main(argv: list[str] | None = None) -> int:
 
     keep = args.workdir is not None
     base = args.workdir or Path(tempfile.mkdtemp(prefix="driftlens-scale-"))
+    if keep and base.exists() and any(base.iterdir()):
+        # A workspace left by an earlier run would be resumed (nothing generated, 0 bytes
+        # per response): every measurement needs an empty one.
+        raise SystemExit(
+            f"--workdir {base} is not empty; pass a new folder (an earlier run's workspace "
+            "would be resumed and measure nothing)."
+        )
     base.mkdir(parents=True, exist_ok=True)
     kinds = ["sqlite", "postgres"] if args.db == "both" else [args.db]
     if "postgres" in kinds and not args.pg_url:
