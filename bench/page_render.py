@@ -45,7 +45,9 @@ def _render_seconds(page: object, url: str, heading: str, *, limit: float = 120.
     start = time.perf_counter()
     page.goto(url, wait_until="domcontentloaded")  # type: ignore[attr-defined]
     page.wait_for_selector('[data-testid="stMain"]', timeout=limit * 1000)  # type: ignore[attr-defined]
-    page.get_by_text(heading, exact=False).first.wait_for(timeout=limit * 1000)  # type: ignore[attr-defined]
+    # in the main area: the sidebar names every page from the start
+    main = page.locator('[data-testid="stMain"]')  # type: ignore[attr-defined]
+    main.get_by_text(heading, exact=False).first.wait_for(timeout=limit * 1000)
     last, settled_at = None, None
     while time.perf_counter() - start < limit:
         now = time.perf_counter()
@@ -66,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workspace", type=Path, required=True, help="Workspace folder.")
     ap.add_argument("--repeat", type=int, default=3, help="Visits per page (first = cold).")
     ap.add_argument("--screenshots", type=Path, help="Save each rendered page here (PNG).")
+    ap.add_argument("--pages", help="Only these pages (comma-separated titles, e.g. Analysis).")
     args = ap.parse_args(argv)
     if not (args.workspace / "driftlens.db").exists():
         print(f"{args.workspace} has no driftlens.db; pass a workspace folder.", file=sys.stderr)
@@ -73,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     pages = [(file, title) for entries in SECTIONS.values() for file, title, _ in entries]
+    if args.pages:
+        wanted = {t.strip().lower() for t in args.pages.split(",")}
+        pages = [(file, title) for file, title in pages if title.lower() in wanted]
+        if not pages:
+            print(f"No registered page is titled {args.pages!r}.", file=sys.stderr)
+            return 2
     size = (args.workspace / "driftlens.db").stat().st_size
     print(f"# bench/page_render.py — {args.workspace} ({size / 1e6:,.0f} MB database)")
     print(

@@ -7,6 +7,8 @@ of the workbench's navigation. Serving this script, whose folder has no ``pages/
 makes every run, the first included, go through :func:`app.ui.router.main`.
 """
 
-from app.ui.router import main
+from app.ui.router import PAGES_DIR, main
+from app.ui.warm_imports import start_warm_imports
 
+start_warm_imports(PAGES_DIR)  # once per server process; see app/ui/warm_imports.py
 main()

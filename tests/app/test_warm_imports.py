@@ -1,0 +1,52 @@
+"""The served app imports its pages' modules in the background, once per process."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from app.ui import warm_imports
+from app.ui.router import PAGES_DIR
+
+
+def test_page_imports_reads_the_import_statements_without_running_pages(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(
+        "from __future__ import annotations\nimport json, os\nfrom study.browse import x\n"
+        "from . import sibling\nraise SystemExit('a page must not run')\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "b.py").write_text(
+        "import json\ndef f():\n    import lazily_imported\n", encoding="utf-8"
+    )
+    assert warm_imports.page_imports(tmp_path) == ["json", "os", "study.browse"]
+
+
+def test_the_real_pages_list_the_modules_their_first_visit_needs() -> None:
+    names = warm_imports.page_imports(PAGES_DIR)
+    assert {"study.generation", "study.browse", "study.reasoning.stored"} <= set(names)
+    assert len(names) == len(set(names))
+
+
+def test_start_runs_once_and_skips_modules_that_fail(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "p.py").write_text(
+        "import no_such_module_anywhere\nimport json\n", encoding="utf-8"
+    )
+    monkeypatch.setattr(warm_imports, "_started", threading.Event())
+    seen: list[str] = []
+    real = warm_imports.importlib.import_module
+
+    def record(name: str) -> object:
+        seen.append(name)
+        return real(name)
+
+    monkeypatch.setattr(warm_imports.importlib, "import_module", record)
+    warm_imports.start_warm_imports(tmp_path)
+    warm_imports.start_warm_imports(tmp_path)  # a second call starts nothing
+    for t in threading.enumerate():
+        if t.name == "driftlens-warm-imports":
+            t.join(timeout=30)
+    assert seen == ["no_such_module_anywhere", "json"]  # the failure did not stop the rest
