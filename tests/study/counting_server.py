@@ -54,6 +54,24 @@ class CountingServer(BackgroundServer):
         if loop is not None and gate is not None:
             loop.call_soon_threadsafe(gate.set)
 
+    def answer(self, body: dict[str, Any], user: str) -> dict[str, Any]:
+        """The chat completion for one request (subclasses answer other shapes)."""
+        text = render_response([f"Weigh: {user[-30:]}", "Decide."], "Do the careful thing.")
+        return {
+            "id": "chatcmpl-count",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "counting"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+
     def _build(self) -> Starlette:
         async def chat(request: Request) -> JSONResponse:
             body: dict[str, Any] = json.loads(await request.body())
@@ -69,22 +87,6 @@ class CountingServer(BackgroundServer):
                     self.answered += 1
             if hold:
                 await gate.wait()
-            text = render_response([f"Weigh: {user[-30:]}", "Decide."], "Do the careful thing.")
-            return JSONResponse(
-                {
-                    "id": "chatcmpl-count",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": body.get("model", "counting"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": text},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-                }
-            )
+            return JSONResponse(self.answer(body, user))
 
         return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
