@@ -15,7 +15,6 @@ itself failed (``error`` then holds the reason and ``text`` is empty).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +27,7 @@ from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from storage.models import BASELINE_CONDITION, GenerationRun, Perturbation, Question, Response
-from storage.repo.leases import Lease, acquire_lease, release_lease, renew_lease
+from storage.repo.leases import Lease, acquire_lease, release_lease
 from storage.repo.requests import RequestInterner
 from storage.repo.runs import (
     ResponseKey,
@@ -40,6 +39,7 @@ from storage.repo.runs import (
     upsert_response_rows,
 )
 from storage.types import utcnow
+from study.batched_writer import BatchedWriter
 from study.catalog import CONDITION_CLASSES, catalog_perturbations, resolve_catalog
 from study.parsing import parse_response
 from study.prompts import PROMPT_VERSION, build_messages
@@ -357,50 +357,15 @@ def _backend(spec: str, perturbations: Sequence[Perturbation]) -> ChatBackend:
     return get_backend(info.spec)
 
 
-class _Writer:
-    """Upserts responses as they arrive, committing every ``every`` rows or ``interval_s``.
+class _Writer(BatchedWriter[dict[str, Any]]):
+    """Upserts response rows (prompts and parameters interned) in batched commits."""
 
-    Large transactions are what makes a run fast: each commit rewrites the touched index
-    pages into the WAL, so committing every 8 rows wrote ~7x the database's size. Both
-    bounds together keep what a crash can lose to one batch or a couple of seconds.
-
-    Each commit also renews the run's lease (at most every ``_HEARTBEAT_S``), so a
-    process on another host sees this one alive.
-    """
-
-    _HEARTBEAT_S = 30.0
-
-    def __init__(
-        self, session: Session, *, every: int, interval_s: float, lease: Lease | None = None
-    ) -> None:
-        self.session = session
-        self.every = every
-        self.interval_s = interval_s
-        self.pending: list[dict[str, Any]] = []
+    def __init__(self, session: Session, **kwargs: Any) -> None:
+        super().__init__(session, **kwargs)
         self.interner = RequestInterner()
-        self.last = time.monotonic()
-        self.lease = lease
-        self.last_heartbeat = time.monotonic()
 
-    def add(self, row: dict[str, Any]) -> None:
-        self.pending.append(row)
-        if len(self.pending) >= self.every or time.monotonic() - self.last >= self.interval_s:
-            self.flush()
-
-    def flush_if_due(self) -> None:
-        """Commit what is held once the interval has passed (called on the batch's tick)."""
-        if self.pending and time.monotonic() - self.last >= self.interval_s:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.pending:
-            upsert_response_rows(self.pending, session=self.session, interner=self.interner)
-            self.pending = []
-        self.session.commit()
-        self.last = time.monotonic()
-        if self.lease is not None and self.last - self.last_heartbeat >= self._HEARTBEAT_S:
-            renew_lease(self.lease, session=self.session)
-            self.last_heartbeat = self.last
+    def write(self, pending: list[dict[str, Any]]) -> None:
+        upsert_response_rows(pending, session=self.session, interner=self.interner)
 
 
 def run_generation(

@@ -19,7 +19,6 @@ Tracks: ``oracle`` shows the curated core memories; ``pipeline`` shows what a
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +43,7 @@ from storage.repo.runs import (
     set_run_status,
     upsert_responses,
 )
+from study.batched_writer import BatchedWriter
 from study.catalog.contexts import RenderedContext
 from study.catalog.memory_bank import MemoryBankContext, bank_condition
 from study.conflicts.dialogues import Dialogue, read_dialogues
@@ -294,27 +294,14 @@ def _backend(
     return spec
 
 
-class _Writer:
-    """Upserts responses as they arrive and commits every few rows or seconds."""
+class _Writer(BatchedWriter[Response]):
+    """Upserts responses in batched commits (every 128 rows or 2 s)."""
 
     def __init__(self, session: Session, *, every: int = 128, interval_s: float = 2.0) -> None:
-        self.session = session
-        self.every = every
-        self.interval_s = interval_s
-        self.pending: list[Response] = []
-        self.last = time.monotonic()
+        super().__init__(session, every=every, interval_s=interval_s)
 
-    def add(self, row: Response) -> None:
-        self.pending.append(row)
-        if len(self.pending) >= self.every or time.monotonic() - self.last >= self.interval_s:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.pending:
-            upsert_responses(self.pending, session=self.session)
-            self.pending = []
-        self.session.commit()
-        self.last = time.monotonic()
+    def write(self, pending: list[Response]) -> None:
+        upsert_responses(pending, session=self.session)
 
 
 def generate_conflicts(

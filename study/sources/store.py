@@ -19,7 +19,6 @@ come from the same code as those of a run just made.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from llm.types import ChatBackend, ChatMessage
 from storage.errors import ConfigError, InputError
 from storage.hashing import content_hash
 from storage.models import Prompt
-from storage.repo.leases import acquire_lease, release_lease, renew_lease
+from storage.repo.leases import acquire_lease, release_lease
 from storage.repo.requests import RequestInterner, prompt_messages
 from storage.repo.sources import (
     add_source_run,
@@ -47,6 +46,7 @@ from storage.repo.sources import (
     upsert_source_probes,
 )
 from storage.source_models import NO_TIER, SourceProbe, SourceRun
+from study.batched_writer import BatchedWriter
 from study.sources.analysis import analyze_sources_table
 from study.sources.items import MCQItem, items_to_jsonl
 from study.sources.plan import ProbeKey, ProbeRecord, SourcesConfig, SourcesRun, run_sources
@@ -158,53 +158,22 @@ def record_from_row(row: SourceProbe, messages: Sequence[dict[str, Any]]) -> Pro
     )
 
 
-class _ProbeWriter:
-    """Upserts probes as they arrive, committing every ``every`` rows or ``interval_s``.
+class _ProbeWriter(BatchedWriter[tuple[dict[str, Any], list[dict[str, str]]]]):
+    """Upserts probes (their messages interned as prompts) in batched commits."""
 
-    Each commit also renews the run's lease (at most every ``_HEARTBEAT_S``).
-    """
-
-    _HEARTBEAT_S = 30.0
-
-    def __init__(
-        self, session: Session, *, every: int, interval_s: float, lease: Any = None
-    ) -> None:
-        self.session = session
-        self.every = every
-        self.interval_s = interval_s
-        self.lease = lease
-        self.pending: list[tuple[dict[str, Any], list[dict[str, str]]]] = []
+    def __init__(self, session: Session, **kwargs: Any) -> None:
+        super().__init__(session, **kwargs)
         self.interner = RequestInterner()
-        self.last = self.last_heartbeat = time.monotonic()
         self.written = 0
 
-    def add(self, row: dict[str, Any], messages: list[dict[str, str]]) -> None:
-        self.pending.append((row, messages))
-        if len(self.pending) >= self.every or time.monotonic() - self.last >= self.interval_s:
-            self.flush()
-
-    def flush_if_due(self) -> None:
-        """Commit what is held once the interval has passed (the batch's tick)."""
-        if self.pending and time.monotonic() - self.last >= self.interval_s:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.pending:
-            ids = self.interner.intern(
-                [{"messages": m} for _, m in self.pending], session=self.session
-            )
-            rows = [
-                {**row, "prompt_id": pid}
-                for (row, _), (pid, _params, _rest) in zip(self.pending, ids, strict=True)
-            ]
-            upsert_source_probes(rows, session=self.session)
-            self.written += len(rows)
-            self.pending = []
-        self.session.commit()
-        self.last = time.monotonic()
-        if self.lease is not None and self.last - self.last_heartbeat >= self._HEARTBEAT_S:
-            renew_lease(self.lease, session=self.session)
-            self.last_heartbeat = self.last
+    def write(self, pending: list[tuple[dict[str, Any], list[dict[str, str]]]]) -> None:
+        ids = self.interner.intern([{"messages": m} for _, m in pending], session=self.session)
+        rows = [
+            {**row, "prompt_id": pid}
+            for (row, _), (pid, _params, _rest) in zip(pending, ids, strict=True)
+        ]
+        upsert_source_probes(rows, session=self.session)
+        self.written += len(rows)
 
 
 def _stored_records(
@@ -315,8 +284,10 @@ def run_stored_sources(
                 def store(rec: ProbeRecord, cfg: SourcesConfig = cfg) -> None:
                     failed[0] += rec.error is not None
                     writer.add(
-                        probe_row(run_id, cfg.instruction, rec, logprobs_asked=cfg.logprobs),
-                        [{"role": m.role, "content": m.content} for m in rec.messages],
+                        (
+                            probe_row(run_id, cfg.instruction, rec, logprobs_asked=cfg.logprobs),
+                            [{"role": m.role, "content": m.content} for m in rec.messages],
+                        )
                     )
 
                 label = f"probing {spec} ({cfg.instruction})"
