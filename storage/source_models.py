@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from storage.types import JSONType, NullableJSONType, UTCDateTime, utcnow
+from storage.types import JSONType, NullableJSONType, created_at_field, updated_at_field
 
 #: ``ok``: a letter was read; ``unknown``: the reply held no option letter (uniform
 #: distribution, counted); ``failed``: the request failed (re-asked when the run resumes).
@@ -27,19 +27,6 @@ SOURCE_RUN_STATUS_VALUES = ("running", "interrupted", "incomplete", "done")
 #: ``tier`` of the bare probes, which no assertion tier applies to (a real value, not
 #: NULL, so the unique key holds on every backend).
 NO_TIER = 0
-
-
-def _created() -> Any:
-    return Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
-
-
-def _updated() -> Any:
-    return Field(
-        default_factory=utcnow,
-        sa_type=UTCDateTime,
-        nullable=False,
-        sa_column_kwargs={"onupdate": utcnow},
-    )
 
 
 class SourceRun(SQLModel, table=True):
@@ -58,8 +45,8 @@ class SourceRun(SQLModel, table=True):
     simulated: bool = False
     config: dict[str, Any] = Field(default_factory=dict, sa_type=JSONType)
     status: str = "running"
-    created_at: datetime = _created()
-    updated_at: datetime = _updated()
+    created_at: datetime = created_at_field()
+    updated_at: datetime = updated_at_field()
 
 
 class SourceProbe(SQLModel, table=True):
@@ -107,8 +94,8 @@ class SourceProbe(SQLModel, table=True):
     cached: bool = False
     # Every token's logprobs (llm.logprobs.logprobs_to_json) when they were asked for.
     logprobs: list[dict[str, Any]] | None = Field(default=None, sa_type=NullableJSONType)
-    created_at: datetime = _created()
-    updated_at: datetime = _updated()
+    created_at: datetime = created_at_field()
+    updated_at: datetime = updated_at_field()
 
 
 #: Where a stored claim came from.
@@ -136,5 +123,5 @@ class SourceClaim(SQLModel, table=True):
     origin: str = "generated"
     # The imported file's path (None for generated claims).
     source: str | None = Field(default=None, sa_type=Text)
-    created_at: datetime = _created()
-    updated_at: datetime = _updated()
+    created_at: datetime = created_at_field()
+    updated_at: datetime = updated_at_field()
