@@ -418,14 +418,14 @@ def run_sources(
                 "(write them with `driftlens sources claims` or import a claims file)."
             )
     spec = backend if isinstance(backend, str) else backend.spec
-    if on_phase:
-        on_phase("bare")
-    bare_jobs = [(it, "bare", None, None) for it in items if (None, it.id, "bare") not in done]
-    fresh = {
-        r.key: r
-        for r in _answer_all(
+
+    def answer(
+        jobs: Sequence[tuple[MCQItem, str, int | None, str | None]],
+    ) -> dict[ProbeKey, ProbeRecord]:
+        """Ask ``jobs`` (both phases, the same settings), keyed by probe."""
+        records = _answer_all(
             backend,
-            bare_jobs,
+            jobs,
             cfg,
             claims,
             session=session,
@@ -434,7 +434,12 @@ def run_sources(
             on_record=on_record,
             on_tick=on_tick,
         )
-    }
+        return {r.key: r for r in records}
+
+    if on_phase:
+        on_phase("bare")
+    bare_jobs = [(it, "bare", None, None) for it in items if (None, it.id, "bare") not in done]
+    fresh = answer(bare_jobs)
     bare = [done.get((None, it.id, "bare")) or fresh[(None, it.id, "bare")] for it in items]
     wrong = {rec.item_id: rec.wrong_letter for rec in bare}
     plan = [
@@ -454,19 +459,6 @@ def run_sources(
         if (job[2], job[0].id, job[1]) not in done
         or done[(job[2], job[0].id, job[1])].wrong_letter != job[3]
     ]
-    fresh = {
-        r.key: r
-        for r in _answer_all(
-            backend,
-            todo,
-            cfg,
-            claims,
-            session=session,
-            progress=progress,
-            concurrency=concurrency,
-            on_record=on_record,
-            on_tick=on_tick,
-        )
-    }
+    fresh = answer(todo)
     probes = [fresh.get((t, it.id, v)) or done[(t, it.id, v)] for it, v, t, _ in plan]
     return SourcesRun(model=spec, config=cfg, records=(*bare, *probes))
