@@ -66,6 +66,14 @@ _EXPORTS: dict[str, str] = {
     "analyze_table": "driftlens_core.analysis",
     "StatsInput": "driftlens_core.analysis",
     "StudyStats": "driftlens_core.analysis",
+    # paired comparison of two runs (paired.py)
+    "paired_ratio_difference": "driftlens_core.paired",
+    "paired_drel_difference": "driftlens_core.paired",
+    "PairedDifference": "driftlens_core.paired",
+    "mcnemar_exact": "driftlens_core.paired",
+    "wilcoxon_paired": "driftlens_core.paired",
+    "sign_test": "driftlens_core.paired",
+    "ranking_letters": "driftlens_core.paired",
     # source reliance (logistic.py, source_reliance.py; pure Python: not hot)
     "fit_logit": "driftlens_core.logistic",
     "LogitResult": "driftlens_core.logistic",
