@@ -21,6 +21,7 @@ from sqlmodel import col, select
 
 from app.ui.db import page_session, page_settings
 from app.ui.safe import escape_markdown, show_plain
+from app.ui.url_state import url_open, url_select
 from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.versions import document, get_version, seed_ontologies
 from storage.errors import DriftLensError
@@ -350,33 +351,27 @@ def _entry_label(entry: AnalysisEntry) -> str:
     )
 
 
-def _linked(entries: list[AnalysisEntry]) -> int:
-    """Index of the analysis the URL names (``?analysis=``, else ``?run=&labeler=&version=``).
+def _filtered(entries: list[AnalysisEntry]) -> AnalysisEntry:
+    """The newest analysis matching ``?run=&labeler=&version=`` (else the newest of all).
 
-    Without parameters (or when none matches) the newest analysis opens.
+    What opens when the URL names no ``?analysis=`` (or one that does not exist).
     """
     params = st.query_params
-    wanted_id = params.get("analysis")
-    if wanted_id is not None and wanted_id.isdigit():
-        for i, e in enumerate(entries):
-            if e.id == int(wanted_id):
-                return i
     run, labeler, version = params.get("run"), params.get("labeler"), params.get("version")
     if run or labeler or version:
-        for i, e in enumerate(entries):
+        for e in entries:
             if (
                 (not run or run in e.runs)
                 and (not labeler or labeler == e.labeler)
                 and (not version or version == e.ontology_version)
             ):
-                return i
-    return 0
+                return e
+    return entries[0]
 
 
 def _link(entry: AnalysisEntry) -> None:
     """Keep the URL on the shown analysis, so the address bar is a link to this view."""
-    wanted = {
-        "analysis": str(entry.id),
+    wanted = {  # ``?analysis=`` itself is url_select's
         "run": entry.run,
         "labeler": entry.labeler,
         "version": entry.ontology_version,
@@ -431,21 +426,17 @@ if entries:
         width="stretch",
     )
     by_id = {e.id: e for e in entries}
-    # The URL is read when the page opens (or a new analysis was just stored); after that
-    # the choice is the widget's, and the URL follows it.
-    opened = st.session_state.pop("analysis_opened", None)
-    if opened in by_id:
-        st.session_state["shown_analysis"] = opened
-    elif st.session_state.get("shown_analysis") not in by_id:
-        st.session_state["shown_analysis"] = entries[_linked(entries)].id
-    picked = st.selectbox(
+    # ``?analysis=ID`` opens that one (an unknown id says so); a new analysis opens itself.
+    picked = url_select(
         "Show analysis",
         list(by_id),
+        param="analysis",
+        default=_filtered(entries).id,
         format_func=lambda i: _entry_label(by_id[i]),
         key="shown_analysis",
         help="The newest opens by default; the address bar links to the one shown.",
     )
-    shown = by_id[picked]
+    shown = by_id[picked] if picked in by_id else entries[0]
     _link(shown)
 
 # ---------------------------------------------------------------- new analysis
@@ -519,9 +510,8 @@ with st.expander("New analysis", expanded=not entries, icon=":material/add_chart
         else:
             # Open the new analysis (its link) on the rerun.
             st.query_params.clear()
-            st.query_params["analysis"] = str(result.analysis_id)
+            url_open("analysis", result.analysis_id)
             st.session_state["analysis_stored"] = result.analysis_id
-            st.session_state["analysis_opened"] = result.analysis_id
             st.rerun()
     if "analysis_stored" in st.session_state:
         st.success(f"Analysis {st.session_state.pop('analysis_stored')} stored and shown below.")

@@ -8,6 +8,7 @@ import streamlit as st
 from app.ui.db import page_session, page_settings
 from app.ui.progress import progress_bar
 from app.ui.safe import escape_markdown, inline_html, show_plain
+from app.ui.url_state import url_select
 from ontology.schema import load_seed
 from storage.errors import DriftLensError
 from storage.repo.runs import list_runs
@@ -86,9 +87,8 @@ def _overview(db_url: str, run: str, revision: tuple[str, str, int, int]) -> Run
         return run_overview(run, session=session)
 
 
-# ``?run=`` (and ``?question=``) open a linked view; the URL is only read here.
-linked_run = st.query_params.get("run")
-run = st.selectbox("Run", runs, index=runs.index(linked_run) if linked_run in runs else 0)
+# ``?run=`` (and ``?question=``) open a linked view; picking another rewrites the URL.
+run = str(url_select("Run", runs, param="run"))
 with page_session() as session:
     revision = run_revision(run, session=session)
 overview = _overview(page_settings().db_url, run, revision)
@@ -106,14 +106,7 @@ st.dataframe(
 )
 
 if overview.question_ids:
-    linked_question = st.query_params.get("question")
-    question_id = st.selectbox(
-        "Question",
-        overview.question_ids,
-        index=overview.question_ids.index(linked_question)
-        if linked_question in overview.question_ids
-        else 0,
-    )
+    question_id = str(url_select("Question", overview.question_ids, param="question"))
     with page_session() as session:
         question, views = question_responses(run, question_id, session=session)
     st.markdown(f"**Question:** {escape_markdown(question)}")

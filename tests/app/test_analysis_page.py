@@ -92,6 +92,10 @@ def test_stored_analyses_table_opens_the_newest_and_links_by_url(workspace: Path
     assert any(t.value.startswith(f"Analysis {first} ·") for t in linked.text)
     by_run = _open_linked({"run": RUN, "labeler": LABELER})
     assert by_run.selectbox(key="shown_analysis").value == newest
+    # An unknown id says so in one line (it used to open the newest silently).
+    missing = _open_linked({"analysis": "999"})
+    assert missing.selectbox(key="shown_analysis").value == newest
+    assert [c.value for c in missing.caption if "999" in c.value] == ["unknown analysis '999'"]
 
 
 def test_help_simulated_marks_and_downloads(workspace: Path) -> None:

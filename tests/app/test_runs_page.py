@@ -114,3 +114,7 @@ def test_run_and_question_in_the_url_open_a_linked_view() -> None:
     assert at.selectbox[0].value == "second"
     assert at.selectbox[1].value == "link-1"
     assert any("Question 1?" in m.value for m in at.markdown)
+    # Picking another run rewrites the address bar (it used to keep ?run=second).
+    at.selectbox[0].select("first").run()
+    assert at.query_params["run"] in ("first", ["first"])
+    assert at.query_params["question"] in ("link-1", ["link-1"])  # same question, other run
