@@ -153,7 +153,7 @@ def _summarise(
     n_inf: NDArray[np.float64],
     *,
     level: float,
-    margin: ArrayLike | None,
+    margin: ArrayLike | str | None,
     alpha: float,
     power: float,
     n_boot: int,
@@ -171,7 +171,11 @@ def _summarise(
     diff = point_b - point_a
     mdd = mdd_factor(n_inf, alpha=alpha, power=power) * se
     m: NDArray[np.float64] = np.full(k, np.nan)
-    if margin is not None:
+    if isinstance(margin, str):
+        if margin != "mdd":
+            raise ValueError("margin must be a number, an array or 'mdd'")
+        m[:] = mdd  # equivalence within what this comparison could detect
+    elif margin is not None:
         m[:] = np.broadcast_to(np.asarray(margin, dtype=np.float64), (k,))
     tost = tost_from_replicates(rows, diff, m, n_inf)
     undefined = n_inf < 2
@@ -210,7 +214,7 @@ def paired_ratio_difference(
     n_boot: int = DEFAULT_PAIRED_BOOTSTRAP,
     seed: Seed = None,
     level: float = 0.95,
-    margin: ArrayLike | None = None,
+    margin: ArrayLike | str | None = None,
     alpha: float = 0.05,
     power: float = 0.80,
     chunk: int = DEFAULT_CHUNK,
@@ -230,7 +234,8 @@ def paired_ratio_difference(
         n_boot: bootstrap replicates.
         seed: seed or ``Generator`` (consumed in place).
         level: confidence level of the main interval (a 90 % interval is always added).
-        margin: equivalence margin(s) for the TOST (``()`` or ``(K,)``; ``None``: none).
+        margin: equivalence margin(s) for the TOST (``()`` or ``(K,)``; ``"mdd"``: each
+            statistic's own MDD; ``None``: no TOST).
         alpha: two-sided level of the MDD's test.
         power: power at the MDD.
         chunk: replicates per chunk (part of the random stream).
@@ -275,7 +280,7 @@ def paired_drel_difference(
     n_boot: int = DEFAULT_PAIRED_BOOTSTRAP,
     seed: Seed = None,
     level: float = 0.95,
-    margin: ArrayLike | None = None,
+    margin: ArrayLike | str | None = None,
     alpha: float = 0.05,
     power: float = 0.80,
     chunk: int = DEFAULT_CHUNK,

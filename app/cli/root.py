@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.conflicts_cmds",
     "app.cli.disposition_cmds",
     "app.cli.sources_cmds",
+    "app.cli.compare_cmds",
 )
 
 

@@ -1,0 +1,124 @@
+"""``driftlens compare``: paired comparison of two or more runs of one instrument."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from app.cli.console import out_console
+from app.cli.context import session_for
+
+_out = out_console(width=None if os.isatty(1) else 160)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``compare`` to the root application."""
+    app.command("compare")(compare_cmd)
+
+
+def _f(x: float, digits: int = 3) -> str:
+    return "–" if not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _p(x: float) -> str:
+    if not math.isfinite(x):
+        return "–"
+    return "<0.001" if x < 0.001 else f"{x:.3f}"
+
+
+def parse_margin(text: str | None) -> float | None:
+    """``None`` (instrument default), ``nan`` for ``mdd``, else a positive number."""
+    from storage.errors import InputError
+
+    if text is None:
+        return None
+    if text.strip().lower() == "mdd":
+        return math.nan
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"--margin must be a positive number or 'mdd', not {text!r}.") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"--margin must be a positive number or 'mdd', not {text!r}.")
+    return value
+
+
+def compare_cmd(
+    ctx: typer.Context,
+    runs: Annotated[list[str], typer.Argument(help="Two or more runs (RUN_A RUN_B [RUN_C …]).")],
+    instrument: Annotated[
+        str,
+        typer.Option("--instrument", "-i", help="reasoning, disposition, conflicts or sources."),
+    ] = "reasoning",
+    labeler: Annotated[
+        str | None, typer.Option("--labeler", "-l", help="Reasoning drift: the labeler.")
+    ] = None,
+    study: Annotated[
+        str | None, typer.Option("--study", help="Disposition: the study of the arms.")
+    ] = None,
+    margin: Annotated[
+        str | None,
+        typer.Option(
+            "--margin",
+            help="Equivalence margin (statistic units), or 'mdd' for each row's own MDD "
+            "(default: the instrument's).",
+        ),
+    ] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Level of tests, BH and TOST.")] = 0.05,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", help="Replicates.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    top: Annotated[int, typer.Option("--top", help="Most different items kept per pair.")] = 20,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
+    ] = None,
+) -> None:
+    """Compare runs on the items they share: paired differences, tests, BH, TOST, letters."""
+    from driftlens_core.bootstrap import MIN_BOOTSTRAP
+    from storage.errors import InputError
+    from study.compare import CompareOptions, compare_runs, matching_lines
+
+    if bootstrap < MIN_BOOTSTRAP:
+        raise InputError(f"--bootstrap must be at least {MIN_BOOTSTRAP}.")
+    if not 0 < alpha < 0.5:
+        raise InputError("--alpha must lie between 0 and 0.5.")
+    if instrument == "reasoning" and not labeler:
+        raise InputError("Reasoning drift runs are compared under one labeler: pass --labeler.")
+    options = CompareOptions(
+        labeler=labeler, study=study, margin=parse_margin(margin), alpha=alpha,
+        n_boot=bootstrap, seed=seed, top_items=top,
+    )  # fmt: skip
+    with session_for(ctx) as session:
+        result = compare_runs(runs, instrument=instrument, session=session, options=options)
+    mark = " [simulated]" if result.simulated else ""
+    table = Table(
+        title=f"{result.instrument}: {result.headline}{mark} — B − A, B = {bootstrap}",
+        title_justify="left",
+    )
+    for name in ("A", "B", "statistic", "scope", "A value", "B value", "B − A", "95% CI",
+                 "p adj", "test", "test p", "MDD", "n", "verdict"):  # fmt: skip
+        table.add_column(name, justify="left" if name in ("A", "B", "statistic", "scope",
+                         "test", "verdict") else "right")  # fmt: skip
+    for r in result.rows:
+        table.add_row(
+            r.run_a, r.run_b, r.statistic, r.scope, _f(r.value_a), _f(r.value_b), _f(r.diff),
+            f"[{_f(r.ci_low)}, {_f(r.ci_high)}]", _p(r.p_adjusted), r.test, _p(r.p_test),
+            _f(r.mdd), str(r.n_items), r.verdict,
+        )  # fmt: skip
+    _out.print(table)
+    for line in matching_lines(result):
+        _out.print(line)
+    _out.print(f"Equivalence: {result.margin_note}; BH over {len(result.rows)} comparisons.")
+    if result.ranking:
+        _out.print("Ranking (runs sharing a letter cannot be separated):")
+        for rr in result.ranking:
+            _out.print(f"  {rr.statistic} · {rr.scope}: {rr.run} {_f(rr.value)} {rr.letters}")
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+        _out.print(f"JSON written to {json_out}")

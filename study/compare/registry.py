@@ -1,0 +1,87 @@
+"""The registry of comparison adapters: one per instrument, a fifth adds its own.
+
+An adapter lives in its instrument's folder (``study/<instrument>/compare.py``) and
+registers itself with :func:`register_adapter` when imported. The registry imports the
+known instruments' modules lazily (the generic room names modules, never imports an
+instrument at import time); another instrument either adds its module to
+:data:`ADAPTER_MODULES` or calls :func:`register_adapter` from its own package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Protocol
+
+from sqlmodel import Session
+
+from storage.errors import InputError
+from study.compare.types import CompareOptions, ItemDiff, RunData, StatRow
+
+
+class Adapter(Protocol):
+    """What an instrument provides to be compared.
+
+    Attributes:
+        name: the ``--instrument`` value.
+        headline: one line naming the compared quantity (shown in reports).
+        default_margin: equivalence margin in the statistic's units (TOST), or ``None``
+            to use each comparison's own MDD.
+    """
+
+    name: str
+    headline: str
+    default_margin: float | None
+
+    def load(self, run: str, *, session: Session, options: CompareOptions) -> RunData:
+        """Read one run (raise a ``DriftLensError`` naming it when it cannot be read)."""
+        ...
+
+    def pair(
+        self, a: RunData, b: RunData, shared: Sequence[str], *, options: CompareOptions,
+        margin: float | None,
+    ) -> list[StatRow]:  # fmt: skip
+        """The paired rows of two runs on their shared items (unadjusted)."""
+        ...
+
+    def items(self, a: RunData, b: RunData, shared: Sequence[str], *, top: int) -> list[ItemDiff]:
+        """The ``top`` shared items on which the runs differ most, with both texts."""
+        ...
+
+    def unpaired_units(self, a: RunData, b: RunData, shared: Sequence[str]) -> int:
+        """Answers of shared items that have no partner in the other run (left out)."""
+        ...
+
+
+#: instrument name → module that registers its adapter when imported.
+ADAPTER_MODULES: dict[str, str] = {
+    "reasoning": "study.reasoning.compare",
+    "disposition": "study.disposition.compare",
+    "conflicts": "study.conflicts.compare",
+    "sources": "study.sources.compare",
+}
+_ADAPTERS: dict[str, Adapter] = {}
+
+
+def register_adapter(adapter: Adapter) -> Adapter:
+    """Register ``adapter`` under its name (a second registration replaces the first)."""
+    _ADAPTERS[adapter.name] = adapter
+    return adapter
+
+
+def adapter_names() -> tuple[str, ...]:
+    """Every instrument that can be compared."""
+    return tuple(dict.fromkeys([*ADAPTER_MODULES, *_ADAPTERS]))
+
+
+def get_adapter(name: str) -> Adapter:
+    """The adapter of instrument ``name``.
+
+    Raises:
+        InputError: no instrument of that name.
+    """
+    if name not in _ADAPTERS and name in ADAPTER_MODULES:
+        importlib.import_module(ADAPTER_MODULES[name])
+    if name not in _ADAPTERS:
+        raise InputError(f"Unknown instrument {name!r}; use one of {', '.join(adapter_names())}.")
+    return _ADAPTERS[name]

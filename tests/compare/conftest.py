@@ -1,0 +1,94 @@
+"""A simulated disposition study shared by the comparison tests (built once per module)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from study.disposition.items import BatteryDocument, Stem, load_sample_batteries
+
+#: Two tendencies, 40 stems each (the 10 shipped stems under new ids: the simulator hashes
+#: a stem's effect from its id, so each is a new item), 3 paraphrases, 2 samples.
+N_STEMS = 40
+BATTERIES = ("self_interest", "oversight")
+
+
+def battery_doc(n_stems: int = N_STEMS) -> BatteryDocument:
+    """The shipped batteries widened to ``n_stems`` stems of three paraphrases."""
+    doc = load_sample_batteries()
+    out = []
+    for b in doc.batteries:
+        if b.name not in BATTERIES:
+            continue
+        stems = [
+            Stem(id=f"{b.stems[k % len(b.stems)].id}-{k:02d}",
+                 paraphrases=b.stems[k % len(b.stems)].paraphrases[:3])
+            for k in range(n_stems)
+        ]  # fmt: skip
+        out.append(b.model_copy(update={"stems": stems}))
+    return BatteryDocument(batteries=out)
+
+
+@pytest.fixture(scope="module")
+def disposition_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A workspace whose study ``cmp`` has arms d025-s1, d025-s2 (seed only) and d075-s1.
+
+    Reasoning is off: the simulator's dose curve is steep there (−4.7 pp at dose 25,
+    −30.4 pp at 75), so the larger dose is a known, large difference.
+    """
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+    from study.disposition.runs import ArmSpec, add_arms, run_study
+
+    ws = tmp_path_factory.mktemp("compare-ws")
+    arms = [
+        ArmSpec(
+            "d025-s1",
+            "sim/disp-qwen-d025-s1",
+            role="reference",
+            dose=25,
+            train_seed=1,
+            reasoning="off",
+        ),
+        ArmSpec("d025-s2", "sim/disp-qwen-d025-s2", dose=25, train_seed=2, reasoning="off"),
+        ArmSpec("d075-s1", "sim/disp-qwen-d075-s1", dose=75, train_seed=1, reasoning="off"),
+    ]
+    with open_workspace_session(resolve_settings(workspace=ws)) as session:
+        add_arms("cmp", arms, session=session)
+        run_study("cmp", battery_doc(), session=session, judge="sim/default", repeat_share=0.0)
+    yield ws
+
+
+@pytest.fixture
+def ws_cli(disposition_workspace: Path, cli: Callable[..., object]) -> Callable[..., object]:
+    """``driftlens --workspace <the shared workspace> ARGS``."""
+
+    def run(*args: str) -> object:
+        return cli("--workspace", str(disposition_workspace), *args)
+
+    return run
+
+
+@pytest.fixture
+def ws_main(
+    disposition_workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., tuple[int, str]]:
+    """Run ``driftlens ARGS`` as the console script does: ``(exit code, stdout + stderr)``."""
+    from app.cli import main
+
+    def run(*args: str) -> tuple[int, str]:
+        capsys.readouterr()
+        monkeypatch.setattr(sys, "argv", ["driftlens", "--workspace", str(disposition_workspace),
+                                          *args])  # fmt: skip
+        code = 0
+        try:
+            main()
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return code, captured.out + captured.err
+
+    return run
