@@ -11,6 +11,7 @@ import io
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlmodel import Session, col, select
 
@@ -20,6 +21,16 @@ from storage.repo.runs import require_run
 from study.benchmark_export import export_benchmark
 from study.exports import export_responses_jsonl
 from study.reasoning.preferences import export_preferences
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The formats a table downloads in, with their MIME types.
+TABLE_FORMATS: dict[str, str] = {
+    "jsonl": "application/x-ndjson",
+    "csv": "text/csv",
+    "parquet": "application/vnd.apache.parquet",
+}
 
 
 def folder_zip(folder: Path) -> bytes:
@@ -88,3 +99,29 @@ def run_judges(run_name: str, *, session: Session) -> list[str]:
         .distinct()
     )
     return sorted(str(m) for m in session.exec(stmt))
+
+
+def frame_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
+    """A table as a download: JSONL (one record a line), formula-safe CSV, or Parquet.
+
+    Args:
+        frame: The table (untrusted text cells are fine: CSV cells are guarded by
+            :func:`study.safe_csv.frame_csv_text`, JSONL and Parquet keep them as data).
+        fmt: ``jsonl``, ``csv`` or ``parquet``.
+
+    Raises:
+        ValueError: an unknown format (a programming error, not user input).
+    """
+    if fmt == "jsonl":
+        if frame.empty:
+            return b""
+        return str(frame.to_json(orient="records", lines=True, force_ascii=False)).encode()
+    if fmt == "csv":
+        from study.safe_csv import frame_csv_text
+
+        return frame_csv_text(frame).encode()
+    if fmt == "parquet":
+        buf = io.BytesIO()
+        frame.to_parquet(buf, index=False)
+        return buf.getvalue()
+    raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")

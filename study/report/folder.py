@@ -9,7 +9,9 @@ files. Every instrument's report writer uses it.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator, Mapping
@@ -28,6 +30,19 @@ REPORT_MARKERS: tuple[str, ...] = (
     "disposition.html",
     "conflicts_report.html",
 )
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def folder_slug(name: str) -> str:
+    """A folder name for a run or study name: itself when it is a safe file name, else its
+    safe characters plus a short hash of the whole name, so two names never share a folder
+    (``a/b`` and ``a_b`` differ) and no name reaches outside its parent (``..``)."""
+    safe = _UNSAFE.sub("_", name).strip("._") or "run"
+    if safe == name:
+        return name
+    return f"{safe[:60]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def _sibling(target: Path, kind: str) -> Path:
