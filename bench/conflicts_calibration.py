@@ -3,7 +3,7 @@
 Each replication simulates the RQ3 cohort: 60 instances (20 per conflict type) × the five
 simulated response models (``RESPONDER_PROFILES``) × {0, 6} distractors, one answer each,
 scored by one simulated judge (mixture rater noise, its leniency). Moves are drawn with
-the simulator's own code (:func:`llm.sim.conflicts.draw_moves`, common random numbers
+the simulator's own code (:func:`study.conflicts.sim.moves.draw_moves`, common random numbers
 across the two doses of an instance, as the served simulator does), turned into the true
 rubric scores (:func:`true_scores`) and judged (:func:`noisy_score`). The paired effect is
 estimated exactly as ``driftlens conflicts stats`` does
@@ -64,18 +64,20 @@ from driftlens_core.bootstrap import cluster_bootstrap_sums, percentile_interval
 from driftlens_core.ordinal import ordinal_agreement
 from driftlens_core.rubric import paired_effect
 from llm.seeds import stable_int
-from llm.sim.conflicts import (
-    DEGRADING,
+from study.conflicts.sim.judge import (
     JUDGE_PROFILES,
-    RESPONDER_PROFILES,
-    TYPES,
     JudgeProfile,
-    ResponderProfile,
-    TypeRates,
-    draw_moves,
     expected_judged_total,
     noisy_score,
     simulate_judge_pairs,
+)
+from study.conflicts.sim.moves import (
+    DEGRADING,
+    RESPONDER_PROFILES,
+    TYPES,
+    ResponderProfile,
+    TypeRates,
+    draw_moves,
     true_scores,
 )
 

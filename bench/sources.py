@@ -32,8 +32,8 @@ from driftlens_core.source_reliance import (
     discrimination,
     influence_design,
 )
-from llm.sim.sources import SOURCE_PRESETS
 from study.sources.analysis import analyze_sources_table, validate
+from study.sources.sim.probe import SOURCE_PRESETS
 from tests.sources.simtable import probe_table
 
 

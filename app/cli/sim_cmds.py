@@ -58,7 +58,7 @@ def serve_cmd(
     ),
 ) -> None:
     """Serve the simulator as an OpenAI-compatible API (POST /v1/chat/completions)."""
-    from llm.sim.presets import get_preset
+    from llm.sim.registry import get_preset
     from llm.sim.server import bind_socket, serve
     from ontology.labelers.sim import studio_answerer
 

@@ -305,7 +305,7 @@ def run_cmd(
     try:
         from study.sources.items import read_items, shipped_items
         from study.sources.plan import SourcesConfig
-        from study.sources.sim import backend_for
+        from study.sources.sim.wiring import backend_for
         from study.sources.store import load_sources_runs, run_stored_sources
         from study.sources.tier2 import read_claims
 

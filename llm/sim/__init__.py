@@ -2,7 +2,8 @@
 
 from llm.sim.classify import default_classify_memory, split_user_message
 from llm.sim.generator import SimEdit, SimResponse, simulate
-from llm.sim.presets import PRESETS, SimPreset, get_preset
+from llm.sim.presets import PRESETS, SimPreset
+from llm.sim.registry import get_preset
 
 __all__ = [
     "PRESETS",

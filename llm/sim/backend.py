@@ -10,7 +10,8 @@ from llm.seeds import request_seed
 from llm.sim.chat import simulate_reply
 from llm.sim.classify import Classifier
 from llm.sim.extras import SimExtras
-from llm.sim.presets import SimPreset, get_preset
+from llm.sim.presets import SimPreset
+from llm.sim.registry import get_preset
 from llm.types import ChatRequest, ChatResult, ResultCallback
 
 

@@ -6,9 +6,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from llm.sim import conflicts as _conflicts  # noqa: F401  (registers the conflict tasks)
-from llm.sim import observability as _observability  # noqa: F401  (bank observability judge)
-from llm.sim import sources as _sources  # noqa: F401  (registers the tier-2 claim task)
 from llm.sim.classify import Classifier, split_user_message
 from llm.sim.extras import (
     SimExtras,

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from llm.seeds import stable_int
 from llm.sim.bank import ANSWER_SENTENCES, LEAF_NAMES, ROOT_OF, STEP_SENTENCES
 from llm.sim.classify import CATEGORY_AFFINITY, Classifier, default_classify_memory
-from llm.sim.presets import EDIT_KINDS, MALFORMED_KINDS, SimPreset, get_preset
+from llm.sim.presets import EDIT_KINDS, MALFORMED_KINDS, SimPreset
+from llm.sim.registry import get_preset
 
 MAX_STEPS_AFTER_EDITS = 10  # inserts stop here so responses stay a plausible length
 

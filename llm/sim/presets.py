@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from storage.errors import ConfigError
-
 CONDITION_CLASSES: tuple[str, ...] = ("baseline", "noise", "attribute", "life_event")
 EDIT_KINDS: tuple[str, ...] = ("substitute", "insert", "delete", "reorder")
 MALFORMED_KINDS: tuple[str, ...] = (
@@ -206,23 +204,3 @@ PRESETS: dict[str, SimPreset] = {
         ),
     )
 }
-
-
-def get_preset(name: str) -> SimPreset:
-    """Return a preset by name (``default`` or ``sim/default``), drift or instrument-registered.
-
-    Raises:
-        ConfigError: When no preset has that name.
-    """
-    key = name.removeprefix("sim/").strip()
-    if key in PRESETS:
-        return PRESETS[key]
-    # Instrument presets live in their own registry (llm/sim/registry.py), which imports
-    # this module; imported here to keep the dependency one-way at import time.
-    from llm.sim.registry import all_presets, lookup
-
-    found = lookup(key)
-    if found is None:
-        known = ", ".join(sorted(all_presets()))
-        raise ConfigError(f"Unknown simulator preset {name!r}; known presets: {known}.")
-    return found

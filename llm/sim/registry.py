@@ -8,8 +8,13 @@ everywhere (in-process backend, served simulator, ``driftlens sim presets``) wit
 touching the drift table. A name belongs to exactly one family; registering a taken name
 is refused.
 
-Instrument preset modules are listed in :data:`INSTRUMENT_PRESET_MODULES` and imported on
-the first lookup, so a preset resolves whether or not its instrument was imported yet.
+Plugins, not imports: ``llm`` never imports an instrument. Each instrument's simulator
+lives in its own folder (``study/<instrument>/sim/``) and registers its presets here and its
+task handlers in :mod:`llm.sim.tasks` when imported. The modules to import are *named* in
+:data:`INSTRUMENT_SIM_MODULES` (plus any added with :func:`add_instrument_module`, e.g. a
+toy instrument in the tests) and imported by :func:`load_instruments` on the first lookup of
+a preset or a task, so a preset or task resolves whether or not its instrument was
+imported yet, in the process that serves the simulator as in the one that runs a study.
 """
 
 from __future__ import annotations
@@ -18,13 +23,34 @@ import importlib
 from collections.abc import Iterable
 
 from llm.sim.presets import PRESETS, SimPreset
+from storage.errors import ConfigError
 
 DRIFT_FAMILY = "drift"
-#: Modules that call :func:`register_presets` when imported (one per instrument).
-INSTRUMENT_PRESET_MODULES: tuple[str, ...] = ("llm.sim.conflict_presets",)
+#: Modules that register an instrument's simulator (presets, task handlers) when imported.
+INSTRUMENT_SIM_MODULES: tuple[str, ...] = (
+    "study.conflicts.sim",
+    "study.sources.sim",
+)
 
 _FAMILIES: dict[str, dict[str, SimPreset]] = {}
-_loaded = False
+_extra_modules: list[str] = []
+_loaded: set[str] = set()
+
+
+def add_instrument_module(module: str) -> None:
+    """Name one more module to import on the next lookup (an instrument outside ``study``)."""
+    if module not in INSTRUMENT_SIM_MODULES and module not in _extra_modules:
+        _extra_modules.append(module)
+
+
+def load_instruments() -> None:
+    """Import every instrument simulator module not imported yet (they register themselves)."""
+    for module in (*INSTRUMENT_SIM_MODULES, *_extra_modules):
+        if module not in _loaded:
+            # marked first: a module that looks a preset up while it registers must not
+            # import itself again
+            _loaded.add(module)
+            importlib.import_module(module)
 
 
 def register_presets(family: str, presets: Iterable[SimPreset]) -> None:
@@ -43,17 +69,9 @@ def register_presets(family: str, presets: Iterable[SimPreset]) -> None:
         table[p.name] = p
 
 
-def _load() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in INSTRUMENT_PRESET_MODULES:
-            importlib.import_module(module)
-
-
 def families() -> dict[str, dict[str, SimPreset]]:
     """Every family and its presets, the drift family first."""
-    _load()
+    load_instruments()
     return {DRIFT_FAMILY: dict(PRESETS), **{f: dict(t) for f, t in _FAMILIES.items()}}
 
 
@@ -68,7 +86,7 @@ def all_presets() -> dict[str, SimPreset]:
 def family_of(name: str, *, load: bool = True) -> str | None:
     """The family a preset name belongs to (``None`` when unknown)."""
     if load:
-        _load()
+        load_instruments()
     if name in PRESETS:
         return DRIFT_FAMILY
     for family, table in _FAMILIES.items():
@@ -81,8 +99,22 @@ def lookup(name: str) -> SimPreset | None:
     """The preset called ``name`` in any family."""
     if name in PRESETS:
         return PRESETS[name]
-    _load()
+    load_instruments()
     for table in _FAMILIES.values():
         if name in table:
             return table[name]
     return None
+
+
+def get_preset(name: str) -> SimPreset:
+    """Return a preset by name (``default`` or ``sim/default``), drift or instrument-registered.
+
+    Raises:
+        ConfigError: When no preset has that name.
+    """
+    key = name.removeprefix("sim/").strip()
+    found = lookup(key)
+    if found is None:
+        known = ", ".join(sorted(all_presets()))
+        raise ConfigError(f"Unknown simulator preset {name!r}; known presets: {known}.")
+    return found

@@ -30,6 +30,7 @@ from llm.seeds import stable_int
 from llm.sim.bank import STEP_SENTENCES
 from llm.sim.generator import SimResponse, baseline_steps
 from llm.sim.presets import SimPreset
+from llm.sim.registry import load_instruments
 
 Messages = Sequence[tuple[str, str]]
 TaskHandler = Callable[[Messages, SimPreset, int, int | None], str]
@@ -80,7 +81,8 @@ def register_task(name: str) -> Callable[[TaskHandler], TaskHandler]:
 
 
 def registered_tasks() -> tuple[str, ...]:
-    """Names of the tasks the simulator answers."""
+    """Names of the tasks the simulator answers (the instruments' included)."""
+    load_instruments()
     return tuple(sorted(_HANDLERS))
 
 
@@ -134,6 +136,8 @@ def answer_task(
     task name (``"external"`` for an answerer's reply).
     """
     name = find_task(messages)
+    if name is not None and name not in _HANDLERS:
+        load_instruments()  # the instruments register their task handlers when imported
     handler = _HANDLERS.get(name) if name is not None else None
     text: str | None = None
     if handler is not None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from llm.sim.conflicts import SimBank, register_sim_banks
 from study.conflicts.items import ConflictInstance
+from study.conflicts.sim.responder import SimBank, register_sim_banks
 
 
 def sim_bank(inst: ConflictInstance) -> SimBank:

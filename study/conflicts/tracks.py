@@ -12,9 +12,9 @@ The pipeline track asks whether a memory system keeps a conflict interpretable. 
 Two simulated extractors are built in:
 
 * ``sim-lossy`` drops curated memories with known probabilities
-  (:func:`llm.sim.conflicts.lossy_extract`) — no dialogue needed;
+  (:func:`study.conflicts.sim.responder.lossy_extract`) — no dialogue needed;
 * ``sim-dialogue`` *ingests a multi-session dialogue* (:mod:`study.conflicts.dialogues`)
-  window by window (:func:`llm.sim.conflicts.dialogue_extract`): it misses stated facts
+  window by window (:func:`study.conflicts.sim.responder.dialogue_extract`): it misses stated facts
   with known rates (relation-carrying ones more often) and applies latest-wins to a
   revising turn with a known probability. It stores, for each fact it kept, the
   instance's compact memory record, and its label is computed against the dialogue's
@@ -33,10 +33,10 @@ from typing import Protocol, runtime_checkable
 
 from llm.memory_systems import MemorySystem
 from llm.seeds import stable_int
-from llm.sim.conflicts import dialogue_extract, lossy_extract
 from storage.errors import InputError
 from study.conflicts.dialogues import Dialogue, Turn
 from study.conflicts.items import ConflictInstance
+from study.conflicts.sim.responder import dialogue_extract, lossy_extract
 
 OBSERVABILITY: tuple[str, ...] = ("FULL", "PARTIAL", "None")
 

@@ -21,7 +21,7 @@ from study.sources.items import shipped_items
 from study.sources.plan import SourcesConfig, run_sources
 from study.sources.report import SourcesReportFiles, write_sources_report
 from study.sources.sft import sft_examples, sft_jsonl
-from study.sources.sim import backend_for
+from study.sources.sim.wiring import backend_for
 
 DEMO_MODELS: tuple[str, ...] = ("sim/src-paper", "sim/src-selective")
 

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from llm.sim.sources import TIER2_TASK
 from llm.sim.tasks import task_marker
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from study.sources.items import MCQItem
+from study.sources.sim.probe import TIER2_TASK
 from study.strict_json import StrictParseError, extract_json_object, run_with_repair
 
 if TYPE_CHECKING:

@@ -12,12 +12,12 @@ import pytest
 from click.testing import Result
 from sqlmodel import Session
 
-from llm.sim.conflicts import dialogue_extract
 from storage.errors import InputError
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.dialogues import read_dialogues
 from study.conflicts.items import import_bank_file, load_sample_banks
 from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts
+from study.conflicts.sim.responder import dialogue_extract
 from study.conflicts.tracks import SimDialogueExtractor, extract_bank, observability_label
 
 BANKS = {b.instance_id: b for b in load_sample_banks()}

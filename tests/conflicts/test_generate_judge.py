@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlmodel import Session
 
 from llm.sim.backend import SimBackend
-from llm.sim.presets import get_preset
+from llm.sim.registry import get_preset
 from llm.types import ChatRequest, ChatResult, ResultCallback
 from storage.repo.judges import judge_scores_for
 from storage.repo.runs import list_responses, require_run

@@ -12,8 +12,7 @@ from click.testing import Result
 from sqlmodel import Session
 
 from llm.sim.backend import SimBackend
-from llm.sim.observability import JUDGE_ERROR, true_observability
-from llm.sim.presets import get_preset
+from llm.sim.registry import get_preset
 from storage.repo.judges import judge_scores_for
 from study.conflicts.items import import_bank_file
 from study.conflicts.observability import (
@@ -27,6 +26,7 @@ from study.conflicts.observability import (
     stored_observability,
 )
 from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts
+from study.conflicts.sim.observability import JUDGE_ERROR, true_observability
 from study.strict_json import StrictParseError
 
 

@@ -6,12 +6,12 @@ from scipy.stats import binomtest
 from sqlmodel import Session
 
 from llm.sim.backend import SimBackend
-from llm.sim.conflicts import action_mix
-from llm.sim.presets import get_preset
+from llm.sim.registry import get_preset
 from storage.repo.requests import stored_messages
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import import_bank_file, load_sample_banks
 from study.conflicts.policy import action_mixture, heuristic_answer, parse_action, run_policy
+from study.conflicts.sim.responder import action_mix
 from study.strict_json import StrictParseError
 
 

@@ -8,16 +8,18 @@ from itertools import product
 
 import numpy as np
 
-from llm.sim.conflicts import (
+from study.conflicts.sim.judge import (
     JUDGE_PROFILES,
+    expected_judged_total,
+    noisy_score,
+    simulate_judge_pairs,
+)
+from study.conflicts.sim.moves import (
     RESPONDER_PROFILES,
     Moves,
     compose,
     draw_moves,
-    expected_judged_total,
-    noisy_score,
     recover_moves,
-    simulate_judge_pairs,
     true_scores,
 )
 

@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 from typer.testing import Result
 
 from llm.seeds import stable_int
-from llm.sim.presets import get_preset
+from llm.sim.registry import get_preset
 from llm.sim.server import SimServer
 from llm.sim.tasks import judge_verdict
 from storage.errors import NotFoundError

@@ -10,7 +10,7 @@ import pytest
 
 from llm.sim.chat import simulate_chat
 from llm.sim.generator import baseline_steps, render
-from llm.sim.presets import get_preset
+from llm.sim.registry import get_preset
 from llm.sim.server import SimServer
 from llm.sim.tasks import (
     JUDGE_TASK,

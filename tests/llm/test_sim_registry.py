@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from llm.sim.conflict_presets import DESCRIPTIONS
-from llm.sim.conflicts import JUDGE_PROFILES, RESPONDER_PROFILES
-from llm.sim.presets import PRESETS, SimPreset, get_preset
-from llm.sim.registry import all_presets, families, family_of, register_presets
+from llm.sim.presets import PRESETS, SimPreset
+from llm.sim.registry import all_presets, families, family_of, get_preset, register_presets
 from storage.errors import ConfigError
+from study.conflicts.sim.judge import JUDGE_PROFILES
+from study.conflicts.sim.moves import RESPONDER_PROFILES
+from study.conflicts.sim.presets import DESCRIPTIONS
 
 
 def test_drift_table_holds_only_drift_presets() -> None:

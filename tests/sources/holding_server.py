@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from llm.sim.source_backend import SourceRoute
 from study.sources.items import MCQItem
-from study.sources.sim import probe_parser
+from study.sources.sim.backend import SourceRoute
+from study.sources.sim.wiring import probe_parser
 from tests.study.counting_server import CountingServer
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from driftlens_core.source_reliance import VARIANTS, parse_variant
-from llm.sim.sources import LETTERS, Probe, SourcePreset, fixed_wrong, simulate_probe
+from study.sources.sim.probe import LETTERS, Probe, SourcePreset, fixed_wrong, simulate_probe
 
 
 def probe_table(

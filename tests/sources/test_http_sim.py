@@ -11,7 +11,7 @@ import pytest
 from llm.backends import get_backend
 from study.sources.items import shipped_items
 from study.sources.plan import SourcesConfig, run_sources
-from study.sources.sim import backend_for, serve_source_sim
+from study.sources.sim.wiring import backend_for, serve_source_sim
 
 
 def test_http_run_equals_the_in_process_run() -> None:

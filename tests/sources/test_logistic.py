@@ -10,7 +10,7 @@ import statsmodels.api as sm
 
 from driftlens_core.logistic import fit_logit
 from driftlens_core.source_reliance import influence_design, source_influence
-from llm.sim.sources import SOURCE_PRESETS
+from study.sources.sim.probe import SOURCE_PRESETS
 from tests.sources.simtable import probe_table
 
 

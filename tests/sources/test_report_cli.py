@@ -16,7 +16,7 @@ from study.sources.items import shipped_items
 from study.sources.plan import SourcesConfig, run_sources
 from study.sources.report import write_sources_report
 from study.sources.sft import MIXED_SHARES, sft_examples, variant_counts
-from study.sources.sim import backend_for
+from study.sources.sim.wiring import backend_for
 from study.sources.tier2 import claims_to_jsonl, generate_claims, read_claims
 
 EVIL = "<script>alert(1)</script>"

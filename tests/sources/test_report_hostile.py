@@ -12,7 +12,7 @@ from study.sources.analysis import analyze_sources_table
 from study.sources.items import shipped_items
 from study.sources.plan import run_sources
 from study.sources.report import write_sources_report
-from study.sources.sim import backend_for
+from study.sources.sim.wiring import backend_for
 from tests.hostile_text import (
     HOSTILE,
     assert_inert_html,

@@ -8,12 +8,12 @@ import math
 import pytest
 from sqlmodel import Session
 
-from llm.sim.source_backend import SourceSimBackend
 from llm.types import TokenLogprob
 from study.sources.items import shipped_items
 from study.sources.plan import SourcesConfig, fixed_wrong_letter, run_sources
 from study.sources.score import UNKNOWN, letter_from_text, read_letter
-from study.sources.sim import backend_for, probe_parser
+from study.sources.sim.backend import SourceSimBackend
+from study.sources.sim.wiring import backend_for, probe_parser
 
 LETTERS = ("A", "B", "C", "D")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from llm.sim.sources import SOURCE_PRESETS
 from study.sources.analysis import analyze_sources_table
+from study.sources.sim.probe import SOURCE_PRESETS
 from tests.sources.simtable import probe_table
 
 TRUE_TYPE = {

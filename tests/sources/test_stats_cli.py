@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from app.cli.root import build_app
 from driftlens_core.source_reliance import BEHAVIOUR_TYPES, VARIANTS
-from llm.sim.sources import SOURCE_PRESETS
+from study.sources.sim.probe import SOURCE_PRESETS
 from tests.sources.simtable import probe_table
 
 

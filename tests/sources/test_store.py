@@ -28,7 +28,7 @@ from storage.errors import ConfigError, NotFoundError
 from storage.models import SourceProbe, SourceRun
 from study.sources.items import shipped_items
 from study.sources.plan import ProbeRecord, SourcesConfig, run_sources
-from study.sources.sim import backend_for
+from study.sources.sim.wiring import backend_for
 from study.sources.store import load_sources_runs, run_stored_sources, stored_run_table
 from tests.sources.holding_server import HoldingSourceServer
 

@@ -17,7 +17,7 @@ from storage import migrate
 from storage.engine import make_engine
 from study.sources.items import shipped_items
 from study.sources.plan import SourcesConfig
-from study.sources.sim import backend_for
+from study.sources.sim.wiring import backend_for
 from study.sources.store import load_sources_runs, run_stored_sources
 from tests.storage.test_request_migration import _populate
 

@@ -1,6 +1,6 @@
 """Simulated models answering source-reliance probes: in-process and over HTTP.
 
-``SourceSimBackend`` answers letter probes the way :mod:`llm.sim.sources` says a model of
+``SourceSimBackend`` answers letter probes the way :mod:`study.sources.sim.probe` says a model of
 the preset's behaviour type would: the reply is the letter (a continuation such as ``" B"``
 after an ``"Answer:"`` prefill) and, when asked, the logprobs at that position hold every
 option letter (up to ``top_logprobs``), consistent with the letter chosen. What a probe
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm.sim.backend import InProcessBackend
-from llm.sim.sources import Probe, SourcePreset, get_source_preset, simulate_probe
 from llm.types import ChatMessage, ChatRequest, ChatResult, TokenLogprob
+from study.sources.sim.probe import Probe, SourcePreset, get_source_preset, simulate_probe
 
 ProbeParser = Callable[[Sequence[ChatMessage]], Probe | None]
 _CUE = "Answer:"

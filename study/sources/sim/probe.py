@@ -28,6 +28,7 @@ the backend, as the catalog passes its memory-line classifier.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections.abc import Sequence
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from llm.seeds import stable_int
+from llm.sim.tasks import case_payload, register_task
 from storage.errors import ConfigError
 
 SOURCES: tuple[str, ...] = ("user", "doc")
@@ -346,19 +348,9 @@ def _tier2_claim(
     messages: Sequence[tuple[str, str]], preset: object, sample_index: int, seed: int | None
 ) -> str:
     """A simulated claim writer: one neutral claim with the ``[answer]`` placeholder."""
-    import json
-
-    from llm.sim.tasks import case_payload
-
     case = case_payload(messages)
     rng = random.Random(stable_int("tier2", case.get("id"), seed, sample_index))
     return json.dumps({"claim": _CLAIM_FRAMES[rng.randrange(len(_CLAIM_FRAMES))]})
 
 
-def _register() -> None:
-    from llm.sim.tasks import register_task
-
-    register_task(TIER2_TASK)(_tier2_claim)
-
-
-_register()
+register_task(TIER2_TASK)(_tier2_claim)

@@ -1,8 +1,8 @@
 """The memory-conflict instrument's simulator presets (family ``conflicts``).
 
 ``sim/mc-*`` are response models and ``sim/judge-*`` rubric / observability judges. Their
-behaviour lives in the profiles of :mod:`llm.sim.conflicts` (move rates, rater noise) and
-:mod:`llm.sim.observability` (label error); a preset only names the model and carries
+behaviour lives in the profiles of :mod:`study.conflicts.sim.moves` (move rates, rater noise) and
+:mod:`study.conflicts.sim.observability` (label error); a preset only names the model and carries
 what the shared task machinery reads — the seed and the malformed-reply rate. They have
 no drift doses: a reasoning-drift prompt sent to one of them is answered without drift.
 """

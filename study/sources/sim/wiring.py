@@ -12,11 +12,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from llm.sim.server import BackgroundServer, create_app
-from llm.sim.source_backend import ProbeParser, SourceRoute, SourceSimBackend
-from llm.sim.sources import Probe
 from llm.types import ChatBackend, ChatMessage
 from study.catalog.assertions import INSTRUCTIONS, parse_assertion, system_prompt
 from study.sources.items import MCQItem
+from study.sources.sim.backend import ProbeParser, SourceRoute, SourceSimBackend
+from study.sources.sim.probe import Probe
 
 SIM_PREFIX = "sim/src-"
 
