@@ -44,11 +44,10 @@ from study.catalog import CONDITION_CLASSES, catalog_perturbations, resolve_cata
 from study.parsing import parse_response
 from study.prompts import PROMPT_VERSION, build_messages
 from study.questions import list_questions
+from study.request_failures import PERMANENT_KINDS
 
 #: ``parse_status`` of a response whose request failed.
 STATUS_ERROR = "error"
-#: Failure kinds that a rerun cannot fix (see :attr:`GenerationSummary.retry_can_help`).
-PERMANENT_KINDS: frozenset[str] = frozenset({"bad_request", "auth", "model", "url"})
 #: Class of the no-memory condition (``Response.condition_class``).
 BASELINE_CLASS = "none"
 QUESTION_SELECTIONS: tuple[str, ...] = ("all", "core", "relaxed")
@@ -333,10 +332,13 @@ def _check_options(options: GenerationOptions) -> None:
         raise InputError(
             f"Unknown question selection {options.questions!r}: use all, core or relaxed."
         )
-    if options.samples < 1:
-        raise InputError("--samples must be at least 1.")
-    if options.concurrency < 1:
-        raise InputError("--concurrency must be at least 1.")
+    from study import limits
+
+    limits.SAMPLES.check(options.samples)
+    limits.CONCURRENCY.check(options.concurrency)
+    limits.TEMPERATURE.check(options.temperature)
+    limits.TOP_P.check(options.top_p)
+    limits.MAX_TOKENS.check(options.max_tokens)
     if options.top_logprobs is not None and not 0 <= options.top_logprobs <= 20:
         raise InputError("--top-logprobs must be from 0 to 20.")
 
@@ -419,6 +421,14 @@ def run_generation(
             "`driftlens questions import FILE` (or --sample)."
         )
 
+    # The plan's size is known before it is built: refuse one too large to hold in memory
+    from study.limits import check_plan_size
+
+    check_plan_size(
+        len(questions) * (1 + len(chosen)) * options.samples,
+        what=f"{len(questions)} questions x {1 + len(chosen)} conditions x "
+        f"{options.samples} samples",
+    )
     # The backend is built before anything is written: one that cannot start (missing
     # variables, no engine) leaves no run row behind.
     chat_backend = backend or _backend(options.model, all_perturbations)

@@ -15,6 +15,7 @@ from rich.table import Table
 from app.cli.console import SafeConsole
 from app.cli.context import session_for
 from app.cli.progress import progress_callback
+from app.cli.request_limits import bootstrap_option
 
 if TYPE_CHECKING:
     from study.reasoning.analysis import AnalysisResult
@@ -41,12 +42,8 @@ def analyze_cmd(
     ),
     labeler: str = typer.Option(..., "--labeler", help="Labeler spec whose labels to use."),
     out: Path = typer.Option(..., "--out", help="Report folder (created; files replaced)."),
-    bootstrap: int = typer.Option(
-        10_000,
-        "--bootstrap",
-        "-B",
-        min=200,
-        help="Cluster-bootstrap replicates (at least 200; below 2,000 the output is flagged).",
+    bootstrap: int = bootstrap_option(
+        10_000, help="Cluster-bootstrap replicates (below 2,000 the output is flagged)"
     ),
     seed: int | None = typer.Option(
         None, "--seed", help="Bootstrap seed (default: the workbench's fixed seed)."

@@ -12,6 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from app.cli.console import SafeConsole
+from app.cli.failures import exit_if_failed
+from app.cli.request_limits import bootstrap_option
+from study.request_failures import RequestFailures
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 
@@ -134,7 +137,7 @@ def stats_cmd(
         "d6 (safe/partial/unsafe or empty).",
     ),
     json_out: Path | None = typer.Option(None, "--json", help="Write the results as JSON here."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1, help="Bootstrap replicates."),
+    bootstrap: int = bootstrap_option(2000),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
 ) -> None:
     """Rubric means with CIs, paired distractor effect, judge agreement and D6 shares."""
@@ -234,6 +237,7 @@ def generate_cmd(
     )
     if track == "pipeline":
         _out.print(f"Bank observability: {s.observability}", markup=False)
+    exit_if_failed(RequestFailures(s.failed, s.requested, s.failed_kinds))
 
 
 @conflicts_app.command("judge")
@@ -248,6 +252,7 @@ def judge_cmd(
     from app.cli.progress import progress_callback
     from study.conflicts.score import judge_conflict_run
 
+    failed = requested = 0
     for j in judge:
         with session_for(ctx) as session, progress_callback(f"judging with {j}") as bar:
             s = judge_conflict_run(run, j, session=session, concurrency=concurrency, progress=bar)
@@ -257,6 +262,9 @@ def judge_cmd(
             f"{s.skipped} already scored.",
             markup=False,
         )
+        failed, requested = failed + s.failed, requested + s.requested
+    # every judge is asked first; then one rule for all: exit 3 with the cause
+    exit_if_failed(RequestFailures(failed, requested))
 
 
 @conflicts_app.command("policy")
@@ -301,7 +309,7 @@ def report_cmd(
     pipeline: list[str] = typer.Option([], "--pipeline", help="Pipeline-track run(s)."),
     policy: list[str] = typer.Option([], "--policy", help="Policy run(s)."),
     out: Path = typer.Option(..., "--out", help="Folder for the report files."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", min=100, help="Bootstrap replicates."),
+    bootstrap: int = bootstrap_option(2000, short=False),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
 ) -> None:
     """Score table with CIs, D6 flags, distractor curve, judge agreement, track gap."""
@@ -326,7 +334,7 @@ def report_cmd(
 @conflicts_app.command("demo")
 def demo_cmd(
     ctx: typer.Context,
-    bootstrap: int = typer.Option(2000, "--bootstrap", min=100, help="Bootstrap replicates."),
+    bootstrap: int = bootstrap_option(2000, short=False),
 ) -> None:
     """The instrument end to end on the simulator (offline, no keys, seconds)."""
     from app.cli.context import session_for, settings

@@ -12,6 +12,7 @@ from app.cli.analyze_cmds import print_drift_summary
 from app.cli.console import SafeConsole
 from app.cli.context import session_for, settings
 from app.cli.progress import progress_callback
+from app.cli.request_limits import bootstrap_option
 
 _out = SafeConsole(highlight=False, soft_wrap=True)
 
@@ -24,7 +25,7 @@ def register(app: typer.Typer) -> None:
 def demo_cmd(
     ctx: typer.Context,
     samples: int = typer.Option(2, "--samples", min=1, help="Samples per question and condition."),
-    bootstrap: int = typer.Option(10_000, "--bootstrap", min=200, help="Bootstrap replicates."),
+    bootstrap: int = bootstrap_option(10_000, short=False),
 ) -> None:
     """Seed a workspace, generate with the simulator over HTTP, label offline, analyse, report.
 

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from app.cli.console import SafeConsole
+from app.cli.request_limits import bootstrap_option
 
 # a pipe or file gets a wide table instead of rich's 80-column default
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 160)
@@ -130,7 +131,7 @@ def stats_cmd(
         "--reference",
         help="Reference arm (default: an arm named 'reference', else the first).",
     ),
-    bootstrap: int = typer.Option(10_000, "--bootstrap", "-B", min=1, help="Stem resamples."),
+    bootstrap: int = bootstrap_option(10_000, help="Stem resamples"),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
     bound: float | None = typer.Option(
         None,
@@ -405,7 +406,7 @@ def analyze_cmd(
     ctx: typer.Context,
     study: str = typer.Option("default", "--study"),
     out: Path = typer.Option(Path("disposition-report"), "--out", help="Output folder."),
-    bootstrap: int = typer.Option(10_000, "--bootstrap", "-B", min=1),
+    bootstrap: int = bootstrap_option(10_000, help="Stem resamples"),
     seed: int = typer.Option(0, "--seed"),
     bound: float = typer.Option(5.0, "--bound", min=0.0),
     plan_file: Path | None = typer.Option(
@@ -442,7 +443,7 @@ def analyze_cmd(
 @disposition_app.command("demo")
 def demo_cmd(
     ctx: typer.Context,
-    bootstrap: int = typer.Option(10_000, "--bootstrap", min=100, help="Stem resamples."),
+    bootstrap: int = bootstrap_option(10_000, short=False, help="Stem resamples"),
 ) -> None:
     """A whole disposition study on the simulator (offline, known doses) and its report."""
     from contextlib import ExitStack

@@ -106,21 +106,11 @@ def generate_cmd(
 
 def failure_advice(summary: GenerationSummary) -> str:
     """One paragraph on the failed requests: how many, why, and whether a rerun helps."""
-    from study.generation import PERMANENT_KINDS
+    from study.request_failures import RequestFailures
 
-    kinds = ", ".join(f"{n} {kind}" for kind, n in summary.failed_kinds.items())
-    text = f"{summary.failed} of {summary.requested} requests failed ({kinds})."
-    if summary.retry_after_s is not None:
-        text += f" The endpoint asked to wait {summary.retry_after_s:g} s (Retry-After)."
-    if summary.retry_can_help:
-        text += " Run the same command again to retry them; answers stored are kept"
-        if any(k in PERMANENT_KINDS for k in summary.failed_kinds):
-            text += " (the rejected ones will fail again until the request is fixed)"
-        text += "."
-    else:
-        text += (
-            " Running it again will not help: the endpoint rejected these requests "
-            "(see the error column of the responses); fix the model, key, URL or "
-            "request settings first."
-        )
-    return text
+    return RequestFailures(
+        failed=summary.failed,
+        requested=summary.requested,
+        kinds=summary.failed_kinds,
+        retry_after_s=summary.retry_after_s,
+    ).advice()

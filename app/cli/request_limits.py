@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from study.limits import Bound
 
 TIMEOUT_OPTION = typer.Option(
     None,
@@ -65,3 +69,27 @@ def request_limits(
         label_concurrency=label_concurrency,
     ):
         yield
+
+
+def bootstrap_option(default: int, *, short: bool = True, help: str | None = None) -> Any:
+    """The ``--bootstrap`` option of every command that resamples: one bound for all.
+
+    The range is :data:`study.limits.BOOTSTRAP`'s, checked while the command line is parsed
+    (before a table is read or a run is stored).
+    """
+    from study.limits import BOOTSTRAP
+
+    flags = ("--bootstrap", "-B") if short else ("--bootstrap",)
+    return typer.Option(
+        default,
+        *flags,
+        min=int(BOOTSTRAP.low),
+        max=int(BOOTSTRAP.high),
+        help=(help or "Bootstrap replicates")
+        + f" ({int(BOOTSTRAP.low)}..{int(BOOTSTRAP.high):,}).",
+    )
+
+
+def bounded_option(default: Any, *flags: str, bound: Bound, help: str) -> Any:
+    """A numeric option whose range is one of :mod:`study.limits`' bounds."""
+    return typer.Option(default, *flags, min=bound.low, max=bound.high, help=help)

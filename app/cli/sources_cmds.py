@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from app.cli.console import SafeConsole
+from app.cli.request_limits import bootstrap_option
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 
@@ -137,9 +138,7 @@ def stats_cmd(
     json_out: Path | None = typer.Option(
         None, "--json", help="Write the full results as JSON here."
     ),
-    bootstrap: int = typer.Option(
-        2000, "--bootstrap", "-B", min=1, help="Question-cluster bootstrap replicates."
-    ),
+    bootstrap: int = bootstrap_option(2000, help="Question-cluster bootstrap replicates"),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
 ) -> None:
     """PAR±/SDR± with behaviour-type uncertainty, source odds ratios, KL and ΔNLL."""
@@ -290,7 +289,7 @@ def run_cmd(
         "and settings resume it.",
     ),
     out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
+    bootstrap: int = bootstrap_option(2000),
     seed: int | None = typer.Option(0, "--seed"),
 ) -> None:
     """Probe a model with the 13 variants (bare first), store, read letters, analyse, report.
@@ -364,7 +363,7 @@ def report_cmd(
     ctx: typer.Context,
     run_name: str = typer.Option(..., "--run", help="A stored run (see `sources runs`)."),
     out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
+    bootstrap: int = bootstrap_option(2000),
     seed: int | None = typer.Option(0, "--seed"),
 ) -> None:
     """Write a stored run's folder: probes.csv, probes.jsonl, stats.json and the report."""
@@ -416,7 +415,7 @@ def runs_cmd(ctx: typer.Context) -> None:
 def demo_cmd(
     ctx: typer.Context,
     out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
+    bootstrap: int = bootstrap_option(2000),
 ) -> None:
     """The instrument offline on the simulator (shipped items, two presets): report + SFT."""
     from app.cli.context import settings

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from app.cli.console import out_console
+from app.cli.request_limits import bootstrap_option
 
 # a pipe or file gets a wide table instead of rich's 80-column default
 _out = out_console(width=None if os.isatty(1) else 150)
@@ -122,12 +123,8 @@ def stats_cmd(
     json_out: Path | None = typer.Option(
         None, "--json", help="Write the full results as JSON here."
     ),
-    bootstrap: int = typer.Option(
-        10_000,
-        "--bootstrap",
-        "-B",
-        min=200,
-        help="Cluster-bootstrap replicates (at least 200; below 2,000 the output is flagged).",
+    bootstrap: int = bootstrap_option(
+        10_000, help="Cluster-bootstrap replicates (below 2,000 the output is flagged)"
     ),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
     margin: float = typer.Option(

@@ -34,6 +34,7 @@ from llm.types import ChatBackend, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from storage.hashing import content_hash
 from storage.models import GenerationRun, Response
+from storage.repo.leases import Lease
 from storage.repo.runs import (
     ResponseKey,
     existing_response_keys,
@@ -61,6 +62,7 @@ from study.conflicts.tracks import (
     get_extractor,
     reads_dialogues,
 )
+from study.request_failures import count_kind
 
 PROMPT_VERSION = "conflict-response-v1"
 RESPONSE_TASK = "conflict-response"
@@ -255,6 +257,7 @@ class ConflictGenerationSummary:
     failed: int
     status: str
     observability: dict[str, int] = field(default_factory=dict)
+    failed_kinds: dict[str, int] = field(default_factory=dict)
 
 
 def parse_doses(text: str) -> tuple[int, ...]:
@@ -274,6 +277,10 @@ def parse_doses(text: str) -> tuple[int, ...]:
         raise InputError(
             f"--distractors {text!r}: use a number, a list (0,6) or a range (0..6)."
         ) from None
+    if ".." in t and not doses:
+        raise InputError(
+            f"--distractors {text!r}: the range runs backwards; write it low..high (0..6)."
+        )
     if not doses or any(not 0 <= d <= 6 for d in doses):
         raise InputError(f"--distractors {text!r}: doses must lie in 0-6.")
     return tuple(sorted(set(doses)))
@@ -297,8 +304,10 @@ def _backend(
 class _Writer(BatchedWriter[Response]):
     """Upserts responses in batched commits (every 128 rows or 2 s)."""
 
-    def __init__(self, session: Session, *, every: int = 128, interval_s: float = 2.0) -> None:
-        super().__init__(session, every=every, interval_s=interval_s)
+    def __init__(
+        self, session: Session, *, every: int = 128, interval_s: float = 2.0, lease: Any = None
+    ) -> None:
+        super().__init__(session, every=every, interval_s=interval_s, lease=lease)
 
     def write(self, pending: list[Response]) -> None:
         upsert_responses(pending, session=self.session)
@@ -317,16 +326,42 @@ def generate_conflicts(
         InputError: no banks imported, bad doses, samples or track.
         ConfigError: the run exists with a different model, sampling or prompt.
     """
+    from study import limits
+    from study.run_lease import run_lease
+
     if options.track not in TRACKS:
         raise InputError(f"Unknown track {options.track!r}: use oracle or pipeline.")
-    if options.samples < 1:
-        raise InputError("--samples must be at least 1.")
+    limits.SAMPLES.check(options.samples)
+    limits.CONCURRENCY.check(options.concurrency)
+    limits.MAX_TOKENS.check(options.max_tokens)
     instances = stored_instances(session=session)
     if not instances:
         raise InputError(
             "No memory banks in this workspace; import some with "
             "`driftlens conflicts import FILE` (or --sample)."
         )
+    # the plan's size is known before it is built (or the run row is stored)
+    limits.check_plan_size(
+        len(instances) * len(options.doses) * options.samples,
+        what=f"{len(instances)} banks x {len(options.doses)} doses x {options.samples} samples",
+    )
+    with run_lease(
+        f"conflicts_run:{options.run}", session=session, what=f"Conflicts run {options.run!r}"
+    ) as lease:
+        return _generate(
+            options, instances, session=session, backend=backend, progress=progress, lease=lease
+        )
+
+
+def _generate(
+    options: ConflictGenerationOptions,
+    instances: Sequence[tuple[int, ConflictInstance]],
+    *,
+    session: Session,
+    backend: ChatBackend | None,
+    progress: ProgressCallback | None,
+    lease: Lease,
+) -> ConflictGenerationSummary:
     info = parse_spec(options.model)
     existing = get_run(options.run, session=session)
     if existing is not None and existing.sampling:
@@ -416,7 +451,8 @@ def generate_conflicts(
         for item in todo
     ]
     failed = [0]
-    writer = _Writer(session)
+    kinds: dict[str, int] = {}
+    writer = _Writer(session, lease=lease)
 
     def on_result(i: int, request: ChatRequest, result: ChatResult) -> None:
         item = todo[i]
@@ -424,6 +460,8 @@ def generate_conflicts(
         record["served_model"] = result.model
         bad = result.error is not None or result.text is None
         failed[0] += int(bad)
+        if bad:
+            count_kind(kinds, result.error_kind or ("empty" if result.error is None else None))
         status = "error" if bad else ("ok" if (result.text or "").strip() else "empty")
         writer.add(
             Response(
@@ -486,4 +524,5 @@ def generate_conflicts(
         failed=failed[0],
         status=status,
         observability=dict(sorted(obs.items())),
+        failed_kinds=dict(sorted(kinds.items())),
     )

@@ -283,6 +283,39 @@ def judge_conflict_run(
     progress: Callable[[int, int], None] | None = None,
     backend: ChatBackend | None = None,
 ) -> ConflictJudgeSummary:
+    """Score every answer of a conflicts run with one judge, under the run's judge lease.
+
+    A second process judging the same run with the same judge is refused (it would ask
+    every case again); see :func:`_judge_conflict_run` for the arguments.
+    """
+    from study.limits import CONCURRENCY
+    from study.run_lease import run_lease
+
+    CONCURRENCY.check(concurrency)
+    with run_lease(
+        f"conflicts_judge:{run_name}:{judge_model}",
+        session=session,
+        what=f"Judging conflicts run {run_name!r} with {judge_model}",
+    ):
+        return _judge_conflict_run(
+            run_name,
+            judge_model,
+            session=session,
+            concurrency=concurrency,
+            progress=progress,
+            backend=backend,
+        )
+
+
+def _judge_conflict_run(
+    run_name: str,
+    judge_model: str,
+    *,
+    session: Session,
+    concurrency: int,
+    progress: Callable[[int, int], None] | None,
+    backend: ChatBackend | None,
+) -> ConflictJudgeSummary:
     """Score every answer of a conflicts run with one judge (scored answers are skipped).
 
     Args:

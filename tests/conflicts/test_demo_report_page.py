@@ -29,7 +29,7 @@ def test_demo_report_and_case_viewer(cli: Callable[..., Result], workspace: Path
     assert "Judge agreement" in html and "D6 commitment" in html
     assert (report / "distractor_curve.png").stat().st_size > 1000
     # the exported table is exactly what `conflicts stats` reads
-    stats = cli("conflicts", "stats", str(report / "conflict_scores.csv"), "-B", "100")
+    stats = cli("conflicts", "stats", str(report / "conflict_scores.csv"), "-B", "200")
     assert stats.exit_code == 0, stats.output
 
     # an answer with markup stays inert in the case viewer

@@ -95,14 +95,14 @@ def test_bad_tables_give_one_line_naming_file_and_line(
     df = sim_frame(2, ARMS[:2], batteries=("self_interest",), n_stems=5)
     path = tmp_path / "bad.csv"
     edit(df).to_csv(path, index=False)  # type: ignore[operator]
-    code, output = _run(str(path), "-B", "50")
+    code, output = _run(str(path), "-B", "200")
     assert code != 0
     assert message in output and "bad.csv" in output
     assert "Traceback" not in output
 
 
 def test_unknown_reference_and_missing_file(table: Path, tmp_path: Path) -> None:
-    code, output = _run(str(table), "--reference", "nope", "-B", "50")
+    code, output = _run(str(table), "--reference", "nope", "-B", "200")
     assert code != 0 and "nope" in output and "Traceback" not in output
     code, output = _run(str(tmp_path / "absent.csv"))
     assert code != 0 and "absent.csv" in output

@@ -46,7 +46,7 @@ def test_claims_are_stored_imported_after_review_and_used(
     # a stored set feeds a tier-2 run, which stores the claims' hash in its settings
     res = cli("sources", "run", "--model", "sim/src-paper", "--items", str(items_file),
               "--tier", "1", "--tier", "2", "--claims-set", "reviewed", "--run", "t2",
-              "--out", str(tmp_path / "r"), "--bootstrap", "50")  # fmt: skip
+              "--out", str(tmp_path / "r"), "--bootstrap", "200")  # fmt: skip
     assert res.exit_code == 0, res.output
     records = [json.loads(x) for x in (tmp_path / "r" / "probes.jsonl").read_text().splitlines()]
     assert len(records) == 4 + 4 * 12 * 2

@@ -100,7 +100,7 @@ def test_demo_command_writes_everything(tmp_path: Path) -> None:
     assert "SIMULATED DATA" in out and "Next:" in out
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert set(stats["models"]) == {"sim/src-paper", "sim/src-selective"}
-    code, out = _cli("stats", str(tmp_path / "probes.csv"), "--bootstrap", "50")
+    code, out = _cli("stats", str(tmp_path / "probes.csv"), "--bootstrap", "200")
     assert code == 0, out
 
 
@@ -114,7 +114,7 @@ def test_run_and_items_commands(tmp_path: Path) -> None:
         "--out",
         str(tmp_path / "r"),
         "--bootstrap",
-        "100",
+        "200",
     )
     assert code == 0, out
     assert (tmp_path / "r" / "probes.csv").exists() and "156 probes" in out
@@ -157,7 +157,7 @@ def test_instruction_effect_in_run_and_report(tmp_path: Path) -> None:
         "--out",
         str(tmp_path),
         "--bootstrap",
-        "100",
+        "200",
     )
     assert code == 0, out
     stats = json.loads((tmp_path / "stats.json").read_text())

@@ -43,7 +43,7 @@ def test_a_failed_run_leaves_the_previous_report_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "r"
-    assert _run(out, "100") == 0
+    assert _run(out, "200") == 0
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert Path("report.html") in before and Path("probes.csv") in before
 
@@ -54,7 +54,7 @@ def test_a_failed_run_leaves_the_previous_report_whole(
     import study.sources.report as report
 
     monkeypatch.setattr(report, "write_sources_report", dies_half_way)
-    assert _run(out, "200") != 0
+    assert _run(out, "300") != 0
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert [p.name for p in tmp_path.iterdir()] == ["r"], "no staged sibling is left"

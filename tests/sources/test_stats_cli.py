@@ -91,7 +91,7 @@ def _bad(table: pd.DataFrame, tmp_path: Path, edit: Edit) -> tuple[int, str]:
     df = edit(df)
     csv = tmp_path / "bad.csv"
     df.to_csv(csv, index=False)
-    return _run(str(csv), "--bootstrap", "50")
+    return _run(str(csv), "--bootstrap", "200")
 
 
 @pytest.mark.parametrize(

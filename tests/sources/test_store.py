@@ -44,7 +44,7 @@ def test_a_run_is_stored_and_stats_and_report_agree_with_its_csv(
     cli, db: Opener, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    args = ["--bootstrap", "100", "--seed", "3"]
+    args = ["--bootstrap", "200", "--seed", "3"]
     res = cli(
         "sources", "run", "--model", "sim/src-paper", "--limit", "5", "--run", "r1",
         "--out", str(out), *args,
@@ -168,7 +168,7 @@ def test_kill_midway_and_resume(workspace: Path, db: Opener, tmp_path: Path) -> 
     command = [
         sys.executable, "-c", "from app.cli import main; main()",
         "sources", "run", "--model", "openai-api/slow/sim/src-paper", "--limit", "3",
-        "--run", "killme", "--concurrency", "2", "--bootstrap", "50", "--out", str(out),
+        "--run", "killme", "--concurrency", "2", "--bootstrap", "200", "--out", str(out),
     ]  # fmt: skip
     db_path = workspace / "driftlens.db"
     # the 3 bare probes and 7 others are answered, the rest held until released

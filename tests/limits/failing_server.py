@@ -1,0 +1,55 @@
+"""An OpenAI-compatible endpoint that fails every chat request the same way (500 or null)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from llm.sim.server import BackgroundServer
+
+
+class FailingServer(BackgroundServer):
+    """``with FailingServer(mode) as url``: ``"500"`` answers 500, ``"null"`` content null.
+
+    ``healthy = True`` makes it answer every later request with a short text instead.
+    """
+
+    def __init__(self, mode: str = "500") -> None:
+        self.mode = mode
+        self.healthy = False
+        self.requests = 0
+        self._lock = threading.Lock()
+        super().__init__(
+            Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])]),
+            path="/v1",
+        )
+
+    async def _chat(self, request: Request) -> JSONResponse:
+        body: dict[str, Any] = await request.json()
+        with self._lock:
+            self.requests += 1
+        if not self.healthy and self.mode == "500":
+            return JSONResponse({"error": {"message": "boom"}}, status_code=500)
+        content = None if not self.healthy else "<answer>I would keep both in mind.</answer>"
+        return JSONResponse(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "m"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
