@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+import storage.metadata  # noqa: F401  (constraint names are set before any table is declared)
 from storage.types import JSONType, created_at_field, updated_at_field
 
 ARM_ROLE_VALUES = ("reference", "control", "treatment")

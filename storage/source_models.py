@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+import storage.metadata  # noqa: F401  (constraint names are set before any table is declared)
 from storage.types import JSONType, NullableJSONType, created_at_field, updated_at_field
 
 #: ``ok``: a letter was read; ``unknown``: the reply held no option letter (uniform
