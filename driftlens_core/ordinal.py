@@ -9,9 +9,13 @@ not scored; such items are left out pairwise):
 * **mean absolute difference** (MAE): mean of ``|a − b|``;
 * **weighted Cohen's κ**: ``1 − Σ w·O / Σ w·E`` with ``O`` the observed joint
   distribution, ``E`` the outer product of the two marginals and weights
-  ``w_ij = (i − j)²`` (quadratic) or ``|i − j|`` (linear) over the sorted union of the
-  values both raters used — scikit-learn's ``cohen_kappa_score`` definition, which the
-  tests use as the oracle;
+  ``w_ij = (v_i − v_j)²`` (quadratic) or ``|v_i − v_j|`` (linear) on the score *values*
+  ``v`` — scikit-learn's ``cohen_kappa_score(..., labels=<the full scale>)``, which the
+  tests use as the oracle. The distance is the values', not the rank among the levels
+  that happen to occur: with scores {0, 1, 4} a 1→4 disagreement is three steps of the
+  0–4 scale (0.583), not one step of a three-level scale (0.625, what sklearn gives
+  without ``labels=``). Levels nobody used add nothing to either sum, so the full scale
+  need not be passed;
 * **Krippendorff's α (ordinal)** over any number of raters, via the ``krippendorff``
   package with the *numeric* values as the ordered domain (codes from a first-seen
   mapping would scramble the order).
@@ -82,8 +86,8 @@ def weighted_kappa(a: Scores, b: Scores, weights: Weights = "quadratic") -> floa
     observed = np.zeros((k, k))
     np.add.at(observed, (xi, yi), 1.0)
     expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / observed.sum()
-    idx = np.arange(k, dtype=np.float64)
-    dist = np.abs(idx[:, None] - idx[None, :])
+    # distances on the scale's values (see the module docstring), not the levels' ranks
+    dist = np.abs(levels[:, None] - levels[None, :])
     w = dist**2 if weights == "quadratic" else dist
     denom = float(np.sum(w * expected))
     if denom == 0.0:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import Result
 
 from study.conflicts.analysis import TABLE_COLUMNS
@@ -143,3 +144,30 @@ def test_stats_rejects_a_missing_column(cli: Callable[..., Result], tmp_path: Pa
     bad.write_text("model,judge\nm,j\n")
     res = cli("conflicts", "stats", str(bad))
     assert res.exit_code != 0 and "instance_id" in str(res.exception)
+
+
+def test_weighted_kappa_on_scores_using_only_0_1_4_follows_the_0_4_scale(
+    cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    a = [0, 1, 4, 1, 0, 4, 1, 0, 4, 1, 4, 0]
+    b = [1, 4, 4, 1, 0, 1, 0, 0, 4, 4, 1, 0]
+    rows = []
+    for judge, scores in (("sim/judge-a", a), ("sim/judge-b", b)):
+        for i, v in enumerate(scores):
+            rows.append(
+                {"model": "sim/m", "judge": judge, "instance_id": f"i{i:02d}", "type": "CPC",
+                 "distractors": 6, "d1": v, "d2": v, "d3": v, "d4": v, "d5": v, "d6": ""}
+            )  # fmt: skip
+    path = tmp_path / "t.csv"
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(TABLE_COLUMNS))
+        w.writeheader()
+        w.writerows(rows)
+    out = tmp_path / "s.json"
+    res = cli("conflicts", "stats", str(path), "--json", str(out), "-B", "200", "--seed", "1")
+    assert res.exit_code == 0, res.output
+    ref = cohen_kappa_score(a, b, weights="quadratic", labels=[0, 1, 2, 3, 4])
+    d3 = [r for r in json.loads(out.read_text())["judge_agreement"] if r["dimension"] == "d3"]
+    assert d3 and d3[0]["qwk"] == pytest.approx(ref, abs=1e-12)

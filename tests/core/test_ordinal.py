@@ -28,8 +28,19 @@ def test_weighted_kappa_equals_sklearn_on_random_pairs(weights: str) -> None:
         if len(set(a) | set(b)) < 2:
             continue
         ours = weighted_kappa(a, b, weights)  # type: ignore[arg-type]
-        ref = cohen_kappa_score(a, b, weights=weights)
+        ref = cohen_kappa_score(a, b, weights=weights, labels=[0, 1, 2, 3, 4])
         assert ours == pytest.approx(ref, abs=1e-12)
+
+
+def test_weights_follow_the_scale_when_levels_are_missing() -> None:
+    """Scores on {0, 1, 4} only: 1 -> 4 is three steps of the 0-4 scale, not one."""
+    a = [0, 1, 4, 1, 0, 4, 1, 0]
+    b = [1, 4, 4, 1, 0, 1, 0, 0]
+    ref = cohen_kappa_score(a, b, weights="quadratic", labels=[0, 1, 2, 3, 4])
+    assert weighted_kappa(a, b, "quadratic") == pytest.approx(ref, abs=1e-12)
+    assert ordinal_agreement(a, b).qwk == pytest.approx(ref, abs=1e-12)
+    # the three-level reading (sklearn without labels=) is a different number
+    assert abs(ref - cohen_kappa_score(a, b, weights="quadratic")) > 0.01
 
 
 def test_hand_counted_fixture() -> None:
