@@ -13,6 +13,7 @@ from rich.table import Table
 
 from app.cli.console import out_console
 from app.cli.context import session_for
+from app.cli.request_limits import bootstrap_option
 
 _out = out_console(width=None if os.isatty(1) else 160)
 
@@ -71,7 +72,7 @@ def compare_cmd(
         ),
     ] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Level of tests, BH and TOST.")] = 0.05,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", help="Replicates.")] = 2000,
+    bootstrap: int = bootstrap_option(2000),
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     top: Annotated[int, typer.Option("--top", help="Most different items kept per pair.")] = 20,
     json_out: Annotated[
@@ -79,12 +80,9 @@ def compare_cmd(
     ] = None,
 ) -> None:
     """Compare runs on the items they share: paired differences, tests, BH, TOST, letters."""
-    from driftlens_core.bootstrap import MIN_BOOTSTRAP
     from storage.errors import InputError
     from study.compare import CompareOptions, compare_runs, matching_lines
 
-    if bootstrap < MIN_BOOTSTRAP:
-        raise InputError(f"--bootstrap must be at least {MIN_BOOTSTRAP}.")
     if not 0 < alpha < 0.5:
         raise InputError("--alpha must lie between 0 and 0.5.")
     if instrument == "reasoning" and not labeler:

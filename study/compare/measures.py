@@ -161,7 +161,7 @@ def item_diffs(a: RunData, b: RunData, shared: Sequence[str], *, top: int) -> li
             f"{worst['statistic']} ({worst['scope']}, {worst['unit']}): "
             f"{worst['value_a']:.3g} → {worst['value_b']:.3g}"
         )
-        key = f"{item}|{worst['unit']}"
+        keys = (f"{item}|{worst['scope']}|{worst['unit']}", f"{item}|{worst['unit']}", str(item))
         out.append(
             ItemDiff(
                 run_a=a.name,
@@ -169,8 +169,8 @@ def item_diffs(a: RunData, b: RunData, shared: Sequence[str], *, top: int) -> li
                 item=str(item),
                 score=float(s),
                 detail=detail,
-                text_a=a.texts.get(key, a.texts.get(str(item), "")),
-                text_b=b.texts.get(key, b.texts.get(str(item), "")),
+                text_a=next((a.texts[k] for k in keys if k in a.texts), ""),
+                text_b=next((b.texts[k] for k in keys if k in b.texts), ""),
             )
         )
     return out

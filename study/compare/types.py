@@ -59,7 +59,7 @@ class RunData:
         measures: long table ``item, unit, statistic, scope, value`` (one row per paired
             unit: an answer to one probe and sample, one judge's score, …).
         kinds: statistic → :data:`Kind`.
-        texts: item or ``item|unit`` → what the run answered there (shown side by side,
+        texts: ``item|scope|unit``, ``item|unit`` or ``item`` → what the run answered (side by side,
             escaped by the renderer).
         extra: what the adapter's own pairing needs (reasoning: the drift table).
     """

@@ -1,0 +1,84 @@
+"""Memory conflicts in ``driftlens compare``: rubric total and each dimension per dose.
+
+A conflicts run's score table (:func:`study.conflicts.analysis.stored_table`) has one row
+per judged answer and judge. The item is the memory bank instance, the scope the distractor
+dose, the unit a judge's score of the k-th sample of that instance and dose (samples of
+one instance are exchangeable, so the k-th of run A pairs with the k-th of run B). Scores
+are ordinal (0–4 per dimension, the total 0–20): the paired test is the Wilcoxon
+signed-rank test of the instances' mean differences, next to the instance-cluster bootstrap
+interval.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from sqlmodel import Session
+
+from storage.errors import InputError
+from study.compare.measures import MeasureAdapter
+from study.compare.registry import register_adapter
+from study.compare.types import CompareOptions, Kind, RunData
+from study.conflicts.analysis import DIMENSIONS, stored_table
+
+TOTAL = "total (D1–D5)"
+#: The answer text shown per item is cut here.
+TEXT_LIMIT = 2000
+
+
+class ConflictsAdapter(MeasureAdapter):
+    """Rubric total and dimensions per distractor dose, paired on instance, sample and judge."""
+
+    name = "conflicts"
+    headline = "rubric total (D1–D5) and each dimension per distractor dose"
+    default_margin: float | None = None  # each row's own MDD
+
+    def load(self, run: str, *, session: Session, options: CompareOptions) -> RunData:
+        """The run's judged answers as a measurement table."""
+        from storage.models import ModelSpec, Response
+        from storage.repo.runs import require_run
+
+        df = stored_table([run], session=session)
+        if df.empty:
+            raise InputError(f"Conflicts run {run!r} has no judged answer yet; judge it first.")
+        df = df.sort_values(["instance_id", "distractors", "judge", "response_id"], kind="stable")
+        sample = df.groupby(["instance_id", "distractors", "judge"]).cumcount()
+        base = df.assign(
+            item=df["instance_id"].astype(str),
+            scope=df["distractors"].astype(int).map(lambda d: f"{d} distractors"),
+            unit=df["judge"].astype(str) + "#" + sample.astype(str),
+        )
+        parts = []
+        for stat, values in [(TOTAL, base[list(DIMENSIONS)].sum(axis=1, skipna=False)),
+                             *[(d.upper(), base[d]) for d in DIMENSIONS]]:  # fmt: skip
+            parts.append(base.assign(statistic=stat, value=values.astype(float)))
+        cols = ["item", "unit", "statistic", "scope", "value"]
+        measures = pd.concat(parts, ignore_index=True)[cols].dropna(subset=["value"])
+        texts: dict[str, str] = {}
+        for rid, g in base.groupby("response_id", sort=True):
+            resp = session.get(Response, int(rid))
+            body = (resp.text or "")[:TEXT_LIMIT] if resp is not None else ""
+            # every judge's scores of this answer, so the page shows both judges
+            scores = "; ".join(
+                f"{r['judge']}: "
+                + ", ".join(f"{d.upper()} {r[d]:g}" for d in DIMENSIONS if pd.notna(r[d]))
+                for r in g.to_dict("records")
+            )
+            first = g.iloc[0]
+            text = f"[{first['scope']}] {body}\n[scores] {scores}"
+            for unit in g["unit"]:
+                texts[f"{first['item']}|{first['scope']}|{unit}"] = text
+            texts.setdefault(str(first["item"]), text)
+        row = require_run(run, session=session)
+        spec = session.get(ModelSpec, row.model_spec_id)
+        kinds: dict[str, Kind] = {s: "ordinal" for s in measures["statistic"].unique()}
+        return RunData(
+            name=run,
+            label=f"{spec.spec if spec else row.model_spec_id} [{run}]",
+            simulated=bool(row.simulated or (spec is not None and spec.simulated)),
+            measures=measures.reset_index(drop=True),
+            kinds=kinds,
+            texts=texts,
+        )
+
+
+ADAPTER = register_adapter(ConflictsAdapter())
