@@ -200,7 +200,10 @@ class _Store:
         from llm.cache import request_payload
 
         res = sanitize_result(replace(res, cache_key=key))
-        if self.cache is not None and _answered(res):
+        # An answer without the logprobs it was asked for is incomplete: cached, it would
+        # be served again after the endpoint was fixed.
+        complete = res.logprobs is not None or not request.wants_logprobs()
+        if self.cache is not None and _answered(res) and complete:
             self.cache.add(key, request_payload(self.scope, request), res)
         return res
 

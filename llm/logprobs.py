@@ -21,7 +21,9 @@ from llm.types import TokenLogprob
 
 __all__ = [
     "ChoiceDistribution",
+    "LogprobsCheck",
     "answer_position",
+    "check_logprobs",
     "choice_distribution",
     "logprobs_from_json",
     "logprobs_text",
@@ -142,6 +144,92 @@ def answer_position(
         if skipped > max_skip:
             return None
     return None
+
+
+@dataclass(frozen=True)
+class LogprobsCheck:
+    """What a batch of answers says about an endpoint's logprobs.
+
+    Attributes:
+        checked: Answers looked at (failed requests are not answers).
+        missing: Answers that carry no logprobs at all.
+        short: Answers with a position holding fewer alternatives than asked for.
+        misplaced: Answers whose logprobs are not those of the generated tokens (more
+            positions than tokens were generated, or tokens that spell another text).
+        fewest: The fewest alternatives seen at one position (``None``: no logprobs).
+        top_k: The alternatives asked for per position.
+    """
+
+    checked: int
+    missing: int
+    short: int
+    misplaced: int
+    fewest: int | None
+    top_k: int
+
+    @property
+    def problem(self) -> str | None:
+        """One sentence naming what is wrong, or ``None`` when the logprobs are usable."""
+        if self.checked == 0:
+            return None
+        if self.missing:
+            return f"returned no logprobs for {self.missing} of {self.checked} answers"
+        if self.misplaced:
+            return (
+                f"returned logprobs for other positions than the generated tokens in "
+                f"{self.misplaced} of {self.checked} answers"
+            )
+        if self.short:
+            return (
+                f"returned {self.fewest} alternatives per position where {self.top_k} were "
+                f"asked for ({self.short} of {self.checked} answers)"
+            )
+        return None
+
+
+def check_logprobs(
+    answers: Iterable[tuple[str | None, Sequence[TokenLogprob] | None]],
+    *,
+    top_k: int,
+    max_tokens: int | None = None,
+) -> LogprobsCheck:
+    """Check that answers carry the logprobs that were asked for.
+
+    Engines that drop ``logprobs`` (some OpenAI-compatible proxies), cap ``top_logprobs``
+    below the request, or send the prompt's logprobs instead of the completion's, leave a
+    letter reading at chance without any error; this names each case.
+
+    Args:
+        answers: ``(text, logprobs)`` of every answered request.
+        top_k: Alternatives asked for per position (``0``: only the sampled token).
+        max_tokens: Tokens the request allowed (more positions than this are not the
+            completion's).
+
+    Returns:
+        The counts (see :class:`LogprobsCheck`).
+    """
+    checked = missing = short = misplaced = 0
+    fewest: int | None = None
+    for text, logprobs in answers:
+        checked += 1
+        if not logprobs:
+            missing += 1
+            continue
+        k = min(len(t.top) for t in logprobs)
+        fewest = k if fewest is None else min(fewest, k)
+        short += k < top_k
+        misplaced += (max_tokens is not None and len(logprobs) > max_tokens) or not _spells(
+            logprobs, text or ""
+        )
+    return LogprobsCheck(checked, missing, short, misplaced, fewest, top_k)
+
+
+def _spells(logprobs: Sequence[TokenLogprob], text: str) -> bool:
+    # Byte-level tokens of non-ASCII text do not decode one by one, and engines differ in
+    # leading whitespace: compare only ASCII texts, with the whitespace removed.
+    if not text.isascii():
+        return True
+    return "".join(logprobs_text(logprobs).split()) == "".join(text.split())
 
 
 def logprobs_text(logprobs: Iterable[TokenLogprob]) -> str:

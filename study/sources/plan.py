@@ -39,6 +39,7 @@ from study.catalog.assertions import (
     question_block,
     system_prompt,
 )
+from study.sources.first_batch import FirstBatchGate
 from study.sources.items import MCQItem
 from study.sources.score import UNKNOWN, LetterReading, read_letter, remap_three
 
@@ -418,6 +419,14 @@ def run_sources(
                 "(write them with `driftlens sources claims` or import a claims file)."
             )
     spec = backend if isinstance(backend, str) else backend.spec
+    # Letters are read from logprobs unless text reading was asked for: the first answers
+    # are checked before anything is passed on (see study/sources/first_batch.py).
+    gate = (
+        FirstBatchGate(spec, top_k=cfg.top_logprobs, max_tokens=cfg.max_tokens, on_record=on_record)
+        if cfg.logprobs
+        else None
+    )
+    record = gate.add if gate is not None else on_record
 
     def answer(
         jobs: Sequence[tuple[MCQItem, str, int | None, str | None]],
@@ -431,9 +440,11 @@ def run_sources(
             session=session,
             progress=progress,
             concurrency=concurrency,
-            on_record=on_record,
+            on_record=record,
             on_tick=on_tick,
         )
+        if gate is not None:
+            gate.check()
         return {r.key: r for r in records}
 
     if on_phase:

@@ -48,6 +48,7 @@ from storage.repo.sources import (
 from storage.source_models import NO_TIER, SourceProbe, SourceRun
 from study.batched_writer import BatchedWriter
 from study.sources.analysis import analyze_sources_table
+from study.sources.first_batch import LogprobsUnusable
 from study.sources.items import MCQItem, items_to_jsonl
 from study.sources.plan import ProbeKey, ProbeRecord, SourcesConfig, SourcesRun, run_sources
 from study.sources.score import LetterReading
@@ -305,6 +306,10 @@ def run_stored_sources(
                         on_tick=writer.flush_if_due,
                     )
             status = "done" if failed[0] == 0 else "incomplete"
+        except LogprobsUnusable:
+            # the endpoint cannot serve this instrument: nothing was stored, say so
+            status = "failed"
+            raise
         finally:
             # whatever happened, what arrived is kept
             writer.flush()

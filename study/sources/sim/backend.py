@@ -3,7 +3,8 @@
 ``SourceSimBackend`` answers letter probes the way :mod:`study.sources.sim.probe` says a model of
 the preset's behaviour type would: the reply is the letter (a continuation such as ``" B"``
 after an ``"Answer:"`` prefill) and, when asked, the logprobs at that position hold every
-option letter (up to ``top_logprobs``), consistent with the letter chosen. What a probe
+option letter (up to ``top_logprobs``), consistent with the letter chosen, and are filled up
+to ``top_logprobs`` with improbable non-letter tokens, as a real engine's top-k is. What a probe
 asserts is read from the prompt by ``parse_probe``, which the layer that rendered the
 prompt passes in (``llm`` knows nothing of the templates), as the catalog passes its
 memory-line classifier to the drift simulator. A request it cannot read is answered with
@@ -34,6 +35,18 @@ ProbeParser = Callable[[Sequence[ChatMessage]], Probe | None]
 _CUE = "Answer:"
 _REASONING = "Weighing each option in turn against the question, without settling on one."
 MODEL_PREFIX = "src-"
+#: Non-letter tokens filling a top-k list past the letters (each below the last letter).
+_FILLER = (
+    " The", " It", " Option", " Answer", " None", " Both", " All", " This", " That", " We",
+    " Let", " So", " Yes", " No", " Not", " In", " To", " Of", " An", " Is", " As",
+)  # fmt: skip
+
+
+def _filled(top: Sequence[tuple[str, float]], k: int) -> tuple[tuple[str, float], ...]:
+    """``top`` (best first) cut to ``k`` entries, or filled up to ``k`` below its last."""
+    floor = min((lp for _, lp in top), default=0.0)
+    filler = [(tok, floor - 10.0 - i) for i, tok in enumerate(_FILLER)]
+    return tuple([*top, *filler][:k])
 
 
 @dataclass(frozen=True)
@@ -61,12 +74,13 @@ def source_reply(
     elif probe is None:
         text = " ?"
         if top_logprobs is not None:
-            logprobs = (TokenLogprob(" ?", -0.05, ((" ?", -0.05), (" I", -3.0))[:top_logprobs]),)
+            top = _filled(((" ?", -0.05), (" I", -3.0)), top_logprobs)
+            logprobs = (TokenLogprob(" ?", -0.05, top),)
     else:
         ans = simulate_probe(probe, preset, seed=seed)
         text = f" {ans.letter}"
         if top_logprobs is not None:
-            top = tuple((f" {tok}", lp) for tok, lp in ans.top_logprobs()[:top_logprobs])
+            top = _filled([(f" {tok}", lp) for tok, lp in ans.top_logprobs()], top_logprobs)
             logprobs = (TokenLogprob(text, math.log(ans.probs[ans.choice]), top),)
     if messages and messages[-1].role == "user" and cued:
         # no prefill: the reply starts the assistant turn (no leading space)
