@@ -331,6 +331,53 @@ def report_cmd(
         _out.print(f"{name}: {path}", markup=False)
 
 
+@conflicts_app.command("study")
+def study_cmd(
+    ctx: typer.Context,
+    model: str = typer.Option(..., "--model", help="Response model, provider/model."),
+    run: str = typer.Option(..., "--run", help="Run name (rerun the same name to resume)."),
+    judge: list[str] = typer.Option(..., "--judge", help="Judge model (repeat for several)."),
+    distractors: str = typer.Option("0,6", "--distractors", help="Doses: 6, 0,6 or 0..6."),
+    samples: int = typer.Option(1, "--samples", min=1, help="Samples per bank and dose."),
+    policy: list[str] = typer.Option(
+        [], "--policy", help="Also answer with this policy (repeatable; caap uses --model)."
+    ),
+    out: Path | None = typer.Option(None, "--out", help="Report folder (default: the run's)."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", min=100, help="Bootstrap replicates."),
+    seed: int | None = typer.Option(None, "--seed", help="Run seed (default: from the name)."),
+    concurrency: int = typer.Option(16, "--concurrency", min=1, help="Requests in flight."),
+) -> None:
+    """Answer every stored bank, run the policies, judge every answer, write the report."""
+    from contextlib import ExitStack
+
+    from app.cli.context import session_for, settings
+    from app.cli.progress import progress_callback
+    from study.conflicts.plan import parse_doses
+    from study.conflicts.setup import ConflictStudy, report_folder, run_conflict_study
+
+    study = ConflictStudy(
+        run=run,
+        model=model,
+        judges=tuple(judge),
+        doses=parse_doses(distractors),
+        samples=samples,
+        policies=tuple(policy),
+        seed=seed,
+        bootstrap=bootstrap,
+        concurrency=concurrency,
+    )
+    target = out or report_folder(settings(ctx).workspace, run)
+    with ExitStack() as stack, session_for(ctx) as session:
+        rep = run_conflict_study(
+            study,
+            session=session,
+            out_dir=target,
+            stage=lambda name: stack.enter_context(progress_callback(name)),
+        )
+    print_stats(rep.stats.to_dict())
+    _out.print(f"Report: {rep.files['report_html']}", markup=False)
+
+
 @conflicts_app.command("demo")
 def demo_cmd(
     ctx: typer.Context,

@@ -8,6 +8,7 @@ averages them into one score.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -250,6 +251,17 @@ def build_report(
         figure = fig_path if fig_path.exists() else None
         (work / names["report_html"]).write_text(render_html(report, figure), "utf-8")
         (work / names["report_md"]).write_text(render_markdown(report), "utf-8")
+        # The statistics and the report's own tables as data, for the app page and downloads.
+        (work / "stats.json").write_text(
+            json.dumps(stats.to_dict(), indent=2, allow_nan=False) + "\n", "utf-8"
+        )
+        sections = [
+            {"title": title, "header": header, "rows": rows, "note": note}
+            for title, header, rows, note in _sections(report)
+        ]
+        (work / "report_tables.json").write_text(json.dumps(sections, indent=1) + "\n", "utf-8")
+        names["stats_json"] = "stats.json"
+        names["tables_json"] = "report_tables.json"
     return replace(report, files={k: str(Path(out_dir) / v) for k, v in names.items()})
 
 
