@@ -343,7 +343,7 @@ def study_cmd(
         [], "--policy", help="Also answer with this policy (repeatable; caap uses --model)."
     ),
     out: Path | None = typer.Option(None, "--out", help="Report folder (default: the run's)."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", min=100, help="Bootstrap replicates."),
+    bootstrap: int = bootstrap_option(2000, short=False),
     seed: int | None = typer.Option(None, "--seed", help="Run seed (default: from the name)."),
     concurrency: int = typer.Option(16, "--concurrency", min=1, help="Requests in flight."),
 ) -> None:

@@ -26,10 +26,10 @@ from typing import Any
 import pandas as pd
 from sqlmodel import Session
 
-from llm.sim.conflict_presets import DESCRIPTIONS
 from storage.errors import InputError
 from study.conflicts.items import BankImport, parse_banks, store_banks
 from study.conflicts.policy import HEURISTICS, POLICIES
+from study.conflicts.sim.presets import DESCRIPTIONS
 from study.report.folder import folder_slug
 
 Stage = Callable[[str], Callable[[int, int], None]]
@@ -151,8 +151,13 @@ class ConflictStudy:
         """Refuse a study that cannot run.
 
         Raises:
-            InputError: no run name, no judge, or an unknown policy.
+            InputError: no run name, no judge, an unknown policy, or a sample count or B
+                outside :mod:`study.limits`' bounds.
         """
+        from study.limits import BOOTSTRAP, SAMPLES
+
+        SAMPLES.check(self.samples)
+        BOOTSTRAP.check(self.bootstrap)
         if not self.run.strip():
             raise InputError("Give the run a name.")
         if not self.judges:

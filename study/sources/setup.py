@@ -23,11 +23,11 @@ from typing import Any
 import pandas as pd
 from sqlmodel import Session
 
-from llm.sim.sources import SOURCE_PRESETS
 from storage.errors import InputError
 from study.catalog.assertions import VOCABULARIES
 from study.report.folder import folder_slug
 from study.sources.items import MCQItem, items_to_jsonl, parse_items
+from study.sources.sim.probe import SOURCE_PRESETS
 from study.sources.store import load_sources_runs
 
 ITEM_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".csv")

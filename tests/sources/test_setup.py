@@ -54,7 +54,7 @@ def test_the_page_command_runs_and_the_item_view_reads_it(
     items = save_items(workspace, "tiny run", "mine.jsonl", _jsonl(ITEMS))
     out = report_folder(workspace, "tiny run")
     argv = run_argv("tiny run", model="sim/src-paper", items=items, out=out,
-                    instructions=("n", "d"), bootstrap=100)  # fmt: skip
+                    instructions=("n", "d"), bootstrap=200)  # fmt: skip
     result = cli(*argv)
     assert result.exit_code == 0, (result.output, result.exception)  # type: ignore[attr-defined]
     assert (out / "stats.json").is_file() and (out / "report.html").is_file()
