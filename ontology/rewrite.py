@@ -45,10 +45,17 @@ REPAIR = (
 
 
 def chat_backend(model: str) -> ChatBackend | str:
-    """The backend for ``model``: the simulated studio model for ``sim/…``, else the spec."""
+    """The backend for ``model``: the simulated studio model for ``sim/…``, else the spec.
+
+    Raises:
+        ConfigError: ``sim/<preset>`` names no simulator preset (the studio model answers
+            any prompt, so a typo would otherwise be stored as a real proposal).
+    """
     if model.strip().startswith("sim/"):
+        from llm.sim.registry import get_preset
         from ontology.labelers.sim import SimStudioBackend
 
+        get_preset(model.strip())
         return SimStudioBackend()
     return model
 
@@ -143,6 +150,7 @@ def propose_rewrite(
         could not be parsed even after the repair request).
     """
     row = require_round(number, session=session)
+    chat_backend(model)  # an unknown simulator preset stops here: nothing is stored
     version = get_version(row.ontology_version_id, session=session)
     doc = document(version)
     records = round_records(number, session=session)

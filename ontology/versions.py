@@ -7,8 +7,9 @@ the same name returns the existing row, so seeding is idempotent.
 
 from __future__ import annotations
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
+from ontology.lineage import main_head
 from ontology.schema import OntologyDoc, load_seed, parse_ontology
 from storage.errors import InputError, NotFoundError
 from storage.models import OntologyVersion
@@ -25,11 +26,12 @@ def ensure_version(
 ) -> OntologyVersion:
     """Return the stored version with this content, creating the next version if new.
 
-    A new version's parent is ``parent_id``, or else the latest version of the name.
+    A new version's parent is ``parent_id``, or else the newest version of the name's main
+    line (:mod:`ontology.lineage`: an import continues the main line, never a branch).
     """
-    if parent_id is None:
-        latest = latest_version(doc.name, session=session)
-        parent_id = latest.id if latest is not None else None
+    if parent_id is None and latest_version(doc.name, session=session) is not None:
+        head = main_head(list_versions(doc.name, session=session))
+        parent_id = head.id if head is not None else None
     leaves = [
         LeafItem(
             root=root.name,
@@ -65,8 +67,14 @@ def seed_ontologies(*, session: Session) -> list[OntologyVersion]:
 
 
 def get_version(ref: str | int | None, *, session: Session) -> OntologyVersion:
-    """Find a version by id, ``name`` (latest), ``name@N``, or ``None`` (latest ``driftlens``)."""
+    """Find a version by id, ``name`` (the newest of its main line), ``name@N``, or ``None``
+    (the newest of ``driftlens``'s main line).
+
+    A bare name never means a branch (:mod:`ontology.lineage`): an edit saved from an old
+    version on purpose is used only where it is named.
+    """
     query = select(OntologyVersion)
+    row: OntologyVersion | None
     if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
         row = session.get(OntologyVersion, int(ref))
     else:
@@ -74,7 +82,9 @@ def get_version(ref: str | int | None, *, session: Session) -> OntologyVersion:
         query = query.where(OntologyVersion.name == name)
         if number:
             query = query.where(OntologyVersion.version == int(number))
-        row = session.exec(query.order_by(col(OntologyVersion.version).desc())).first()
+            row = session.exec(query).first()
+        else:
+            row = main_head(session.exec(query).all())
         if row is None and ref is None:
             # The default is the bundled operational ontology: a fresh workspace gets it
             # on first use instead of an error.

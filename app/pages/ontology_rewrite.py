@@ -5,10 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.ui.db import page_session
+from app.ui.db import page_session, page_settings
 from app.ui.drafts import clear_draft, draft_text_area, has_draft, leave_guard
 from app.ui.safe import escape_markdown, show_plain
+from app.ui.url_state import url_open, url_select
 from app.ui.word_diff import diff_html
+from ontology.prompts import definition_block
 from ontology.rewrite import (
     accept_conflict,
     accept_proposal,
@@ -20,11 +22,18 @@ from ontology.rewrite import (
     require_proposal,
 )
 from ontology.rounds import round_agreement, round_history
-from ontology.schema import UNMAPPED
-from ontology.versions import get_version, version_label
+from ontology.schema import UNMAPPED, OntologyDoc
+from ontology.versions import document, get_version, version_label
+from ontology.working_round import experiment_rounds, working_round
 from storage.errors import DriftLensError
 
 PAGE = "rewrite"
+
+
+def _current(doc: OntologyDoc, leaf: str, fallback: str) -> str:
+    """The leaf's definition block in ``doc`` (``fallback`` when the leaf is gone)."""
+    return definition_block(doc.leaf(leaf)) if leaf in doc.leaf_names else fallback
+
 
 st.title("Definition rewrite")
 st.caption(
@@ -47,13 +56,17 @@ if history:
     numbers = [h.round for h in history]
     versions = {h.round: h.ontology_version for h in history}
     # Not in a form: the pair list below must follow the round chosen here.
-    # Open on the newest finished round: a running or interrupted one has partial
-    # agreement, and its confused pairs are not yet the ones to rewrite.
-    finished = [i for i, h in enumerate(history) if h.status == "done"]
-    number = st.selectbox(
+    # Open on the loop's newest finished round (``?round=N`` opens another): a running or
+    # interrupted one has partial agreement, and a validation experiment's round (cross,
+    # on the original-style ontology) is not one whose confused pairs are to be rewritten.
+    default_round = working_round(
+        history, exclude=experiment_rounds(workspace=page_settings().workspace)
+    )
+    number: int = url_select(  # type: ignore[assignment]  # never None: rounds exist
         "Round",
         numbers,
-        index=finished[-1] if finished else len(numbers) - 1,
+        param="round",
+        default=default_round,
         key="round",
         format_func=lambda n: f"round {n} ({versions[n]})",
     )
@@ -86,7 +99,7 @@ if history:
             except DriftLensError as exc:
                 show_plain(exc)
             else:
-                st.session_state["proposal"] = pid
+                url_open("proposal", pid)
                 st.session_state["rewrite_flash"] = (
                     f"Proposal {pid} stored ({status}): {leaf_a} vs {leaf_b}, round {number}."
                 )
@@ -124,20 +137,25 @@ st.subheader("Review")
 labels = {
     f"#{x.id} {x.leaf_a} vs {x.leaf_b} (round {x.round}, {x.status})": x.id for x in proposals
 }
-ids = list(labels.values())
-wanted = st.session_state.get("proposal", ids[0])
-choice = st.selectbox("Proposal", list(labels), index=ids.index(wanted) if wanted in ids else 0)
-pid = labels[choice]
-st.session_state["proposal"] = pid
+names = {pid: name for name, pid in labels.items()}
+# ``?proposal=ID`` opens one; a new proposal opens itself.
+shown_pid: int | None = url_select(
+    "Proposal", list(names), param="proposal", format_func=names.__getitem__
+)
+pid = shown_pid if shown_pid is not None else next(iter(names))
 with page_session() as session:
     row = require_proposal(pid, session=session)
     base = base_version(row, session=session)
     newest = newest_version(base.name, session=session)
+    newest_doc = document(newest)
     view = {
         "leaf_a": row.leaf_a,
         "leaf_b": row.leaf_b,
         "a_old": row.def_a_old,
         "b_old": row.def_b_old,
+        # "current" is the newest version's text (what accepting replaces), not the base's.
+        "a_cur": _current(newest_doc, row.leaf_a, row.def_a_old),
+        "b_cur": _current(newest_doc, row.leaf_b, row.def_b_old),
         "a_new": row.def_a_new or "",
         "b_new": row.def_b_new or "",
         "status": row.status,
@@ -168,12 +186,12 @@ if view["result"]:
 if view["error"]:
     show_plain(f"The model's reply could not be parsed: {view['error']}", kind="warning")
 for side, leaf, old, new in (
-    ("1", view["leaf_a"], view["a_old"], view["a_new"]),
-    ("2", view["leaf_b"], view["b_old"], view["b_new"]),
+    ("1", view["leaf_a"], view["a_cur"], view["a_new"]),
+    ("2", view["leaf_b"], view["b_cur"], view["b_new"]),
 ):
     st.markdown(f"**Definition {side}: {escape_markdown(leaf)}**")
     left, right = st.columns(2)
-    left.caption("current")
+    left.caption(f"current ({view['newest']})")
     left.markdown(diff_html(old, new, side="old"), unsafe_allow_html=True)
     right.caption("proposed")
     right.markdown(diff_html(old, new, side="new"), unsafe_allow_html=True)

@@ -24,7 +24,7 @@ from ontology.rounds import (
     run_round,
     running_round,
 )
-from ontology.versions import list_versions, seed_ontologies, version_label
+from ontology.versions import get_version, list_versions, seed_ontologies, version_label
 from storage.models import LabelerSpec
 from storage.repo.runs import list_runs
 from storage.workspace import open_workspace_session
@@ -44,6 +44,7 @@ with page_session() as session:
     seed_ontologies(session=session)
     runs = [r.name for r in list_runs(session=session)]
     versions = [version_label(v) for v in list_versions(session=session)]
+    main_label = version_label(get_version("driftlens", session=session))
     used = [s.name for s in session.exec(select(LabelerSpec)).all() if s.name]
     live = running_round(session=session)
     past = round_history(session=session)
@@ -124,8 +125,8 @@ with st.form("new_round"):
     c1, c2, c3 = st.columns(3)
     sample = c1.number_input("Responses", min_value=1, value=100, step=10, key="sample")
     seed = c2.number_input("Seed", min_value=0, value=0, step=1, key="seed")
-    latest = [i for i, v in enumerate(versions) if v.startswith("driftlens@")]
-    default = latest[-1] if latest else 0  # the newest operational version
+    # The newest operational version of the main line (a branch is used only when picked).
+    default = versions.index(main_label) if main_label in versions else 0
     linked_version = st.query_params.get("version")  # ``?version=name@N`` of a linked view
     if linked_version in versions:
         default = versions.index(linked_version)

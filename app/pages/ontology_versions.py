@@ -8,17 +8,19 @@ import streamlit as st
 from app.ui.db import page_session
 from app.ui.drafts import clear_draft, draft_chips, draft_text_area, has_draft, leave_guard
 from app.ui.safe import escape_markdown, show_plain
+from app.ui.url_state import url_open, url_select
 from app.ui.word_diff import diff_html
 from ontology.diff import diff_documents, render_diff
-from ontology.schema import dump_ontology, parse_ontology
+from ontology.lineage import branch_of, main_head, rebase_edit
+from ontology.schema import OntologyDoc, dump_ontology, parse_ontology
 from ontology.versions import (
     document,
-    edit_leaf,
     get_version,
     list_versions,
     new_version,
     seed_ontologies,
     version_label,
+    with_leaf_fields,
 )
 from storage.errors import DriftLensError
 
@@ -33,8 +35,14 @@ with page_session() as session:
     versions = list_versions(session=session)
     # The operational ontology first, newest version first: what a researcher edits next.
     ordered = sorted(versions, key=lambda v: (v.name != "driftlens", v.name, -v.version))
-    options = {f"{version_label(v)} (id {v.id})": v.id for v in ordered}
     labels = {v.id: version_label(v) for v in versions}
+    of_name = {v.name: [w for w in versions if w.name == v.name] for v in versions}
+    branches = {v.id: branch_of(v, of_name[v.name]) for v in versions}
+    heads = {name: main_head(rows) for name, rows in of_name.items()}
+    shown_as = {
+        v.id: f"{labels[v.id]} (id {v.id}{', ' + branch if (branch := branches[v.id]) else ''})"
+        for v in ordered
+    }
     info = {
         v.id: (
             v.author or "",
@@ -46,13 +54,20 @@ with page_session() as session:
     }
     docs = {v.id: document(v) for v in versions}
 
-# A save selects the version it made (set before the selectbox exists in this run).
-saved = st.session_state.pop("versions_select", None)
-if saved is not None and saved in options.values():
-    st.session_state["version"] = next(k for k, v in options.items() if v == saved)
-choice = st.selectbox("Version", list(options), key="version")
-vid = options[choice]
+ids: list[int] = [v.id for v in ordered if v.id is not None]
+# ``?version=driftlens@3`` opens a version; a save opens the version it made (url_open).
+picked: int | None = url_select(
+    "Version",
+    ids,
+    param="version",
+    format_func=lambda i: shown_as[i],
+    to_param=labels.__getitem__,
+    key="version",
+)
+vid = picked if picked is not None else ids[0]
 doc = docs[vid]
+selected = next(v for v in versions if v.id == vid)
+head = heads[selected.name]
 author, note, created, parent = info[vid]
 st.text(f"Author: {author or '-'}   Created: {created}   Parent: {parent or '-'}")
 if note:
@@ -76,10 +91,26 @@ st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 st.subheader("Compare two versions")
 left, right = st.columns(2)
-old_choice = left.selectbox("Old", list(options), index=min(1, len(options) - 1), key="old")
-new_choice = right.selectbox("New", list(options), index=0, key="new")
-old_doc, new_doc = docs[options[old_choice]], docs[options[new_choice]]
-diff = diff_documents(old_doc, new_doc, old_label=old_choice, new_label=new_choice)
+old_id = url_select(
+    "Old",
+    ids,
+    param="old",
+    default=ids[min(1, len(ids) - 1)],
+    format_func=lambda i: shown_as[i],
+    to_param=labels.__getitem__,
+    widget=left.selectbox,
+)
+new_id = url_select(
+    "New",
+    ids,
+    param="new",
+    format_func=lambda i: shown_as[i],
+    to_param=labels.__getitem__,
+    widget=right.selectbox,
+)
+old_id, new_id = old_id or ids[0], new_id or ids[0]
+old_doc, new_doc = docs[old_id], docs[new_id]
+diff = diff_documents(old_doc, new_doc, old_label=shown_as[old_id], new_label=shown_as[new_id])
 if diff.empty:
     st.info("The two versions have the same content.")
 else:
@@ -109,6 +140,58 @@ author_in = a_col.text_input(
 note_in = n_col.text_input("Note (why)", key="note", help="Recorded on the new version.")
 
 
+# Saving from a version that is not the newest of the main line would branch from it and
+# revert what came after (accepted rewrites): the researcher chooses, nothing is the default.
+REBASE, BRANCH = "rebase", "branch"
+how: str | None = None
+head_label = labels[head.id] if head is not None else ""
+if head is not None and head.id != vid:
+    newer = diff_documents(doc, docs[head.id or 0])
+    st.warning(
+        f"{labels[vid]} is not the newest version of {selected.name}: "
+        f"{labels[head.id or 0]} is, and changes {len(newer.changes)} node(s) this one lacks. "
+        "Saving an edit of this version must say how."
+    )
+    how = st.radio(
+        "Save the edit how",
+        [REBASE, BRANCH],
+        index=None,
+        format_func=lambda h: (
+            f"Rebase: apply my edit on top of {head_label} (keeps its changes)"
+            if h == REBASE
+            else f"Branch from {labels[vid]} on purpose (the new version leaves out "
+            f"{head_label}'s changes; rounds keep defaulting to the main line)"
+        ),
+        key=f"save-how-{vid}",
+    )
+undecided = head is not None and head.id != vid and how is None
+save_help = "Choose above how to save an edit of an older version." if undecided else None
+
+
+def _store(edited: OntologyDoc) -> tuple[str, int, bool, str]:
+    """Store ``edited`` (made on the selected version) as chosen; (label, id, same, note)."""
+    with page_session() as session:
+        base = get_version(vid, session=session)
+        extra = ""
+        if how == REBASE and head is not None:
+            edited = rebase_edit(doc, edited, docs[head.id or 0])
+            base = get_version(head.id, session=session)
+            extra = f", rebased on {labels[head.id or 0]}"
+        elif how == BRANCH and head is not None:
+            extra = (
+                f", a branch of {labels[vid]}: rounds, labels and analyses keep defaulting to "
+                f"{labels[head.id or 0]}; name it to use it"
+            )
+        stored = new_version(
+            base,
+            edited,
+            session=session,
+            author=author_in.strip() or None,
+            note=note_in.strip() or None,
+        )
+        return version_label(stored), stored.id or 0, stored.id == base.id, extra
+
+
 def _saved(label: str, new_id: int, same: bool, what: str) -> None:
     """Show the outcome of a save: nothing new, or select the new version."""
     if same:
@@ -116,7 +199,7 @@ def _saved(label: str, new_id: int, same: bool, what: str) -> None:
         return
     by = f" by {author_in.strip()}" if author_in.strip() else ""
     st.session_state["versions_flash"] = f"Saved {label} ({what}){by}."
-    st.session_state["versions_select"] = new_id
+    url_open("version", label)
     st.rerun()
 
 
@@ -158,27 +241,22 @@ with x_col:
         field="exclusions",
         help="What does not belong under this leaf even when it sounds close. Type to add one.",
     )
-if st.button("Save leaf as new version", key="save-leaf"):
+if st.button("Save leaf as new version", key="save-leaf", disabled=undecided, help=save_help):
     try:
-        with page_session() as session:
-            base = get_version(vid, session=session)
-            stored = edit_leaf(
-                base,
-                leaf_name,
-                definition=definition_in,
-                triggers=triggers_in,
-                exclusions=exclusions_in,
-                session=session,
-                author=author_in,
-                note=note_in,
-            )
-            label, new_id, same = version_label(stored), stored.id or 0, stored.id == vid
+        edited_leaf = with_leaf_fields(
+            doc,
+            leaf_name,
+            definition=definition_in,
+            triggers=triggers_in,
+            exclusions=exclusions_in,
+        )
+        label, new_id, same, extra = _store(edited_leaf)
     except DriftLensError as exc:
         show_plain(exc)
     else:
         if not same:
             clear_draft("ontology", leaf_obj, ("definition", "triggers", "exclusions"))
-        _saved(label, new_id, same, f"leaf {leaf_name}")
+        _saved(label, new_id, same, f"leaf {leaf_name}{extra}")
 
 st.markdown("**The whole document (YAML)**")
 obj = f"version-{vid}"
@@ -188,22 +266,12 @@ text = draft_text_area(
 leave_guard(["YAML", "Definition"])
 if has_draft("ontology", obj) or has_draft("ontology", leaf_obj):
     st.caption("Your edits are kept as a draft until you save them as a new version.")
-if st.button("Save as new version"):
+if st.button("Save as new version", disabled=undecided, help=save_help):
     try:
-        edited = parse_ontology(text, source="the editor")
-        with page_session() as session:
-            base = get_version(vid, session=session)
-            stored = new_version(
-                base,
-                edited,
-                session=session,
-                author=author_in.strip() or None,
-                note=note_in.strip() or None,
-            )
-            label, new_id, same = version_label(stored), stored.id or 0, stored.id == vid
+        label, new_id, same, extra = _store(parse_ontology(text, source="the editor"))
     except DriftLensError as exc:
         show_plain(exc)
     else:
         if not same:
             clear_draft("ontology", obj, ("yaml",))
-        _saved(label, new_id, same, "YAML")
+        _saved(label, new_id, same, f"YAML{extra}")
