@@ -78,6 +78,10 @@ def compare_cmd(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
     ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write the report (HTML, Markdown, JSON) into this folder."),
+    ] = None,
 ) -> None:
     """Compare runs on the items they share: paired differences, tests, BH, TOST, letters."""
     from storage.errors import InputError
@@ -93,6 +97,11 @@ def compare_cmd(
     )  # fmt: skip
     with session_for(ctx) as session:
         result = compare_runs(runs, instrument=instrument, session=session, options=options)
+    report_files = None
+    if out_dir is not None:
+        from study.compare.report import write_comparison_report
+
+        report_files = write_comparison_report(result, out_dir)
     mark = " [simulated]" if result.simulated else ""
     table = Table(
         title=f"{result.instrument}: {result.headline}{mark} — B − A, B = {bootstrap}",
@@ -120,3 +129,5 @@ def compare_cmd(
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
         _out.print(f"JSON written to {json_out}")
+    if report_files is not None:
+        _out.print(f"Report written to {report_files['report_html']}")

@@ -1,4 +1,4 @@
-"""A simulated disposition study shared by the comparison tests (built once per module)."""
+"""A simulated disposition study shared by the comparison tests (built once per session)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def battery_doc(n_stems: int = N_STEMS) -> BatteryDocument:
     return BatteryDocument(batteries=out)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def disposition_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A workspace whose study ``cmp`` has arms d025-s1, d025-s2 (seed only) and d075-s1.
 
