@@ -12,6 +12,7 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
         ("perturbations.py", "Perturbations", ":material/psychology:"),
         ("runs.py", "Runs", ":material/play_circle:"),
         ("analysis.py", "Analysis", ":material/analytics:"),
+        ("compare.py", "Compare", ":material/compare_arrows:"),
         ("settings.py", "Settings", ":material/settings:"),
     ],
     "Ontology studio": [

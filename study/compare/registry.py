@@ -33,6 +33,10 @@ class Adapter(Protocol):
     headline: str
     default_margin: float | None
 
+    def list_runs(self, *, session: Session) -> list[str]:
+        """The names of the runs that can be compared (what the Compare page offers)."""
+        ...
+
     def load(self, run: str, *, session: Session, options: CompareOptions) -> RunData:
         """Read one run (raise a ``DriftLensError`` naming it when it cannot be read)."""
         ...

@@ -177,3 +177,8 @@ def matching_lines(comparison: Comparison) -> list[str]:
             line += f"; {m.unpaired_units} answer(s) of shared items without a partner left out"
         out.append(line + ".")
     return out
+
+
+def run_choices(instrument: str, *, session: Session) -> list[str]:
+    """The runs of ``instrument`` that the Compare page offers."""
+    return get_adapter(instrument).list_runs(session=session)

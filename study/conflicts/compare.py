@@ -32,6 +32,12 @@ class ConflictsAdapter(MeasureAdapter):
     headline = "rubric total (D1–D5) and each dimension per distractor dose"
     default_margin: float | None = None  # each row's own MDD
 
+    def list_runs(self, *, session: Session) -> list[str]:
+        """The conflicts runs, newest first."""
+        from study.conflicts.cases import conflict_runs
+
+        return [r.name for r in conflict_runs(session=session)]
+
     def load(self, run: str, *, session: Session, options: CompareOptions) -> RunData:
         """The run's judged answers as a measurement table."""
         from storage.models import ModelSpec, Response

@@ -57,6 +57,12 @@ class DispositionAdapter(MeasureAdapter):
     headline = "aligned rate per tendency (share of answers in the aligned category)"
     default_margin: float | None = DEFAULT_BOUND_PP / 100.0
 
+    def list_runs(self, *, session: Session) -> list[str]:
+        """Every arm as ``STUDY:ARM``."""
+        from storage.repo.disposition import list_arms
+
+        return [f"{a.study}:{a.name}" for a in list_arms(session=session)]
+
     def load(self, run: str, *, session: Session, options: CompareOptions) -> RunData:
         """The arm's answers as a measurement table (first scoring only)."""
         from storage.repo.disposition import arm_responses, get_arm

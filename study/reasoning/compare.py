@@ -96,12 +96,26 @@ def _question_deltas(
     return (cond - floor).dropna()
 
 
+def used_labelers(*, session: Session) -> list[str]:
+    """Labeler specs this workspace has labeled with (the Compare page's choices)."""
+    from storage.models import LabelerSpec
+
+    return sorted({s.name for s in session.exec(select(LabelerSpec)).all() if s.name})
+
+
 class ReasoningAdapter:
     """d_rel per condition class and condition of runs labeled by one labeler."""
 
     name = "reasoning"
     headline = "d_rel per condition class and per condition (drift above the noise floor, in SDs)"
     default_margin: float | None = None  # each row's own MDD
+
+    def list_runs(self, *, session: Session) -> list[str]:
+        """Generation runs of the reasoning instrument (not the memory-conflict ones)."""
+        from storage.repo.runs import list_runs
+
+        return [r.name for r in list_runs(session=session)
+                if (r.config or {}).get("instrument") in (None, "reasoning")]  # fmt: skip
 
     def load(self, run: str, *, session: Session, options: CompareOptions) -> RunData:
         """The run's drift table under ``options.labeler`` (and the ontology version)."""

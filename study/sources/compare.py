@@ -85,6 +85,12 @@ class SourcesAdapter(MeasureAdapter):
     #: 5 percentage points, the bound disposition uses for its rates too
     default_margin: float | None = 0.05
 
+    def list_runs(self, *, session: Session) -> list[str]:
+        """The stored source-reliance runs."""
+        from storage.repo.sources import list_source_runs
+
+        return sorted({r.name for r in list_source_runs(session=session)})
+
     def load(self, run: str, *, session: Session, options: CompareOptions) -> RunData:
         """The run's single-source probes as a measurement table."""
         from study.sources.analysis import validate

@@ -1,0 +1,151 @@
+"""Compare: two or more runs of one instrument, paired on the items they share.
+
+Pick the instrument and the runs (the address bar keeps both, so a view can be linked), see
+the paired table and the forest plot, then the items sorted by how much the runs differ,
+each opened side by side with the difference highlighted. Downloads: the whole report
+(HTML, Markdown, JSON, figures, tables) and the per-item table.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from app.ui.db import page_session
+from app.ui.safe import escape_markdown, show_plain
+from app.ui.table_downloads import table_downloads
+from app.ui.url_state import url_multiselect, url_select
+from app.ui.word_diff import diff_html
+from storage.errors import DriftLensError
+from study.compare import CompareOptions, Comparison, adapter_names, compare_runs, run_choices
+from study.compare.forest import forest_figure
+from study.compare.report import SIMULATED_NOTE, write_comparison_report
+from study.downloads import folder_zip
+
+_TABLE_COLUMNS = ["run_a", "run_b", "statistic", "scope", "value_a", "value_b", "diff",
+                  "ci_low", "ci_high", "p_adjusted", "test", "p_test", "mdd", "margin",
+                  "n_items", "verdict"]  # fmt: skip
+
+st.title("Compare runs")
+st.caption(
+    "Paired differences (B − A) on the items both runs answered, with an item-cluster "
+    "bootstrap interval, the exact paired test, Benjamini–Hochberg over the whole table and an "
+    "equivalence test; three or more runs get letters (runs sharing one cannot be separated)."
+)
+
+with page_session() as session:
+    instrument = url_select("Instrument", list(adapter_names()), param="instrument")
+    assert instrument is not None
+    labeler = None
+    if instrument == "reasoning":
+        from study.reasoning.compare import used_labelers
+
+        labeler = url_select("Labeler", used_labelers(session=session) or ["keywords"],
+                             param="labeler")  # fmt: skip
+    runs = url_multiselect(
+        "Runs (two or more)", run_choices(instrument, session=session), param="run", what="run"
+    )
+    left, right = st.columns(2)
+    n_boot = int(left.number_input("Bootstrap replicates", 200, 20_000, 1000, step=200))
+    margin_text = right.text_input(
+        "Equivalence margin", "", help="Blank: the instrument's default; 'mdd': each row's MDD."
+    )
+    if len(runs) < 2:
+        st.info("Pick at least two runs to compare.")
+        st.stop()
+    margin: float | None = None
+    if margin_text.strip():
+        from app.cli.compare_cmds import parse_margin
+
+        try:
+            margin = parse_margin(margin_text)
+        except DriftLensError as exc:
+            show_plain(exc)
+            st.stop()
+    options = CompareOptions(labeler=labeler, margin=margin, n_boot=n_boot, top_items=50)
+    cache_key = ("compare", instrument, tuple(runs), labeler, n_boot, margin_text.strip())
+    result: Comparison | None = st.session_state.get("compare::result")
+    if st.session_state.get("compare::key") != cache_key or result is None:
+        try:
+            with st.spinner("Comparing…"):
+                result = compare_runs(runs, instrument=instrument, session=session, options=options)
+        except DriftLensError as exc:
+            show_plain(exc)
+            st.stop()
+        st.session_state["compare::key"] = cache_key
+        st.session_state["compare::result"] = result
+
+if result is None:  # compare_runs returned or the page stopped: never both missing
+    st.stop()
+assert result is not None
+shown: Comparison = result
+if result.simulated:
+    st.error(SIMULATED_NOTE)
+st.markdown(f"**{escape_markdown(result.headline)}** · {escape_markdown(result.margin_note)}")
+from study.compare import matching_lines  # noqa: E402 (after the guard: a cheap import)
+
+for line in matching_lines(result):
+    st.caption(escape_markdown(line))
+
+st.subheader("Paired table")
+st.dataframe(result.table()[_TABLE_COLUMNS], hide_index=True, width="stretch")
+st.pyplot(forest_figure(result), clear_figure=False)
+if result.ranking:
+    st.subheader("Ranking")
+    st.dataframe(
+        [
+            {
+                "statistic": r.statistic,
+                "scope": r.scope,
+                "run": r.run,
+                "value": r.value,
+                "letters": r.letters,
+            }
+            for r in result.ranking
+        ],
+        hide_index=True,
+    )
+
+st.subheader("Items that differ most")
+items = list(result.items)
+if not items:
+    st.info("The runs agree on every shared item.")
+else:
+    labels = {i: f"{it.item} · {it.run_a} vs {it.run_b} · {it.score:.3f}" for i, it in
+              enumerate(items)}  # fmt: skip
+    pick = url_select(
+        "Item", list(labels), param="item", format_func=lambda i: labels[i],
+        to_param=lambda i: items[i].item, what="item",
+    )  # fmt: skip
+    if pick is not None:
+        it = items[pick]
+        st.caption(escape_markdown(it.detail))
+        a, b = st.columns(2)
+        with a:
+            st.markdown(f"**{escape_markdown(it.run_a)}**")
+            st.markdown(diff_html(it.text_a, it.text_b, side="old"), unsafe_allow_html=True)
+        with b:
+            st.markdown(f"**{escape_markdown(it.run_b)}**")
+            st.markdown(diff_html(it.text_a, it.text_b, side="new"), unsafe_allow_html=True)
+
+st.subheader("Downloads")
+table_downloads("Per-item table", result.items_table, file_stem="compare-items", key="cmp-items")
+table_downloads("Paired table", result.table, file_stem="compare-paired", key="cmp-paired")
+
+
+def _report_zip(comparison: Comparison) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "comparison"
+        write_comparison_report(comparison, folder)
+        return folder_zip(folder)
+
+
+st.download_button(
+    "Report (.zip)",
+    data=lambda: _report_zip(shown),
+    file_name="comparison.zip",
+    mime="application/zip",
+    key="cmp-report",
+)
