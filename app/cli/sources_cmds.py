@@ -86,7 +86,7 @@ def render_stats(result: dict[str, Any]) -> None:
                     f"{_f(c['sdr_plus'][s])} [{_f(ci['sdr_plus'][0])}, {_f(ci['sdr_plus'][1])}]",
                     _f(c["par_minus"][s]),
                     _f(c["sdr_minus"][s]),
-                    t or "undefined",
+                    t or ("undefined" if c.get("usable", {}).get("assessable", True) else "–"),
                     _f(b["share"][t]) if t else "–",
                 )
             _out.print(table)

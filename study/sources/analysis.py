@@ -52,6 +52,7 @@ from driftlens_core.source_reliance import (
     source_influence,
 )
 from storage.errors import InputError
+from study.assessable import Usable
 from study.safe_csv import unguard_frame
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
@@ -585,7 +586,10 @@ def _cell(g: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, A
     source_effect = _source_effect(g, qindex, rng, n_boot)
     order_conflict = _order_conflict(g, qindex, rng, n_boot)
     bare = g[g["variant"] == "bare"]
-    return {
+    read = int((g["choice"].str.lower() != "unknown").sum())
+    usable = Usable(read, len(g), "probes letter-read")
+    cell = {
+        "usable": usable.to_dict(),
         "n_questions": len(qids),
         "bare_accuracy": float(bare["correct"].mean()),
         "par_plus": per_source("par_plus"),
@@ -627,6 +631,20 @@ def _cell(g: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, A
         "distribution": dist,
         "variants": _variant_table(g),
     }
+    return cell if usable.assessable else _not_assessable(cell, usable)
+
+
+def _not_assessable(cell: dict[str, Any], usable: Usable) -> dict[str, Any]:
+    """The cell with every conclusion withdrawn (the shares and tables stay for reading)."""
+    out = dict(cell)
+    out["source_effect"] = {"available": False, "statement": usable.sentence}
+    out["order_conflict"] = {"available": False}
+    out["separation"] = None
+    out["behaviour"] = {
+        s: {**b, "type": None, "share": dict.fromkeys(b["share"])}
+        for s, b in cell["behaviour"].items()
+    }
+    return out
 
 
 def _instruction_summary(cell: Mapping[str, Any]) -> dict[str, Any]:

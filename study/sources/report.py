@@ -78,6 +78,11 @@ def variant_table(cell: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _withheld(cell: Mapping[str, Any]) -> bool:
+    """Whether the cell's conclusions were withheld (too few probes letter-read)."""
+    return not (cell.get("usable") or {}).get("assessable", True)
+
+
 def discrimination_table(cell: Mapping[str, Any]) -> pd.DataFrame:
     """PAR±/SDR± per source with intervals, the type and its bootstrap share."""
     rows = []
@@ -96,7 +101,7 @@ def discrimination_table(cell: Mapping[str, Any]) -> pd.DataFrame:
                 "SDR-": _f(cell["sdr_minus"][s]),
                 "neither (own right)": _f(cell["neither_model_correct"][s]),
                 "neither (own wrong)": _f(cell["neither_model_wrong"][s]),
-                "type": t or "undefined",
+                "type": t or ("not assessable" if _withheld(cell) else "undefined"),
                 "P(type)": _f(b["share"][t]) if t else "–",
                 "n (own right / wrong)": f"{cell['rate_n'][s]['model_correct']} / "
                 f"{cell['rate_n'][s]['model_wrong']}",
@@ -158,6 +163,9 @@ def influence_table(result: Mapping[str, Any]) -> pd.DataFrame:
 def effect_lines(cell: Mapping[str, Any]) -> list[str]:
     """The source-effect sentence (null check) and the order effect on conflicts."""
     lines = []
+    usable = cell.get("usable") or {}
+    if usable and not usable.get("assessable", True):
+        return [f"Source effect: {usable['sentence']}."]
     eff = cell.get("source_effect") or {}
     if eff.get("available"):
         lines.append(f"Source effect: {eff['statement']}.")

@@ -117,3 +117,29 @@ def test_answers_missing_the_asked_logprobs_are_not_cached(session: Session) -> 
         run_sources(items, backend, config=SourcesConfig(logprobs=False), session=session)
         session.commit()
         assert len(list(session.exec(select(LLMCacheEntry)))) == 2 * 13
+
+
+def test_an_all_unknown_table_is_not_assessable(tmp_path: Path) -> None:
+    """The issue's case: every letter unknown must not read as a bounded null effect."""
+    from study.sources.analysis import analyze_sources_table
+    from study.sources.plan import SourcesConfig, run_sources
+    from study.sources.report import effect_lines, write_sources_report
+    from study.sources.sim.wiring import backend_for
+
+    items = shipped_items()[:6]
+    run = run_sources(items, backend_for("sim/src-paper", items), config=SourcesConfig())
+    table = run.table()
+    ok = analyze_sources_table(table, bootstrap=20, seed=0).to_dict()
+    (cell,) = ok["models"]["sim/src-paper"].values()
+    assert cell["usable"]["assessable"] and cell["source_effect"]["available"]
+    table["choice"] = "unknown"
+    result = analyze_sources_table(table, bootstrap=20, seed=0).to_dict()
+    (cell,) = result["models"]["sim/src-paper"].values()
+    assert cell["usable"] == {**cell["usable"], "usable": 0, "total": 78, "assessable": False}
+    assert not cell["source_effect"]["available"] and not cell["order_conflict"]["available"]
+    assert all(b["type"] is None for b in cell["behaviour"].values())
+    (line,) = effect_lines(cell)
+    assert "not assessable: only 0 of 78 probes letter-read (0%)" in line
+    files = write_sources_report(result, table, tmp_path)
+    text = files.markdown.read_text()
+    assert "not assessable" in text and "bound the shift" not in text
