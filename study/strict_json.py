@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
+from storage.errors import ServiceError
 
 T = TypeVar("T")
 
@@ -116,6 +117,68 @@ def _with_attempt(request: ChatRequest, attempt: int | None) -> ChatRequest:
     return request if attempt is None else dataclasses.replace(request, attempt=attempt)
 
 
+#: A judge whose final replies fail to parse for more than this share of its cases stops.
+PARSE_FAILURE_MAX = 0.5
+#: Cases settled before the share is first checked (a few early errors prove nothing).
+PARSE_CHECK_AFTER = 20
+
+
+class JudgeUnreadable(ServiceError):
+    """A judge's replies failed to parse for too many cases (the run stopped)."""
+
+
+def _example(raw: str) -> str:
+    flat = " ".join(raw.split())
+    return repr(flat[:60] + ("…" if len(flat) > 60 else ""))
+
+
+class _ParseGate:
+    """Holds parse errors until enough cases settled to tell a broken judge from bad luck.
+
+    Errors are passed on while the share of unreadable cases stays at or below
+    :data:`PARSE_FAILURE_MAX`; above it (once :data:`PARSE_CHECK_AFTER` cases settled, or
+    at the end with three or more errors) :class:`JudgeUnreadable` is raised with the share
+    and three examples, and the held errors are never stored.
+    """
+
+    def __init__(self, spec: str, on_answer: Callable[..., None]) -> None:
+        self.spec = spec
+        self.on_answer = on_answer
+        self.settled = 0
+        self.errors = 0
+        self.examples: list[str] = []
+        self.held: list[tuple[Any, ...]] = []
+        self.open = False
+
+    def ok(self, *args: Any) -> None:
+        self.settled += 1
+        self.on_answer(*args)
+
+    def error(self, raw: str, *args: Any) -> None:
+        self.settled += 1
+        self.errors += 1
+        if len(self.examples) < 3:
+            self.examples.append(_example(raw))
+        self.held.append(args)
+        if self.open or self.settled >= PARSE_CHECK_AFTER:
+            self.check()
+
+    def check(self, *, final: bool = False) -> None:
+        share = self.errors / self.settled if self.settled else 0.0
+        if share > PARSE_FAILURE_MAX and (self.settled >= PARSE_CHECK_AFTER or self.errors >= 3):
+            self.held.clear()
+            raise JudgeUnreadable(
+                f"The judge {self.spec} gave unreadable replies for {self.errors} of "
+                f"{self.settled} cases ({share:.0%}, above the {PARSE_FAILURE_MAX:.0%} "
+                f"allowed), so the run stopped; the first ones: {', '.join(self.examples)}."
+            )
+        if self.open or final or self.settled >= PARSE_CHECK_AFTER:
+            self.open = True
+            held, self.held = self.held, []
+            for args in held:
+                self.on_answer(*args)
+
+
 def run_with_repair(
     target: ChatBackend | str,
     first: Sequence[Sequence[ChatMessage]],
@@ -153,9 +216,15 @@ def run_with_repair(
 
     Returns:
         How many requests failed at the endpoint (their case gets no ``on_answer``).
+
+    Raises:
+        JudgeUnreadable: more than :data:`PARSE_FAILURE_MAX` of the settled cases stayed
+            unreadable (checked once :data:`PARSE_CHECK_AFTER` settled, and at the end);
+            the unreadable cases not yet passed to ``on_answer`` never are.
     """
     from llm.batch import run_chat_batch
 
+    gate = _ParseGate(target if isinstance(target, str) else target.spec, on_answer)
     failed = 0
     repairs: list[tuple[int, tuple[ChatMessage, ...], str]] = []
 
@@ -174,7 +243,7 @@ def run_with_repair(
             )
             repairs.append((i, convo, res.text))
             return
-        on_answer(i, value, [res.text], None)
+        gate.ok(i, value, [res.text], None)
 
     def on_repair(j: int, _req: ChatRequest, res: ChatResult) -> None:
         nonlocal failed
@@ -185,9 +254,9 @@ def run_with_repair(
         try:
             value = parse(i, res.text)
         except StrictParseError as exc:
-            on_answer(i, None, [raw, res.text], exc)
+            gate.error(res.text, i, None, [raw, res.text], exc)
             return
-        on_answer(i, value, [raw, res.text], None)
+        gate.ok(i, value, [raw, res.text], None)
 
     if first:
         run_chat_batch(
@@ -209,4 +278,5 @@ def run_with_repair(
             concurrency=concurrency,
             on_result=on_repair,
         )
+    gate.check(final=True)
     return failed
