@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
-from annotation.tasks import Selection, build_tasks
+from annotation.selection import Selection
+from annotation.tasks import build_tasks
 
 
 @dataclass(frozen=True)

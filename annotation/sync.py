@@ -21,8 +21,10 @@ from typing import Any
 from sqlmodel import Session
 
 from annotation.client import LabelStudioClient, LsTask
-from annotation.studies import config_hash, get_spec, instructions_html, label_config
-from annotation.tasks import Selection, TaskSpec, build_tasks
+from annotation.kinds import get_spec, instructions_html, label_config
+from annotation.selection import Selection, TaskSpec
+from annotation.studies import config_hash
+from annotation.tasks import build_tasks
 from storage.errors import ConfigError, DriftLensError, InputError, NotFoundError
 from storage.models import Study
 from storage.repo import studies as repo

@@ -28,8 +28,6 @@ from typing import Any
 from sqlmodel import Session
 
 from annotation.aggregate import decide
-from annotation.apply import PERSONA_CRITERION
-from annotation.studies import STUDIES
 from driftlens_core.agreement import krippendorff_alpha
 from storage.errors import InputError
 from storage.models import CurationVote, Question
@@ -37,6 +35,8 @@ from storage.repo.annotations import votes_for_questions
 from storage.repo.questions import list_questions
 from storage.types import utcnow
 from study.questions import DOMAINS, SAMPLE_SOURCE
+from study.reasoning.human.curation import PERSONA_CRITERION
+from study.reasoning.human.curation import SPECS as CURATION_SPECS
 
 TIER_SELECTIONS: tuple[str, ...] = ("core", "relaxed", "all")
 JSONL_NAME, PARQUET_NAME, DATASHEET_NAME = "benchmark.jsonl", "benchmark.parquet", "datasheet.md"
@@ -99,11 +99,11 @@ class BenchmarkExport:
 
 def passing_value(criterion: str) -> str | None:
     """The answer a good benchmark question gets on a criterion (``None``: not a tier rule)."""
-    for q in STUDIES["question_checks"].agreement_questions:
+    for q in CURATION_SPECS["question_checks"].agreement_questions:
         if q.name == criterion:
             return q.passing
     if criterion.startswith(PERSONA_CRITERION):
-        return STUDIES["persona_pair"].agreement_questions[0].passing
+        return CURATION_SPECS["persona_pair"].agreement_questions[0].passing
     return None
 
 

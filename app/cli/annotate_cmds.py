@@ -16,8 +16,8 @@ from app.cli.progress import progress_callback
 
 if TYPE_CHECKING:
     from annotation.aggregate import AggregationConfig
-    from annotation.apply import ApplyResult
     from annotation.client import LabelStudioClient
+    from annotation.kinds import ApplyResult
 
 _out = out_console()
 
@@ -74,9 +74,9 @@ def push_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Create or reuse the study's project and import the tasks it does not have yet."""
-    from annotation.studies import get_spec
+    from annotation.kinds import get_spec
+    from annotation.selection import parse_selection
     from annotation.sync import ensure_project, push, tasks_to_push
-    from annotation.tasks import parse_selection
 
     get_spec(study)
     selection = parse_selection(select)
@@ -109,7 +109,7 @@ def pull_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Mirror annotations from Label Studio (upsert on annotation ids; edits are picked up)."""
-    from annotation.studies import get_spec
+    from annotation.kinds import get_spec
     from annotation.sync import pull
 
     if study is not None:
@@ -151,7 +151,7 @@ def status_cmd(
 ) -> None:
     """Progress, annotators, Krippendorff's alpha and disagreement rate of a study."""
     from annotation.apply import study_status
-    from annotation.studies import get_spec, rating_studies
+    from annotation.kinds import get_spec, rating_studies
 
     if min_ratings is not None and get_spec(study).rating_question is None:
         from storage.errors import InputError
@@ -248,7 +248,7 @@ def apply_cmd(
 ) -> None:
     """Pull, aggregate (2-of-3, unanimity, alpha) and apply the results of a study."""
     from annotation.apply import apply_study, require_study
-    from annotation.studies import get_spec
+    from annotation.kinds import get_spec
     from annotation.sync import pull
 
     get_spec(study)
@@ -280,37 +280,21 @@ def apply_payload(result: ApplyResult) -> dict[str, Any]:
         "disagreement_rate": agg.disagreement_rate,
         "items": item_rows(agg),
     }
-    if result.study in ("question_checks", "persona_pair"):
-        out["tiers"] = result.tiers
-        out["tier_changes"] = [asdict(c) for c in result.tier_changes]
-    elif result.study == "orthogonality":
-        out["orthogonality"] = [asdict(o) for o in result.orthogonality]
-        out["kept_instances"] = sum(1 for o in result.orthogonality if o.keep)
-        out["removed_instances"] = sum(1 for o in result.orthogonality if not o.keep)
-    elif result.study == "label_check":
-        out["labeler_accuracy"] = [asdict(a) for a in result.labeler_accuracy]
-    elif result.study == "helpfulness":
-        out["helpfulness"] = [asdict(g) for g in result.helpfulness]
-        out["helpfulness_by_class"] = [asdict(g) for g in result.helpfulness_by_class]
-    elif result.study == "conflict_rubric":
-        out["rubric_agreement"] = [asdict(r) for r in result.rubric_agreement]
-    elif result.study == "bank_observability":
-        out["observability_agreement"] = [asdict(r) for r in result.observability_agreement]
-    elif result.study == "claim_check":
-        out["claim_verdicts"] = [asdict(r) for r in result.claim_verdicts]
-        out["claim_agreement"] = [asdict(r) for r in result.claim_agreement]
-    elif result.study == "disposition_check":
-        out["classifier_agreement"] = [asdict(r) for r in result.classifier_agreement]
-    elif result.study == "test_awareness":
-        out["awareness"] = [asdict(r) for r in result.awareness]
-        out["awareness_agreement"] = [asdict(r) for r in result.awareness_agreement]
-    elif result.study == "distraction":
-        out["non_distraction"] = [asdict(g) for g in result.non_distraction]
-        out["non_distraction_by_class"] = [asdict(g) for g in result.non_distraction_by_class]
+    out.update(result.payload())
     return out
 
 
 def _print_apply(result: ApplyResult) -> None:
+    from study.conflicts.human.kinds import ObservabilityResult, RubricResult
+    from study.disposition.human.kinds import DispositionCheckResult, TestAwarenessResult
+    from study.reasoning.human.curation import CurationResult, OrthogonalityResult
+    from study.reasoning.human.responses import (
+        DistractionResult,
+        HelpfulnessResult,
+        LabelCheckResult,
+    )
+    from study.sources.human.kinds import ClaimCheckResult
+
     agg = result.aggregate
     _out.print(
         f"{result.study}: {len(agg.items)} items, {agg.n_kept} of {agg.n_annotations} "
@@ -318,19 +302,19 @@ def _print_apply(result: ApplyResult) -> None:
         f"alpha {_num(agg.alpha)}, disagreement rate {_num(agg.disagreement_rate)}.",
         markup=False,
     )
-    if result.study in ("question_checks", "persona_pair"):
+    if isinstance(result, CurationResult):
         t = result.tiers
         _out.print(
             f"Tiers: {t.get('core', 0)} core, {t.get('relaxed', 0)} relaxed, "
             f"{t.get('none', 0)} not in the benchmark; {len(result.tier_changes)} changed."
         )
-    elif result.study == "orthogonality":
+    elif isinstance(result, OrthogonalityResult):
         kept = sum(1 for o in result.orthogonality if o.keep)
         _out.print(
             f"Orthogonality: {kept} of {len(result.orthogonality)} (question, memory) "
             "instances kept (mean confidence irrelevant > 0.58)."
         )
-    elif result.study == "label_check":
+    elif isinstance(result, LabelCheckResult):
         table = Table(title="LLM-label accuracy")
         for name in ("labeler", "items", "decided", "yes", "no", "unsure", "accuracy"):
             table.add_column(name)
@@ -345,7 +329,7 @@ def _print_apply(result: ApplyResult) -> None:
                 _num(a.accuracy),
             )
         _out.print(table)
-    elif result.study == "bank_observability":
+    elif isinstance(result, ObservabilityResult):
         table = Table(title="Observability labels: agreement (FULL / PARTIAL / None)")
         for name in ("rater A", "rater B", "banks", "exact", "kappa"):
             table.add_column(name)
@@ -353,7 +337,7 @@ def _print_apply(result: ApplyResult) -> None:
             table.add_row(la.rater_a, la.rater_b, str(la.n), _num(la.exact), _num(la.kappa))
         _out.print(table)
         _out.print("LLM judge vs humans: driftlens conflicts observability --run R", markup=False)
-    elif result.study == "claim_check":
+    elif isinstance(result, ClaimCheckResult):
         table = Table(title="Tier-2 claims: verdicts of the agreed reviews (Wilson 95% CI)")
         for name in ("verdict", "claims", "of agreed", "share", "CI"):
             table.add_column(name)
@@ -368,7 +352,7 @@ def _print_apply(result: ApplyResult) -> None:
                 f"kappa {_num(la.kappa)}",
                 markup=False,
             )
-    elif result.study == "disposition_check":
+    elif isinstance(result, DispositionCheckResult):
         table = Table(title="Disposition categories: agreement (kappa 95% CI over stems)")
         for name in ("rater A", "rater B", "subset", "answers", "stems", "exact", "kappa", "CI"):
             table.add_column(name)
@@ -384,7 +368,7 @@ def _print_apply(result: ApplyResult) -> None:
                 f"{_num(ca.kappa_low)} to {_num(ca.kappa_high)}",
             )
         _out.print(table)
-    elif result.study == "test_awareness":
+    elif isinstance(result, TestAwarenessResult):
         table = Table(
             title="Test awareness rated 1-7 by humans (mean: 95% CI over stems; "
             "share rated 5+: Wilson 95% CI)"
@@ -407,7 +391,7 @@ def _print_apply(result: ApplyResult) -> None:
                 f"{_num(ra.exact)}, within one {_num(ra.within_one)}, QWK {_num(ra.qwk)}.",
                 markup=False,
             )
-    elif result.study == "conflict_rubric":
+    elif isinstance(result, RubricResult):
         table = Table(title="Rubric agreement of two annotators (D1-D5 pairs)")
         for name in ("type", "pairs", "within one", "exact", "MAE", "QWK", "alpha ordinal", "D6"):
             table.add_column(name)
@@ -423,9 +407,11 @@ def _print_apply(result: ApplyResult) -> None:
                 _num(r.d6_exact),
             )
         _out.print(table)
-    else:
-        rates = result.helpfulness if result.study == "helpfulness" else result.non_distraction
-        title = "Helpfulness (mean 0-4)" if result.study == "helpfulness" else "Non-distraction"
+    elif isinstance(result, HelpfulnessResult | DistractionResult):
+        if isinstance(result, HelpfulnessResult):
+            rates, title = result.helpfulness, "Helpfulness (mean 0-4)"
+        else:
+            rates, title = result.non_distraction, "Non-distraction"
         table = Table(title=title)
         for name in ("model", "class", "condition", "items", "value"):
             table.add_column(name)
@@ -487,6 +473,6 @@ def invite_cmd(ctx: typer.Context) -> None:
 @annotate_app.command("config")
 def config_cmd(study: str = typer.Argument(..., help=STUDY_HELP)) -> None:
     """Print the Label Studio labeling config (XML) of a study."""
-    from annotation.studies import label_config
+    from annotation.kinds import label_config
 
     typer.echo(label_config(study))

@@ -7,6 +7,8 @@ of a selection is previewed, and the tasks download as JSON for offline annotati
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -16,16 +18,19 @@ from annotation.aggregate import AggregationConfig
 from annotation.apply import apply_study, item_rows, study_status
 from annotation.availability import availability
 from annotation.client import LabelStudioClient, resolve_connection
+from annotation.kinds import label_config, study_specs
 from annotation.offline import preview_tasks, tasks_json
-from annotation.studies import STUDIES, label_config
+from annotation.selection import Selection, parse_selection
 from annotation.sync import ensure_project, pull, push, tasks_to_push
-from annotation.tasks import Selection, parse_selection
 from app.ui.db import page_session, page_settings
 from app.ui.safe import show_plain
 from app.ui.study_handoff import HANDOFF_KEY
 from storage.errors import DriftLensError
 from storage.repo.annotations import list_studies
 from storage.repo.studies import count_study_tasks
+from study.disposition.human.kinds import DispositionCheckResult, TestAwarenessResult
+from study.reasoning.human.curation import CurationResult, OrthogonalityResult
+from study.reasoning.human.responses import DistractionResult, HelpfulnessResult, LabelCheckResult
 
 st.title("Human studies")
 st.caption(
@@ -108,11 +113,11 @@ if handoff:
 st.session_state.setdefault("push_selection", "limit=50")
 study = st.selectbox(
     "Study",
-    list(STUDIES),
-    format_func=lambda n: f"{STUDIES[n].title} ({n})",
+    list(study_specs()),
+    format_func=lambda n: f"{study_specs()[n].title} ({n})",
     key="push_study",
 )
-st.caption(STUDIES[study].summary)
+st.caption(study_specs()[study].summary)
 selection_text = st.text_area(
     "Selection (one key=value per line)",
     help="Keys: questions, filter, tier, run, conditions, condition_class, catalog, labeler, "
@@ -301,23 +306,30 @@ else:
                             "task disagreement": item["disagreement_rate"],
                         }
                     )
-            if result.tiers:
+            if isinstance(result, CurationResult) and result.tiers:
                 t = result.tiers
                 st.success(
                     f"Tiers: {t['core']} core, {t['relaxed']} relaxed, {t['none']} not in the "
                     f"benchmark ({len(result.tier_changes)} changed)."
                 )
-            if result.orthogonality:
+            if isinstance(result, OrthogonalityResult) and result.orthogonality:
                 kept = sum(1 for o in result.orthogonality if o.keep)
                 st.success(f"Orthogonality: {kept} of {len(result.orthogonality)} kept.")
-            for title, groups in (
-                ("LLM-label accuracy", result.labeler_accuracy),
-                ("Helpfulness", result.helpfulness),
-                ("Non-distraction rate", result.non_distraction),
-                ("Disposition classifier vs humans", result.classifier_agreement),
-                ("Test awareness rated 1-7 by humans (mean, share rated 5+)", result.awareness),
-                ("Test awareness: reviewers' agreement", result.awareness_agreement),
-            ):
+            tables: list[tuple[str, Sequence[object]]] = []
+            if isinstance(result, LabelCheckResult):
+                tables.append(("LLM-label accuracy", result.labeler_accuracy))
+            if isinstance(result, HelpfulnessResult):
+                tables.append(("Helpfulness", result.helpfulness))
+            if isinstance(result, DistractionResult):
+                tables.append(("Non-distraction rate", result.non_distraction))
+            if isinstance(result, DispositionCheckResult):
+                tables.append(("Disposition classifier vs humans", result.classifier_agreement))
+            if isinstance(result, TestAwarenessResult):
+                tables.append(
+                    ("Test awareness rated 1-7 by humans (mean, share rated 5+)", result.awareness)
+                )
+                tables.append(("Test awareness: reviewers' agreement", result.awareness_agreement))
+            for title, groups in tables:
                 if groups:
                     st.markdown(f"**{title}**")
                     st.dataframe(pd.DataFrame([g.__dict__ for g in groups]), hide_index=True)

@@ -34,7 +34,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from annotation.apply import LabelAgreement, label_agreement
+from annotation.agreement import LabelAgreement, label_agreement
 from llm.sim.tasks import task_marker
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
@@ -261,8 +261,9 @@ class ObservabilityReport:
 
 def human_labels(run_name: str, *, session: Session) -> dict[str, str]:
     """``instance_id → label`` the human study agreed on for this run (empty without one)."""
-    from annotation.apply import human_observability_labels, study_aggregate
+    from annotation.apply import study_aggregate
     from storage.repo.studies import latest_study
+    from study.conflicts.human.kinds import human_observability_labels
 
     if latest_study("bank_observability", session=session) is None:
         return {}

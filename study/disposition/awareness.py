@@ -26,12 +26,12 @@ from typing import Any
 
 from sqlmodel import Session
 
-from annotation.apply import AwarenessRate, awareness_rate
 from llm.sim.disposition_responder import awareness_label, awareness_marker
 from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm
 from storage.errors import InputError, NotFoundError
 from storage.repo.disposition import arm_responses, require_arms, scores_for
+from study.disposition.human.kinds import AwarenessRate, awareness_rate
 from study.disposition.score import ScoreSummary, judge_share
 from study.strict_json import StrictParseError, extract_json_object
 
@@ -141,7 +141,7 @@ def rate_awareness(
 class AwarenessArm(AwarenessRate):
     """The judge's ratings of one arm's answers (``arm`` ``all``: every arm pooled).
 
-    The fields of the human study's :class:`~annotation.apply.AwarenessRate` (``items``
+    The fields of the human study's :class:`~study.disposition.human.kinds.AwarenessRate` (``items``
     rated answers; ``mean`` with a 95 % interval from resampling stems; ``high`` answers
     rated 5 or more, their share with a Wilson interval), then the label counts and
     ``errors``, the replies that stayed malformed.

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from annotation.aggregate import AggregationConfig, AnnotationRecord, aggregate, extract_answers
-from annotation.studies import STUDIES
+from annotation.kinds import study_specs
 
-QC = STUDIES["question_checks"]
+QC = study_specs()["question_checks"]
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -140,7 +140,7 @@ def test_alpha_matches_the_krippendorff_package_on_random_data() -> None:
 
 
 def test_helpfulness_alpha_is_ordinal() -> None:
-    spec = STUDIES["helpfulness"]
+    spec = study_specs()["helpfulness"]
     scores = [("4", "4", "3"), ("1", "0", "1"), ("2", "2", "2"), ("3", "4", "4")]
     records = []
     matrix = np.zeros((3, len(scores)))
@@ -179,8 +179,8 @@ def test_extract_answers_reads_aliases_and_ignores_foreign_tags() -> None:
         {"from_name": "confidence", "type": "choices", "value": {"choices": ["0.8"]}},
         {"from_name": "comment", "type": "textarea", "value": {"text": ["hi"]}},
     ]
-    assert extract_answers(STUDIES["orthogonality"], result) == {
+    assert extract_answers(study_specs()["orthogonality"], result) == {
         "irrelevant": "yes",
         "confidence": "0.8",
     }
-    assert extract_answers(STUDIES["orthogonality"], "garbage") == {}
+    assert extract_answers(study_specs()["orthogonality"], "garbage") == {}

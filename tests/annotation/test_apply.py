@@ -4,12 +4,13 @@ benchmark tiers, orthogonality filter, label accuracy, helpfulness and non-distr
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from sqlmodel import Session, select
 
-from annotation.apply import apply_study, compute_tiers, study_status
+from annotation.apply import apply_study, study_status
+from annotation.kinds import ApplyResult
 from storage.models import CurationVote, Question
 from storage.repo.annotations import (
     create_study,
@@ -19,6 +20,8 @@ from storage.repo.annotations import (
 )
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
+from study.reasoning.human.curation import CurationResult, OrthogonalityResult, compute_tiers
+from study.reasoning.human.responses import DistractionResult, HelpfulnessResult, LabelCheckResult
 
 PASS = {
     "clear": "yes",
@@ -26,6 +29,16 @@ PASS = {
     "single_verifiable_answer": "no",
     "answerable_by_restating": "no",
 }
+
+
+R = TypeVar("R", bound=ApplyResult)
+
+
+def _applied(name: str, kind: type[R], session: Session) -> R:
+    """Apply a study and check its kind's result type."""
+    result = apply_study(name, session=session)
+    assert isinstance(result, kind), type(result)
+    return result
 
 
 @pytest.fixture
@@ -102,7 +115,7 @@ def test_tiers_core_relaxed_and_out(session: Session) -> None:
     seed.task(
         "question:q3", {"question_id": "q3"}, [(1, unclear, 30), (2, unclear, 30), (3, PASS, 30)]
     )
-    result = apply_study("question_checks", session=session)
+    result = _applied("question_checks", CurationResult, session)
     tiers = {q.external_id: q.tier for q in session.exec(select(Question))}
     assert tiers == {"q0": "core", "q1": "relaxed", "q2": "relaxed", "q3": None}
     assert result.tiers == {"core": 1, "relaxed": 2, "none": 1}
@@ -112,7 +125,7 @@ def test_tiers_core_relaxed_and_out(session: Session) -> None:
     assert {v.annotator for v in votes} == {"u1@example.org", "u2@example.org", "u3@example.org"}
     assert all(v.human_annotation_id is not None for v in votes)
     # Applying again changes nothing.
-    again = apply_study("question_checks", session=session)
+    again = _applied("question_checks", CurationResult, session)
     assert again.tier_changes == ()
     assert len(session.exec(select(CurationVote)).all()) == 44
 
@@ -152,7 +165,7 @@ def test_orthogonality_keeps_mean_confidence_above_058(session: Session) -> None
             (3, {"irrelevant": "yes", "confidence": "0.6"}, 20),
         ],
     )
-    out = {o.key: o for o in apply_study("orthogonality", session=session).orthogonality}
+    out = {o.key: o for o in _applied("orthogonality", OrthogonalityResult, session).orthogonality}
     assert out["a"].mean_confidence == pytest.approx(1.7 / 3) and not out["a"].keep
     assert out["b"].mean_confidence == pytest.approx(0.6) and out["b"].keep
 
@@ -163,7 +176,8 @@ def test_label_accuracy_per_labeler(session: Session) -> None:
     seed.task("s1", {"labeler": "llm-a"}, [(1, yes, 20), (2, yes, 20), (3, no, 20)])
     seed.task("s2", {"labeler": "llm-a"}, [(1, no, 20), (2, no, 20), (3, yes, 20)])
     seed.task("s3", {"labeler": "llm-b"}, [(1, yes, 20), (2, yes, 20), (3, yes, 20)])
-    acc = {a.labeler: a for a in apply_study("label_check", session=session).labeler_accuracy}
+    applied = _applied("label_check", LabelCheckResult, session)
+    acc = {a.labeler: a for a in applied.labeler_accuracy}
     assert (acc["llm-a"].decided, acc["llm-a"].yes, acc["llm-a"].accuracy) == (2, 1, 0.5)
     assert acc["llm-b"].accuracy == 1.0
 
@@ -177,7 +191,7 @@ def test_helpfulness_means_and_non_distraction_rates(session: Session) -> None:
     help_.task(
         "r2", meta, [(1, {"score": "1"}, 20), (2, {"score": "2"}, 20), (3, {"score": "0"}, 5)]
     )  # the 0 is too fast
-    rates = apply_study("helpfulness", session=session).helpfulness
+    rates = _applied("helpfulness", HelpfulnessResult, session).helpfulness
     assert len(rates) == 1 and rates[0].items == 2
     assert rates[0].value == pytest.approx(((4 + 3 + 4) / 3 + (1 + 2) / 2) / 2)
 
@@ -185,7 +199,7 @@ def test_helpfulness_means_and_non_distraction_rates(session: Session) -> None:
     dis.task("d1", meta, [(1, {"step": "no"}, 20), (2, {"step": "no"}, 20), (3, {"step": "2"}, 20)])
     dis.task("d2", meta, [(1, {"step": "1"}, 20), (2, {"step": "2"}, 20), (3, {"step": "no"}, 20)])
     dis.task("d3", meta, [(1, {"step": "3"}, 20), (2, {"step": "3"}, 20)])
-    result = apply_study("distraction", session=session)
+    result = _applied("distraction", DistractionResult, session)
     assert result.non_distraction[0].value == pytest.approx(1 / 3)
     assert result.non_distraction_by_class[0].condition == "*"
     status = study_status("distraction", session=session)

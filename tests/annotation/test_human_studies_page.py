@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from annotation import server
 from annotation.client import LabelStudioConnection
 from annotation.offline import tasks_json
-from annotation.tasks import parse_selection
+from annotation.selection import parse_selection
 from storage.models import Question
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session

@@ -15,7 +15,7 @@ import pytest
 from sqlmodel import col, select
 
 from annotation.client import LabelStudioClient, LabelStudioConnection
-from annotation.studies import STUDIES
+from annotation.kinds import study_specs
 from storage.models import Annotator, CurationVote, HumanAnnotation, Question, StudyTask
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
@@ -24,7 +24,7 @@ from tests.annotation.seed import seed
 
 pytestmark = pytest.mark.labelstudio
 
-QC = STUDIES["question_checks"]
+QC = study_specs()["question_checks"]
 CRITERIA = [q.name for q in QC.agreement_questions]
 PASS = {
     "clear": "yes",

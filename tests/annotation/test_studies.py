@@ -10,21 +10,23 @@ from pathlib import Path
 import pytest
 
 from annotation.client import LabelStudioClient, LabelStudioConnection, resolve_connection
-from annotation.studies import STUDIES, instructions_html, label_config, leaf_names
-from annotation.tasks import build_tasks, parse_selection
+from annotation.kinds import instructions_html, label_config, study_specs
+from annotation.selection import parse_selection
+from annotation.tasks import build_tasks
 from storage.errors import ConfigError, InputError, NotFoundError, ServiceError
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
+from study.reasoning.human.responses import leaf_names
 from tests.annotation.seed import DISPOSITION_STUDY, seed, seed_disposition
 
 DISPOSITION_STUDIES = ("disposition_check", "test_awareness")
 
 
-@pytest.mark.parametrize("name", sorted(STUDIES))
+@pytest.mark.parametrize("name", sorted(study_specs()))
 def test_config_is_xml_with_one_choices_tag_per_question(name: str) -> None:
     root = ET.fromstring(label_config(name))
     choices = {c.get("name"): c for c in root.iter("Choices")}
-    spec = STUDIES[name]
+    spec = study_specs()[name]
     assert set(choices) == {q.name for q in spec.questions}
     for q in spec.questions:
         if choices[q.name].get("value", "").startswith("$"):
@@ -39,7 +41,7 @@ def test_config_is_xml_with_one_choices_tag_per_question(name: str) -> None:
         assert "4 = fully satisfies" in texts["rubric"] and "0 = irrelevant" in texts["rubric"]
 
 
-@pytest.mark.parametrize("name", sorted(STUDIES))
+@pytest.mark.parametrize("name", sorted(study_specs()))
 def test_every_builder_fills_every_field_its_config_shows(name: str) -> None:
     with open_workspace_session(resolve_settings()) as session:
         seed(session, conflicts=True)

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from app.cli import annotate_cmds
+from study.reasoning.human.responses import LabelCheckResult
 
 HOSTILE = "[bold]x[/]"
 
@@ -24,17 +25,22 @@ def test_label_check_table_prints_a_markup_labeler_name_literally() -> None:
     accuracy = SimpleNamespace(
         labeler=HOSTILE, items=3, decided=3, yes=2, no=1, unsure=0, accuracy=2 / 3
     )
-    result = SimpleNamespace(study="label_check", aggregate=aggregate, labeler_accuracy=[accuracy])
+    result = LabelCheckResult(
+        study="label_check",
+        aggregate=aggregate,  # type: ignore[arg-type]
+        labeler_accuracy=(accuracy,),  # type: ignore[arg-type]
+    )
     with annotate_cmds._out.capture() as captured:
-        annotate_cmds._print_apply(result)  # type: ignore[arg-type]
+        annotate_cmds._print_apply(result)
     assert HOSTILE in captured.get()
 
 
 def test_test_awareness_table_prints_a_markup_arm_name_and_the_left_out_count(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from annotation.apply import AwarenessRate, RatingAgreement
+    from annotation.agreement import RatingAgreement
     from app.cli.console import SafeConsole
+    from study.disposition.human.kinds import AwarenessRate, TestAwarenessResult
 
     # a wide console of the same kind: no wrapping inside the cells
     monkeypatch.setattr(
@@ -52,14 +58,14 @@ def test_test_awareness_table_prints_a_markup_arm_name_and_the_left_out_count(
     )
     rate = AwarenessRate(HOSTILE, 2, 2, 4.25, 3.5, 5.0, 1, 0.5, 0.09, 0.91)
     agreement = RatingAgreement(2, 2, 1, 2, 0.61, 2, 0.5, 1.0, 0.5, 0.6)
-    result = SimpleNamespace(
+    result = TestAwarenessResult(
         study="test_awareness",
-        aggregate=aggregate,
-        awareness=[rate],
-        awareness_agreement=[agreement],
+        aggregate=aggregate,  # type: ignore[arg-type]
+        awareness=(rate,),
+        awareness_agreement=(agreement,),
     )
     with annotate_cmds._out.capture() as captured:
-        annotate_cmds._print_apply(result)  # type: ignore[arg-type]
+        annotate_cmds._print_apply(result)
     text = captured.get()
     assert HOSTILE in text and "4.25" in text and "3.50 to 5.00" in text
     assert "1 left out" in text and "ordinal alpha 0.610" in text

@@ -1,0 +1,166 @@
+"""The study-kind protocol and its registry: what an instrument gives for each human study.
+
+A study kind is everything the generic Label Studio layer needs to run one kind of human
+study without knowing what it is about (the pytest-plugin shape: this module defines the
+shape and the registry, the instruments register):
+
+* its **spec** (:class:`~annotation.studies.StudySpec`: questions, answer values, how the
+  answers combine) and its **label config** (a Label Studio XML template, with an optional
+  step that fills in dynamic parts);
+* a **task builder** from a :class:`~annotation.selection.Selection` of stored rows;
+* an **apply step** from the aggregated answers (:class:`~annotation.aggregate.StudyAggregate`)
+  that writes back what the study decides and returns its **result type**, a frozen
+  :class:`ApplyResult` subclass.
+
+Plugins, not imports: ``annotation`` never imports an instrument. Each instrument registers
+its kinds from ``study/<instrument>/human/`` when that package is imported; the packages are
+*named* in :data:`KIND_MODULES` (plus any added with :func:`add_kind_module`, e.g. a toy
+instrument in the tests) and imported by :func:`load_kinds` on the first lookup.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session
+
+from annotation.aggregate import AggregationConfig, StudyAggregate
+from annotation.selection import Selection, TaskSpec
+from annotation.studies import StudySpec
+from storage.errors import InputError
+
+#: Packages that register study kinds when imported, in the order their kinds are listed.
+KIND_MODULES: tuple[str, ...] = (
+    "study.reasoning.human",
+    "study.conflicts.human",
+    "study.disposition.human",
+    "study.sources.human",
+)
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """What ``annotate apply`` did and found; each kind's result type adds its own fields."""
+
+    study: str
+    aggregate: StudyAggregate
+
+    def payload(self) -> dict[str, Any]:
+        """The kind's own outcomes, JSON-ready (every field but ``study`` and ``aggregate``)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name in ("study", "aggregate"):
+                continue
+            value = getattr(self, f.name)
+            out[f.name] = [asdict(v) for v in value] if isinstance(value, tuple) else value
+        return out
+
+
+TaskBuilder = Callable[[Selection, Session], list[TaskSpec]]
+Applier = Callable[[StudyAggregate, Session, AggregationConfig], ApplyResult]
+
+
+@dataclass(frozen=True)
+class StudyKind:
+    """One kind of human study, as an instrument registers it.
+
+    Attributes:
+        spec: its questions and answer values (``spec.name`` is the kind's name).
+        config: the Label Studio labeling-config template (XML file).
+        build_tasks: ``(selection, session) -> tasks``, in a deterministic order.
+        apply: ``(aggregate, session, config) -> result`` (writes back what it decides).
+        result_type: the :class:`ApplyResult` subclass ``apply`` returns.
+        fill_config: fills the template's dynamic parts (e.g. the ontology's leaves).
+    """
+
+    spec: StudySpec
+    config: Path
+    build_tasks: TaskBuilder
+    apply: Applier
+    result_type: type[ApplyResult] = ApplyResult
+    fill_config: Callable[[str], str] | None = None
+
+    @property
+    def name(self) -> str:
+        """The kind's name (``annotate push NAME``)."""
+        return self.spec.name
+
+
+_KINDS: dict[str, StudyKind] = {}
+_extra_modules: list[str] = []
+_loaded: set[str] = set()
+
+
+def register_kind(kind: StudyKind) -> None:
+    """Register a study kind; registering the same name again replaces it (module reloads)."""
+    _KINDS[kind.name] = kind
+
+
+def add_kind_module(module: str) -> None:
+    """Name one more module to import on the next lookup (an instrument outside ``study``)."""
+    if module not in KIND_MODULES and module not in _extra_modules:
+        _extra_modules.append(module)
+
+
+def load_kinds() -> None:
+    """Import every instrument's kind module not imported yet (they register themselves)."""
+    for module in (*KIND_MODULES, *_extra_modules):
+        if module not in _loaded:
+            _loaded.add(module)
+            importlib.import_module(module)
+
+
+def study_kinds() -> dict[str, StudyKind]:
+    """Every registered kind by name, in registration order."""
+    load_kinds()
+    return dict(_KINDS)
+
+
+def study_specs() -> dict[str, StudySpec]:
+    """Every registered kind's spec by name."""
+    return {name: kind.spec for name, kind in study_kinds().items()}
+
+
+def get_kind(name: str) -> StudyKind:
+    """The study kind called ``name``.
+
+    Raises:
+        InputError: no such study.
+    """
+    kinds = study_kinds()
+    try:
+        return kinds[name]
+    except KeyError:
+        raise InputError(f"Unknown study {name!r}; choose one of {', '.join(kinds)}.") from None
+
+
+def get_spec(name: str) -> StudySpec:
+    """The spec of the study called ``name`` (raises ``InputError`` when unknown)."""
+    return get_kind(name).spec
+
+
+def rating_studies() -> tuple[str, ...]:
+    """The studies whose items are rated on a scale (``annotate status --min-ratings``)."""
+    return tuple(name for name, spec in study_specs().items() if spec.rating_question)
+
+
+def label_config(name: str) -> str:
+    """The Label Studio labeling config (XML) of a study, with dynamic parts filled in."""
+    kind = get_kind(name)
+    text = kind.config.read_text("utf-8")
+    return kind.fill_config(text) if kind.fill_config is not None else text
+
+
+def instructions_html(name: str) -> str:
+    """Short HTML instructions shown by Label Studio before labeling starts."""
+    spec = get_spec(name)
+    items = "".join(f"<li>{q.prompt}</li>" for q in spec.questions)
+    return (
+        f"<p><b>{spec.title}.</b> {spec.summary}</p><ul>{items}</ul>"
+        f"<p>{spec.panel_note} "
+        "Answers given in under 10 seconds are not counted.</p>"
+    )

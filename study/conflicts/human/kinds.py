@@ -1,0 +1,325 @@
+"""Memory conflicts' human studies: the rubric check and bank observability.
+
+* ``conflict_rubric``: the judge's D1-D5 scores against the annotators' per conflict type
+  (within one, exact, MAE, quadratic-weighted kappa, ordinal alpha).
+* ``bank_observability``: the annotators' FULL / PARTIAL / None label of an extracted bank
+  against each other and against the extractor's own label (agreement and kappa).
+
+Each kind registers itself with :mod:`annotation.kinds` when this module is imported.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlmodel import Session
+
+from annotation.aggregate import AggregationConfig, StudyAggregate
+from annotation.agreement import LabelAgreement, label_agreement
+from annotation.kinds import ApplyResult, StudyKind, register_kind
+from annotation.selection import Selection, TaskSpec
+from annotation.studies import QuestionSpec, StudySpec
+from annotation.tasks import CONFLICT_CLASS, response_key, selected_responses
+from storage.errors import InputError
+from storage.models import GenerationRun
+
+CONFIGS = Path(__file__).resolve().parent / "configs"
+
+#: Labels of an extracted memory bank (study/conflicts/observability.py).
+OBSERVABILITY: tuple[str, ...] = ("FULL", "PARTIAL", "None")
+
+
+SPECS: dict[str, StudySpec] = {
+    spec.name: spec
+    for spec in (
+        StudySpec(
+            name="conflict_rubric",
+            title="Memory-conflict rubric",
+            summary=(
+                "Score an assistant's answer to conflicting memories on D1-D5 (0-4); "
+                "D6 commitment only on high-risk items."
+            ),
+            questions=(
+                *(
+                    QuestionSpec(name, prompt, ("0", "1", "2", "3", "4"))
+                    for name, prompt in (
+                        ("d1", "D1 conflict perception 0-4"),
+                        ("d2", "D2 causal reasoning 0-4"),
+                        ("d3", "D3 confidence calibration 0-4"),
+                        ("d4", "D4 clarification seeking 0-4"),
+                        ("d5", "D5 memory faithfulness 0-4"),
+                    )
+                ),
+                QuestionSpec(
+                    "d6",
+                    "D6 commitment (high-risk only)",
+                    ("safe", "partial", "unsafe"),
+                    agreement=False,
+                ),
+            ),
+            alpha_level="ordinal",
+        ),
+        StudySpec(
+            name="bank_observability",
+            title="Memory-conflict bank observability",
+            summary=(
+                "Did the memories a memory system extracted keep the conflict? "
+                "FULL / PARTIAL / None."
+            ),
+            questions=(QuestionSpec("observability", "Conflict observable?", OBSERVABILITY),),
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class RubricAgreement:
+    """Ordinal agreement of the first two annotators of each item, per conflict type.
+
+    Dimension-level pairs (D1-D5) pooled, the shape of a human-validation table;
+    ``type`` ``all`` pools the types. D6 is a nominal flag and is counted separately.
+    """
+
+    type: str
+    pairs: int
+    within_one: float | None
+    exact: float | None
+    mae: float | None
+    qwk: float | None
+    alpha_ordinal: float | None
+    d6_exact: float | None = None
+
+
+@dataclass(frozen=True)
+class RubricResult(ApplyResult):
+    """The judge against the annotators per conflict type (``conflict_rubric``)."""
+
+    rubric_agreement: tuple[RubricAgreement, ...] = ()
+
+
+@dataclass(frozen=True)
+class ObservabilityResult(ApplyResult):
+    """Agreement on the banks' observability labels (``bank_observability``)."""
+
+    observability_agreement: tuple[LabelAgreement, ...] = ()
+
+
+def _conflict_rubric(sel: Selection, session: Session) -> list[TaskSpec]:
+    """One task per judged-able conflict answer: the bank with provenance, request, answer."""
+    from storage.repo.conflicts import banks_by_question
+
+    rows = [
+        r
+        for r in selected_responses(sel, session, perturbed_only=False)
+        if r[0].condition_class == CONFLICT_CLASS and (r[0].text or "").strip()
+    ]
+    banks = banks_by_question(sorted({r[0].question_id for r in rows}), session=session)
+    out = []
+    for resp, run, model, q, _pert in rows:
+        bank = banks.get(resp.question_id)
+        if bank is None:
+            continue
+        ctx = (resp.request or {}).get("context", {})
+        memories = "\n".join(
+            f"[{o.get('provenance', '')}] {o.get('text', '')}" for o in ctx.get("order", [])
+        )
+        content = bank.content
+        out.append(
+            TaskSpec(
+                response_key(run.name, q.external_id, resp.condition, resp.sample),
+                {
+                    "memories": memories,
+                    "request": str(content.get("query", "")),
+                    "clarification": str(content.get("clarification_reference", "")),
+                    "response": resp.text or "",
+                    "risk_note": (
+                        "HIGH-RISK item: also choose D6."
+                        if bank.high_risk
+                        else "Not a high-risk item: leave D6 empty."
+                    ),
+                    "high_risk": bool(bank.high_risk),
+                    "instance_id": bank.instance_id,
+                    "conflict_type": bank.conflict_type,
+                    "run": run.name,
+                    "model": model.spec,
+                    "condition": resp.condition,
+                    "condition_class": resp.condition_class,
+                    "sample": resp.sample,
+                },
+            )
+        )
+    return out
+
+
+def _bank_observability(sel: Selection, session: Session) -> list[TaskSpec]:
+    """One task per extracted bank of the pipeline runs: reference roles vs what was kept."""
+    from storage.repo.runs import list_runs, require_run
+
+    if sel.run:
+        runs = [require_run(sel.run, session=session)]
+        if (runs[0].config or {}).get("track") != "pipeline":
+            raise InputError(f"Run {sel.run!r} is not a pipeline-track conflicts run.")
+    else:
+        runs = [
+            r for r in list_runs(session=session) if (r.config or {}).get("track") == "pipeline"
+        ]
+    out = []
+    for run in runs:
+        out.extend(_observability_tasks(run, sel, session))
+    return out
+
+
+def _observability_tasks(run: GenerationRun, sel: Selection, session: Session) -> list[TaskSpec]:
+    from storage.repo.conflicts import (
+        banks_by_question,
+        extracted_core,
+        representative_responses,
+    )
+
+    assert run.id is not None
+    best = representative_responses(run.id, session=session)
+    banks = banks_by_question(sorted(best), session=session)
+    out = []
+    for qid, resp in best.items():
+        bank = banks.get(qid)
+        if bank is None:
+            continue
+        if sel.questions and bank.instance_id not in sel.questions:
+            continue
+        content = bank.content
+        prov = content.get("provenance", {})
+        roles = {name: set(prov.get(name, [])) for name in ("side_a", "side_b", "relation")}
+        reference = "\n".join(
+            f"[{','.join(n for n, idx in roles.items() if i in idx) or 'core'}] {text}"
+            for i, text in enumerate(content.get("core_memories", []))
+        )
+        kept = extracted_core(resp)
+        ctx = (resp.request or {}).get("context", {})
+        out.append(
+            TaskSpec(
+                f"observability:{run.name}:{bank.instance_id}",
+                {
+                    "conflict": str(prov.get("summary", "")),
+                    "reference": reference,
+                    "extracted": "\n".join(f"- {t}" for t in kept) or "(nothing kept)",
+                    "instance_id": bank.instance_id,
+                    "conflict_type": bank.conflict_type,
+                    "run": run.name,
+                    "memory_system": str((run.config or {}).get("memory_system", "")),
+                    "extractor_label": str(ctx.get("observability", "FULL")),
+                    "condition": resp.condition,
+                    "sample": resp.sample,
+                },
+            )
+        )
+    return out
+
+
+def _apply_conflict_rubric(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> RubricResult:
+    """Agreement of two annotators on the rubric, overall and by conflict type.
+
+    Each item contributes the first two kept votes of every dimension (two annotators per
+    item is the rubric study's design; a third vote, if any, is left out of the pairs).
+    D6 votes count only on high-risk items.
+    """
+    from driftlens_core.ordinal import ordinal_agreement
+
+    def clean(x: float) -> float | None:
+        return None if math.isnan(x) else float(x)
+
+    pairs: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    d6: dict[str, list[bool]] = defaultdict(list)
+    for it in agg.items:
+        type_ = str(it.payload.get("conflict_type", ""))
+        for q in ("d1", "d2", "d3", "d4", "d5"):
+            o = it.outcome(q)
+            if o is None or o.n_votes < 2:
+                continue
+            for key in (type_, "all"):
+                pairs[key][0].append(float(o.votes[0][1]))
+                pairs[key][1].append(float(o.votes[1][1]))
+        o6 = it.outcome("d6")
+        if it.payload.get("high_risk") and o6 is not None and o6.n_votes >= 2:
+            for key in (type_, "all"):
+                d6[key].append(o6.votes[0][1] == o6.votes[1][1])
+    rows = []
+    for key in sorted(pairs, key=lambda k: (k == "all", k)):
+        a, b = pairs[key]
+        oa = ordinal_agreement(a, b)
+        flags = d6.get(key, [])
+        rows.append(
+            RubricAgreement(
+                type=key,
+                pairs=oa.n,
+                within_one=clean(oa.within_one),
+                exact=clean(oa.exact),
+                mae=clean(oa.mae),
+                qwk=clean(oa.qwk),
+                alpha_ordinal=clean(oa.alpha_ordinal),
+                d6_exact=sum(flags) / len(flags) if flags else None,
+            )
+        )
+    return RubricResult(agg.study, agg, rubric_agreement=tuple(rows))
+
+
+def human_observability_labels(agg: StudyAggregate) -> dict[tuple[str, str], str]:
+    """``(run, instance_id) → label`` where the kept human votes (two or more) all agree."""
+    out: dict[tuple[str, str], str] = {}
+    for it in agg.items:
+        o = it.outcome("observability")
+        if o is None or o.n_votes < 2 or not o.agreeing:
+            continue
+        out[(str(it.payload.get("run", "")), str(it.payload.get("instance_id", "")))] = o.votes[0][
+            1
+        ]
+    return out
+
+
+def _apply_bank_observability(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> ObservabilityResult:
+    """Two annotators' agreement, and the agreed human label against the extractor's."""
+    pairs: list[tuple[str, str]] = []
+    vs_extractor: list[tuple[str, str]] = []
+    for it in agg.items:
+        o = it.outcome("observability")
+        if o is None or o.n_votes < 2:
+            continue
+        pairs.append((o.votes[0][1], o.votes[1][1]))
+        if o.agreeing and it.payload.get("extractor_label"):
+            vs_extractor.append((o.votes[0][1], str(it.payload["extractor_label"])))
+    return ObservabilityResult(
+        agg.study,
+        agg,
+        observability_agreement=(
+            label_agreement("annotator 1", "annotator 2", pairs),
+            label_agreement("humans", "extractor", vs_extractor),
+        ),
+    )
+
+
+register_kind(
+    StudyKind(
+        spec=SPECS["conflict_rubric"],
+        config=CONFIGS / "conflict_rubric.xml",
+        build_tasks=_conflict_rubric,
+        apply=_apply_conflict_rubric,
+        result_type=RubricResult,
+    )
+)
+
+
+register_kind(
+    StudyKind(
+        spec=SPECS["bank_observability"],
+        config=CONFIGS / "bank_observability.xml",
+        build_tasks=_bank_observability,
+        apply=_apply_bank_observability,
+        result_type=ObservabilityResult,
+    )
+)

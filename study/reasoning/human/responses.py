@@ -1,0 +1,340 @@
+"""Reasoning drift's response studies: label check, helpfulness, distraction.
+
+* ``label_check``: accuracy of the LLM labels per labeler: the share of decided items
+  (with a 2-of-3 label) whose label is Yes.
+* ``helpfulness``: mean score per model and condition (item means, then their mean).
+* ``distraction``: non-distraction rate per model and condition: the share of items with
+  at least two kept votes that two of three judged No.
+
+Each kind registers itself with :mod:`annotation.kinds` when this module is imported.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import mean
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+from sqlmodel import Session
+
+from annotation.aggregate import AggregationConfig, ItemOutcome, StudyAggregate
+from annotation.kinds import ApplyResult, StudyKind, register_kind
+from annotation.selection import Selection, TaskSpec
+from annotation.studies import VOTE_CHOICES, QuestionSpec, StudySpec
+from annotation.tasks import CONFLICT_CLASS, response_key, selected_responses, steps_text
+from storage.errors import NotFoundError
+from storage.repo import studies as repo
+
+NO_MEMORY = "(no memory)"
+CONFIGS = Path(__file__).resolve().parent / "configs"
+
+SPECS: dict[str, StudySpec] = {
+    spec.name: spec
+    for spec in (
+        StudySpec(
+            name="label_check",
+            title="LLM label check",
+            summary="Does the LLM's ontology label fit the step (Yes / No / Unsure + better leaf)?",
+            questions=(
+                QuestionSpec("agree", "Label fits?", VOTE_CHOICES),
+                QuestionSpec("better_leaf", "Better leaf", (), agreement=False),
+            ),
+        ),
+        StudySpec(
+            name="helpfulness",
+            title="Helpfulness",
+            summary="Helpfulness of a response, 0-4 with the rubric.",
+            questions=(QuestionSpec("score", "Helpfulness 0-4", ("0", "1", "2", "3", "4")),),
+            alpha_level="ordinal",
+            rating_question="score",
+        ),
+        StudySpec(
+            name="distraction",
+            title="Distraction",
+            summary=(
+                "Earliest step whose reasoning would differ without the memory (No / Step 1-6)."
+            ),
+            questions=(
+                QuestionSpec(
+                    "step", "Earliest influenced step", ("no", "1", "2", "3", "4", "5", "6")
+                ),
+            ),
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class LabelerAccuracy:
+    """Human verdicts on one labeler's labels."""
+
+    labeler: str
+    items: int
+    decided: int
+    yes: int
+    no: int
+    unsure: int
+    accuracy: float | None
+
+
+@dataclass(frozen=True)
+class GroupRate:
+    """A mean or rate for one (model, condition) group."""
+
+    model: str
+    condition_class: str
+    condition: str
+    items: int
+    value: float | None
+
+
+@dataclass(frozen=True)
+class LabelCheckResult(ApplyResult):
+    """The LLM labels' accuracy per labeler (``label_check``)."""
+
+    labeler_accuracy: tuple[LabelerAccuracy, ...] = ()
+
+
+@dataclass(frozen=True)
+class HelpfulnessResult(ApplyResult):
+    """Mean helpfulness per model and condition (and condition class)."""
+
+    helpfulness: tuple[GroupRate, ...] = ()
+    helpfulness_by_class: tuple[GroupRate, ...] = ()
+
+
+@dataclass(frozen=True)
+class DistractionResult(ApplyResult):
+    """Non-distraction rate per model and condition (and condition class)."""
+
+    non_distraction: tuple[GroupRate, ...] = ()
+    non_distraction_by_class: tuple[GroupRate, ...] = ()
+
+
+def leaf_names() -> tuple[str, ...]:
+    """The leaves an annotator can offer as the better label (seeded DriftLens ontology)."""
+    from ontology.schema import load_seed
+
+    return (*load_seed("driftlens").leaf_names, "unmapped")
+
+
+def _leaf_choices() -> str:
+    # The leaf name is both shown and stored; quoteattr keeps names with '&' or quotes valid.
+    return "\n".join(f"      <Choice value={quoteattr(leaf)}/>" for leaf in leaf_names())
+
+
+def _label_config(text: str) -> str:
+    """The label-check config with the seeded ontology's leaves as the better-label choices."""
+    return text.replace("{{LEAF_CHOICES}}", _leaf_choices())
+
+
+def _helpfulness(sel: Selection, session: Session) -> list[TaskSpec]:
+    out = []
+    for resp, run, model, q, pert in selected_responses(sel, session, perturbed_only=False):
+        if resp.condition_class == CONFLICT_CLASS:
+            continue  # memory-conflict answers have their own rubric study
+        answer = resp.answer if resp.answer else resp.text
+        if not answer:
+            continue
+        out.append(
+            TaskSpec(
+                response_key(run.name, q.external_id, resp.condition, resp.sample),
+                {
+                    "question": q.text,
+                    "memory": pert.text if pert is not None else NO_MEMORY,
+                    "response": answer,
+                    "question_id": q.external_id,
+                    "run": run.name,
+                    "model": model.spec,
+                    "condition": resp.condition,
+                    "condition_class": resp.condition_class,
+                    "sample": resp.sample,
+                },
+            )
+        )
+    return out
+
+
+def _distraction(sel: Selection, session: Session) -> list[TaskSpec]:
+    out = []
+    for resp, run, model, q, pert in selected_responses(sel, session, perturbed_only=True):
+        if not resp.steps or pert is None:
+            continue
+        out.append(
+            TaskSpec(
+                response_key(run.name, q.external_id, resp.condition, resp.sample),
+                {
+                    "question": q.text,
+                    "memory": pert.text,
+                    "steps_text": steps_text(resp.steps),
+                    "n_steps": len(resp.steps),
+                    "question_id": q.external_id,
+                    "run": run.name,
+                    "model": model.spec,
+                    "condition": resp.condition,
+                    "condition_class": resp.condition_class,
+                    "sample": resp.sample,
+                },
+            )
+        )
+    return out
+
+
+def _label_check(sel: Selection, session: Session) -> list[TaskSpec]:
+    version_id = None
+    if sel.ontology:
+        name, _, number = sel.ontology.partition("@")
+        version = repo.find_ontology_version(
+            name, int(number) if number.isdigit() else None, session=session
+        )
+        if version is None:
+            raise NotFoundError(f"No ontology version {sel.ontology!r}.")
+        version_id = version.id
+    rows = repo.select_step_labels(
+        session=session, run=sel.run, labeler=sel.labeler, ontology_version_id=version_id
+    )
+    leaves: dict[int, dict[str, Any]] = {}
+    out = []
+    for label, labeler, version, resp, run, q in rows:
+        if not (0 <= label.step_index < len(resp.steps)):
+            continue
+        assert version.id is not None
+        if version.id not in leaves:
+            leaves[version.id] = repo.leaf_definitions(version.id, session=session)
+        leaf = leaves[version.id].get(label.symbol)
+        definition = leaf.definition if leaf is not None else "No step fits any leaf."
+        labeler_name = labeler.name or labeler.key
+        out.append(
+            TaskSpec(
+                f"steplabel:{response_key(run.name, q.external_id, resp.condition, resp.sample)}"
+                f":{label.step_index}:{labeler.key}:{version.name}@{version.version}:{label.repeat}",
+                {
+                    "question": q.text,
+                    "step": resp.steps[label.step_index],
+                    "step_index": label.step_index,
+                    "assigned": f"{label.category} / {label.symbol}",
+                    "assigned_leaf": label.symbol,
+                    "definition": definition or "(no definition stored)",
+                    "labeler": labeler_name,
+                    "ontology": f"{version.name}@{version.version}",
+                    "question_id": q.external_id,
+                    "run": run.name,
+                },
+            )
+        )
+    return out
+
+
+def _apply_label_check(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> LabelCheckResult:
+    groups: dict[str, list[ItemOutcome]] = defaultdict(list)
+    for it in agg.items:
+        groups[str(it.payload.get("labeler", "unknown"))].append(it)
+    out = []
+    for labeler, items in sorted(groups.items()):
+        labels = [o.label if (o := it.outcome("agree")) is not None else None for it in items]
+        decided = [lab for lab in labels if lab is not None]
+        yes = decided.count("yes")
+        out.append(
+            LabelerAccuracy(
+                labeler=labeler,
+                items=len(items),
+                decided=len(decided),
+                yes=yes,
+                no=decided.count("no"),
+                unsure=decided.count("unsure"),
+                accuracy=yes / len(decided) if decided else None,
+            )
+        )
+    return LabelCheckResult(agg.study, agg, labeler_accuracy=tuple(out))
+
+
+def _grouped(
+    agg: StudyAggregate, value: Callable[[ItemOutcome], float | None], by_class: bool
+) -> tuple[GroupRate, ...]:
+    groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    for it in agg.items:
+        v = value(it)
+        if v is None:
+            continue
+        p = it.payload
+        cond = "*" if by_class else str(p.get("condition", ""))
+        groups[(str(p.get("model", "")), str(p.get("condition_class", "")), cond)].append(v)
+    return tuple(
+        GroupRate(model=m, condition_class=k, condition=c, items=len(vs), value=mean(vs))
+        for (m, k, c), vs in sorted(groups.items())
+    )
+
+
+def _helpfulness_value(it: ItemOutcome) -> float | None:
+    o = it.outcome("score")
+    if o is None or not o.votes:
+        return None
+    return mean(float(v) for _, v in o.votes)
+
+
+def _apply_helpfulness(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> HelpfulnessResult:
+    return HelpfulnessResult(
+        agg.study,
+        agg,
+        helpfulness=_grouped(agg, _helpfulness_value, by_class=False),
+        helpfulness_by_class=_grouped(agg, _helpfulness_value, by_class=True),
+    )
+
+
+def _apply_distraction(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> DistractionResult:
+    def not_distracted(it: ItemOutcome) -> float | None:
+        o = it.outcome("step")
+        if o is None or o.n_votes < config.majority:
+            return None
+        return 1.0 if o.label == "no" else 0.0
+
+    return DistractionResult(
+        agg.study,
+        agg,
+        non_distraction=_grouped(agg, not_distracted, by_class=False),
+        non_distraction_by_class=_grouped(agg, not_distracted, by_class=True),
+    )
+
+
+register_kind(
+    StudyKind(
+        spec=SPECS["label_check"],
+        config=CONFIGS / "label_check.xml",
+        build_tasks=_label_check,
+        apply=_apply_label_check,
+        result_type=LabelCheckResult,
+        fill_config=_label_config,
+    )
+)
+
+
+register_kind(
+    StudyKind(
+        spec=SPECS["helpfulness"],
+        config=CONFIGS / "helpfulness.xml",
+        build_tasks=_helpfulness,
+        apply=_apply_helpfulness,
+        result_type=HelpfulnessResult,
+    )
+)
+
+
+register_kind(
+    StudyKind(
+        spec=SPECS["distraction"],
+        config=CONFIGS / "distraction.xml",
+        build_tasks=_distraction,
+        apply=_apply_distraction,
+        result_type=DistractionResult,
+    )
+)
