@@ -10,7 +10,8 @@ stage() { printf 'test.sh [%ss]: %s\n' "$SECONDS" "$*" >&2; }
 # uv installs none): otherwise every process the suite starts (the demo, Streamlit servers,
 # simulators, CLI runs) compiles every module it imports again. docs/performance.md, "Bytecode".
 unset PYTHONDONTWRITEBYTECODE
-scripts/setup.sh dev
+# dev + cluster: Ray for the cluster tests (tests/cluster), pinned in pyproject's [cluster].
+scripts/setup.sh dev,cluster
 stage "setup done"
 
 started_pg=0
@@ -73,6 +74,12 @@ if [ -n "${vllm_job:-}" ]; then
   eval "$(cat "$vllm_out")"
   export DRIFTLENS_REQUIRE_VLLM=1  # the engine tests must run, not skip
   stage "vLLM ready"
+fi
+
+# The Ray executor's tests start their own Ray head, PostgreSQL and simulators inside a
+# loopback-only network namespace (root + unshare); in CI they must run, not skip.
+if [ "${DRIFTLENS_SKIP_RAY:-0}" != "1" ]; then
+  export DRIFTLENS_REQUIRE_RAY=1
 fi
 
 mkdir -p test-artifacts

@@ -16,7 +16,7 @@ itself failed (``error`` then holds the reason and ``text`` is empty).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlmodel import Session
@@ -370,29 +370,38 @@ class _Writer(BatchedWriter[dict[str, Any]]):
         upsert_response_rows(pending, session=self.session, interner=self.interner)
 
 
-def run_generation(
-    options: GenerationOptions,
-    *,
-    session: Session,
-    backend: ChatBackend | None = None,
-    progress: ProgressCallback | None = None,
-    commit_every: int = 1000,
-    commit_interval_s: float = 2.0,
-) -> GenerationSummary:
-    """Generate (or resume) a run and store every response as it arrives.
+@dataclass(frozen=True)
+class GenerationScope:
+    """One shard of a run: a subset of its questions, under a lease of its own.
 
-    Args:
-        options: What to generate.
-        session: Open session; committed in small batches during the run.
-        backend: A backend to use instead of building one from ``options.model``.
-        progress: ``progress(done, total)`` over the whole plan (stored keys count as done).
-        commit_every: Commit after this many new responses...
-        commit_interval_s: ...or when this long has passed since the last commit.
+    A cluster executor (:mod:`study.cluster`) cuts a run into shards by question and runs
+    each in its own process; the coordinator holds the run's lease and sets the run's
+    status, so a shard neither takes the run lease nor writes the run status.
+    """
+
+    question_ids: frozenset[int]
+    lease_key: str
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    """What a run resolves to before anything is written (see :func:`resolve_run`)."""
+
+    info: Any
+    existing: GenerationRun | None
+    sampling: SamplingParams
+    run_seed: int
+    catalog_id: int
+    all_perturbations: list[Perturbation]
+    chosen: list[Perturbation]
+    questions: list[Question]
+
+
+def resolve_run(options: GenerationOptions, *, session: Session) -> ResolvedRun:
+    """Check the options and resolve the run's sampling, catalog, perturbations, questions.
 
     Raises:
         InputError: Bad selection, or no questions to answer.
-        ConfigError: The run exists with a different model, sampling, prompt or catalog.
-        ServiceError: The endpoint refused every request (bad key, unknown model...).
     """
     _check_options(options)
     info = parse_spec(options.model)
@@ -406,10 +415,10 @@ def run_generation(
         catalog = resolve_catalog(options.catalog, session=session)
         assert catalog.id is not None
         catalog_id = catalog.id
-    all_perturbations = catalog_perturbations(catalog_id, session=session)
+    all_perturbations = list(catalog_perturbations(catalog_id, session=session))
     chosen = select_perturbations(all_perturbations, options.perturbations)
     tier = None if options.questions == "all" else options.questions
-    questions = list_questions(session=session, tier=tier)
+    questions = list(list_questions(session=session, tier=tier))
     if not questions:
         if tier is not None:
             raise InputError(
@@ -420,7 +429,6 @@ def run_generation(
             "No questions in this workspace; import some with "
             "`driftlens questions import FILE` (or --sample)."
         )
-
     # The plan's size is known before it is built: refuse one too large to hold in memory
     from study.limits import check_plan_size
 
@@ -429,51 +437,84 @@ def run_generation(
         what=f"{len(questions)} questions x {1 + len(chosen)} conditions x "
         f"{options.samples} samples",
     )
+    return ResolvedRun(
+        info=info,
+        existing=existing,
+        sampling=sampling,
+        run_seed=run_seed,
+        catalog_id=catalog_id,
+        all_perturbations=all_perturbations,
+        chosen=chosen,
+        questions=questions,
+    )
+
+
+def run_generation(
+    options: GenerationOptions,
+    *,
+    session: Session,
+    backend: ChatBackend | None = None,
+    progress: ProgressCallback | None = None,
+    commit_every: int = 1000,
+    commit_interval_s: float = 2.0,
+    scope: GenerationScope | None = None,
+) -> GenerationSummary:
+    """Generate (or resume) a run and store every response as it arrives.
+
+    Args:
+        options: What to generate.
+        session: Open session; committed in small batches during the run.
+        backend: A backend to use instead of building one from ``options.model``.
+        progress: ``progress(done, total)`` over the whole plan (stored keys count as done).
+        commit_every: Commit after this many new responses...
+        commit_interval_s: ...or when this long has passed since the last commit.
+        scope: Generate only these questions under this lease (one shard of a cluster
+            run, whose coordinator created the run row and sets its status).
+
+    Raises:
+        InputError: Bad selection, or no questions to answer.
+        ConfigError: The run exists with a different model, sampling, prompt or catalog.
+        ServiceError: The endpoint refused every request (bad key, unknown model...).
+    """
+    resolved = resolve_run(options, session=session)
+    if scope is not None:
+        resolved = replace(
+            resolved, questions=[q for q in resolved.questions if q.id in scope.question_ids]
+        )
     # The backend is built before anything is written: one that cannot start (missing
     # variables, no engine) leaves no run row behind.
-    chat_backend = backend or _backend(options.model, all_perturbations)
+    chat_backend = backend or _backend(options.model, resolved.all_perturbations)
     lease = acquire_lease(
-        f"generation_run:{options.run}", session=session, what=f"Run {options.run!r}"
+        scope.lease_key if scope is not None else f"generation_run:{options.run}",
+        session=session,
+        what=f"Run {options.run!r}",
     )
     try:
         return _generate(
             options,
-            info=info,
-            existing=existing,
-            sampling=sampling,
-            run_seed=run_seed,
-            catalog_id=catalog_id,
-            chosen=chosen,
-            questions=questions,
+            resolved=resolved,
             backend=chat_backend,
             lease=lease,
             session=session,
             progress=progress,
             commit_every=commit_every,
             commit_interval_s=commit_interval_s,
+            set_status=scope is None,
         )
     finally:
         session.rollback()  # whatever failed mid-write must not block the release
         release_lease(lease, session=session)
 
 
-def _generate(
-    options: GenerationOptions,
-    *,
-    info: Any,
-    existing: GenerationRun | None,
-    sampling: SamplingParams,
-    run_seed: int,
-    catalog_id: int,
-    chosen: Sequence[Perturbation],
-    questions: Sequence[Question],
-    backend: ChatBackend,
-    lease: Lease,
-    session: Session,
-    progress: ProgressCallback | None,
-    commit_every: int,
-    commit_interval_s: float,
-) -> GenerationSummary:
+def ensure_run(
+    options: GenerationOptions, resolved: ResolvedRun, *, session: Session
+) -> tuple[GenerationRun, int | None]:
+    """The run row (created, or checked against ``options``) and its ``top_logprobs``.
+
+    Raises:
+        ConfigError: The run exists with a different model, sampling, prompt or catalog.
+    """
+    info, existing = resolved.info, resolved.existing
     model_row = get_or_create_model_spec(
         info.spec,
         provider=info.provider,
@@ -488,7 +529,7 @@ def _generate(
         "questions": options.questions,
         "perturbations": options.perturbations,
         "samples": options.samples,
-        "run_seed": run_seed,
+        "run_seed": resolved.run_seed,
     }
     top_logprobs = options.top_logprobs
     if top_logprobs is None and existing is not None:
@@ -499,22 +540,42 @@ def _generate(
         options.run,
         model_spec_id=model_row.id,
         prompt_version=PROMPT_VERSION,
-        sampling=sampling.model_dump(),
+        sampling=resolved.sampling.model_dump(),
         config=config,
         simulated=info.simulated,
-        catalog_id=catalog_id,
+        catalog_id=resolved.catalog_id,
         session=session,
     )
+    return run, top_logprobs
+
+
+def _generate(
+    options: GenerationOptions,
+    *,
+    resolved: ResolvedRun,
+    backend: ChatBackend,
+    lease: Lease,
+    session: Session,
+    progress: ProgressCallback | None,
+    commit_every: int,
+    commit_interval_s: float,
+    set_status: bool = True,
+) -> GenerationSummary:
+    info = resolved.info
+    run, top_logprobs = ensure_run(options, resolved, session=session)
     assert run.id is not None
     run_id = run.id
-    set_run_status(run_id, "running", session=session)
+    if set_status:
+        set_run_status(run_id, "running", session=session)
     session.commit()
 
-    plan = build_plan(questions, chosen, samples=options.samples, run_seed=run_seed)
+    plan = build_plan(
+        resolved.questions, resolved.chosen, samples=options.samples, run_seed=resolved.run_seed
+    )
     done_keys = existing_response_keys(run_id, session=session)
     todo = [item for item in plan if item.key not in done_keys]
     already = len(plan) - len(todo)
-    requests = [make_request(item, sampling, top_logprobs=top_logprobs) for item in todo]
+    requests = [make_request(item, resolved.sampling, top_logprobs=top_logprobs) for item in todo]
     counts: dict[str, int] = {}
     tally = {"ok": 0, "failed": 0}
     failed_kinds: dict[str, int] = {}
@@ -564,9 +625,12 @@ def _generate(
         # Whatever happened, what arrived is kept (the session rolls back only the rest).
         writer.flush()
         stored = session.get(GenerationRun, run_id)
-        if stored is not None:
+        if stored is not None and set_status:
             stored.simulated = simulated[0]
             stored.status = status
+            session.add(stored)
+        elif stored is not None and simulated[0] and not stored.simulated:
+            stored.simulated = True  # a shard learns it as well as a whole run
             session.add(stored)
         session.commit()
     return GenerationSummary(

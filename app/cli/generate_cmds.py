@@ -9,6 +9,12 @@ import typer
 from app.cli.console import err_console, out_console
 from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
+from app.cli.executor_args import (
+    ADDRESS_OPTION,
+    EXECUTOR_OPTION,
+    SHARD_QUESTIONS_OPTION,
+    executor_for,
+)
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import MAX_ATTEMPTS_OPTION, TIMEOUT_OPTION, request_limits
@@ -56,6 +62,9 @@ def generate_cmd(
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     engine_args: list[str] | None = engine_arg_option(),
+    executor: str | None = EXECUTOR_OPTION,
+    address: str | None = ADDRESS_OPTION,
+    shard_questions: int = SHARD_QUESTIONS_OPTION,
 ) -> None:
     """Generate baseline + perturbed responses; re-running the same command resumes.
 
@@ -65,6 +74,7 @@ def generate_cmd(
     from study.generation import GenerationOptions, run_generation
 
     apply_engine_args(engine_args)
+    runner = executor_for(ctx, executor, address)
 
     options = GenerationOptions(
         model=model,
@@ -85,7 +95,20 @@ def generate_cmd(
         session_for(ctx) as session,
         progress_callback(f"generating {run}", rate=True) as update,
     ):
-        summary = run_generation(options, session=session, progress=update)
+        if runner is None:
+            summary = run_generation(options, session=session, progress=update)
+        else:
+            from app.cli.context import settings
+            from study.cluster.generate import run_generation_sharded
+
+            summary = run_generation_sharded(
+                options,
+                session=session,
+                settings=settings(ctx),
+                executor=runner,
+                per_shard=shard_questions,
+                progress=update,
+            )
     if as_json:
         echo_json(summary)
         if summary.failed:

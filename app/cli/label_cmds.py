@@ -7,6 +7,12 @@ import typer
 from app.cli.console import out_console
 from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
+from app.cli.executor_args import (
+    ADDRESS_OPTION,
+    EXECUTOR_OPTION,
+    SHARD_QUESTIONS_OPTION,
+    executor_for,
+)
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -38,23 +44,42 @@ def label_cmd(
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     engine_args: list[str] | None = engine_arg_option(),
+    executor: str | None = EXECUTOR_OPTION,
+    address: str | None = ADDRESS_OPTION,
+    shard_questions: int = SHARD_QUESTIONS_OPTION,
 ) -> None:
     """Label every step of every response of a run (resumable: labeled responses are skipped)."""
     from study.reasoning.trajectories import label_run
 
     apply_engine_args(engine_args)
+    runner = executor_for(ctx, executor, address)
 
     limits = request_limits(
         timeout, max_attempts, labeler_max_tokens=max_tokens, label_concurrency=concurrency
     )
     with limits, session_for(ctx) as session, progress_callback(f"labeling {run}") as update:
-        summary = label_run(
-            run,
-            labeler,
-            session=session,
-            ontology_version=ontology_version,
-            progress=update,
-        )
+        if runner is None:
+            summary = label_run(
+                run,
+                labeler,
+                session=session,
+                ontology_version=ontology_version,
+                progress=update,
+            )
+        else:
+            from app.cli.context import settings
+            from study.cluster.label import label_run_sharded
+
+            summary = label_run_sharded(
+                run,
+                labeler,
+                session=session,
+                settings=settings(ctx),
+                executor=runner,
+                ontology_version=ontology_version,
+                per_shard=shard_questions,
+                progress=update,
+            )
     if as_json:
         echo_json(summary)
         return

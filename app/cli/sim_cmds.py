@@ -56,6 +56,12 @@ def serve_cmd(
         help="Require this bearer token (default: SIM_API_KEY; none = open).",
         show_default=False,
     ),
+    delay_ms: float = typer.Option(
+        0.0,
+        "--delay-ms",
+        min=0.0,
+        help="Answer each chat request after this delay (a latency-bound endpoint).",
+    ),
 ) -> None:
     """Serve the simulator as an OpenAI-compatible API (POST /v1/chat/completions)."""
     from llm.sim.registry import get_preset
@@ -86,6 +92,7 @@ def serve_cmd(
         # Labeling, rewrite and paraphrase requests of the ontology studio, answered
         # from the known leaf of each simulated step (a perfect labeler).
         answerers=(studio_answerer(),),
+        delay_s=delay_ms / 1000.0,
     )
 
 

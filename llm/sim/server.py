@@ -9,6 +9,7 @@ bearer-token check that answers 401 in OpenAI's error format.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import os
@@ -136,6 +137,7 @@ def create_app(
     default_preset: str | None = None,
     answerers: Sequence[Answerer] = (),
     model_routes: Sequence[ModelRoute] = (),
+    delay_s: float = 0.0,
 ) -> Starlette:
     """Build the Starlette application.
 
@@ -149,6 +151,8 @@ def create_app(
         model_routes: Simulators of other model families, asked first with the model name
             and the request body; one returning a completion answers the request (e.g.
             :class:`llm.sim.disposition_responder.DispositionRoute` for ``disp-*`` arms).
+        delay_s: Wait this long before answering each chat request (without holding a
+            thread): a latency-bound endpoint, standing in for a GPU node in benchmarks.
     """
     table = dict(presets or all_presets())
     if default_preset is not None:
@@ -185,6 +189,8 @@ def create_app(
     async def chat(request: Request) -> JSONResponse:
         if not authorised(request):
             return unauthorised()
+        if delay_s > 0:
+            await asyncio.sleep(delay_s)
         body = await _json_body(request)
         if isinstance(body, JSONResponse):
             return body
@@ -331,6 +337,7 @@ def serve(
     sock: socket.socket | None = None,
     answerers: Sequence[Answerer] = (),
     model_routes: Sequence[ModelRoute] = (),
+    delay_s: float = 0.0,
 ) -> None:
     """Run the simulator API in the foreground until interrupted.
 
@@ -345,6 +352,7 @@ def serve(
             informational).
         answerers: Extra answerers for requests of layers above ``llm``.
         model_routes: Simulators of other model families (see :func:`create_app`).
+        delay_s: Per-request delay (see :func:`create_app`).
 
     Raises:
         ConfigError: When the address cannot be bound (port in use, bad interface).
@@ -358,6 +366,7 @@ def serve(
         default_preset=default_preset,
         answerers=answerers,
         model_routes=model_routes,
+        delay_s=delay_s,
     )
     sock = sock if sock is not None else bind_socket(host, port)
     config = uvicorn.Config(

@@ -8,7 +8,7 @@ keeps what it finished.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +72,13 @@ def _step_count(session: Session) -> Any:
     return func.json_array_length(Response.steps)
 
 
+def _in_questions(question_ids: Collection[int] | None) -> tuple[Any, ...]:
+    """The WHERE clause of a shard (none for a whole run)."""
+    if question_ids is None:
+        return ()
+    return (col(Response.question_id).in_(sorted(question_ids)),)
+
+
 def label_run(
     run_name: str,
     labeler_spec: str,
@@ -80,8 +87,12 @@ def label_run(
     ontology_version: str | int | None = None,
     batch_size: int = 2_000,
     progress: Progress | None = None,
+    question_ids: Collection[int] | None = None,
 ) -> LabelSummary:
     """Label every step of every response of ``run_name`` with ``labeler_spec``.
+
+    ``question_ids`` limits the pass to those questions' responses (one shard of a
+    cluster run, see :mod:`study.cluster`).
 
     Streams the run: one pass over (id, number of steps) finds what to label, then the
     steps are read ``batch_size`` responses at a time and go to the labeler through its
@@ -104,6 +115,7 @@ def label_run(
             .where(StepLabel.labeler_id == spec_row.id)
             .where(StepLabel.ontology_version_id == version.id)
             .where(StepLabel.repeat == 0)
+            .where(*_in_questions(question_ids))
             .distinct()
         ).all()
     )
@@ -112,6 +124,7 @@ def label_run(
     for response_id, n_steps in session.execute(
         select(Response.id, _step_count(session))
         .where(Response.run_id == run.id)
+        .where(*_in_questions(question_ids))
         .order_by(col(Response.id))
     ):
         n_responses += 1

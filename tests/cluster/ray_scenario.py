@@ -1,0 +1,242 @@
+"""The Ray executor on a real local cluster (run inside a loopback-only network namespace).
+
+Started by ``tests/cluster/test_ray_cluster.py`` as
+``unshare -n sh -c 'ip link set lo up && python tests/cluster/ray_scenario.py OUT.json'``:
+inside the namespace only 127.0.0.1 exists, so Ray (which binds every interface and asks
+an outside resolver for a routable address) and everything else stay on loopback.
+
+It starts a throw-away PostgreSQL (``scripts/ci/postgres.sh`` with its own state folder),
+two simulator servers with a fixed per-request delay, and a Ray head with two worker
+CPUs; runs one small study without Ray (generate, label, analyze) and the same study with
+``--executor ray`` while killing, from outside, the worker that holds one shard's lease
+after that shard stored some but not all of its responses; then writes what the test
+checks to ``OUT.json`` and stops everything it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+BIN = Path(sys.executable).parent
+QUESTIONS = 12
+PER_SHARD = 3
+#: Responses per question: (baseline + 14 noise and age stimuli) x 2 samples.
+PER_QUESTION = 30
+STUDY = ("--perturbations", "noise,age", "--samples", "2", "--seed", "7")
+MODEL = "openai-api/sim/default"
+SIM = (str(BIN / "driftlens"), "sim", "serve")
+#: A head with two worker CPUs on loopback, no dashboard, no usage report.
+HEAD: tuple[str, ...] = (str(BIN / "ray"), "start", "--head", "--node-ip-address", "127.0.0.1")
+HEAD += ("--num-cpus", "2", "--disable-usage-stats", "--include-dashboard", "false")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [str(BIN / "driftlens"), *args], env=env, capture_output=True, text=True, timeout=300
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"driftlens {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def wait_port(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
+
+
+def as_json(done: subprocess.CompletedProcess[str]) -> Any:
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError as exc:
+        raise RuntimeError(f"not JSON:\n{done.stdout}\n{done.stderr}") from exc
+
+
+def study(env: dict[str, str], questions: Path, run: str, out: Path, *ray: str) -> dict[str, Any]:
+    """Generate, label and analyze one run; the drift.csv and stats.json bytes."""
+    cli(env, "questions", "import", str(questions))
+    gen = cli(env, "generate", "--model", MODEL, "--run", run, *STUDY, *ray, "--json")
+    lab = cli(env, "label", "--run", run, "--labeler", "keywords", *ray, "--json")
+    cli(env, "analyze", "--run", run, "--labeler", "keywords", "--out", str(out), "-B", "200")
+    return {
+        "generate": as_json(gen),
+        "label": as_json(lab),
+        "drift_csv": (out / "drift.csv").read_text(encoding="utf-8"),
+        "stats_json": (out / "stats.json").read_text(encoding="utf-8"),
+    }
+
+
+def killer(url: str, stop: threading.Event, record: dict[str, Any]) -> None:
+    """Kill the holder of the first shard lease once its shard is partly stored."""
+    from sqlalchemy import create_engine, text
+
+    from study.cluster.shards import shard_by_question
+
+    engine = create_engine(url)
+    try:
+        while not stop.is_set():  # set by the caller at the end, or here after the kill
+            time.sleep(0.05)
+            with contextlib.suppress(Exception), engine.connect() as conn:  # tables not yet there
+                leases = conn.execute(
+                    text(
+                        "SELECT key, pid FROM work_lease WHERE key LIKE 'generation_run:%#shard:%'"
+                    )
+                ).all()
+                if not leases:
+                    continue
+                qids = [r[0] for r in conn.execute(text("SELECT id FROM question")).all()]
+                shards = shard_by_question(qids, per_shard=PER_SHARD)
+                for key, pid in leases:
+                    shard = shards[int(key.rsplit(":", 1)[1])]
+                    stored = conn.execute(
+                        text("SELECT count(*) FROM response WHERE question_id = ANY(:q)"),
+                        {"q": list(shard.question_ids)},
+                    ).scalar_one()
+                    planned = len(shard.question_ids) * PER_QUESTION
+                    if 0 < stored < planned:
+                        os.kill(int(pid), signal.SIGKILL)
+                        record.update(key=key, pid=int(pid), stored=stored, planned=planned)
+                        stop.set()
+                        break
+    finally:
+        engine.dispose()
+
+
+def main(out_json: Path) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="dlray-"))
+    base = dict(os.environ)
+    procs: list[subprocess.Popen[bytes]] = []
+    pg_env = dict(base, DRIFTLENS_PG_STATE=str(tmp / "pgstate"), DRIFTLENS_PG_DB="single")
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+    lines = (ROOT / "study/data/sample_questions.jsonl").read_text(encoding="utf-8").splitlines()
+    questions = tmp / "questions.jsonl"
+    questions.write_text("\n".join(lines[:QUESTIONS]) + "\n", encoding="utf-8")
+    try:
+        line = subprocess.run(
+            ["bash", str(ROOT / "scripts/ci/postgres.sh")],
+            env=pg_env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        single_url = line.split("=", 1)[1]
+        ray_url = single_url.rsplit("/", 1)[0] + "/ray"
+        from sqlalchemy import create_engine, text
+
+        admin = create_engine(single_url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text("CREATE DATABASE ray"))
+        admin.dispose()
+        timings["postgres"] = time.monotonic() - t0
+
+        ports = [free_port(), free_port()]
+        for port in ports:
+            procs.append(
+                subprocess.Popen(
+                    [*SIM, "--port", str(port), "--delay-ms", "200"],
+                    env=base,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        for port in ports:
+            wait_port(port)
+        urls = ",".join(f"http://127.0.0.1:{p}/v1" for p in ports)
+        env = dict(base, SIM_BASE_URL=urls, SIM_API_KEY="open")
+        env["DRIFTLENS_WORKSPACE"] = str(tmp / "ws-single")
+        env["DRIFTLENS_DB_URL"] = single_url
+        timings["simulators"] = time.monotonic() - t0
+        single = study(env, questions, "r", tmp / "out-single", "--concurrency", "32")
+        timings["single"] = time.monotonic() - t0
+
+        # The head and its workers get the endpoints from their own environment.
+        ray_env = dict(env, RAY_TMPDIR=str(tmp / "r"))
+        subprocess.run(
+            [*HEAD, "--port", str(free_port()), "--temp-dir", str(tmp / "r")],
+            env=ray_env,
+            check=True,
+            capture_output=True,
+        )
+        timings["ray_start"] = time.monotonic() - t0
+        env_ray = dict(env, DRIFTLENS_DB_URL=ray_url, DRIFTLENS_WORKSPACE=str(tmp / "ws-ray"))
+        env_ray["RAY_ADDRESS"] = "auto"
+        env_ray["RAY_TMPDIR"] = str(tmp / "r")
+        stop = threading.Event()
+        kill: dict[str, Any] = {}
+        watcher = threading.Thread(target=killer, args=(ray_url, stop, kill), daemon=True)
+        watcher.start()
+        shard_args = ("--executor", "ray", "--shard-questions", str(PER_SHARD))
+        clustered = study(
+            env_ray, questions, "r", tmp / "out-ray", *shard_args, "--concurrency", "4"
+        )
+        stop.set()
+        watcher.join(timeout=5)
+        timings["ray"] = time.monotonic() - t0
+
+        engine = create_engine(ray_url)
+        with engine.connect() as conn:
+            counts = {
+                "responses": conn.execute(text("SELECT count(*) FROM response")).scalar_one(),
+                "distinct_keys": conn.execute(
+                    text(
+                        "SELECT count(*) FROM (SELECT DISTINCT run_id, question_id, "
+                        "condition, sample FROM response) k"
+                    )
+                ).scalar_one(),
+                "labels": conn.execute(text("SELECT count(*) FROM step_label")).scalar_one(),
+                "leases_left": conn.execute(text("SELECT count(*) FROM work_lease")).scalar_one(),
+            }
+        engine.dispose()
+        result = {
+            "single": single,
+            "ray": clustered,
+            "kill": kill,
+            "counts": counts,
+            "timings": timings,
+        }
+        out_json.write_text(json.dumps(result), encoding="utf-8")
+    finally:
+        with contextlib.suppress(Exception):
+            subprocess.run(
+                [str(BIN / "ray"), "stop", "--force"],
+                env=dict(base, RAY_TMPDIR=str(tmp / "r")),
+                capture_output=True,
+                timeout=60,
+            )
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=10)
+        subprocess.run(
+            ["bash", str(ROOT / "scripts/ci/postgres.sh"), "--stop"],
+            env=pg_env,
+            capture_output=True,
+        )
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,70 @@
+"""The Ray executor on a real local Ray cluster, PostgreSQL and two simulator servers.
+
+Everything runs inside a network namespace holding only loopback (``unshare -n``, as
+root): Ray binds every interface and looks up a routable address through an outside
+resolver, which must not leave this machine. ``tests/cluster/ray_scenario.py`` does the
+work and reports; this test checks the report. Skipped (with the reason) when not root,
+without ``unshare`` or without Ray, unless ``DRIFTLENS_REQUIRE_RAY=1`` (scripts/test.sh),
+where that is a failure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCENARIO = Path(__file__).with_name("ray_scenario.py")
+
+#: A shell in a new network namespace with loopback up, running its arguments.
+NETNS = ("unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$1" "$2"')
+
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
+
+
+def _missing() -> str | None:
+    if os.geteuid() != 0:
+        return "the Ray tests need root (a loopback-only network namespace: unshare -n)"
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return "the Ray tests need unshare and ip (util-linux, iproute2)"
+    if importlib.util.find_spec("ray") is None:
+        return "Ray is not installed: scripts/setup.sh dev,cluster"
+    return None
+
+
+def test_ray_run_killed_mid_shard_equals_the_single_process_run(tmp_path: Path) -> None:
+    reason = _missing()
+    if reason is not None:
+        if os.environ.get("DRIFTLENS_REQUIRE_RAY") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    out = tmp_path / "report.json"
+    done = subprocess.run(
+        [*NETNS, sys.executable, str(SCENARIO), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    kill, counts = report["kill"], report["counts"]
+    gen = report["ray"]["generate"]
+    # one worker was killed while its shard was partly stored, and the shard was retried
+    assert kill, "no shard was caught mid-way"
+    assert 0 < kill["stored"] < kill["planned"]
+    assert gen["status"] == "done" and gen["failed"] == 0
+    assert gen["planned"] == report["single"]["generate"]["planned"] == 360
+    # nothing stored twice, nothing missing, every lease released
+    assert counts["responses"] == counts["distinct_keys"] == 360
+    assert counts["leases_left"] == 0
+    assert report["ray"]["label"]["failed"] == 0
+    # the bar: the same drift table and statistics, byte for byte
+    assert report["ray"]["drift_csv"] == report["single"]["drift_csv"]
+    assert report["ray"]["stats_json"] == report["single"]["stats_json"]
+    assert report["ray"]["drift_csv"].count("\n") > 300

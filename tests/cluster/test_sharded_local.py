@@ -1,0 +1,66 @@
+"""Sharded generation and labeling (the local executor) against the one-process path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session, select
+
+from storage.models import GenerationRun
+from storage.settings import Settings
+from study.cluster.executors import LocalExecutor, make_executor
+from study.cluster.shards import shard_by_question
+
+STUDY = ("--perturbations", "noise,age", "--samples", "2", "--seed", "7")
+
+
+def test_shards_cover_every_question_once_in_order() -> None:
+    shards = shard_by_question([9, 3, 5, 3, 1, 7, 2], per_shard=3)
+    assert [s.question_ids for s in shards] == [(1, 2, 3), (5, 7, 9)]
+    assert shards[1].lease_key("generation_run:r") == "generation_run:r#shard:1"
+
+
+def test_ray_refuses_sqlite_in_one_sentence(tmp_path: Path) -> None:
+    from storage.errors import ConfigError
+
+    settings = Settings(workspace=tmp_path, db_url=f"sqlite:///{tmp_path}/x.db")
+    with pytest.raises(ConfigError, match="needs a database server"):
+        make_executor("ray", settings=settings)
+    assert isinstance(make_executor("local", settings=settings), LocalExecutor)
+
+
+def _drift_csv(run: str, *, session: Session) -> str:
+    """The run's drift table as ``drift.csv`` text (what ``analyze`` writes first)."""
+    from ontology.versions import get_version
+    from study.reasoning.drift_files import stats_frame
+    from study.reasoning.trajectories import drift_table_by_run, run_labels
+
+    table = drift_table_by_run(
+        run_labels([run], session=session),
+        "keywords",
+        session=session,
+        version=get_version(None, session=session),
+        alpha=0.5,
+    )
+    return str(stats_frame(table.rows).to_csv(index=False))
+
+
+def test_sharded_run_stores_what_one_process_stores(
+    tmp_path: Path, cli: Callable[..., object], session: Session
+) -> None:
+    lines = Path("study/data/sample_questions.jsonl").read_text(encoding="utf-8").splitlines()
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")
+    assert cli("questions", "import", str(questions)).exit_code == 0  # type: ignore[attr-defined]
+    for run, extra in (("one", ()), ("sharded", ("--executor", "local", "--shard-questions", "3"))):
+        gen = cli("generate", "--model", "sim/default", "--run", run, *STUDY, *extra)
+        assert gen.exit_code == 0, gen.output  # type: ignore[attr-defined]
+        lab = cli("label", "--run", run, "--labeler", "keywords", *extra)
+        assert lab.exit_code == 0, lab.output  # type: ignore[attr-defined]
+    one = _drift_csv("one", session=session)
+    assert one == _drift_csv("sharded", session=session)
+    assert len(one.splitlines()) > 100
+    statuses = session.exec(select(GenerationRun.name, GenerationRun.status)).all()
+    assert sorted(statuses) == [("one", "done"), ("sharded", "done")]
