@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.annotate_cmds",
     "app.cli.labelstudio_cmds",
     "app.cli.judge_cmds",
+    "app.cli.judges_cmds",
     "app.cli.conflicts_cmds",
     "app.cli.disposition_cmds",
     "app.cli.sources_cmds",

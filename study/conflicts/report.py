@@ -30,6 +30,9 @@ from study.conflicts.analysis import (
     analyze_scores,
     stored_table,
 )
+from study.judge_robustness.report import HEADING as ROBUSTNESS_HEADING
+from study.judge_robustness.report import robustness_lines
+from study.judge_robustness.service import RobustnessResult, stored_robustness
 from study.report.folder import staged_report_folder
 from study.report.html import esc
 from study.report.markdown import md_escape
@@ -69,6 +72,8 @@ class ConflictReport:
     files: dict[str, str] = field(default_factory=dict)
     policy_scores: tuple[dict[str, Any], ...] = ()
     policy_mixture: tuple[dict[str, Any], ...] = ()
+    # judge robustness of the oracle runs where it was run (study/judge_robustness)
+    robustness: tuple[RobustnessResult, ...] = ()
 
     @property
     def d4_lowest_everywhere(self) -> bool:
@@ -235,6 +240,11 @@ def build_report(
         track_gap=tuple(_track_gap(oracle, pipe)),
         policy_scores=tuple(policy_scores),
         policy_mixture=tuple(mixture),
+        robustness=tuple(
+            rb
+            for name in oracle_runs
+            if (rb := stored_robustness("conflicts", name, session=session)) is not None
+        ),
     )
     table = oracle[list(TABLE_COLUMNS)].copy()
     for d in DIMENSIONS:
@@ -488,6 +498,15 @@ def _sections(report: ConflictReport) -> list[tuple[str, list[str], list[list[st
                 "",
             )
         )
+    out.append(
+        (
+            ROBUSTNESS_HEADING,
+            ["finding"],
+            [[line] for line in robustness_lines(report.robustness)],
+            "The stored judge re-judged with new seeds and swapped for other judges on a "
+            "stratified sample of answers.",
+        )
+    )
     return out
 
 

@@ -1,0 +1,189 @@
+"""Memory conflicts' side of judge robustness: a stratified sample re-judged, as matrices.
+
+The item is one judged answer; its verdict is the rubric's five scores D1–D5 and the
+headline value the total (defined where all five apply, as in
+:mod:`study.conflicts.analysis`). The stored judgement of the primary judge is column 0;
+re-judgements of the same judge (``attempt`` = new cache entry and seed) and the
+alternative judges follow. Nothing is stored here: the service keeps the summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlmodel import Session
+
+from llm.types import ChatBackend
+from storage.errors import InputError
+from storage.models import Response
+from storage.repo.conflicts import banks_by_question
+from storage.repo.runs import list_responses, require_run
+from study.conflicts.items import ConflictInstance
+from study.conflicts.score import (
+    DIMENSIONS,
+    MAX_TOKENS,
+    Verdict,
+    judge_case,
+    judge_messages,
+    parse_verdict,
+    stored_verdicts,
+)
+from study.strict_json import StrictParseError, run_with_repair
+
+
+@dataclass(frozen=True)
+class Judgements:
+    """Scores of the sampled answers: ``(n_answers, n_judgements, 5)``, NaN = none."""
+
+    response_ids: tuple[int, ...]
+    strata: tuple[str, ...]
+    labels: tuple[str, ...]
+    scores: np.ndarray
+
+    def totals(self) -> np.ndarray:
+        """``(n_answers, n_judgements)`` D1–D5 totals (NaN where a score is missing)."""
+        return self.scores.sum(axis=2)
+
+
+def stored_judges(run_name: str, *, session: Session) -> list[str]:
+    """The judges that scored the run's answers."""
+    run = require_run(run_name, session=session)
+    assert run.id is not None
+    responses = list_responses(run.id, session=session)
+    return sorted({judge for _rid, judge in stored_verdicts(responses, session=session)})
+
+
+def sample_answers(
+    run_name: str, primary: str, *, sample: int, seed: int, session: Session
+) -> tuple[list[Response], list[str], dict[int, dict[str, float | None]]]:
+    """A sample of the run's answers the primary judge scored, stratified by conflict type.
+
+    Every type gets its share of ``sample`` (at least one answer), drawn with ``seed``.
+
+    Raises:
+        InputError: the primary judge scored no answer of the run.
+    """
+    run = require_run(run_name, session=session)
+    assert run.id is not None
+    responses = [r for r in list_responses(run.id, session=session) if r.parse_status == "ok"]
+    verdicts = {
+        rid: v
+        for (rid, j), v in stored_verdicts(responses, session=session).items()
+        if j == primary
+    }
+    scored = [r for r in responses if r.id in verdicts and _total(verdicts[r.id]) is not None]
+    if not scored:
+        raise InputError(
+            f"{primary} scored no answer of run {run_name!r} on all five dimensions; judge the "
+            "run first (driftlens conflicts judge)."
+        )
+    banks = banks_by_question(sorted({r.question_id for r in scored}), session=session)
+    by_type: dict[str, list[Response]] = {}
+    for r in scored:
+        bank = banks.get(r.question_id)
+        if bank is not None:
+            by_type.setdefault(bank.conflict_type, []).append(r)
+    rng = np.random.default_rng(seed)
+    n_all = sum(len(v) for v in by_type.values())
+    picked: list[Response] = []
+    strata: list[str] = []
+    for type_, rows in sorted(by_type.items()):
+        want = max(1, round(sample * len(rows) / n_all))
+        order = rng.permutation(len(rows))[: min(want, len(rows))]
+        for i in sorted(order):
+            picked.append(rows[int(i)])
+            strata.append(type_)
+    return picked, strata, verdicts
+
+
+def _total(v: dict[str, float | None]) -> float | None:
+    vals = [v.get(f"conflict_{d}") for d in DIMENSIONS]
+    return None if any(x is None for x in vals) else float(sum(x for x in vals if x is not None))
+
+
+def rejudge(
+    responses: Sequence[Response],
+    judge_model: str,
+    *,
+    attempt: int | None,
+    session: Session,
+    concurrency: int = 16,
+    backend: ChatBackend | None = None,
+) -> np.ndarray:
+    """``(n, 5)`` scores of ``responses`` by ``judge_model`` (NaN where unreadable/failed)."""
+    banks = banks_by_question(sorted({r.question_id for r in responses}), session=session)
+    cases = [
+        judge_case(ConflictInstance.model_validate(banks[r.question_id].content), r)
+        for r in responses
+    ]
+    out = np.full((len(responses), len(DIMENSIONS)), np.nan)
+
+    def parse(i: int, text: str) -> Verdict:
+        c = cases[i]
+        return parse_verdict(
+            text, high_risk=bool(c["high_risk"]), observable=c["observability"] != "None"
+        )
+
+    def on_answer(i: int, value: Verdict | None, _raws: list[str], _e: Exception | None) -> None:
+        if value is not None:
+            for j, d in enumerate(DIMENSIONS):
+                s = value.scores.get(d)
+                out[i, j] = np.nan if s is None else float(s)
+
+    def repair(_i: int, exc: StrictParseError) -> str:
+        return (
+            f"Your reply could not be read: {exc}. Reply again with only the JSON object "
+            "inside <answer></answer>, every dimension scored as an integer from 0 to 4."
+        )
+
+    run_with_repair(
+        backend or judge_model,
+        [judge_messages(c) for c in cases],
+        max_tokens=MAX_TOKENS,
+        parse=parse,
+        repair_message=repair,
+        on_answer=on_answer,
+        session=session,
+        concurrency=concurrency,
+        attempt=attempt,
+    )
+    return out
+
+
+def conflicts_judgements(
+    run_name: str,
+    *,
+    primary: str,
+    alternatives: Sequence[str],
+    resamples: int,
+    sample: int,
+    seed: int,
+    session: Session,
+    concurrency: int = 16,
+) -> Judgements:
+    """The primary judge's stored scores, its re-judgements and the alternatives' scores."""
+    picked, strata, verdicts = sample_answers(
+        run_name, primary, sample=sample, seed=seed, session=session
+    )
+    stored = np.array(
+        [[verdicts[r.id].get(f"conflict_{d}") for d in DIMENSIONS] for r in picked if r.id],
+        dtype=float,
+    )
+    columns = [stored]
+    labels = [primary]
+    for k in range(1, resamples):
+        columns.append(
+            rejudge(picked, primary, attempt=k, session=session, concurrency=concurrency)
+        )
+        labels.append(f"{primary} (resample {k})")
+    for alt in alternatives:
+        columns.append(rejudge(picked, alt, attempt=None, session=session, concurrency=concurrency))
+        labels.append(alt)
+    return Judgements(
+        response_ids=tuple(int(r.id) for r in picked if r.id is not None),
+        strata=tuple(strata),
+        labels=tuple(labels),
+        scores=np.stack(columns, axis=1),
+    )
