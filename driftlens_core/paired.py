@@ -399,16 +399,20 @@ class OrdinalTest:
 def wilcoxon_paired(d: ArrayLike) -> OrdinalTest:
     """Wilcoxon signed-rank test of per-item differences ``B − A`` (zeros dropped).
 
-    scipy chooses the exact null distribution for small samples without ties and the normal
-    approximation (with tie correction) otherwise; the method it used is named.
+    The exact null distribution is used for up to 50 non-zero differences without ties, the
+    normal approximation (with tie correction) otherwise. scipy's own ``"auto"`` falls back
+    to a permutation test on tied data, which took ~5 s per call on 20 tied differences.
     """
     x = np.asarray(d, dtype=np.float64).ravel()
     x = x[np.isfinite(x)]
     nz = int(np.count_nonzero(x))
     if nz == 0:
         return OrdinalTest(0.0, 1.0, 0, "wilcoxon")
-    res = stats.wilcoxon(x, zero_method="wilcox")
-    return OrdinalTest(float(res.statistic), float(res.pvalue), nz, "wilcoxon")
+    x = x[x != 0]
+    exact = nz <= 50 and np.unique(np.abs(x)).size == nz
+    method = "exact" if exact else "approx"
+    res = stats.wilcoxon(x, zero_method="wilcox", method=method)
+    return OrdinalTest(float(res.statistic), float(res.pvalue), nz, f"wilcoxon ({method})")
 
 
 def sign_test(d: ArrayLike) -> OrdinalTest:

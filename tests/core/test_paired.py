@@ -68,10 +68,18 @@ def test_wilcoxon_drops_zeros_and_nan_like_scipy() -> None:
     d[:4] = 0.0
     with_nan = np.concatenate([d, [np.nan, np.nan]])
     ours = wilcoxon_paired(with_nan)
-    ref = stats.wilcoxon(d[d != 0])
+    nz = d[d != 0]
+    tied = np.unique(np.abs(nz)).size < nz.size
+    ref = stats.wilcoxon(nz, method="approx" if tied else "exact")
     assert ours.p_value == pytest.approx(float(ref.pvalue), abs=1e-12)
     assert ours.n_nonzero == int(np.count_nonzero(d))
     assert wilcoxon_paired(np.zeros(5)).p_value == 1.0
+    # no ties, few items: the exact distribution, as scipy computes it
+    small = np.array([0.5, -1.25, 2.0, 3.5, 0.75, 4.0, -0.1, 1.6])
+    assert wilcoxon_paired(small).p_value == pytest.approx(
+        float(stats.wilcoxon(small, method="exact").pvalue), abs=1e-12
+    )
+    assert wilcoxon_paired(small).method == "wilcoxon (exact)"
 
 
 def _loop_ratio_diffs(
