@@ -80,3 +80,31 @@ def test_cli_versions_json_and_same_version_refused(
     assert data["changed"] > 0 and data["flows"]
     res = cli("compare", RUN, "--versions", f"{v1},{v1}", "-l", LABELER)
     assert res.exit_code != 0 and "same ontology version" in str(res.exception)
+
+
+def test_compare_page_opens_the_version_comparison_from_its_link(
+    session: Session, two_versions: tuple[int, int]
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from ontology.versions import version_label
+    from storage.models import OntologyVersion
+    from tests.app.apptest_support import APP
+
+    v1, v2 = (session.get(OntologyVersion, v) for v in two_versions)
+    assert v1 is not None and v2 is not None
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("pages/compare.py")
+    params = {"mode": "ontology versions", "vrun": RUN, "labeler": LABELER,
+              "a": version_label(v1), "b": version_label(v2)}  # fmt: skip
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("SIMULATED" in str(e.value) for e in at.error)
+    changed = next(m for m in at.metric if m.label == "Steps whose leaf changed")
+    vc = compare_versions(RUN, str(v1.id), str(v2.id), labeler=LABELER, session=session,
+                          n_boot=200)  # fmt: skip
+    assert changed.value == f"{vc.changed} of {vc.shared_steps}"
+    assert len(at.dataframe) >= 2
