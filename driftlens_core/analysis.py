@@ -27,7 +27,7 @@ child generators spawned from the one seed.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -552,6 +552,66 @@ def analyze_table(
                 inp,
                 rows,
                 inp.model_names[int(code)],
+                n_boot=bootstrap,
+                rng=rng,
+                alpha=alpha,
+                margin=margin,
+            )
+        )
+    return StudyStats(
+        models=tuple(results),
+        n_boot=bootstrap,
+        seed=seed if isinstance(seed, int) else None,
+        implementation=implementation(),
+        margin=margin,
+    )
+
+
+def analyze_by_model(
+    inputs: Iterable[StatsInput],
+    *,
+    n_models: int,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: Seed = None,
+    alpha: float = 0.05,
+    margin: float = SPECIFICITY_MARGIN,
+) -> StudyStats:
+    """:func:`analyze_table` of a table handed over one model at a time.
+
+    Models never share a statistic (each has its own floor, bootstrap and tests), so a
+    study can be analysed with one model's rows in memory. Each input holds exactly one
+    model's rows in the table's row order, the models in the order of their codes in the
+    whole table (sorted names), with the table's sample names; the random streams are
+    spawned as :func:`analyze_table` spawns them, so the result is identical to
+    ``analyze_table`` on the concatenated table.
+
+    Args:
+        inputs: one single-model :class:`StatsInput` per model, produced lazily.
+        n_models: how many inputs there are (the streams are spawned up front).
+        bootstrap: cluster-bootstrap replicates ``B``.
+        seed: integer seed or ``numpy.random.Generator``.
+        alpha: level for BH decisions, letters and specificity.
+        margin: equivalence margin (d_rel) of the specificity check.
+
+    Raises:
+        ValueError: no models, an input holding no rows or several models, or a table
+            that cannot be analysed.
+    """
+    if n_models < 1:
+        raise ValueError("the table has no rows")
+    if bootstrap < 1:
+        raise ValueError("bootstrap must be at least 1")
+    root = as_generator(seed)
+    children = root.spawn(n_models) if n_models > 1 else [root]
+    results = []
+    for inp, rng in zip(inputs, children, strict=True):
+        if inp.values.shape[0] == 0 or len(inp.model_names) != 1:
+            raise ValueError("each input must hold the rows of exactly one model")
+        results.append(
+            _analyze_model(
+                inp,
+                slice(None),
+                inp.model_names[0],
                 n_boot=bootstrap,
                 rng=rng,
                 alpha=alpha,

@@ -54,6 +54,13 @@ def analyze_cmd(
     label: bool = typer.Option(
         False, "--label", help="Label responses the labeler has not labeled yet, first."
     ),
+    chunk_questions: int | None = typer.Option(
+        None,
+        "--chunk-questions",
+        min=1,
+        help="Out of core: build the drift table and statistics this many questions at a "
+        "time (memory bounded by a slice, not the study; the same files).",
+    ),
 ) -> None:
     """Compute DTW and SRI drift, the statistics and calibration, and write the report."""
 
@@ -79,6 +86,7 @@ def analyze_cmd(
             ontology_version=ontology_version,
             label_first=label,
             progress=update,
+            chunk_questions=chunk_questions,
         )
     if result.simulated:
         _out.print("[bold red]SIMULATED DATA[/] — responses come from the drift simulator.")

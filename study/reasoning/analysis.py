@@ -22,7 +22,8 @@ Output folder::
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,7 @@ def analyze_run(
     examples_per_class: int = 2,
     label_first: bool = False,
     progress: Progress | None = None,
+    chunk_questions: int | None = None,
 ) -> AnalysisResult:
     """Analyse drift of one run (or several: one model each) and write the report folder.
 
@@ -115,6 +117,8 @@ def analyze_run(
         examples_per_class: example pairs shown per condition class.
         label_first: label unlabeled responses with ``labeler_spec`` before analysing.
         progress: ``(done, total)`` callback for the labeling pass.
+        chunk_questions: build the drift table and statistics out of core, this many
+            questions at a time (:mod:`study.reasoning.out_of_core`; same files).
 
     Returns:
         The stored analysis (one ``Analysis`` row per run) and everything written.
@@ -149,34 +153,35 @@ def analyze_run(
         examples_per_class=examples_per_class,
     )
     run_of = run_labels(names, session=session)
-    # One run (model) at a time: memory holds one run's trajectories, not the study's.
-    table = drift_table_by_run(
-        run_of, labeler_spec, session=session, version=version, alpha=config.sri_alpha
-    )
-    if table.rows.empty:
-        reasons = ", ".join(f"{k}: {v}" for k, v in sorted(table.skipped.items())) or "no responses"
-        raise InputError(
-            f"Run {', '.join(names)!r} has no comparable responses under labeler "
-            f"{labeler_spec!r} ({reasons}); label it first: driftlens label --run "
-            f"{names[0]} --labeler {labeler_spec}"
-        )
     out_dir = Path(out_dir)
     files: dict[str, Path] = {}
     # Everything is written into a fresh sibling that replaces the folder only when complete.
     with staged_report_folder(out_dir) as work:
-        drift = stats_frame(table.rows)
-        files["drift_csv"] = work / "drift.csv"
-        write_frame_csv(drift, files["drift_csv"])
-        files["drift_parquet"] = work / "drift.parquet"
-        drift.to_parquet(files["drift_parquet"], index=False)
-        pairs = pair_frame(table.rows)
-        files["pairs_csv"] = work / "pairs.csv"
-        write_frame_csv(pairs, files["pairs_csv"])
-        files["pairs_parquet"] = work / "pairs.parquet"
-        pairs.to_parquet(files["pairs_parquet"], index=False)
-
-        # Read the file back, as `driftlens stats` would, so the numbers are the same.
-        stats = compute_stats(files["drift_csv"], bootstrap=bootstrap, seed=seed)
+        if chunk_questions is None:
+            built = _drift_in_memory(
+                run_of, labeler_spec, session=session, version=version, config=config, work=work
+            )
+        else:
+            built = _drift_out_of_core(
+                run_of,
+                labeler_spec,
+                session=session,
+                version=version,
+                config=config,
+                work=work,
+                chunk=chunk_questions,
+            )
+        if built.n_pairs == 0:
+            reasons = (
+                ", ".join(f"{k}: {v}" for k, v in sorted(built.skipped.items())) or "no responses"
+            )
+            raise InputError(
+                f"Run {', '.join(names)!r} has no comparable responses under labeler "
+                f"{labeler_spec!r} ({reasons}); label it first: driftlens label --run "
+                f"{names[0]} --labeler {labeler_spec}"
+            )
+        files.update(built.files)
+        stats = built.stats()
         files["stats_json"] = work / "stats.json"
         files["stats_json"].write_text(stats_json_text(stats), encoding="utf-8")
 
@@ -185,24 +190,15 @@ def analyze_run(
             version=version,
             labeler=labeler,
             config=config,
-            n_pairs=table.n_pairs,
-            skipped=table.skipped,
+            n_pairs=built.n_pairs,
+            skipped=built.skipped,
         )
         files["provenance_json"] = work / "provenance.json"
         files["provenance_json"].write_text(
             provenance.model_dump_json(indent=2) + "\n", encoding="utf-8"
         )
         tables = build_tables(stats)
-        ids = sorted({str(q) for q in drift["question_id"]})
-        texts = {
-            str(k): t
-            for k, t in session.exec(
-                select(Question.external_id, Question.text).where(
-                    col(Question.external_id).in_(ids)
-                )
-            ).all()
-        }
-        chosen = choose_examples(table.rows, per_class=examples_per_class)
+        chosen = built.examples
         examples = example_pairs(
             chosen, run_of=run_of, labeler_id=labeler.id, version=version, session=session
         )
@@ -214,7 +210,7 @@ def analyze_run(
             provenance=provenance,
             examples=examples,
             roots=tuple(r.name for r in doc.roots),
-            questions=question_table(drift, texts),
+            questions=built.questions,
         )
         written = write_report(data, work)
         files["report_html"] = written.html
@@ -260,4 +256,112 @@ def analyze_run(
         tables=tables,
         provenance=provenance,
         simulated=provenance.simulated,
+    )
+
+
+@dataclass(frozen=True)
+class _Built:
+    """The drift files written, and what the report needs from the drift table."""
+
+    files: dict[str, Path]
+    n_pairs: int
+    skipped: dict[str, int]
+    questions: Any
+    examples: list[dict[str, Any]]
+    stats: Callable[[], dict[str, Any]]
+
+
+def _drift_in_memory(
+    run_of: dict[str, Any],
+    labeler_spec: str,
+    *,
+    session: Session,
+    version: Any,
+    config: AnalysisConfig,
+    work: Path,
+) -> _Built:
+    """The drift table in memory, one run (model) at a time (the reference path)."""
+    table = drift_table_by_run(
+        run_of, labeler_spec, session=session, version=version, alpha=config.sri_alpha
+    )
+    files: dict[str, Path] = {}
+    if table.rows.empty:
+        return _Built(files, 0, table.skipped, None, [], dict)
+    drift = stats_frame(table.rows)
+    files["drift_csv"] = work / "drift.csv"
+    write_frame_csv(drift, files["drift_csv"])
+    files["drift_parquet"] = work / "drift.parquet"
+    drift.to_parquet(files["drift_parquet"], index=False)
+    pairs = pair_frame(table.rows)
+    files["pairs_csv"] = work / "pairs.csv"
+    write_frame_csv(pairs, files["pairs_csv"])
+    files["pairs_parquet"] = work / "pairs.parquet"
+    pairs.to_parquet(files["pairs_parquet"], index=False)
+    ids = sorted({str(q) for q in drift["question_id"]})
+    texts = {
+        str(k): t
+        for k, t in session.exec(
+            select(Question.external_id, Question.text).where(col(Question.external_id).in_(ids))
+        ).all()
+    }
+
+    def stats() -> dict[str, Any]:
+        # Read the file back, as `driftlens stats` would, so the numbers are the same.
+        return compute_stats(files["drift_csv"], bootstrap=config.bootstrap, seed=config.seed)
+
+    return _Built(
+        files=files,
+        n_pairs=table.n_pairs,
+        skipped=table.skipped,
+        questions=question_table(drift, texts),
+        examples=choose_examples(table.rows, per_class=config.examples_per_class),
+        stats=stats,
+    )
+
+
+def _drift_out_of_core(
+    run_of: dict[str, Any],
+    labeler_spec: str,
+    *,
+    session: Session,
+    version: Any,
+    config: AnalysisConfig,
+    work: Path,
+    chunk: int,
+) -> _Built:
+    """The drift files slice by slice of questions (:mod:`study.reasoning.out_of_core`)."""
+    from study.reasoning.out_of_core import build_drift_files, stats_by_model, write_parquet
+
+    built = build_drift_files(
+        run_of,
+        labeler_spec,
+        session=session,
+        version=version,
+        alpha=config.sri_alpha,
+        work=work,
+        chunk=chunk,
+        examples_per_class=config.examples_per_class,
+    )
+    files: dict[str, Path] = {}
+    if built.n_pairs:
+        files["drift_csv"] = built.drift_csv
+        files["drift_parquet"] = work / "drift.parquet"
+        write_parquet([p for _m, p in built.parts], files["drift_parquet"])
+        files["pairs_csv"] = built.pairs_csv
+        files["pairs_parquet"] = work / "pairs.parquet"
+        write_parquet(built.pair_parts, files["pairs_parquet"])
+
+    def stats() -> dict[str, Any]:
+        try:
+            return stats_by_model(built.parts, bootstrap=config.bootstrap, seed=config.seed)
+        finally:
+            shutil.rmtree(work / ".parts", ignore_errors=True)
+
+    return _Built(
+        files=files,
+        n_pairs=built.n_pairs,
+        skipped=built.skipped,
+        questions=built.questions,
+        examples=built.examples,
+        stats=stats,
     )

@@ -212,6 +212,7 @@ def load_trajectories(
     ontology_version: str | int | None = None,
     model_label: str | None = None,
     chunk: int = CHUNK,
+    question_ids: Collection[int] | None = None,
 ) -> list[Trajectory]:
     """Return one :class:`Trajectory` per response (unusable ones flagged, not dropped).
 
@@ -227,6 +228,8 @@ def load_trajectories(
         ontology_version: id, ``name`` or ``name@N`` (default: latest ``driftlens``).
         model_label: the ``model`` of every trajectory (default: the run's model spec).
         chunk: responses per query.
+        question_ids: only these questions' responses (database ids; one chunk of the
+            out-of-core analysis, :mod:`study.reasoning.out_of_core`).
     """
     run = _run(run_name, session=session)
     version = get_version(ontology_version, session=session)
@@ -251,6 +254,7 @@ def load_trajectories(
         )
         .join(Question, col(Question.id) == col(Response.question_id))
         .where(Response.run_id == run.id)
+        .where(*_in_questions(question_ids))
         .order_by(col(Response.id))
         .limit(chunk)
     )

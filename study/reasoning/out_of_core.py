@@ -1,0 +1,316 @@
+"""Out-of-core drift analysis: the drift table and statistics in chunks of questions.
+
+The in-memory path (:func:`study.reasoning.trajectories.drift_table_by_run`) holds one
+run's trajectories and the whole drift table; at 10 million responses that is more than a
+machine has. Here the questions are taken in ``chunk`` slices in the order ``drift.csv``
+is sorted by (question id text), and for each slice every run's trajectories of those
+questions are read, compared and reduced:
+
+* the slice's ``drift.csv`` and ``pairs.csv`` rows go, already in file order, to one part
+  file per model, and the parts are joined in model order at the end;
+* each question's means per class (the report's question table) are complete within its
+  slice, and the example pairs are the best of each slice's best;
+* the statistics run one model at a time on that model's part
+  (:func:`driftlens_core.analysis.analyze_by_model`): within a model the core reduces the
+  rows to per-question sufficient statistics anyway, and models share nothing.
+
+Memory is then bounded by one slice of questions and one model's drift rows, not by the
+study, and the files are byte-identical to the in-memory path's (``drift.csv``,
+``pairs.csv``, ``stats.json``; ``tests/analysis/test_out_of_core.py``). The Parquet copies
+hold the same table, written in row groups.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlmodel import Session, col, select
+
+from driftlens_core.analysis import StatsInput, analyze_by_model
+from storage.errors import InputError
+from storage.models import GenerationRun, OntologyVersion, Question, Response
+from study.reasoning.drift import build_drift_table
+from study.reasoning.drift_files import pair_frame, stats_frame
+from study.reasoning.examples import choose_examples
+from study.reasoning.stats_table import read_stats_csv, stats_input
+from study.reasoning.trajectories import load_trajectories
+from study.report import question_table
+from study.safe_csv import frame_csv_text, unguard_frame
+
+#: Questions per slice by default: a few hundred thousand responses at the published design.
+DEFAULT_CHUNK_QUESTIONS = 500
+#: Rows per Parquet row group when the parts are copied to Parquet.
+_PARQUET_ROWS = 200_000
+
+
+@dataclass(frozen=True)
+class ChunkedDrift:
+    """What the out-of-core pass wrote and reduced.
+
+    Attributes:
+        drift_csv, pairs_csv: the joined files.
+        parts: per model (sorted), its ``drift.csv`` part (a valid drift table itself).
+        pair_parts: the ``pairs.csv`` parts in the same order.
+        n_pairs: compared pairs.
+        skipped: responses not compared, by reason.
+        questions: the report's question table (:func:`study.report.question_table`).
+        examples: the chosen example pairs (:func:`study.reasoning.examples.choose_examples`).
+    """
+
+    drift_csv: Path
+    pairs_csv: Path
+    parts: tuple[tuple[str, Path], ...]
+    pair_parts: tuple[Path, ...]
+    n_pairs: int
+    skipped: dict[str, int]
+    questions: pd.DataFrame
+    examples: list[dict[str, Any]]
+
+
+def question_slices(
+    run_ids: Sequence[int], *, session: Session, chunk: int
+) -> list[list[tuple[int, str]]]:
+    """The runs' questions as (id, external id), sorted by external id, in slices."""
+    rows = session.exec(
+        select(Question.id, Question.external_id)
+        .where(
+            col(Question.id).in_(
+                select(Response.question_id).where(col(Response.run_id).in_(run_ids)).distinct()
+            )
+        )
+        .order_by(col(Question.id))
+    ).all()
+    ordered = sorted(((int(i), str(k)) for i, k in rows if i is not None), key=lambda r: r[1])
+    return [ordered[s : s + chunk] for s in range(0, len(ordered), chunk)]
+
+
+class _Parts:
+    """One append-only CSV part per model (header written once)."""
+
+    def __init__(self, folder: Path, stem: str) -> None:
+        self.folder = folder
+        self.stem = stem
+        self.paths: dict[str, Path] = {}
+        self.header = ""
+
+    def add(self, model: str, frame: pd.DataFrame) -> None:
+        text = frame_csv_text(frame)
+        header, _, body = text.partition("\n")
+        self.header = self.header or header
+        path = self.paths.get(model)
+        if path is None:
+            path = self.paths[model] = self.folder / f"{self.stem}-{len(self.paths):05d}.csv"
+            path.write_text(header + "\n", encoding="utf-8")
+        with path.open("a", encoding="utf-8", newline="") as fh:
+            fh.write(body)
+
+    def join(self, out: Path) -> list[tuple[str, Path]]:
+        """Write the parts, models in sorted order, as one file under one header."""
+        models = sorted(self.paths)
+        with out.open("w", encoding="utf-8", newline="") as dst:
+            for i, model in enumerate(models):
+                with self.paths[model].open(encoding="utf-8", newline="") as src:
+                    if i:
+                        src.readline()  # every part repeats the header
+                    shutil.copyfileobj(src, dst, 1 << 20)
+        return [(m, self.paths[m]) for m in models]
+
+
+def _examples_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    cols = ["model", "question_id", "condition", "condition_class", "sample", "dtw", "sri"]
+    return pd.DataFrame.from_records(records, columns=cols)
+
+
+def _join_questions(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """The question table of the whole study from the slices' (columns in report order)."""
+    from study.report.tables import _CLASS_RANK
+
+    if not tables:
+        return pd.DataFrame(columns=["question_id", "question", "pairs"])
+    joined = pd.concat(tables, ignore_index=True)
+    fixed = ["question_id", "question", "pairs"]
+    metric_cols = [c for c in joined.columns if c not in fixed]
+    metrics = [m for m in ("dtw", "sri") if any(c.startswith(f"{m}_") for c in metric_cols)]
+    classes = sorted(
+        {c.split("_", 1)[1] for c in metric_cols},
+        key=lambda k: _CLASS_RANK.get(k, len(_CLASS_RANK)),
+    )
+    order = [f"{m}_{k}" for m in metrics for k in classes if f"{m}_{k}" in joined.columns]
+    out = joined.loc[:, fixed + order]
+    out["pairs"] = out["pairs"].astype(int)
+    return out.sort_values("question_id", kind="stable").reset_index(drop=True)
+
+
+def build_drift_files(
+    run_of: dict[str, GenerationRun],
+    labeler_spec: str,
+    *,
+    session: Session,
+    version: OntologyVersion,
+    alpha: float,
+    work: Path,
+    chunk: int = DEFAULT_CHUNK_QUESTIONS,
+    examples_per_class: int = 2,
+) -> ChunkedDrift:
+    """Write ``drift.csv`` and ``pairs.csv`` into ``work`` slice by slice (module docstring).
+
+    Args:
+        run_of: model label → run (:func:`study.reasoning.trajectories.run_labels`).
+        labeler_spec: the labeler whose labels make the trajectories.
+        session: open session.
+        version: the ontology version.
+        alpha: SRI weight.
+        work: the (staged) report folder.
+        chunk: questions per slice.
+        examples_per_class: example pairs per class.
+
+    Raises:
+        InputError: ``chunk`` below 1.
+    """
+    if chunk < 1:
+        raise InputError("--chunk-questions must be at least 1.")
+    folder = work / ".parts"
+    folder.mkdir(parents=True, exist_ok=True)
+    drift_parts, pair_parts = _Parts(folder, "drift"), _Parts(folder, "pairs")
+    skipped: Counter[str] = Counter()
+    n_pairs = 0
+    q_tables: list[pd.DataFrame] = []
+    candidates: list[dict[str, Any]] = []
+    run_ids = [r.id for r in run_of.values() if r.id is not None]
+    for piece in question_slices(run_ids, session=session, chunk=chunk):
+        ids = [i for i, _ in piece]
+        frames = []
+        for label, run in run_of.items():
+            trajectories = load_trajectories(
+                run.name,
+                labeler_spec,
+                session=session,
+                ontology_version=version.id,
+                model_label=label,
+                question_ids=ids,
+            )
+            table = build_drift_table(trajectories, alpha=alpha)
+            del trajectories
+            skipped.update(table.skipped)
+            if not table.rows.empty:
+                frames.append(table.rows)
+        if not frames:
+            continue
+        rows = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        n_pairs += len(rows)
+        # every category's best pair of this slice: the study's best are among them
+        candidates.extend(choose_examples(rows, per_class=len(rows)))
+        drift = stats_frame(rows)
+        pairs = pair_frame(rows)
+        for model, part in drift.groupby("model", sort=True):
+            drift_parts.add(str(model), part)
+        for model, part in pairs.groupby("model", sort=True):
+            pair_parts.add(str(model), part)
+        texts = {
+            str(k): t
+            for k, t in session.exec(
+                select(Question.external_id, Question.text).where(col(Question.id).in_(ids))
+            ).all()
+        }
+        q_tables.append(question_table(drift, texts))
+        del rows, drift, pairs
+    drift_csv, pairs_csv = work / "drift.csv", work / "pairs.csv"
+    parts = drift_parts.join(drift_csv)
+    pair_files = tuple(p for _m, p in pair_parts.join(pairs_csv))
+    examples = choose_examples(_examples_frame(candidates), per_class=examples_per_class)
+    return ChunkedDrift(
+        drift_csv=drift_csv,
+        pairs_csv=pairs_csv,
+        parts=tuple(parts),
+        pair_parts=pair_files,
+        n_pairs=n_pairs,
+        skipped=dict(skipped),
+        questions=_join_questions(q_tables),
+        examples=examples,
+    )
+
+
+def _model_inputs(parts: Sequence[tuple[str, Path]]) -> Iterator[StatsInput]:
+    """Each model's part as a single-model :class:`StatsInput`, with the study's samples.
+
+    Sample codes are renumbered to the whole table's sample names, and every condition
+    must keep one class across models, as :func:`study.reasoning.stats_table.stats_input`
+    checks on the joined file.
+    """
+    samples: set[int] = set()
+    classes: dict[str, str] = {}
+    for _model, path in parts:  # one cheap pass: the distinct samples and classes
+        head = pd.read_csv(
+            path, usecols=["condition", "condition_class", "sample"], dtype={"condition": str}
+        )
+        samples.update(int(s) for s in head["sample"].unique())
+        for c, k in (
+            head[["condition", "condition_class"]].drop_duplicates().itertuples(index=False)
+        ):
+            if classes.setdefault(str(c), str(k)) != str(k):
+                raise InputError(f"Condition {c!r} appears with more than one condition_class.")
+        del head
+    names = tuple(str(s) for s in sorted(samples))
+    where = {n: i for i, n in enumerate(names)}
+    for _model, path in parts:
+        inp = stats_input(read_stats_csv(path), metrics=None, source=path)
+        if inp.sample is not None:
+            remap = np.array([where[n] for n in inp.sample_names], dtype=np.int64)
+            inp = StatsInput(
+                question=inp.question,
+                condition=inp.condition,
+                model=inp.model,
+                values=inp.values,
+                metrics=inp.metrics,
+                condition_names=inp.condition_names,
+                condition_classes=inp.condition_classes,
+                model_names=inp.model_names,
+                sample=remap[inp.sample],
+                sample_names=names,
+                label_run=inp.label_run,
+            )
+        yield inp
+
+
+def stats_by_model(
+    parts: Sequence[tuple[str, Path]], *, bootstrap: int, seed: int
+) -> dict[str, Any]:
+    """The statistics of the joined drift table, one model's part in memory at a time.
+
+    Equal to :func:`study.reasoning.drift_files.compute_stats` on the joined ``drift.csv``.
+
+    Raises:
+        InputError: the table cannot be analysed (the sentence ``driftlens stats`` gives).
+    """
+    try:
+        return analyze_by_model(
+            _model_inputs(parts), n_models=len(parts), bootstrap=bootstrap, seed=seed
+        ).to_dict()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def write_parquet(csv_parts: Sequence[Path], out: Path) -> None:
+    """Copy CSV parts (one header each) to one Parquet file in row groups (bounded memory)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer: Any = None
+    text = {"question_id": str, "condition": str, "model": str, "variant": str, "category": str}
+    try:
+        for path in csv_parts:
+            for frame in pd.read_csv(path, dtype=text, chunksize=_PARQUET_ROWS):
+                table = pa.Table.from_pandas(unguard_frame(frame), preserve_index=False)
+                if writer is None:
+                    writer = pq.ParquetWriter(out, table.schema)
+                writer.write_table(table.cast(writer.schema))
+    finally:
+        if writer is not None:
+            writer.close()
