@@ -6,13 +6,19 @@ the item bootstrap (it is part of each item's value); what it leaves out is what
 judgement shares: a judge's leniency, a temperature or seed that shifts every verdict, a
 different judge model. With ``K`` judgements of every item (column 0 the stored one, the
 others re-judgements with new seeds or by other judges), the *two-stage bootstrap*
-resamples the items, then one judgement per replicate: its interval holds both sources of
-variance, and the judge's share of the variance is how much it grew. Pure functions on
+resamples the items (stage 1, the stored judgement) and then a judgement-level shift of
+the mean (stage 2). The judgement-level variance is estimated without the per-item noise
+it also carries (``τ̂² = var(column means) − s²_within / n``, floored at 0), and the shift
+is drawn as ``τ̂ · T`` with ``T`` Student-t on ``K − 1`` degrees of freedom: ``τ̂`` rests
+on ``K`` judgements only, and a normal shift would under-cover as a z-interval on ``K``
+values does. A judge with no shared component adds nothing; a lenient/strict pair widens
+the interval by what separates them, the more so the fewer judgements there are. Pure functions on
 arrays (no I/O).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,9 +37,8 @@ class JudgeNoiseInterval:
         judge_free: ``(low, high)`` of the items-only percentile bootstrap.
         judge_inclusive: ``(low, high)`` of the two-stage bootstrap.
         var_items: Bootstrap variance of the items-only means.
-        var_total: Bootstrap variance of the two-stage means.
-        judge_share: The judge's share of the variance, ``1 - var_items / var_total``
-            clipped to [0, 1].
+        var_total: ``var_items`` plus the judgement-level variance ``τ̂²``.
+        judge_share: The judge's share of the variance, ``τ̂² / var_total``.
         n_items: Items.
         n_verdicts: Verdicts per item.
         level: Interval level.
@@ -60,9 +65,9 @@ def two_stage_bootstrap(
     """Items-only and two-stage bootstrap intervals of the mean verdict.
 
     Draws, in this order: ``rng.integers(0, n, (n_boot, n))`` (the items of every
-    replicate) then ``rng.integers(0, k, n_boot)`` (the judgement of every replicate); the
-    items-only replicate uses column 0 of the same drawn items, so the two intervals
-    differ only by the judge.
+    replicate) then, when ``k > 1``, ``rng.standard_t(k - 1, n_boot)``. Replicate ``b``'s
+    judge-free mean is ``mean(v[items_b, 0])``; its judge-inclusive mean adds
+    ``τ̂ · T_b`` (module docstring). The judge's share is ``τ̂² / (var_items + τ̂²)``.
 
     Args:
         verdicts: ``(n_items, k)`` finite verdicts, one column per judgement, column 0 the
@@ -85,15 +90,21 @@ def two_stage_bootstrap(
     rng = as_generator(seed)
     n, k = v.shape
     items = rng.integers(0, n, size=(n_boot, n))
-    cols = rng.integers(0, k, size=n_boot)
     free = v[items, 0].mean(axis=1)
-    both = v[items, cols[:, None]].mean(axis=1)
+    tau2 = 0.0
+    shifts: np.ndarray = np.zeros(n_boot)
+    if k > 1:
+        t = rng.standard_t(k - 1, size=n_boot)
+        within = float(v.var(axis=1, ddof=1).mean())
+        tau2 = max(0.0, float(v.mean(axis=0).var(ddof=1)) - within / n)
+        shifts = math.sqrt(tau2) * t
+    both = free + shifts
     tail = (1.0 - level) / 2.0 * 100.0
     lo_f, hi_f = np.percentile(free, [tail, 100.0 - tail])
     lo_b, hi_b = np.percentile(both, [tail, 100.0 - tail])
     var_f = float(free.var(ddof=1)) if n_boot > 1 else 0.0
-    var_b = float(both.var(ddof=1)) if n_boot > 1 else 0.0
-    share = 0.0 if var_b <= 0.0 else float(min(1.0, max(0.0, 1.0 - var_f / var_b)))
+    var_b = var_f + tau2
+    share = 0.0 if var_b <= 0.0 else tau2 / var_b
     return JudgeNoiseInterval(
         mean=float(v[:, 0].mean()),
         judge_free=(float(lo_f), float(hi_f)),

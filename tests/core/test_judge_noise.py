@@ -10,21 +10,29 @@ from driftlens_core.judge_noise import flip_rate, two_stage_bootstrap
 
 def _loop_two_stage(
     v: list[list[float]], n_boot: int, seed: int
-) -> tuple[list[float], list[float]]:
+) -> tuple[list[float], list[float], float]:
     """One replicate at a time, one item at a time, from the same draws."""
     rng = np.random.default_rng(seed)
     n, k = len(v), len(v[0])
     items = rng.integers(0, n, size=(n_boot, n))
-    cols = rng.integers(0, k, size=n_boot)
+    t = rng.standard_t(k - 1, size=n_boot)
+    m = [sum(v[i][j] for i in range(n)) / n for j in range(k)]
+    grand = sum(m) / k
+    between = sum((x - grand) ** 2 for x in m) / (k - 1)
+    within = 0.0
+    for i in range(n):
+        row_mean = sum(v[i]) / k
+        within += sum((x - row_mean) ** 2 for x in v[i]) / (k - 1)
+    within /= n
+    tau2 = max(0.0, between - within / n)
     free, both = [], []
     for b in range(n_boot):
-        s_free = s_both = 0.0
+        s_free = 0.0
         for j in range(n):
             s_free += v[items[b][j]][0]
-            s_both += v[items[b][j]][cols[b]]
         free.append(s_free / n)
-        both.append(s_both / n)
-    return free, both
+        both.append(s_free / n + tau2**0.5 * t[b])
+    return free, both, tau2
 
 
 def test_two_stage_matches_the_plain_loop() -> None:
@@ -33,10 +41,10 @@ def test_two_stage_matches_the_plain_loop() -> None:
     # every judgement shares a leniency of its own, on top of per-item noise
     v = truth[:, None] + rng.normal(0, 1.0, size=(40, 5)) + rng.normal(0, 1.0, size=5)
     got = two_stage_bootstrap(v, n_boot=500, seed=11)
-    free, both = _loop_two_stage(v.tolist(), 500, 11)
+    free, both, tau2 = _loop_two_stage(v.tolist(), 500, 11)
     assert got.judge_free == pytest.approx(tuple(np.percentile(free, [2.5, 97.5])), abs=1e-12)
     assert got.judge_inclusive == pytest.approx(tuple(np.percentile(both, [2.5, 97.5])), abs=1e-12)
-    share = 1 - np.var(free, ddof=1) / np.var(both, ddof=1)
+    share = tau2 / (np.var(free, ddof=1) + tau2)
     assert got.judge_share == pytest.approx(share, abs=1e-12)
     assert got.mean == pytest.approx(float(v[:, 0].mean()))
     # judge noise widens the interval
@@ -44,10 +52,14 @@ def test_two_stage_matches_the_plain_loop() -> None:
     assert got.judge_inclusive[1] - got.judge_inclusive[0] > w_free
 
 
-def test_a_noiseless_judge_adds_nothing() -> None:
+def test_a_judge_without_shared_shift_adds_nothing() -> None:
     v = np.repeat(np.arange(30, dtype=float)[:, None], 4, axis=1)
     got = two_stage_bootstrap(v, n_boot=300, seed=0)
     assert got.judge_free == got.judge_inclusive and got.judge_share == 0.0
+    # per-verdict noise only, and column means that happen to agree: nothing shared
+    v = np.arange(30, dtype=float)[:, None] + np.tile([[1.0, -1.0], [-1.0, 1.0]], (15, 1))
+    got = two_stage_bootstrap(v, n_boot=300, seed=0)
+    assert got.judge_free == got.judge_inclusive
 
 
 def test_flip_rate_counts_disagreeing_pairs_and_skips_missing() -> None:
