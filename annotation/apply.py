@@ -9,6 +9,7 @@ earlier form, aggregate them (:mod:`annotation.aggregate`), count what was pulle
 
 from __future__ import annotations
 
+import shlex
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,7 +68,8 @@ def require_study(name: str, *, session: Session) -> Study:
     study = repo.latest_study(name, session=session)
     if study is None:
         raise NotFoundError(
-            f"Study {name} has not been pushed yet; run `driftlens annotate push {name}` first."
+            f"Study {name} has not been pushed yet; run "
+            f"`{shlex.join(['driftlens', 'annotate', 'push', name])}` first."
         )
     return study
 

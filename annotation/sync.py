@@ -14,6 +14,7 @@ rewritten, an edited one is updated. Label Studio user ids are mapped to e-mails
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -290,7 +291,8 @@ def pull(
         study = repo.latest_study(name, session=session)
         if study is None or study.ls_project_id is None:
             raise NotFoundError(
-                f"Study {name} has not been pushed yet; run `driftlens annotate push {name}` first."
+                f"Study {name} has not been pushed yet; run "
+                f"`{shlex.join(['driftlens', 'annotate', 'push', name])}` first."
             )
         require_same_server(study, client)
         studies = [study]

@@ -23,10 +23,9 @@ from app.ui.db import page_session, page_settings
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.url_state import url_open, url_select
 from driftlens_core.bootstrap import MIN_BOOTSTRAP
-from ontology.versions import document, get_version, seed_ontologies
+from ontology.versions import document, get_version, seed_ontologies, version_label
 from storage.errors import DriftLensError
 from storage.models import LabelerSpec, OntologyVersion
-from storage.repo.runs import list_runs
 from study.benchmark_export import TIER_SELECTIONS, select_questions
 from study.downloads import (
     benchmark_zip,
@@ -38,6 +37,7 @@ from study.downloads import (
 from study.reasoning.analysis import analyze_run
 from study.reasoning.analysis_index import AnalysisEntry, list_analysis_entries
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+from study.reasoning.run_choices import labelled_with, reasoning_runs
 from study.reasoning.stored import (
     ExamplePage,
     StoredAnalysis,
@@ -388,7 +388,9 @@ st.caption(
 
 with page_session() as session:
     seed_ontologies(session=session)
-    runs = [r.name for r in list_runs(session=session)]
+    # Reasoning-drift runs only: the memory-conflict runs have no steps to analyse.
+    runs = reasoning_runs(session=session)
+    main_version = version_label(get_version("driftlens", session=session))
     labelers = sorted({s.name for s in session.exec(select(LabelerSpec)).all() if s.name})
     versions = [
         f"{v.name}@{v.version}"
@@ -462,12 +464,24 @@ with st.expander("New analysis", expanded=not entries, icon=":material/add_chart
         index=_index(labeler_options, shown.labeler if shown else None),
         key="new_labeler",
     )
-    default_version = next((i for i, v in enumerate(versions) if v.startswith("driftlens@")), 0)
+    # The version the run was labeled with by this labeler (the shown analysis's when that
+    # is one of them), else the main line's newest: a run labeled under driftlens@3 opens
+    # on @3, not on the version of whatever analysis happens to be shown.
+    with page_session() as session:
+        labelled = [v for who, v in labelled_with(run_name, session=session) if who == labeler]
+    wanted_version = (
+        shown.ontology_version
+        if shown and shown.ontology_version in labelled
+        else labelled[0]
+        if labelled
+        else main_version
+    )
     version = left.selectbox(
         "Ontology version",
         versions,
-        index=_index(versions, shown.ontology_version if shown else None, default_version),
-        key="new_version",
+        index=_index(versions, wanted_version),
+        key=f"new_version::{run_name}::{labeler}",  # the default follows run and labeler
+        help="Defaults to the version this run was labeled with by this labeler.",
     )
     bootstrap = int(
         right.number_input(

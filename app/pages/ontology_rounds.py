@@ -15,6 +15,7 @@ from app.ui.job_progress import show_job
 from app.ui.jobs import Progress, Stage, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
 from app.ui.safe import plain_message, show_plain
+from app.ui.url_state import url_open, url_select
 from ontology.labeler_disagreement import majority_confusion, odd_one_out
 from ontology.labelers.registry import parse_labeler_spec
 from ontology.rounds import (
@@ -26,8 +27,8 @@ from ontology.rounds import (
 )
 from ontology.versions import get_version, list_versions, seed_ontologies, version_label
 from storage.models import LabelerSpec
-from storage.repo.runs import list_runs
 from storage.workspace import open_workspace_session
+from study.reasoning.run_choices import reasoning_runs
 
 st.title("Labeling rounds")
 st.caption(
@@ -42,7 +43,7 @@ JOB_KEY = f"round::{page_settings().db_url}"
 
 with page_session() as session:
     seed_ontologies(session=session)
-    runs = [r.name for r in list_runs(session=session)]
+    runs = reasoning_runs(session=session)  # memory-conflict runs have no steps to label
     versions = [version_label(v) for v in list_versions(session=session)]
     main_label = version_label(get_version("driftlens", session=session))
     used = [s.name for s in session.exec(select(LabelerSpec)).all() if s.name]
@@ -104,14 +105,14 @@ busy = live_text or job.busy
 
 with st.form("new_round"):
     st.subheader("Run a round")
-    # Default: the run of the latest round (a loop keeps labeling the same run).
-    # ``?run=`` names the run of a linked view; else the run of the latest round.
-    linked_run = st.query_params.get("run")
-    last_run = (
-        linked_run if linked_run in runs else last_round_run if last_round_run in runs else None
-    )
-    run = st.selectbox(
-        "Generation run", runs, index=runs.index(last_run) if last_run else 0, key="run"
+    # ``?run=`` names the run of a linked view; else the run of the latest round (a loop
+    # keeps labeling the same run).
+    run = url_select(
+        "Generation run",
+        runs,
+        param="run",
+        default=last_round_run if last_round_run in runs else None,
+        key="run",
     )
     options = labeler_options(used)
     labelers = st.multiselect(
@@ -125,12 +126,16 @@ with st.form("new_round"):
     c1, c2, c3 = st.columns(3)
     sample = c1.number_input("Responses", min_value=1, value=100, step=10, key="sample")
     seed = c2.number_input("Seed", min_value=0, value=0, step=1, key="seed")
-    # The newest operational version of the main line (a branch is used only when picked).
-    default = versions.index(main_label) if main_label in versions else 0
-    linked_version = st.query_params.get("version")  # ``?version=name@N`` of a linked view
-    if linked_version in versions:
-        default = versions.index(linked_version)
-    version = c3.selectbox("Ontology version", versions, index=default, key="ontology")
+    # ``?version=name@N`` of a linked view, else the newest operational version of the
+    # main line (a branch is used only when picked).
+    version = url_select(
+        "Ontology version",
+        versions,
+        param="version",
+        default=main_label,
+        key="ontology",
+        widget=c3.selectbox,
+    )
     submitted = st.form_submit_button(
         "Run round", disabled=busy is not None, help=busy or "Label the sample with every labeler."
     )
@@ -208,21 +213,12 @@ if len(trend) > 1:
     st.line_chart(trend.set_index("round")[["mean pairwise %"]])
 
 numbers = [h.round for h in history]
-# ``?round=N`` opens a linked view; a round that just finished is shown once; else the newest.
-linked = st.query_params.get("round")
+# ``?round=N`` opens a linked view (an unknown number says so); a round that just finished
+# opens itself; else the newest.
 finished = st.session_state.pop("round_select", None)
 if finished in numbers:
-    st.session_state["round"] = finished
-elif "round" not in st.session_state and linked is not None:
-    if linked.isdigit() and int(linked) in numbers:
-        st.session_state["round"] = int(linked)
-    else:
-        st.caption(plain_message(f"The link names round {linked}, which does not exist here."))
-if st.session_state.get("round") not in numbers:
-    st.session_state["round"] = numbers[-1]
-chosen = st.selectbox("Round", numbers, key="round")
-if st.query_params.get("round") != str(chosen):
-    st.query_params["round"] = str(chosen)  # the address bar links to this view
+    url_open("round", finished)
+chosen: int = url_select("Round", numbers, param="round", default=numbers[-1], key="round")  # type: ignore[assignment]
 with page_session() as session:
     detail = round_detail(int(chosen), session=session)
 agreement, records = detail.agreement, detail.records

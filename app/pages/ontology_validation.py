@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,8 @@ from app.ui.jobs import Progress, Stage, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
 from app.ui.safe import escape_markdown, plain_message, show_plain
 from app.ui.study_handoff import open_human_studies
+from app.ui.url_state import url_open, url_select
+from llm.specs import parse_spec, resolve_endpoint
 from ontology.rounds import round_history
 from ontology.validation import ValidationReport
 from ontology.validation_runs import (
@@ -27,10 +30,11 @@ from ontology.validation_runs import (
     save_result,
     stored_results,
 )
+from ontology.working_round import experiment_rounds, working_round
 from storage.errors import DriftLensError
 from storage.models import LabelerSpec, ModelSpec
-from storage.repo.runs import list_runs
 from storage.workspace import open_workspace_session
+from study.reasoning.run_choices import reasoning_runs, runs_with_steps
 
 st.title("Validation experiments")
 st.caption(
@@ -45,9 +49,22 @@ JOB_KEY = f"validation::{settings.db_url}"
 
 with page_session() as session:
     history = round_history(session=session)
-    runs = [r.name for r in list_runs(session=session)]
+    runs = reasoning_runs(session=session)  # memory-conflict runs have no steps to label
+    with_steps = runs_with_steps(runs, session=session)
     used = [s.name for s in session.exec(select(LabelerSpec)).all() if s.name]
     models = sorted({m.spec for m in session.exec(select(ModelSpec)).all()})
+
+
+def _unreachable(spec: str) -> str | None:
+    """Why ``spec``'s endpoint cannot be reached from this server (``None`` when it can)."""
+    try:
+        info = parse_spec(spec)
+        if info.provider in ("openai", "openai-api"):
+            resolve_endpoint(info)
+    except DriftLensError as exc:
+        needs = re.search(r"needs (\w+)", str(exc))
+        return f"needs {needs.group(1)}" if needs else str(exc)
+    return None
 
 
 def _work(request: ExperimentRequest) -> Callable[[Progress, Stage], str]:
@@ -74,20 +91,31 @@ if job.done is not None:
 busy = job.busy
 
 st.subheader("Start an experiment")
-experiment = st.radio(
-    "Experiment",
-    list(EXPERIMENTS),
-    format_func=lambda name: f"{name} — {EXPERIMENTS[name]}",
-    key="experiment",
+experiment = str(
+    url_select(
+        "Experiment",
+        list(EXPERIMENTS),
+        param="experiment",
+        format_func=lambda name: f"{name} — {EXPERIMENTS[name]}",
+        key="experiment",
+        widget=st.radio,
+    )
 )
 numbers = [h.round for h in history if h.status == "done"]
+# The loop's newest finished round, not one a cross experiment made on the original ontology.
+loop_round = working_round(
+    [h for h in history if h.status == "done"],
+    exclude=experiment_rounds(workspace=settings.workspace),
+)
 labelers_of = {h.round: list(h.labelers) for h in history}
 values: dict[str, Any] = {"experiment": experiment}
 if experiment in ("stability", "robustness", "human"):
     if not numbers:
         st.info("No finished round yet: run one on the Rounds page first.")
     c1, c2 = st.columns(2)
-    number = c1.selectbox("Round", numbers, index=len(numbers) - 1 if numbers else 0, key="v-round")
+    number = url_select(
+        "Round", numbers, param="round", default=loop_round, key="v-round", widget=c1.selectbox
+    )
     choices = labeler_options([*labelers_of.get(number or 0, []), *used])
     values["round"] = number
     values["labeler"] = c2.selectbox(
@@ -105,11 +133,24 @@ if experiment in ("stability", "robustness", "human"):
         )
         st.caption("Only llm: labelers sample; the offline ones give the same labels twice.")
     elif experiment == "robustness":
-        paraphrasers = list(dict.fromkeys([*models, "sim/default"]))
+        # The offline simulator first and by default; a stored model whose endpoint is not
+        # configured here is listed last, saying which variable it needs.
+        unreachable = {m: why for m in models if (why := _unreachable(m))}
+        paraphrasers = list(
+            dict.fromkeys(
+                ["sim/default", *(m for m in models if m not in unreachable), *unreachable]
+            )
+        )
         values["model"] = st.selectbox(
             "Model that paraphrases the definitions",
             paraphrasers,
-            format_func=lambda m: f"{m} (simulated)" if m.startswith("sim/") else m,
+            format_func=lambda m: (
+                f"{m} (simulated)"
+                if m.startswith("sim/")
+                else f"{m} (not configured: {unreachable[m]})"
+                if m in unreachable
+                else m
+            ),
             accept_new_options=True,
             key="v-model",
             help="Any provider/model; type one to add it.",
@@ -121,7 +162,16 @@ if experiment in ("stability", "robustness", "human"):
 else:
     if not runs:
         st.info("No generation run yet: launch one on the Runs page.")
-    values["run"] = st.selectbox("Generation run", runs, key="v-run")
+    if runs and not with_steps:
+        st.warning("No run has parsed steps yet: generate one on the Runs page first.")
+    values["run"] = url_select(
+        "Generation run",
+        runs,
+        param="run",
+        default=with_steps[0] if with_steps else None,
+        key="v-run",
+        format_func=lambda r: r if r in with_steps else f"{r} (no parsed steps)",
+    )
     values["labelers"] = st.multiselect(
         "Labelers (two or more)",
         labeler_options(used),
@@ -196,15 +246,18 @@ st.dataframe(
 names = [r.path.name for r in results]
 wanted = st.session_state.pop("validation_shown", None)
 if wanted in names:
-    st.session_state["v-shown"] = wanted
+    url_open("result", wanted)  # a finished experiment opens its result
 by_name: dict[str, StoredResult] = {r.path.name: r for r in results}
-shown = st.selectbox(
-    "Result",
-    names,
-    format_func=lambda n: (
-        f"{by_name[n].finished_at:%Y-%m-%d %H:%M:%S} · {by_name[n].request.summary()}"
-    ),
-    key="v-shown",
+shown = str(
+    url_select(
+        "Result",
+        names,
+        param="result",
+        format_func=lambda n: (
+            f"{by_name[n].finished_at:%Y-%m-%d %H:%M:%S} · {by_name[n].request.summary()}"
+        ),
+        key="v-shown",
+    )
 )
 result = by_name[shown]
 st.markdown(

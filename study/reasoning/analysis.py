@@ -22,6 +22,7 @@ Output folder::
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from sqlmodel import Session, col, select
 
 from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.labelers.registry import ensure_labeler_spec
-from ontology.versions import document, get_version
+from ontology.versions import document, get_version, version_label
 from storage.errors import InputError
 from storage.models import ModelSpec, Question
 from storage.paths import stored_path
@@ -177,8 +178,20 @@ def analyze_run(
             )
             raise InputError(
                 f"Run {', '.join(names)!r} has no comparable responses under labeler "
-                f"{labeler_spec!r} ({reasons}); label it first: driftlens label --run "
-                f"{names[0]} --labeler {labeler_spec}"
+                f"{labeler_spec!r} ({reasons}) under {version_label(version)}; label it "
+                "first: "
+                + shlex.join(
+                    [
+                        "driftlens",
+                        "label",
+                        "--run",
+                        names[0],
+                        "--labeler",
+                        labeler_spec,
+                        "--ontology-version",
+                        version_label(version),
+                    ]
+                )
             )
         files.update(built.files)
         stats = built.stats()

@@ -14,6 +14,7 @@ the runs.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -138,8 +139,8 @@ class ReasoningAdapter:
             reasons = ", ".join(f"{k}: {v}" for k, v in sorted(table.skipped.items()))
             raise InputError(
                 f"Run {run!r} has no comparable responses under labeler {options.labeler!r} "
-                f"({reasons or 'no responses'}); label it first: driftlens label --run {run} "
-                f"--labeler {options.labeler}"
+                f"({reasons or 'no responses'}); label it first: "
+                + shlex.join(["driftlens", "label", "--run", run, "--labeler", options.labeler])
             )
         drift = stats_frame(table.rows)
         labeler = ensure_labeler_spec(options.labeler, session=session)

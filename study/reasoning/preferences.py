@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -182,7 +183,8 @@ def export_preferences(
     if judged == 0:
         raise InputError(
             f"Judge {spec} has scored no response of run {run_name}; "
-            f"run `driftlens judge --run {run_name} --model {spec}` first."
+            f"run `{shlex.join(['driftlens', 'judge', '--run', run_name, '--model', spec])}` "
+            "first."
         )
     rows = [
         ScoredResponse(
