@@ -12,6 +12,8 @@ on the shared items (row ``q`` of run A and row ``q`` of run B are the same item
   statistics (columns) share one stream of replicates.
 * :func:`paired_drel_difference` — the same for reasoning drift's ``d_rel`` per condition
   and metric, from the two runs' per-question sufficient statistics.
+* :func:`wald_difference` — the same for statistics of a joint fit of both runs (source
+  odds ratios), from the cluster-robust SE of the difference.
 * :func:`mcnemar_exact` — the exact McNemar test of paired binary outcomes, with the mid-p
   (less conservative when discordant pairs are few).
 * :func:`wilcoxon_paired` / :func:`sign_test` — the ordinal paired tests (scipy wrappers).
@@ -320,6 +322,66 @@ def paired_drel_difference(
     return _summarise(
         d0a, d0b, rows, n_inf, level=level, margin=margin, alpha=alpha, power=power, n_boot=n_boot
     )
+
+
+def wald_difference(
+    value_a: ArrayLike,
+    value_b: ArrayLike,
+    se_diff: ArrayLike,
+    n_clusters: ArrayLike,
+    *,
+    level: float = 0.95,
+    margin: ArrayLike | str | None = None,
+    alpha: float = 0.05,
+    power: float = 0.80,
+) -> PairedDifference:
+    """``B − A`` from a joint fit's estimates and the cluster-robust SE of the difference.
+
+    For statistics a bootstrap would have to refit per replicate (a logistic regression's
+    odds ratios), both runs are fitted jointly with item clusters shared by the runs, so the
+    robust covariance carries the pairing. The interval and p-value use ``t`` with
+    ``n_clusters − 1`` degrees of freedom; the MDD is ``(t₁₋α/₂ + t_power) · SE``; the TOST
+    p-value is the larger of the two one-sided ``t`` tests at ``±margin``.
+
+    Args:
+        value_a, value_b: ``(K,)`` the statistic of each run (e.g. log odds ratios).
+        se_diff: ``(K,)`` SE of ``value_b − value_a``.
+        n_clusters: ``()`` or ``(K,)`` clusters (items) informing the fit.
+        level: confidence level of the main interval (a 90 % one is always added).
+        margin: TOST margin(s), ``"mdd"`` for each row's MDD, or ``None``.
+        alpha: two-sided level of the MDD's test.
+        power: power at the MDD.
+    """
+    a = np.atleast_1d(np.asarray(value_a, dtype=np.float64))
+    b = np.atleast_1d(np.asarray(value_b, dtype=np.float64))
+    se = np.atleast_1d(np.asarray(se_diff, dtype=np.float64))
+    k = a.size
+    n = np.broadcast_to(np.asarray(n_clusters, dtype=np.float64), (k,)).copy()
+    df = np.maximum(n - 1.0, 1.0)
+    diff = b - a
+    t_main = stats.t.ppf(0.5 + level / 2.0, df)
+    t90 = stats.t.ppf(0.95, df)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = 2.0 * stats.t.sf(np.abs(diff) / se, df)
+        mdd = (stats.t.ppf(1 - alpha / 2.0, df) + stats.t.ppf(power, df)) * se
+    m: NDArray[np.float64] = np.full(k, np.nan)
+    if isinstance(margin, str):
+        m[:] = mdd
+    elif margin is not None:
+        m[:] = np.broadcast_to(np.asarray(margin, dtype=np.float64), (k,))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tost = np.maximum(stats.t.sf((diff + m) / se, df), stats.t.sf((m - diff) / se, df))
+    out = [diff - t_main * se, diff + t_main * se, diff - t90 * se, diff + t90 * se, se, p, mdd,
+           tost]  # fmt: skip
+    undefined = ~np.isfinite(se) | (se <= 0) | (n < 2)
+    for arr in out:
+        arr[undefined] = np.nan
+    lo, hi, lo90, hi90, se, p, mdd, tost = out
+    return PairedDifference(
+        value_a=a, value_b=b, diff=diff, ci_low=lo, ci_high=hi, ci90_low=lo90, ci90_high=hi90,
+        se=se, p_value=p, mdd=mdd, tost_p=tost, margin=m, n_clusters=n.astype(np.int64),
+        valid_fraction=np.ones(k), n_boot=0,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -13,18 +13,25 @@ Because the condition (bare answer right or wrong) is each run's own, a rate is 
 the questions where *both* runs qualify (both bare answers correct for PAR+, both wrong for
 SDR+); the others are left out of that rate, never moved between runs. The outcomes are
 0/1, so the paired test is exact McNemar on the paired probes.
+
+The source odds ratios (ParametricOR, UserOR, DocOR, on the log scale) come from one joint
+logit of both runs on the shared questions, tiers and orderings pooled, with run B's
+columns as differences and question-clustered SEs (:func:`odds_ratio_rows`); their margin
+is each row's MDD (the log-OR scale has no percentage-point bound).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from sqlmodel import Session
 
 from storage.errors import InputError
-from study.compare.measures import MeasureAdapter
+from study.compare.measures import MeasureAdapter, stat_row
 from study.compare.registry import register_adapter
-from study.compare.types import CompareOptions, Kind, RunData
+from study.compare.types import CompareOptions, Kind, RunData, StatRow
 
 SOURCE_OF = {"u": "user", "d": "doc"}
 STATISTICS: tuple[str, ...] = ("PAR+", "SDR-", "SDR+", "PAR-")
@@ -77,6 +84,79 @@ def _texts(table: pd.DataFrame) -> dict[str, str]:
     return out
 
 
+def _logit_rows(table: pd.DataFrame, items: set[str]) -> pd.DataFrame:
+    """The source-influence logit's rows of one run on ``items``, tiers and orderings pooled.
+
+    Every probe with a source, plus one bare row per question and tier (as the per-tier
+    regressions of :mod:`study.sources.analysis` build them).
+    """
+    t = table.assign(item=table["dataset"] + "/" + table["question_id"])
+    t = t[t["item"].isin(items)]
+    probes = t[t["variant"] != "bare"]
+    bare = probes.drop_duplicates(["item", "tier"]).assign(
+        correct=lambda d: d["bare_correct"], user_present=0, user_correct=0, doc_present=0,
+        doc_correct=0,
+    )  # fmt: skip
+    return pd.concat([bare, probes], ignore_index=True)
+
+
+def odds_ratio_rows(
+    a: RunData, b: RunData, shared: Sequence[str], *, options: CompareOptions
+) -> list[StatRow]:
+    """log ParametricOR / UserOR / DocOR of both runs from one joint, question-clustered fit.
+
+    The design is the source-influence logit's with every column repeated for run B, so run
+    B's coefficients are A's plus a difference whose cluster-robust SE (questions shared by
+    both runs as clusters) carries the pairing.
+    """
+    from driftlens_core.logistic import fit_logit
+    from driftlens_core.paired import wald_difference
+    from driftlens_core.source_reliance import influence_design
+
+    items = set(shared)
+    parts = []
+    for k, run in enumerate((a, b)):
+        rows = _logit_rows(run.extra, items)
+        x = influence_design(rows["bare_correct"], rows["user_present"], rows["user_correct"],
+                             rows["doc_present"], rows["doc_correct"])  # fmt: skip
+        parts.append((np.hstack([x, x * k]), rows["correct"].to_numpy(float), rows["item"]))
+    x = np.vstack([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    clusters = np.concatenate([p[2].to_numpy() for p in parts])
+    try:
+        fit = fit_logit(x, y, clusters=clusters)
+    except (ValueError, np.linalg.LinAlgError):
+        return []  # separation or too few probes: the rates above still stand
+    coef, cov = fit.coef, fit.cov
+    terms = {"parametric": [1], "user": [2, 3], "doc": [4, 5]}
+    base = np.array([coef[t].sum() for t in terms.values()])
+    delta = np.array([coef[[i + 6 for i in t]].sum() for t in terms.values()])
+    se = np.array([
+        np.sqrt(max(float(cov[np.ix_([i + 6 for i in t], [i + 6 for i in t])].sum()), 0.0))
+        for t in terms.values()
+    ])  # fmt: skip
+    n = len({c for c in clusters})
+    res = wald_difference(base, base + delta, se, n, alpha=options.alpha, margin="mdd")
+    out = []
+    for j, name in enumerate(terms):
+        out.append(
+            stat_row(
+                a,
+                b,
+                "log odds ratio",
+                name,
+                "logit",
+                res,
+                j,
+                test="Wald (question-clustered)",
+                p_test=float(res.p_value[j]),
+                detail=f"OR {np.exp(base[j]):.3g} → {np.exp(base[j] + delta[j]):.3g}; "
+                "tiers and orderings pooled",
+            )
+        )
+    return out
+
+
 class SourcesAdapter(MeasureAdapter):
     """PAR+/SDR−/SDR+/PAR− per source, paired on question, tier, ordering and instruction."""
 
@@ -114,7 +194,21 @@ class SourcesAdapter(MeasureAdapter):
             measures=measures,
             kinds=kinds,
             texts=_texts(table),
+            extra=table,
         )
+
+    def pair(
+        self,
+        a: RunData,
+        b: RunData,
+        shared: Sequence[str],
+        *,
+        options: CompareOptions,
+        margin: float | None,
+    ) -> list[StatRow]:
+        """PAR/SDR rows (paired bootstrap, McNemar) and the three source odds ratios."""
+        rows = super().pair(a, b, shared, options=options, margin=margin)
+        return rows + odds_ratio_rows(a, b, shared, options=options)
 
 
 ADAPTER = register_adapter(SourcesAdapter())

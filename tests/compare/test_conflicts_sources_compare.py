@@ -84,3 +84,22 @@ def test_sources_par_plus_pairs_questions_both_runs_answered_right(
     assert row.n_items == len({q for q, _ in shared})
     assert row.margin == 0.05  # the instrument's default: 5 percentage points
     assert row.test == "McNemar exact"
+    # the odds ratios of the joint fit are each run's own fit (the run-B columns make the
+    # joint model separable); the oracle fits each run alone through the instrument's code
+    from driftlens_core.source_reliance import source_influence
+    from study.sources.compare import _logit_rows
+
+    items = {f"{d}/{q}" for d, q in zip(tables["rigid"]["dataset"], tables["rigid"]["question_id"],
+                                          strict=True)}  # fmt: skip
+    items &= {f"{d}/{q}" for d, q in zip(tables["impr"]["dataset"], tables["impr"]["question_id"],
+                                           strict=True)}  # fmt: skip
+    ors = {r.scope: r for r in c.rows if r.statistic == "log odds ratio"}
+    assert set(ors) == {"parametric", "user", "doc"}
+    for run, attr in (("rigid", "value_a"), ("impr", "value_b")):
+        rows = _logit_rows(tables[run], items)
+        fit = source_influence(rows["correct"], rows["bare_correct"], rows["user_present"],
+                               rows["user_correct"], rows["doc_present"], rows["doc_correct"],
+                               clusters=rows["item"])  # fmt: skip
+        assert getattr(ors["user"], attr) == pytest.approx(np.log(fit.or_user), abs=1e-6)
+        assert getattr(ors["doc"], attr) == pytest.approx(np.log(fit.or_doc), abs=1e-6)
+    assert ors["user"].test == "Wald (question-clustered)" and ors["user"].se > 0

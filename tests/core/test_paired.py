@@ -229,3 +229,17 @@ def test_ranking_letters_show_ties() -> None:
     assert r.letters[2] == "a"
     tied = ranking_letters(values, np.full((3, 3), 0.5))
     assert tied.letters == ("a", "a", "a")
+
+
+def test_wald_difference_is_a_t_interval_with_its_tost() -> None:
+    from driftlens_core.paired import wald_difference
+
+    res = wald_difference([0.2, 1.0], [0.5, 1.0], [0.1, 0.2], 25, margin=[0.4, 0.5])
+    t = stats.t.ppf(0.975, 24)
+    assert res.ci_low[0] == pytest.approx(0.3 - t * 0.1)
+    assert res.p_value[0] == pytest.approx(2 * stats.t.sf(3.0, 24))
+    assert res.mdd[1] == pytest.approx((t + stats.t.ppf(0.8, 24)) * 0.2)
+    # TOST: the larger one-sided p at ±margin
+    assert res.tost_p[0] == pytest.approx(max(stats.t.sf(0.7 / 0.1, 24), stats.t.sf(0.1 / 0.1, 24)))
+    assert res.equivalent().tolist() == [False, True]
+    assert np.isnan(wald_difference([0.0], [1.0], [0.0], 25).p_value[0])
