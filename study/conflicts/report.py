@@ -21,6 +21,7 @@ from sqlmodel import Session
 
 from driftlens_core.proportions import proportion_interval
 from driftlens_core.rubric import INTERVAL_METHOD, cluster_mean
+from study.assessable import USABLE_SHARE_MIN, Usable
 from study.conflicts.analysis import (
     ALL,
     DIMENSIONS,
@@ -74,6 +75,8 @@ class ConflictReport:
     policy_mixture: tuple[dict[str, Any], ...] = ()
     # judge robustness of the oracle runs where it was run (study/judge_robustness)
     robustness: tuple[RobustnessResult, ...] = ()
+    # per judge: how many answers its verdicts could be read for (study/assessable)
+    usable: tuple[tuple[str, Usable], ...] = ()
 
     @property
     def d4_lowest_everywhere(self) -> bool:
@@ -200,6 +203,14 @@ def build_report(
         )
     pipe = stored_table(pipeline_runs, session=session) if pipeline_runs else oracle.iloc[:0]
     stats = analyze_scores(oracle[list(TABLE_COLUMNS)], bootstrap=bootstrap, seed=seed)
+    usable = judged_shares(oracle_runs, session=session)
+    withheld = {j for j, u in usable.items() if not u.assessable}
+    if withheld:
+        # too few readable verdicts: no effect, equivalence or lowest dimension from them
+        stats = replace(
+            stats,
+            distractor_effect=tuple(r for r in stats.distractor_effect if r.judge not in withheld),
+        )
     lowest: dict[tuple[str, str], str] = {}
     for model in sorted(set(oracle["model"])):
         for judge in sorted(set(oracle["judge"])):
@@ -208,7 +219,7 @@ def build_report(
                 for d in DIMENSIONS
                 if (r := stats.score(model, judge, ALL, d)) is not None and math.isfinite(r.mean)
             }
-            if means:
+            if means and judge not in withheld:
                 lowest[(model, judge)] = min(means, key=means.__getitem__)
     curve = _curve(oracle, bootstrap=bootstrap, seed=seed)
     policy_scores: list[dict[str, Any]] = []
@@ -240,6 +251,7 @@ def build_report(
         track_gap=tuple(_track_gap(oracle, pipe)),
         policy_scores=tuple(policy_scores),
         policy_mixture=tuple(mixture),
+        usable=tuple(sorted(usable.items())),
         robustness=tuple(
             rb
             for name in oracle_runs
@@ -276,6 +288,31 @@ def build_report(
 
 
 # ------------------------------------------------------------------------ rendering
+
+
+def judged_shares(run_names: Sequence[str], *, session: Session) -> dict[str, Usable]:
+    """Per judge: the runs' answers it judged readably, of all their answers."""
+    from storage.repo.judges import judge_scores_for
+    from storage.repo.runs import list_responses, require_run
+
+    judges: set[str] = set()
+    read: dict[str, set[int]] = {}
+    answers = 0
+    for name in run_names:
+        run = require_run(name, session=session)
+        assert run.id is not None
+        ids = [
+            r.id
+            for r in list_responses(run.id, session=session)
+            if r.parse_status == "ok" and r.id is not None
+        ]
+        answers += len(ids)
+        for sc in judge_scores_for(ids, kind="conflict_d3", session=session):
+            judges.add(sc.judge_model)
+            if sc.parse_status != "error":
+                read.setdefault(sc.judge_model, set()).add(sc.response_id)
+    # every answer of the runs was asked about: endpoint failures count as unusable too
+    return {j: Usable(len(read.get(j, ())), answers, "answers judged readably") for j in judges}
 
 
 def _score_rows(report: ConflictReport) -> list[list[str]]:
@@ -496,6 +533,17 @@ def _sections(report: ConflictReport) -> list[tuple[str, list[str], list[list[st
                     for m in report.policy_mixture
                 ],
                 "",
+            )
+        )
+    if report.usable:
+        out.append(
+            (
+                "Usable share per judge",
+                ["judge", "answers judged readably"],
+                [[j, u.sentence] for j, u in report.usable],
+                "A judge with under "
+                f"{USABLE_SHARE_MIN:.0%} of the answers judged readably is not assessable: its "
+                "distractor effect, equivalence bound and lowest dimension are withheld.",
             )
         )
     out.append(
