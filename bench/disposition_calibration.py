@@ -1,6 +1,6 @@
 """Calibration of the disposition instrument on simulated studies with known drift.
 
-Every study is drawn by :func:`llm.sim.disposition.simulate_table` (fresh stems and
+Every study is drawn by :func:`study.disposition.sim.model.simulate_table` (fresh stems and
 paraphrases each time: stem SD and paraphrase SD of the preset on the logit scale, 6
 paraphrases x 2 samples per stem and arm) and analysed by
 :func:`driftlens_core.rates.compare_rates`, exactly what ``driftlens disposition stats`` runs.
@@ -42,7 +42,7 @@ import numpy as np
 
 from driftlens_core import implementation
 from driftlens_core.rates import compare_rates
-from llm.sim.disposition import DISPOSITION_PRESETS, ArmSetting, simulate_table
+from study.disposition.sim.model import DISPOSITION_PRESETS, ArmSetting, simulate_table
 
 BATTERY = "self_interest"
 
@@ -185,7 +185,7 @@ def model_se_pp(drift_pp: float, n_stems: int, *, draws: int = 400_000, seed: in
     variance; the SE of the pooled difference over ``n_stems`` stems follows (Monte Carlo
     over ``draws`` stems, no bootstrap).
     """
-    from llm.sim.disposition import _solve_shift, logit_terms, population_rate
+    from study.disposition.sim.model import _solve_shift, logit_terms, population_rate
 
     preset = DISPOSITION_PRESETS["disp-qwen"]
     bm = preset.battery(BATTERY)

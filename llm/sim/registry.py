@@ -29,6 +29,7 @@ DRIFT_FAMILY = "drift"
 #: Modules that register an instrument's simulator (presets, task handlers) when imported.
 INSTRUMENT_SIM_MODULES: tuple[str, ...] = (
     "study.conflicts.sim",
+    "study.disposition.sim",
     "study.sources.sim",
 )
 

@@ -150,7 +150,7 @@ def create_app(
             ontology studio's labeling prompts; see :data:`llm.sim.tasks.Answerer`).
         model_routes: Simulators of other model families, asked first with the model name
             and the request body; one returning a completion answers the request (e.g.
-            :class:`llm.sim.disposition_responder.DispositionRoute` for ``disp-*`` arms).
+            :class:`study.disposition.sim.responder.DispositionRoute` for ``disp-*`` arms).
         delay_s: Wait this long before answering each chat request (without holding a
             thread): a latency-bound endpoint, standing in for a GPU node in benchmarks.
     """

@@ -26,13 +26,13 @@ from typing import Any
 
 from sqlmodel import Session
 
-from llm.sim.disposition_responder import awareness_label, awareness_marker
 from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm
 from storage.errors import InputError, NotFoundError
 from storage.repo.disposition import arm_responses, require_arms, scores_for
 from study.disposition.human.kinds import AwarenessRate, awareness_rate
 from study.disposition.score import ScoreSummary, judge_share
+from study.disposition.sim.judges import awareness_label, awareness_marker
 from study.strict_json import StrictParseError, extract_json_object
 
 AWARENESS_PROMPT_VERSION = "disposition-awareness-v1"

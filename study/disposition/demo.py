@@ -30,7 +30,7 @@ DEMO_JUDGE = "sim/default"
 
 
 def _model(dose: float, train_seed: int = 0) -> str:
-    from llm.sim.disposition_responder import arm_model_name
+    from study.disposition.sim.responder import arm_model_name
 
     return f"sim/{arm_model_name(DEMO_PRESET, dose, train_seed)}"
 

@@ -77,7 +77,7 @@ def wants_server_budget(arm: DispositionArm) -> bool:
     info = parse_spec(arm.model)
     if info.provider not in ("openai-api", "vllm"):
         return False
-    from llm.sim.disposition_responder import parse_arm_model
+    from study.disposition.sim.responder import parse_arm_model
 
     return parse_arm_model(info.model) is None
 

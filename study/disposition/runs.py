@@ -110,7 +110,7 @@ def arm_backend(
     """The backend of an arm: ``sim/disp-*`` arms run in-process with the battery registry."""
     info = parse_spec(arm.model)
     if info.provider == "sim":
-        from llm.sim.disposition_responder import DispositionSimBackend, parse_arm_model
+        from study.disposition.sim.responder import DispositionSimBackend, parse_arm_model
         from study.disposition.sim_endpoint import probe_registry
 
         if parse_arm_model(info.model) is not None:

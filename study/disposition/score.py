@@ -17,11 +17,11 @@ from typing import Any
 
 from sqlmodel import Session
 
-from llm.sim.disposition_responder import classifier_marker, grader_marker
 from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm, DispositionResponse
 from storage.repo.disposition import arm_responses, scores_for, upsert_scores
 from study.disposition.items import Battery, BatteryDocument
+from study.disposition.sim.judges import classifier_marker, grader_marker
 from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
 
 CLASSIFIER_PROMPT_VERSION = "disposition-classifier-v1"

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from llm.sim.disposition import DISPOSITION_PRESETS
-from llm.sim.disposition_responder import arm_model_name
 from storage.errors import InputError
 from study.disposition.items import (
     BatteryDocument,
@@ -26,6 +24,8 @@ from study.disposition.items import (
 )
 from study.disposition.plan import Reasoning
 from study.disposition.runs import ArmSpec
+from study.disposition.sim.model import DISPOSITION_PRESETS
+from study.disposition.sim.responder import arm_model_name
 from study.report.folder import folder_slug
 
 #: The simulated classifier (the demo's judge): reads the simulator's answers back.

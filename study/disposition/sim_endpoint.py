@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from llm.sim.disposition_responder import DispositionRoute, ProbeInfo
 from study.disposition.items import BatteryDocument, load_sample_batteries, read_batteries
+from study.disposition.sim.responder import DispositionRoute, ProbeInfo
 
 
 def probe_registry(doc: BatteryDocument) -> dict[str, ProbeInfo]:

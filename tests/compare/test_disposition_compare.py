@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from statsmodels.stats.contingency_tables import mcnemar
 
-from llm.sim.disposition import DISPOSITION_PRESETS, ArmSetting, true_rate
+from study.disposition.sim.model import DISPOSITION_PRESETS, ArmSetting, true_rate
 from tests.compare.conftest import BATTERIES, N_STEMS
 
 

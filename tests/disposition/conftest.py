@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from llm.sim.disposition import DISPOSITION_PRESETS, ArmSetting, simulate_table
+from study.disposition.sim.model import DISPOSITION_PRESETS, ArmSetting, simulate_table
 
 
 def sim_frame(

@@ -14,7 +14,6 @@ import pytest
 from sqlmodel import Session, col, delete, select
 from typer.testing import Result
 
-from llm.sim.disposition_responder import AWARENESS_REMARKS, awareness_label, awareness_truth
 from storage.disposition_models import DispositionResponse, DispositionScore
 from storage.repo.disposition import require_arms
 from study.disposition.awareness import (
@@ -25,6 +24,8 @@ from study.disposition.awareness import (
 )
 from study.disposition.items import BatteryDocument, load_sample_batteries
 from study.disposition.runs import ArmSpec, add_arms, run_study
+from study.disposition.sim.judges import awareness_label, awareness_truth
+from study.disposition.sim.responder import AWARENESS_REMARKS
 from study.sim_endpoint import SimProcess
 from study.strict_json import REPAIR_SEPARATOR, StrictParseError
 

@@ -11,13 +11,13 @@ from typer.testing import CliRunner
 
 from app.cli.root import build_app
 from llm.seeds import derive_seed
-from llm.sim.disposition import DISPOSITION_PRESETS
-from llm.sim.disposition_responder import answer_probe
 from storage.disposition_models import DispositionResponse, DispositionScore
 from study.disposition.analysis import analyze_study
 from study.disposition.items import BatteryDocument, load_sample_batteries
 from study.disposition.plan import build_plan
 from study.disposition.runs import ArmSpec, add_arms, run_study, write_analysis
+from study.disposition.sim.model import DISPOSITION_PRESETS
+from study.disposition.sim.responder import answer_probe
 from study.disposition.sim_endpoint import probe_registry
 
 

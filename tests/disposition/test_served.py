@@ -7,10 +7,10 @@ import secrets
 
 from sqlmodel import Session, select
 
-from llm.sim.disposition_responder import DispositionSimBackend
 from storage.disposition_models import DispositionResponse, DispositionScore
 from study.disposition.items import BatteryDocument, load_sample_batteries
 from study.disposition.runs import ArmSpec, add_arms, run_study
+from study.disposition.sim.responder import DispositionSimBackend
 from study.disposition.sim_endpoint import probe_registry
 from study.sim_endpoint import SimProcess
 

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli.root import build_app
-from llm.sim.disposition import ArmSetting
 from study.disposition.analysis import analyze_rates, validate_rate_table
+from study.disposition.sim.model import ArmSetting
 from tests.disposition.conftest import sim_frame
 
 ARM_KEYS = {

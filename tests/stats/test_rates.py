@@ -24,7 +24,7 @@ from driftlens_core.rates import (
     rate_noise,
     se_from_interval,
 )
-from llm.sim.disposition import DISPOSITION_PRESETS, ArmSetting, simulate_table
+from study.disposition.sim.model import DISPOSITION_PRESETS, ArmSetting, simulate_table
 
 
 def test_seed_table4_interval_gives_mdd_3_3() -> None:

@@ -19,7 +19,7 @@ per-attempt probability rising with the dose. A classifier with a known flip rat
 the answers (:func:`classify_category`).
 
 Everything here is numbers; the served responder that turns them into text is in
-:mod:`llm.sim.disposition_responder`.
+:mod:`study.disposition.sim.responder`.
 """
 
 from __future__ import annotations
