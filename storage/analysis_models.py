@@ -1,8 +1,4 @@
-"""SQLModel tables of judge scores and stored analyses.
-
-No ``from __future__ import annotations`` here: SQLModel reads the annotations at class
-creation time.
-"""
+"""SQLModel tables of judge scores and stored analyses."""
 
 from datetime import datetime
 from typing import Any
@@ -10,16 +6,10 @@ from typing import Any
 from sqlalchemy import Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+# No `from __future__ import annotations`: SQLModel reads the annotations at class creation.
 import storage.metadata  # noqa: F401  (constraint names are set before any table is declared)
-from storage.types import (
-    JSONType,
-    created_at_field,
-    updated_at_field,
-)
-
-# the shared column definitions (storage/types.py), under the names the tables use
-_created = created_at_field
-_updated = updated_at_field
+from storage.types import JSONType
+from storage.types import created_at_field as _created
 
 # Documented values of the enumerated string columns.
 JUDGE_KIND_VALUES = ("helpfulness", "distraction", "acknowledgement")

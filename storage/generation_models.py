@@ -2,9 +2,6 @@
 
 A response's steps are stored as spans of its text when they can be (:mod:`storage.step_spans`);
 the load/refresh listeners below give every loaded response its steps as strings.
-
-No ``from __future__ import annotations`` here: SQLModel reads the annotations at class
-creation time.
 """
 
 from datetime import datetime
@@ -14,18 +11,12 @@ from sqlalchemy import Text, UniqueConstraint, event
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Field, SQLModel
 
+# No `from __future__ import annotations`: SQLModel reads the annotations at class creation.
 import storage.metadata  # noqa: F401  (constraint names are set before any table is declared)
 from storage.step_spans import has_spans, unpack_steps
-from storage.types import (
-    JSONType,
-    NullableJSONType,
-    created_at_field,
-    updated_at_field,
-)
-
-# the shared column definitions (storage/types.py), under the names the tables use
-_created = created_at_field
-_updated = updated_at_field
+from storage.types import JSONType, NullableJSONType
+from storage.types import created_at_field as _created
+from storage.types import updated_at_field as _updated
 
 # Documented values of the enumerated string columns.
 PERTURBATION_CLASS_VALUES = ("noise", "attribute", "life_event", "other")

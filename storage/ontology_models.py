@@ -1,8 +1,4 @@
-"""SQLModel tables of the ontology studio: versions, leaves, labelers, step labels, rounds.
-
-No ``from __future__ import annotations`` here: SQLModel reads the annotations at class
-creation time.
-"""
+"""SQLModel tables of the ontology studio: versions, leaves, labelers, step labels, rounds."""
 
 from datetime import datetime
 from typing import Any
@@ -10,17 +6,11 @@ from typing import Any
 from sqlalchemy import Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+# No `from __future__ import annotations`: SQLModel reads the annotations at class creation.
 import storage.metadata  # noqa: F401  (constraint names are set before any table is declared)
-from storage.types import (
-    JSONType,
-    UTCDateTime,
-    created_at_field,
-    updated_at_field,
-)
-
-# the shared column definitions (storage/types.py), under the names the tables use
-_created = created_at_field
-_updated = updated_at_field
+from storage.types import JSONType, UTCDateTime
+from storage.types import created_at_field as _created
+from storage.types import updated_at_field as _updated
 
 # Documented values of the enumerated string columns.
 LABELER_KIND_VALUES = ("llm", "embed", "keywords", "sim")
