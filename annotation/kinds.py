@@ -21,8 +21,8 @@ instrument in the tests) and imported by :func:`load_kinds` on the first lookup.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +56,13 @@ class ApplyResult:
             if f.name in ("study", "aggregate"):
                 continue
             value = getattr(self, f.name)
-            out[f.name] = [asdict(v) for v in value] if isinstance(value, tuple) else value
+            out[f.name] = [_plain(v) for v in value] if isinstance(value, tuple) else value
         return out
+
+
+def _plain(value: Any) -> Any:
+    # result rows are frozen dataclasses; plain values (keys, numbers) pass as they are
+    return asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
 
 
 TaskBuilder = Callable[[Selection, Session], list[TaskSpec]]
@@ -98,6 +103,23 @@ _loaded: set[str] = set()
 def register_kind(kind: StudyKind) -> None:
     """Register a study kind; registering the same name again replaces it (module reloads)."""
     _KINDS[kind.name] = kind
+
+
+def register_kinds(
+    specs: Mapping[str, StudySpec],
+    configs: Path,
+    *,
+    fill: Mapping[str, Callable[[str], str]] | None = None,
+    **parts: tuple[TaskBuilder, Applier, type[ApplyResult]],
+) -> None:
+    """Register the kinds of one module: ``NAME=(build_tasks, apply, result_type)`` each.
+
+    A kind's spec is ``specs[NAME]``, its label config ``configs/NAME.xml`` and its config
+    filler ``fill[NAME]`` when given.
+    """
+    for name, (build, apply, result) in parts.items():
+        filler = (fill or {}).get(name)
+        register_kind(StudyKind(specs[name], configs / f"{name}.xml", build, apply, result, filler))
 
 
 def add_kind_module(module: str) -> None:

@@ -19,7 +19,7 @@ from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, StudyAggregate
 from annotation.agreement import LabelAgreement, label_agreement
-from annotation.kinds import ApplyResult, StudyKind, register_kind
+from annotation.kinds import ApplyResult, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
 from annotation.tasks import CONFLICT_CLASS, response_key, selected_responses
@@ -303,23 +303,9 @@ def _apply_bank_observability(
     )
 
 
-register_kind(
-    StudyKind(
-        spec=SPECS["conflict_rubric"],
-        config=CONFIGS / "conflict_rubric.xml",
-        build_tasks=_conflict_rubric,
-        apply=_apply_conflict_rubric,
-        result_type=RubricResult,
-    )
-)
-
-
-register_kind(
-    StudyKind(
-        spec=SPECS["bank_observability"],
-        config=CONFIGS / "bank_observability.xml",
-        build_tasks=_bank_observability,
-        apply=_apply_bank_observability,
-        result_type=ObservabilityResult,
-    )
+register_kinds(
+    SPECS,
+    CONFIGS,
+    conflict_rubric=(_conflict_rubric, _apply_conflict_rubric, RubricResult),
+    bank_observability=(_bank_observability, _apply_bank_observability, ObservabilityResult),
 )

@@ -25,7 +25,7 @@ from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, StudyAggregate
 from annotation.agreement import RatingAgreement, nan_to_none
-from annotation.kinds import ApplyResult, StudyKind, register_kind
+from annotation.kinds import ApplyResult, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
 from annotation.tasks import order_key
@@ -435,23 +435,9 @@ def _apply_test_awareness(
     return TestAwarenessResult(agg.study, agg, awareness=rates, awareness_agreement=(agreement,))
 
 
-register_kind(
-    StudyKind(
-        spec=SPECS["disposition_check"],
-        config=CONFIGS / "disposition_check.xml",
-        build_tasks=_disposition_check,
-        apply=_apply_disposition_check,
-        result_type=DispositionCheckResult,
-    )
-)
-
-
-register_kind(
-    StudyKind(
-        spec=SPECS["test_awareness"],
-        config=CONFIGS / "test_awareness.xml",
-        build_tasks=_test_awareness,
-        apply=_apply_test_awareness,
-        result_type=TestAwarenessResult,
-    )
+register_kinds(
+    SPECS,
+    CONFIGS,
+    disposition_check=(_disposition_check, _apply_disposition_check, DispositionCheckResult),
+    test_awareness=(_test_awareness, _apply_test_awareness, TestAwarenessResult),
 )

@@ -25,7 +25,7 @@ from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, ItemOutcome, StudyAggregate, decide
 from annotation.apply import study_id
-from annotation.kinds import ApplyResult, StudyKind, register_kind
+from annotation.kinds import ApplyResult, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import VOTE_CHOICES, QuestionSpec, StudySpec
 from storage.errors import InputError, NotFoundError
@@ -374,34 +374,10 @@ def _apply_orthogonality(
     return OrthogonalityResult(agg.study, agg, orthogonality=tuple(out))
 
 
-register_kind(
-    StudyKind(
-        spec=SPECS["question_checks"],
-        config=CONFIGS / "question_checks.xml",
-        build_tasks=_question_checks,
-        apply=_apply_curation,
-        result_type=CurationResult,
-    )
-)
-
-
-register_kind(
-    StudyKind(
-        spec=SPECS["persona_pair"],
-        config=CONFIGS / "persona_pair.xml",
-        build_tasks=_persona_pair,
-        apply=_apply_curation,
-        result_type=CurationResult,
-    )
-)
-
-
-register_kind(
-    StudyKind(
-        spec=SPECS["orthogonality"],
-        config=CONFIGS / "orthogonality.xml",
-        build_tasks=_orthogonality,
-        apply=_apply_orthogonality,
-        result_type=OrthogonalityResult,
-    )
+register_kinds(
+    SPECS,
+    CONFIGS,
+    question_checks=(_question_checks, _apply_curation, CurationResult),
+    persona_pair=(_persona_pair, _apply_curation, CurationResult),
+    orthogonality=(_orthogonality, _apply_orthogonality, OrthogonalityResult),
 )

@@ -22,7 +22,7 @@ from xml.sax.saxutils import quoteattr
 from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, ItemOutcome, StudyAggregate
-from annotation.kinds import ApplyResult, StudyKind, register_kind
+from annotation.kinds import ApplyResult, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import VOTE_CHOICES, QuestionSpec, StudySpec
 from annotation.tasks import CONFLICT_CLASS, response_key, selected_responses, steps_text
@@ -306,35 +306,11 @@ def _apply_distraction(
     )
 
 
-register_kind(
-    StudyKind(
-        spec=SPECS["label_check"],
-        config=CONFIGS / "label_check.xml",
-        build_tasks=_label_check,
-        apply=_apply_label_check,
-        result_type=LabelCheckResult,
-        fill_config=_label_config,
-    )
-)
-
-
-register_kind(
-    StudyKind(
-        spec=SPECS["helpfulness"],
-        config=CONFIGS / "helpfulness.xml",
-        build_tasks=_helpfulness,
-        apply=_apply_helpfulness,
-        result_type=HelpfulnessResult,
-    )
-)
-
-
-register_kind(
-    StudyKind(
-        spec=SPECS["distraction"],
-        config=CONFIGS / "distraction.xml",
-        build_tasks=_distraction,
-        apply=_apply_distraction,
-        result_type=DistractionResult,
-    )
+register_kinds(
+    SPECS,
+    CONFIGS,
+    fill={"label_check": _label_config},
+    label_check=(_label_check, _apply_label_check, LabelCheckResult),
+    helpfulness=(_helpfulness, _apply_helpfulness, HelpfulnessResult),
+    distraction=(_distraction, _apply_distraction, DistractionResult),
 )

@@ -16,7 +16,7 @@ from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, StudyAggregate
 from annotation.agreement import LabelAgreement, label_agreement, nan_to_none
-from annotation.kinds import ApplyResult, StudyKind, register_kind
+from annotation.kinds import ApplyResult, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
 from storage.errors import InputError
@@ -155,12 +155,8 @@ def _apply_claim_check(
     )
 
 
-register_kind(
-    StudyKind(
-        spec=SPECS["claim_check"],
-        config=CONFIGS / "claim_check.xml",
-        build_tasks=_claim_check,
-        apply=_apply_claim_check,
-        result_type=ClaimCheckResult,
-    )
+register_kinds(
+    SPECS,
+    CONFIGS,
+    claim_check=(_claim_check, _apply_claim_check, ClaimCheckResult),
 )
