@@ -23,6 +23,7 @@ from driftlens_core import implementation
 from driftlens_core.effects import bh_adjust
 from driftlens_core.rates import RateComparison, RateNoise, compare_rates, rate_noise
 from storage.errors import InputError
+from study.assessable import Usable
 from study.disposition.awareness import AwarenessSummary, awareness_summary
 from study.safe_csv import unguard_frame
 
@@ -167,9 +168,12 @@ class DispositionStats:
             comp = bs.comparison
             arms: dict[str, Any] = {}
             null: dict[str, Any] = {}
+            ref_arm = comp.arms[comp.arm_names.index(comp.reference)]
+            ref_usable = _usable(ref_arm)
             for name, a, nt in zip(comp.arm_names, comp.arms, comp.null, strict=True):
                 is_ref = name == comp.reference
                 eq = a.equivalence_bound
+                usable = _usable(a)
                 arms[name] = {
                     "aligned_rate": _num(a.aligned_rate),
                     "drift_pp": _num(a.drift_pp),
@@ -193,7 +197,17 @@ class DispositionStats:
                     "ci_plain_high": _num(a.ci_plain_high),
                     # (c_α + c_β)·SE at the observed drift: the seed's formula (its Table 2)
                     "mdd_constant_se": _num(a.mdd_constant_se),
+                    "usable": usable.to_dict(),
+                    "assessable": usable.assessable and ref_usable.assessable,
                 }
+                if not arms[name]["assessable"]:
+                    # too few answers classified here or in the reference: no significance
+                    # or equivalence is read from this arm
+                    arms[name].update(p_value=None, p_adjusted=None, within_bound=None)
+                    arms[name]["equivalence_bound"] = None
+                    arms[name]["not_assessable"] = (
+                        usable if not usable.assessable else ref_usable
+                    ).sentence
                 if nt is not None:
                     null[name] = {
                         "mean_diff_pp": _num(nt.mean_diff_pp),
@@ -224,6 +238,11 @@ class DispositionStats:
                 "notes": list(self.notes),
             },
         }
+
+
+def _usable(a: Any) -> Usable:
+    """The arm's answered share (classified responses of all its responses)."""
+    return Usable(int(a.n_responses), int(a.n_responses + a.n_missing), "responses classified")
 
 
 def _num(x: float) -> float | None:

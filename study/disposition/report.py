@@ -80,6 +80,7 @@ def drift_frame(analysis: StudyAnalysis) -> pd.DataFrame:
                         "n_stems": a["n_stems"],
                         "n_responses": a["n_responses"],
                         "n_missing": a["n_missing"],
+                        "not_assessable": a.get("not_assessable"),
                         "exhausted": info.exhausted,
                         "exhausted_probes": info.exhausted_probes,
                         "reference": g.reference,
@@ -113,7 +114,8 @@ def graded_frame(analysis: StudyAnalysis) -> pd.DataFrame:
                         "equivalence_bound": _num(a["equivalence_bound"], 2),
                         "verdict": "reference"
                         if arm == g.reference
-                        else (f"within ±{bound:g}" if within else f"NOT shown within ±{bound:g}"),
+                        else a.get("not_assessable")
+                        or (f"within ±{bound:g}" if within else f"NOT shown within ±{bound:g}"),
                         "n": a["n_responses"],
                     }
                 )
@@ -257,6 +259,8 @@ def _display(drift: pd.DataFrame, bound: float) -> pd.DataFrame:
     for _, r in out.iterrows():
         if r["arm"] == r["reference"]:
             verdicts.append("reference")
+        elif isinstance(r.get("not_assessable"), str):
+            verdicts.append(r["not_assessable"])
         elif pd.notna(r["ci_high"]) and (r["ci_high"] < 0 or r["ci_low"] > 0):
             verdicts.append("drift detected")
         elif r["within_bound"] is True:
