@@ -14,8 +14,10 @@ from typing import Annotated
 import typer
 
 from app.cli.context import CliState
+from app.instruments import cli_modules as instrument_cli_modules
 
-# One line per command module; a missing module is a bug, so no silent skipping.
+# One line per generic command module (the instruments' come from app/instruments.py); a
+# missing module is a bug, so no silent skipping.
 COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.workspace_cmds",
     "app.cli.demo_cmds",
@@ -33,9 +35,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.labelstudio_cmds",
     "app.cli.judge_cmds",
     "app.cli.judges_cmds",
-    "app.cli.conflicts_cmds",
-    "app.cli.disposition_cmds",
-    "app.cli.sources_cmds",
     "app.cli.compare_cmds",
 )
 
@@ -77,6 +76,8 @@ def build_app() -> typer.Typer:
     ) -> None:
         ctx.obj = CliState(workspace=workspace, db_url=db)
 
-    for name in COMMAND_MODULES:
+    # the generic groups, then each instrument's (app/instruments.py), then the comparison
+    *generic, compare = COMMAND_MODULES
+    for name in (*generic, *instrument_cli_modules(), compare):
         importlib.import_module(name).register(app)
     return app

@@ -1,9 +1,16 @@
 """The page registry: (file under ``app/pages``, title, icon) per section.
 
-Pages from each capability plug in here; the router and the tests both read it.
+Pages from each capability plug in here; the router and the tests both read it. The
+Instruments section comes from the instrument registry (:mod:`app.instruments`): the
+built-in instruments' pages are in :data:`SECTIONS`, and :func:`sections` adds the pages of
+instruments registered at run time (with their full paths).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+
+from app.instruments import BUILT_IN, PAGES_DIR, SECTION, instrument_pages
 
 SECTIONS: dict[str, list[tuple[str, str, str]]] = {
     "Workbench": [
@@ -21,14 +28,25 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
         ("ontology_rewrite.py", "Rewrite", ":material/edit_note:"),
         ("ontology_validation.py", "Validation", ":material/verified:"),
     ],
-    "Instruments": [
-        ("conflicts.py", "Memory conflicts", ":material/call_split:"),
-        ("disposition.py", "Disposition drift", ":material/trending_down:"),
-        ("sources.py", "Source reliance", ":material/fact_check:"),
-    ],
+    SECTION: [(p.path.name, p.title, p.icon) for i in BUILT_IN for p in i.pages],
     "Studies": [
         ("human_studies.py", "Human studies", ":material/how_to_reg:"),
     ],
 }
 
 DEFAULT_PAGE = "home.py"
+
+
+def sections() -> dict[str, list[tuple[Path, str, str]]]:
+    """Every section's pages as (script path, title, icon), registered instruments' included."""
+    out = {
+        section: [(PAGES_DIR / file, title, icon) for file, title, icon in pages]
+        for section, pages in SECTIONS.items()
+        if section != SECTION
+    }
+    instruments = [(p.path, p.title, p.icon) for p in instrument_pages()]
+    # the Instruments section keeps its place among the others
+    ordered: dict[str, list[tuple[Path, str, str]]] = {}
+    for section in SECTIONS:
+        ordered[section] = instruments if section == SECTION else out[section]
+    return ordered

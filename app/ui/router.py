@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app.ui.navigation import DEFAULT_PAGE, SECTIONS
+from app.ui.navigation import DEFAULT_PAGE, sections
 
 PAGES_DIR = Path(__file__).resolve().parents[1] / "pages"
 
@@ -16,9 +16,9 @@ def main() -> None:
     st.set_page_config(page_title="DriftLens Workbench", layout="wide")
     nav = {
         section: [
-            st.Page(str(PAGES_DIR / file), title=title, icon=icon, default=(file == DEFAULT_PAGE))
-            for file, title, icon in pages
+            st.Page(str(path), title=title, icon=icon, default=(path.name == DEFAULT_PAGE))
+            for path, title, icon in pages
         ]
-        for section, pages in SECTIONS.items()
+        for section, pages in sections().items()
     }
     st.navigation(nav).run()

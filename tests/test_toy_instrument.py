@@ -1,0 +1,143 @@
+"""A toy fifth instrument registers from ``tests/`` alone (docs/adding-an-instrument.md).
+
+Every part a new instrument needs — items, plan, score, analysis, report, a human study
+kind, a simulator preset, a CLI group and a page — is written under
+``tests/toy_instrument/`` and reaches the workbench through the registries only; the last
+test checks that no file outside ``tests/`` names it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session
+from typer.testing import CliRunner
+
+from annotation.aggregate import AggregationConfig, AnnotationRecord, aggregate
+from annotation.kinds import get_kind, label_config, study_kinds
+from annotation.selection import Selection
+from annotation.tasks import build_tasks
+from app.instruments import instruments
+from app.ui.navigation import sections
+from llm.sim.backend import SimBackend
+from llm.sim.registry import families, get_preset
+from storage.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def toy() -> Iterator[None]:
+    import tests.toy_instrument as toy_instrument
+
+    toy_instrument.register()
+    yield
+
+
+def test_the_toy_is_registered_with_every_registry() -> None:
+    assert "toy" in [i.name for i in instruments()]
+    assert families()["toy"].keys() == {"coin-fair", "coin-yes"}
+    assert "coin_check" in study_kinds()
+    pages = [p for pages in sections().values() for p, _, _ in pages]
+    assert ROOT / "tests" / "toy_instrument" / "page.py" in pages
+
+
+def test_items_plan_score_analysis_recover_the_known_share() -> None:
+    from tests.toy_instrument.analysis import analyse
+    from tests.toy_instrument.items import read_items
+    from tests.toy_instrument.plan import plan, run
+    from tests.toy_instrument.score import score
+
+    items = read_items()
+    requests = plan(items, samples=40)
+    assert len({r.tag for r in requests}) == 5 * 40  # resumable keys: one per item x sample
+    backend = SimBackend(get_preset("sim/coin-yes"))
+    answers = run(backend, requests)
+    res = analyse([score(a.text) for a in answers])
+    assert res.unreadable == 0 and res.n == 200
+    assert res.ci_low < 0.8 < res.ci_high  # the preset's true share
+    fair = analyse([score(a.text) for a in run(SimBackend("coin-fair"), requests)])
+    assert fair.ci_high < res.ci_low  # the two coins are told apart
+
+
+def test_bad_items_name_file_and_line(tmp_path: Path) -> None:
+    from tests.toy_instrument.items import read_items
+
+    bad = tmp_path / "items.jsonl"
+    bad.write_text('{"id": "a", "question": "q?"}\n{"id": "a", "question": "r?"}\n')
+    with pytest.raises(InputError, match=r"items\.jsonl, line 2: item id 'a' repeats"):
+        read_items(bad)
+
+
+def test_cli_group_runs_and_writes_the_report(tmp_path: Path) -> None:
+    from app.cli.root import build_app
+
+    out = tmp_path / "coin.md"
+    result = CliRunner().invoke(
+        build_app(), ["toy", "run", "--model", "sim/coin-fair", "--report", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "sim/coin-fair:" in result.output and "of 100 yes" in result.output
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# Coin (toy)") and "sim/coin\\-fair" in text  # escaped cell
+
+
+def test_page_renders_in_the_workbench() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("../tests/toy_instrument/page.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [h.value for h in at.header] == ["Coin (toy)"]
+    assert at.metric[0].label == "Share of yes"
+
+
+def test_study_kind_builds_tasks_and_applies(session: Session) -> None:
+    from tests.toy_instrument.human import CoinCheckResult
+
+    config = ET.fromstring(label_config("coin_check"))
+    assert [c.get("alias") for c in config.iter("Choice")] == ["yes", "no"]
+    tasks = build_tasks("coin_check", Selection(limit=3), session=session)
+    assert len(tasks) == 3 and all(t.data["external_key"] == t.key for t in tasks)
+    kind = get_kind("coin_check")
+
+    def vote(i: int, item: str, value: str) -> AnnotationRecord:
+        result = [{"from_name": "yes_no", "value": {"choices": [value]}}]
+        return AnnotationRecord(item, i, f"a{i % 3}", result, 30.0, None, {})
+
+    records = [vote(i, "coin:c1", "yes") for i in range(3)]
+    records += [vote(i + 3, "coin:c2", v) for i, v in enumerate(["no", "no", "yes"])]
+    applied = kind.apply(aggregate(kind.spec, records), session, AggregationConfig())
+    assert isinstance(applied, CoinCheckResult)
+    assert (applied.yes_no, applied.not_yes_no) == (("coin:c1",), ("coin:c2",))
+    assert applied.payload() == {"yes_no": ["coin:c1"], "not_yes_no": ["coin:c2"]}
+
+
+def test_nothing_outside_tests_names_the_toy() -> None:
+    found = subprocess.run(
+        [
+            "git",
+            "grep",
+            "--untracked",
+            "-l",
+            "-e",
+            "toy_instrument",
+            "-e",
+            "coin-yes",
+            "--",
+            ".",
+            ":!tests",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    named = [f for f in found.stdout.split() if not f.startswith("docs/")]
+    assert named == []
