@@ -11,13 +11,27 @@ usable; only text reading asked for explicitly (``--no-logprobs``) skips the che
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any, Generic, Protocol, TypeVar
 
 from llm.logprobs import check_logprobs, logprobs_from_json
 from storage.errors import ServiceError
 
-if TYPE_CHECKING:
-    from study.sources.plan import ProbeRecord
+
+class Answered(Protocol):
+    """What the gate reads of a record (``study.sources.plan.ProbeRecord`` has it)."""
+
+    @property
+    def error(self) -> str | None: ...
+
+    @property
+    def text(self) -> str | None: ...
+
+    @property
+    def logprobs(self) -> list[dict[str, Any]] | None: ...
+
+
+#: The record type passed through (the plan's records; the gate never imports the plan).
+R = TypeVar("R", bound=Answered)
 
 #: Answers held back and checked before the first one is passed on.
 FIRST_BATCH = 8
@@ -27,7 +41,7 @@ class LogprobsUnusable(ServiceError):
     """The endpoint's logprobs cannot be read (none, too few alternatives, wrong positions)."""
 
 
-class FirstBatchGate:
+class FirstBatchGate(Generic[R]):
     """Passes records on only once the first answers' logprobs were found usable.
 
     Args:
@@ -44,7 +58,7 @@ class FirstBatchGate:
         *,
         top_k: int,
         max_tokens: int,
-        on_record: Callable[[ProbeRecord], None] | None,
+        on_record: Callable[[R], None] | None,
         size: int = FIRST_BATCH,
     ) -> None:
         self.spec = spec
@@ -53,9 +67,9 @@ class FirstBatchGate:
         self.on_record = on_record
         self.size = size
         self.open = False
-        self._held: list[ProbeRecord] = []
+        self._held: list[R] = []
 
-    def add(self, rec: ProbeRecord) -> None:
+    def add(self, rec: R) -> None:
         """Hold ``rec`` while the gate is closed (checking once enough arrived), else pass it."""
         if self.open:
             self._pass(rec)
@@ -97,6 +111,6 @@ class FirstBatchGate:
         for rec in held:
             self._pass(rec)
 
-    def _pass(self, rec: ProbeRecord) -> None:
+    def _pass(self, rec: R) -> None:
         if self.on_record is not None:
             self.on_record(rec)
