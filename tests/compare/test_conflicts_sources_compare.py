@@ -23,14 +23,14 @@ def test_conflicts_rubric_rows_per_dose_with_wilcoxon_and_both_judges(session: S
 
     import_bank_file(None, session=session)
     for run, model in (("bal", "sim/mc-balanced"), ("lit", "sim/mc-literal")):
-        opts = ConflictGenerationOptions(model=model, run=run, doses=(0, 6), samples=1)
+        opts = ConflictGenerationOptions(model=model, run=run, doses=(6,), samples=1)
         generate_conflicts(opts, session=session)
         for judge in ("sim/judge-strict", "sim/judge-lenient"):
             judge_conflict_run(run, judge, session=session)
     c = compare_runs(["bal", "lit"], instrument="conflicts", session=session,
                      options=CompareOptions(n_boot=400))  # fmt: skip
     keys = {(r.statistic, r.scope) for r in c.rows}
-    assert {("total (D1–D5)", "0 distractors"), ("total (D1–D5)", "6 distractors"),
+    assert {("total (D1–D5)", "6 distractors"), ("D1", "6 distractors"),
             ("D3", "6 distractors")} <= keys  # fmt: skip
     row = next(r for r in c.rows if (r.statistic, r.scope) == ("D3", "6 distractors"))
     assert row.test == "Wilcoxon signed-rank" and row.kind == "ordinal"
@@ -58,7 +58,7 @@ def test_sources_par_plus_pairs_questions_both_runs_answered_right(
     cli: Any, db: Callable[[], AbstractContextManager[Session]]
 ) -> None:
     for run, model in (("rigid", "sim/src-rigid"), ("impr", "sim/src-impressionable")):
-        res = cli("sources", "run", "--model", model, "--limit", "12", "--run", run,
+        res = cli("sources", "run", "--model", model, "--limit", "8", "--run", run,
                   "--bootstrap", "200")  # fmt: skip
         assert res.exit_code == 0, res.output
     from study.sources.analysis import validate

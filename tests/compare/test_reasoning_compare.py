@@ -27,7 +27,7 @@ def reasoning_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     ws = tmp_path_factory.mktemp("reasoning-compare")
     with open_workspace_session(resolve_settings(workspace=ws)) as session:
-        for name, seed, scale, n in (("a", 1, 1.0, 24), ("b", 2, 1.0, 20), ("c", 3, 2.0, 24)):
+        for name, seed, scale, n in (("a", 1, 1.0, 18), ("b", 2, 1.0, 14), ("c", 3, 2.0, 18)):
             build_sim_workspace(session, n_questions=n, seed=seed, run_name=name,
                                 model=f"sim/test-{name}", dose_scale=scale)  # fmt: skip
     return ws
@@ -53,7 +53,7 @@ def test_a_larger_dose_is_different_and_another_seed_is_not(runs: Session) -> No
     for klass in ("class attribute", "class life_event"):
         assert rows[klass].diff > 0 and rows[klass].verdict == "different", rows[klass]
     assert "class noise" not in rows and "noise/whitespace" in rows
-    assert rows["class life_event"].n_items == 24
+    assert rows["class life_event"].n_items == 18
     assert c.simulated
     same = compare_runs(["a", "b"], instrument="reasoning", session=runs, options=opts)
     assert all(r.verdict != "different" for r in same.rows), [
@@ -68,9 +68,9 @@ def test_unshared_questions_are_counted_and_named(runs: Session) -> None:
     opts = CompareOptions(labeler="keywords", n_boot=300)
     c = compare_runs(["a", "b"], instrument="reasoning", session=runs, options=opts)
     m = c.matchings[0]
-    assert (m.shared, m.only_a, m.only_b) == (20, tuple(f"q{i:03d}" for i in range(20, 24)), ())
-    assert all(r.n_items <= 20 for r in c.rows)
-    assert "4 only in a (q020, q021, q022, q023)" in matching_lines(c)[0]
+    assert (m.shared, m.only_a, m.only_b) == (14, tuple(f"q{i:03d}" for i in range(14, 18)), ())
+    assert all(r.n_items <= 14 for r in c.rows)
+    assert "4 only in a (q014, q015, q016, q017)" in matching_lines(c)[0]
 
 
 def test_cli_json_and_bad_labeler(
