@@ -10,14 +10,24 @@ from __future__ import annotations
 import asyncio
 import base64
 import random
-import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from llm.logprobs import parse_openai_logprobs
+from llm.openai_wire import (
+    Failure,
+    Replicas,
+    completion_type,
+    connection_limits,
+    is_dns_failure,
+    parse_completion,
+    retry_after_ms,
+    root_reason,
+    server_code,
+    server_message,
+)
 from llm.retry import FATAL_KINDS, RETRYABLE_STATUS, RetryPolicy, backoff_delay, parse_retry_after
 from llm.seeds import request_seed
 from llm.specs import clean_url
@@ -40,117 +50,11 @@ class BackendStats:
     replica_skips: int = 0
 
 
-class _ClientPool:
-    """A few clients with small connection pools instead of one with a large pool.
-
-    The HTTP stack scans every pooled connection each time it places a request, so one
-    pool of 64 connections spends a fifth of the client's CPU on that scan; eight pools
-    of 8 do the same work for less. Each request goes to the least busy client, so no
-    pool is asked for more connections than it has; the batch's semaphore still bounds
-    the total in flight.
-    """
-
-    CONNECTIONS_PER_CLIENT = 8
-
-    def __init__(self, make_client: Any, concurrency: int) -> None:
-        shards = max(1, -(-concurrency // self.CONNECTIONS_PER_CLIENT))
-        per = -(-concurrency // shards)
-        self.clients = [make_client(per) for _ in range(shards)]
-        self.busy = [0] * shards
-
-    async def post(self, path: str, body: dict[str, Any], cast_to: Any) -> Any:
-        k = min(range(len(self.busy)), key=self.busy.__getitem__)
-        self.busy[k] += 1
-        try:
-            return await self.clients[k].post(path, body=body, cast_to=cast_to)
-        finally:
-            self.busy[k] -= 1
-
-    async def close(self) -> None:
-        for client in self.clients:
-            await client.close()
-
-
-class _Replicas:
-    """The replicas behind one model name: least-in-flight routing, refusing ones skipped.
-
-    Each replica has its own :class:`_ClientPool`. A request goes to the replica with the
-    fewest requests in flight among those not marked down (ties: the one used least
-    recently). A replica that refuses a connection is marked down for ``retry_s``
-    (doubling while it keeps refusing, up to ``max_retry_s``) and is tried again after
-    that, so a restarted replica rejoins on its own.
-    """
-
-    def __init__(
-        self,
-        urls: Sequence[str],
-        make_client: Any,
-        concurrency: int,
-        *,
-        retry_s: float,
-        max_retry_s: float = 60.0,
-    ) -> None:
-        self.urls = list(urls)
-        self.pools = [_ClientPool(lambda n, u=u: make_client(u, n), concurrency) for u in self.urls]
-        self.in_flight = [0] * len(self.urls)
-        self.down_until = [0.0] * len(self.urls)
-        self.down_for = [0.0] * len(self.urls)
-        self.last_used = [0] * len(self.urls)
-        self._tick = 0
-        self.retry_s = retry_s
-        self.max_retry_s = max_retry_s
-
-    def pick(self, exclude: set[int]) -> int | None:
-        """The replica for the next attempt, or ``None`` when every one was excluded."""
-        left = [i for i in range(len(self.urls)) if i not in exclude]
-        if not left:
-            return None
-        now = time.monotonic()
-        up = [i for i in left if self.down_until[i] <= now]
-        if up:
-            return min(up, key=lambda i: (self.in_flight[i], self.last_used[i]))
-        return min(left, key=lambda i: self.down_until[i])  # all down: the soonest back
-
-    def any_up(self, exclude: set[int]) -> bool:
-        now = time.monotonic()
-        return any(self.down_until[i] <= now for i in range(len(self.urls)) if i not in exclude)
-
-    async def post(self, i: int, path: str, body: dict[str, Any], cast_to: Any) -> Any:
-        self.in_flight[i] += 1
-        self._tick += 1
-        self.last_used[i] = self._tick
-        try:
-            return await self.pools[i].post(path, body, cast_to)
-        finally:
-            self.in_flight[i] -= 1
-
-    def mark_down(self, i: int) -> None:
-        wait = min(self.max_retry_s, self.down_for[i] * 2 if self.down_for[i] else self.retry_s)
-        self.down_for[i] = wait
-        self.down_until[i] = time.monotonic() + wait
-
-    def mark_up(self, i: int) -> None:
-        self.down_for[i] = 0.0
-        self.down_until[i] = 0.0
-
-    async def close(self) -> None:
-        for pool in self.pools:
-            await pool.close()
-
-
-@dataclass(frozen=True)
-class _Failure:
-    kind: str
-    message: str
-    retryable: bool
-    retry_after: float | None = None
-
-
 @dataclass
 class _BatchState:
     """Shared by the requests of one batch: a fatal refusal stops the ones not yet sent."""
 
-    fatal: _Failure | None = None
+    fatal: Failure | None = None
     any_success: bool = False
 
 
@@ -287,7 +191,7 @@ class OpenAIBackend:
         """
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        pool = _Replicas(
+        pool = Replicas(
             self._base_urls, self._make_client, concurrency, retry_s=self.replica_retry_s
         )
         sem = asyncio.Semaphore(concurrency)
@@ -336,7 +240,7 @@ class OpenAIBackend:
         """
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        pool = _Replicas(
+        pool = Replicas(
             self._base_urls, self._make_client, concurrency, retry_s=self.replica_retry_s
         )
         sem = asyncio.Semaphore(concurrency)
@@ -376,11 +280,11 @@ class OpenAIBackend:
             base_url=base_url,
             max_retries=0,
             timeout=self.timeout_s,
-            http_client=openai.DefaultAsyncHttpxClient(limits=_limits(connections)),
+            http_client=openai.DefaultAsyncHttpxClient(limits=connection_limits(connections)),
         )
 
     async def _one(
-        self, pool: _Replicas, req: ChatRequest, sem: asyncio.Semaphore, state: _BatchState
+        self, pool: Replicas, req: ChatRequest, sem: asyncio.Semaphore, state: _BatchState
     ) -> ChatResult:
         body = self.request_body(req)
         seed = body.get("seed")
@@ -406,7 +310,7 @@ class OpenAIBackend:
                         # the TypedDict transform of the body (~1 ms CPU per request, a
                         # third of the client's cost), a no-op on our plain-JSON bodies.
                         resp = await pool.post(
-                            replica, "/chat/completions", body, _completion_type()
+                            replica, "/chat/completions", body, completion_type()
                         )
                         failure = None
                     except Exception as exc:  # classified below; nothing escapes a batch
@@ -427,8 +331,8 @@ class OpenAIBackend:
                             continue
                     break
             if failure is None:
-                parsed = _parse_completion(resp)
-                if isinstance(parsed, _Failure):
+                parsed = parse_completion(resp)
+                if isinstance(parsed, Failure):
                     failure = parsed
                 else:
                     state.any_success = True
@@ -466,7 +370,7 @@ class OpenAIBackend:
             self.stats.retries += 1
             await asyncio.sleep(backoff_delay(attempt, self.retry, self._rng, failure.retry_after))
 
-    def _error(self, failure: _Failure, attempts: int, seed: int | None) -> ChatResult:
+    def _error(self, failure: Failure, attempts: int, seed: int | None) -> ChatResult:
         self.stats.failures += 1
         self.stats.by_kind[failure.kind] = self.stats.by_kind.get(failure.kind, 0) + 1
         return ChatResult(
@@ -504,42 +408,42 @@ class OpenAIBackend:
             text = text.replace(secret, "***")
         return redact_secrets(text)
 
-    def _classify(self, exc: BaseException, url: str | None = None) -> _Failure:
+    def _classify(self, exc: BaseException, url: str | None = None) -> Failure:
         import openai
 
         where = f"Model endpoint {clean_url(url) if url else self.endpoint()}"
         if isinstance(exc, openai.APITimeoutError):
-            return _Failure("timeout", f"{where} did not answer within {self.timeout_s:g} s.", True)
+            return Failure("timeout", f"{where} did not answer within {self.timeout_s:g} s.", True)
         if isinstance(exc, openai.APIConnectionError):
-            if _is_dns_failure(exc):
+            if is_dns_failure(exc):
                 host = urlsplit(url or self._base_url).hostname
-                return _Failure(
+                return Failure(
                     "url", f"{where}: host {host!r} could not be resolved (check the URL).", False
                 )
-            reason = _root_reason(exc)
-            return _Failure("unreachable", f"{where} is unreachable ({reason}).", True)
+            reason = root_reason(exc)
+            return Failure("unreachable", f"{where} is unreachable ({reason}).", True)
         if isinstance(exc, openai.APIStatusError):
             return self._classify_status(exc, where)
         if isinstance(exc, openai.APIResponseValidationError | ValueError):
-            return _Failure("bad_response", f"{where} sent an unreadable response.", True)
-        return _Failure("backend", self._redact(f"{where}: {type(exc).__name__}: {exc}"), False)
+            return Failure("bad_response", f"{where} sent an unreadable response.", True)
+        return Failure("backend", self._redact(f"{where}: {type(exc).__name__}: {exc}"), False)
 
-    def _classify_status(self, exc: Any, where: str) -> _Failure:
+    def _classify_status(self, exc: Any, where: str) -> Failure:
         status = int(exc.status_code)
-        detail = self._redact(_server_message(exc))
+        detail = self._redact(server_message(exc))
         if status == 401:
             hint = f"; check {self._key_env}" if self._key_env else ""
             # The server's own text is dropped: OpenAI echoes a masked key in it.
-            return _Failure("auth", f"{where} rejected the API key (401){hint}.", False)
+            return Failure("auth", f"{where} rejected the API key (401){hint}.", False)
         if status == 403:
-            return _Failure("auth", f"{where} refused access with this API key (403).", False)
+            return Failure("auth", f"{where} refused access with this API key (403).", False)
         if status == 404:
-            code = _server_code(exc)
+            code = server_code(exc)
             if code == "model_not_found" or "model" in detail.lower():
-                return _Failure(
+                return Failure(
                     "model", f"{where} does not serve model {self.model!r} (404).", False
                 )
-            return _Failure(
+            return Failure(
                 "url",
                 f"{where} has no /chat/completions route (404); check the base URL "
                 "(it usually ends in /v1).",
@@ -547,125 +451,14 @@ class OpenAIBackend:
             )
         if status in RETRYABLE_STATUS:
             headers = exc.response.headers
-            retry_after = _retry_after_ms(headers.get("retry-after-ms"))
+            retry_after = retry_after_ms(headers.get("retry-after-ms"))
             if retry_after is None:
                 retry_after = parse_retry_after(headers.get("retry-after"))
             kind = "rate_limit" if status == 429 else ("timeout" if status == 408 else "server")
             msg = f"{where} answered {status}" + (f": {detail}" if detail else "") + "."
-            return _Failure(kind, msg, True, retry_after)
+            return Failure(kind, msg, True, retry_after)
         if status in (400, 413, 422):
             msg = f"{where} rejected the request ({status})" + (f": {detail}" if detail else "")
-            return _Failure("bad_request", msg + ".", False)
+            return Failure("bad_request", msg + ".", False)
         msg = f"{where} answered {status}" + (f": {detail}" if detail else "")
-        return _Failure("server", msg + ".", False)
-
-
-def _completion_type() -> Any:
-    from openai.types.chat import ChatCompletion
-
-    return ChatCompletion
-
-
-def _limits(concurrency: int) -> Any:
-    # The openai client ships its own httpx flavour (httpx2 in recent releases); build the
-    # connection limits with the same module so pooled connections match the concurrency.
-    import importlib
-
-    try:
-        hx: Any = importlib.import_module("httpx2")
-    except ImportError:  # pragma: no cover - older openai releases use httpx
-        hx = importlib.import_module("httpx")
-    return hx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-
-
-_Parsed = tuple[str, str | None, int | None, int | None, str, Any]
-
-
-def _parse_completion(resp: Any) -> _Parsed | _Failure:
-    # A completion without choices or with ``content: null`` is a failed request, not an
-    # empty answer: it is retried and never cached (a server that put everything into
-    # ``reasoning_content`` or crashed mid-answer must not leave a blank "answer").
-    try:
-        choice = resp.choices[0]
-        text = choice.message.content
-        usage = resp.usage
-    except (AttributeError, IndexError, TypeError):
-        return _Failure(
-            "bad_response", "The model endpoint sent a completion without choices.", True
-        )
-    if text is None:
-        return _Failure(
-            "bad_response",
-            "The model endpoint sent a completion with no content (content: null).",
-            True,
-        )
-    return (
-        text,
-        choice.finish_reason,
-        usage.prompt_tokens if usage is not None else None,
-        usage.completion_tokens if usage is not None else None,
-        str(resp.model or ""),
-        parse_openai_logprobs(getattr(choice, "logprobs", None)),
-    )
-
-
-def _retry_after_ms(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value) / 1000.0)
-    except ValueError:
-        return None
-
-
-def _server_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    msg: Any = None
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        msg = err.get("message") if isinstance(err, dict) else err
-    text = str(msg if msg else "").strip().replace("\n", " ").rstrip(".")
-    return text[:200]
-
-
-def _server_code(exc: Any) -> str | None:
-    code = getattr(exc, "code", None)
-    if code:
-        return str(code)
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and err.get("code"):
-            return str(err["code"])
-    return None
-
-
-def _causes(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    cur: BaseException | None = exc
-    while cur is not None and cur not in seen and len(seen) < 10:
-        seen.append(cur)
-        cur = cur.__cause__ or cur.__context__
-    return seen
-
-
-def _is_dns_failure(exc: BaseException) -> bool:
-    for c in _causes(exc):
-        if isinstance(c, socket.gaierror):
-            return True
-        text = str(c).lower()
-        if "name or service not known" in text or "nodename nor servname" in text:
-            return True
-        if "temporary failure in name resolution" in text or "no address associated" in text:
-            return True
-    return False
-
-
-def _root_reason(exc: BaseException) -> str:
-    chain = _causes(exc)
-    for c in reversed(chain):
-        if isinstance(c, ConnectionRefusedError) or "refused" in str(c).lower():
-            return "connection refused"
-    last = chain[-1]
-    text = str(last).strip() or type(last).__name__
-    return text[:120]
+        return Failure("server", msg + ".", False)

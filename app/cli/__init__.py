@@ -48,6 +48,6 @@ def _shutdown_engines() -> None:
     Only when the command used the vLLM backend: looking it up in ``sys.modules`` keeps
     every other command from importing it.
     """
-    backend = sys.modules.get("llm.vllm_backend")
+    backend = sys.modules.get("llm.vllm_engine")
     if backend is not None:
         backend.shutdown_engines()

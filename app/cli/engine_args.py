@@ -2,7 +2,7 @@
 
 The labelers and judges of a command build their backends deep inside the services, from
 spec strings; the engine arguments reach them through the one place every in-process vLLM
-backend reads, :data:`llm.vllm_backend.ENGINE_ARGS_ENV`, which this front end sets for its
+backend reads, :data:`llm.vllm_engine.ENGINE_ARGS_ENV`, which this front end sets for its
 own process (the pairs given on the command line win over what the variable already held).
 """
 
@@ -12,7 +12,7 @@ import os
 
 import typer
 
-from llm.vllm_backend import ENGINE_ARGS_ENV, merge_engine_args
+from llm.vllm_engine import ENGINE_ARGS_ENV, merge_engine_args
 
 ENGINE_ARG_HELP = (
     "vLLM engine argument KEY=VALUE for vllm/<model> specs (repeatable; JSON values, e.g. "

@@ -1,7 +1,7 @@
 """Dead-engine detection of the in-process vLLM backend, with a mocked vLLM engine object.
 
 vLLM cannot run in the project's own virtualenv, so the engine object here is a stand-in
-with the layout :mod:`llm.vllm_backend` reads (``llm_engine.engine_core`` with its
+with the layout :mod:`llm.vllm_engine` reads (``llm_engine.engine_core`` with its
 ``resources.engine_manager.processes``, ``outputs_queue`` and ``utility_results``, as in
 vLLM 0.32) around a *real* child process named ``EngineCore`` that the tests SIGKILL at
 chosen moments. The real engine is exercised by
@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from llm import vllm_backend as vb
+from llm import vllm_engine as ve
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.errors import ConfigError, ServiceError
 
@@ -85,7 +86,7 @@ def core_proc() -> Any:
     if proc.is_alive():
         proc.kill()
     proc.join(5)
-    vb._SEEN_CORES.clear()
+    ve._SEEN_CORES.clear()
 
 
 @pytest.mark.parametrize("kill_after_s", [0.0, 0.05, 0.6])
@@ -100,8 +101,8 @@ def test_mocked_engine_killed_while_generating_fails_the_call_fast(
         _kill_later(core_proc, kill_after_s)
     threads_before = set(threading.enumerate())
     start = time.monotonic()
-    with pytest.raises(vb.EngineDied, match=r"EngineCore \(pid \d+\) ended by signal SIGKILL"):
-        asyncio.run(vb.watched_call(llm.core.get_output, lambda: llm))
+    with pytest.raises(ve.EngineDied, match=r"EngineCore \(pid \d+\) ended by signal SIGKILL"):
+        asyncio.run(ve.watched_call(llm.core.get_output, lambda: llm))
     assert time.monotonic() - start < kill_after_s + 3.0
     # The waiting call was woken (an error on its queue), not left behind.
     deadline = time.monotonic() + 5
@@ -114,21 +115,21 @@ def test_mocked_engine_killed_while_generating_fails_the_call_fast(
 def test_mocked_engine_killed_during_a_utility_call_wakes_it(core_proc: Any) -> None:
     llm = FakeLLM(core_proc)
     _kill_later(core_proc, 0.3)
-    with pytest.raises(vb.EngineDied):
-        asyncio.run(vb.watched_call(llm.core.call_utility, lambda: llm))
+    with pytest.raises(ve.EngineDied):
+        asyncio.run(ve.watched_call(llm.core.call_utility, lambda: llm))
     assert all(f.done() for f in llm.core.utility_results.values())
 
 
 def test_mocked_call_that_cannot_be_woken_is_left_behind(
     core_proc: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vb, "UNBLOCK_GRACE_S", 0.2)
+    monkeypatch.setattr(ve, "UNBLOCK_GRACE_S", 0.2)
     llm = FakeLLM(core_proc)
     stuck = threading.Event()
     _kill_later(core_proc, 0.2)
     start = time.monotonic()
-    with pytest.raises(vb.EngineDied):
-        asyncio.run(vb.watched_call(stuck.wait, lambda: llm))  # nothing can wake this one
+    with pytest.raises(ve.EngineDied):
+        asyncio.run(ve.watched_call(stuck.wait, lambda: llm))  # nothing can wake this one
     assert time.monotonic() - start < 3.0
     stuck.set()
 
@@ -137,7 +138,7 @@ def test_mocked_engine_dying_while_it_is_created_is_noticed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Before an engine object exists, the engine-core children seen alive are watched."""
-    monkeypatch.setattr(vb, "UNBLOCK_GRACE_S", 0.2)  # nothing to wake before there is an engine
+    monkeypatch.setattr(ve, "UNBLOCK_GRACE_S", 0.2)  # nothing to wake before there is an engine
     started: list[Any] = []
 
     def create() -> None:
@@ -147,20 +148,20 @@ def test_mocked_engine_dying_while_it_is_created_is_noticed(
         threading.Event().wait(30)  # vLLM's start-up waiting on a dead engine
 
     try:
-        with pytest.raises(vb.EngineDied, match="SIGKILL"):
-            asyncio.run(vb.watched_call(create, lambda: None))
+        with pytest.raises(ve.EngineDied, match="SIGKILL"):
+            asyncio.run(ve.watched_call(create, lambda: None))
     finally:
         for proc in started:
             proc.join(5)
-        vb._SEEN_CORES.clear()
+        ve._SEEN_CORES.clear()
 
 
 def test_mocked_healthy_engine_call_returns_its_result(core_proc: Any) -> None:
     llm = FakeLLM(core_proc)
     threading.Timer(0.4, llm.core.outputs_queue.put, args=("outputs",)).start()
-    assert asyncio.run(vb.watched_call(llm.core.get_output, lambda: llm)) == "outputs"
+    assert asyncio.run(ve.watched_call(llm.core.get_output, lambda: llm)) == "outputs"
     with pytest.raises(ZeroDivisionError):  # the call's own errors pass through unchanged
-        asyncio.run(vb.watched_call(lambda: 1 / 0, lambda: llm))
+        asyncio.run(ve.watched_call(lambda: 1 / 0, lambda: llm))
 
 
 def test_mocked_shutdown_that_hangs_is_bounded_and_kills_the_engine(
@@ -168,13 +169,13 @@ def test_mocked_shutdown_that_hangs_is_bounded_and_kills_the_engine(
 ) -> None:
     llm = FakeLLM(core_proc)
     llm.core.shutdown = threading.Event().wait  # type: ignore[method-assign,assignment]  # never returns
-    monkeypatch.setitem(vb._ENGINES, "fake", llm)
+    monkeypatch.setitem(ve._ENGINES, "fake", llm)
     start = time.monotonic()
-    assert vb.shutdown_engines(timeout_s=0.5) == 1
+    assert ve.shutdown_engines(timeout_s=0.5) == 1
     assert time.monotonic() - start < 8.0
     core_proc.join(5)
     assert not core_proc.is_alive() and core_proc.exitcode == -signal.SIGKILL
-    assert vb._ENGINES == {}
+    assert ve._ENGINES == {}
 
 
 def test_mocked_dead_engine_ends_the_batch_with_one_service_error(
@@ -192,7 +193,7 @@ def test_mocked_dead_engine_ends_the_batch_with_one_service_error(
         raise AssertionError("not reached")
 
     monkeypatch.setattr(backend, "_generate", generate)
-    monkeypatch.setitem(vb._ENGINES, "fake", llm)
+    monkeypatch.setitem(ve._ENGINES, "fake", llm)
     request = ChatRequest((ChatMessage("user", "hi"),), SamplingParams(seed=1, max_tokens=4))
     _kill_later(core_proc, 0.3)
     with pytest.raises(ServiceError) as info:
@@ -202,7 +203,7 @@ def test_mocked_dead_engine_ends_the_batch_with_one_service_error(
     assert "vLLM engine for fake died (EngineCore" in message
     assert "after 0 of 5 requests" in message and "run the same command again" in message
     assert calls == [2]  # the later batches were not attempted
-    assert vb._ENGINES == {}  # the dead engine was shut down (and forgotten)
+    assert ve._ENGINES == {}  # the dead engine was shut down (and forgotten)
 
 
 def _exit_with(code: int) -> None:
@@ -223,7 +224,7 @@ def test_mocked_engine_ending_while_it_starts(
             proc = CTX.Process(target=_exit_with, args=(1,), name="EngineCore")
         proc.start()
         started.append(proc)
-        vb._observe_cores()  # what the watcher does while an engine starts
+        ve._observe_cores()  # what the watcher does while an engine starts
         if end == "killed":
             proc.kill()
         proc.join(5)
@@ -232,10 +233,10 @@ def test_mocked_engine_ending_while_it_starts(
     monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=fake_llm))
     try:
         if expected == "died":
-            with pytest.raises(vb.EngineDied, match=r"EngineCore \(pid \d+\) ended by signal"):
-                vb.shared_engine("tiny", {})
+            with pytest.raises(ve.EngineDied, match=r"EngineCore \(pid \d+\) ended by signal"):
+                ve.shared_engine("tiny", {})
         else:
             with pytest.raises(ConfigError, match="cannot run tiny on this machine"):
-                vb.shared_engine("tiny", {})
+                ve.shared_engine("tiny", {})
     finally:
-        vb._SEEN_CORES.clear()
+        ve._SEEN_CORES.clear()

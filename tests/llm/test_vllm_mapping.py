@@ -8,7 +8,8 @@ import json
 import pytest
 
 from llm.types import SamplingParams
-from llm.vllm_backend import check_vllm_available, vllm_sampling_kwargs
+from llm.vllm_backend import vllm_sampling_kwargs
+from llm.vllm_engine import check_vllm_available
 from storage.errors import ConfigError
 
 
@@ -44,7 +45,7 @@ def test_vllm_spec_without_vllm_is_a_clear_config_error() -> None:
 
 
 def test_engine_arg_pairs_parse_json_values_and_normalise_keys() -> None:
-    from llm.vllm_backend import parse_engine_arg
+    from llm.vllm_engine import parse_engine_arg
 
     assert parse_engine_arg("max-model-len=4096") == ("max_model_len", 4096)
     assert parse_engine_arg("enforce_eager=false") == ("enforce_eager", False)
@@ -56,7 +57,7 @@ def test_engine_arg_pairs_parse_json_values_and_normalise_keys() -> None:
 
 
 def test_engine_args_env_is_a_json_object_and_cli_pairs_win() -> None:
-    from llm.vllm_backend import ENGINE_ARGS_ENV, engine_args_from_env, merge_engine_args
+    from llm.vllm_engine import ENGINE_ARGS_ENV, engine_args_from_env, merge_engine_args
 
     env = {ENGINE_ARGS_ENV: '{"max-model-len": 1024, "dtype": "float32"}'}
     assert engine_args_from_env(env) == {"max_model_len": 1024, "dtype": "float32"}
@@ -70,7 +71,7 @@ def test_engine_args_env_is_a_json_object_and_cli_pairs_win() -> None:
 
 
 def test_cpu_safe_engine_defaults_and_user_arguments_win() -> None:
-    from llm.vllm_backend import engine_kwargs
+    from llm.vllm_engine import engine_kwargs
 
     assert engine_kwargs({}, cpu=False, seeded=True) == {"enable_prefix_caching": True}
     cpu = engine_kwargs({}, cpu=True, seeded=True)
@@ -104,12 +105,12 @@ def test_endpoint_names_the_vllm_build(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_backend_reads_engine_args_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from llm import vllm_backend
+    from llm import vllm_backend, vllm_engine
 
     monkeypatch.setattr(vllm_backend, "check_vllm_available", lambda: None)
-    monkeypatch.setenv(vllm_backend.ENGINE_ARGS_ENV, '{"max_model_len": 777}')
+    monkeypatch.setenv(vllm_engine.ENGINE_ARGS_ENV, '{"max_model_len": 777}')
     assert vllm_backend.VLLMBackend("vllm/m", "m").engine_kwargs == {"max_model_len": 777}
-    assert vllm_backend.shutdown_engines() == 0  # none started: nothing to stop
+    assert vllm_engine.shutdown_engines() == 0  # none started: nothing to stop
 
 
 def test_bad_engine_arg_on_the_cli_is_one_line(cli) -> None:
