@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -55,12 +54,18 @@ def test_conflicts_rubric_rows_per_dose_with_wilcoxon_and_both_judges(session: S
 
 
 def test_sources_par_plus_pairs_questions_both_runs_answered_right(
-    cli: Any, db: Callable[[], AbstractContextManager[Session]]
+    db: Callable[[], AbstractContextManager[Session]],
 ) -> None:
-    for run, model in (("rigid", "sim/src-rigid"), ("impr", "sim/src-impressionable")):
-        res = cli("sources", "run", "--model", model, "--limit", "8", "--run", run,
-                  "--bootstrap", "200")  # fmt: skip
-        assert res.exit_code == 0, res.output
+    from study.sources.items import shipped_items
+    from study.sources.plan import SourcesConfig
+    from study.sources.sim.wiring import backend_for
+    from study.sources.store import run_stored_sources
+
+    items = shipped_items()[:8]
+    with db() as session:
+        for run, model in (("rigid", "sim/src-rigid"), ("impr", "sim/src-impressionable")):
+            run_stored_sources(run, items, backend_for(model, items), [SourcesConfig()],
+                               session=session)  # fmt: skip
     from study.sources.analysis import validate
     from study.sources.store import stored_run_table
 
