@@ -94,14 +94,14 @@ def test_sources_par_plus_pairs_questions_both_runs_answered_right(
     from driftlens_core.source_reliance import source_influence
     from study.sources.compare import _logit_rows
 
-    items = {f"{d}/{q}" for d, q in zip(tables["rigid"]["dataset"], tables["rigid"]["question_id"],
-                                          strict=True)}  # fmt: skip
-    items &= {f"{d}/{q}" for d, q in zip(tables["impr"]["dataset"], tables["impr"]["question_id"],
-                                           strict=True)}  # fmt: skip
+    ids = {
+        run: set(t["dataset"] + "/" + t["question_id"]) for run, t in tables.items()
+    }  # fmt: skip
+    shared_items = ids["rigid"] & ids["impr"]
     ors = {r.scope: r for r in c.rows if r.statistic == "log odds ratio"}
     assert set(ors) == {"parametric", "user", "doc"}
     for run, attr in (("rigid", "value_a"), ("impr", "value_b")):
-        rows = _logit_rows(tables[run], items)
+        rows = _logit_rows(tables[run], shared_items)
         fit = source_influence(rows["correct"], rows["bare_correct"], rows["user_present"],
                                rows["user_correct"], rows["doc_present"], rows["doc_correct"],
                                clusters=rows["item"])  # fmt: skip
