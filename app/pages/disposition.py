@@ -21,7 +21,7 @@ st.caption(
     "and the same-arm null test."
 )
 reports = page_settings().workspace / "reports"
-if st.button("Run the simulated demo (seconds)"):
+if st.button("Run the simulated demo (about a minute)"):
     try:
         with st.spinner("Answering the batteries with the simulator…"), page_session() as s:
             run_disposition_demo(session=s, out_dir=reports / "disposition-demo", bootstrap=2000)

@@ -51,7 +51,7 @@ st.caption(
     "question-bootstrap intervals; the behaviour type with its bootstrap share."
 )
 reports = page_settings().workspace / "reports"
-if st.button("Run the simulated demo (seconds)"):
+if st.button("Run the simulated demo (about half a minute)"):
     try:
         with st.spinner("Probing the simulator…"):
             run_sources_demo(out_dir=reports / "sources-demo", bootstrap=1000)

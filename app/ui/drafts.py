@@ -3,8 +3,11 @@
 A draft box keeps its text in the workspace database (``storage.repo.drafts``) every time
 Streamlit commits it (on blur or Ctrl+Enter), keyed by page, object and field, and starts
 from that draft when the page is opened again, in this browser session or a new one.
-:func:`leave_guard` asks before the browser leaves the page (a link of the navigation or
-a reload) while a guarded box holds typing that has not reached the server yet.
+Drafts are per workspace (they survive a reload and a new browser session), so two tabs on
+one object share a draft: a tab whose draft another tab changed says so before its own
+commit replaces it. :func:`leave_guard` asks before the browser leaves the page (a link of
+the navigation or a reload) while a guarded box holds typing that has not reached the
+server yet.
 """
 
 from __future__ import annotations
@@ -25,6 +28,31 @@ def _state_key(page: str, obj: str, field: str) -> str:
     return f"draft::{page}::{obj}::{field}"
 
 
+def _seen_key(key: str) -> str:
+    """Where a session keeps the draft text it last read or wrote (to spot another tab's)."""
+    return f"{key}::seen"
+
+
+def _other_tab_notice(key: str, stored: str | None, current: str) -> None:
+    """Say so when another tab or browser session changed this draft since this one saw it.
+
+    Drafts are kept per workspace so that they survive a reload; two tabs editing the same
+    object therefore share one draft, and the later commit replaces the earlier. The tab
+    that would overwrite (or has been overwritten) is told, with the other text's length.
+    """
+    seen_key = _seen_key(key)
+    if seen_key not in st.session_state:
+        st.session_state[seen_key] = stored
+        return
+    seen = st.session_state[seen_key]
+    if stored != seen and stored != current and stored is not None:
+        st.warning(
+            "Another tab or browser session changed this draft since this tab loaded it "
+            f"({len(stored)} characters there). What you commit here replaces it; reload this "
+            "page to continue from the other tab's text instead."
+        )
+
+
 def draft_text_area(
     label: str, original: str, *, page: str, obj: str, field: str, **kwargs: Any
 ) -> str:
@@ -34,20 +62,23 @@ def draft_text_area(
     field from the draft.
     """
     key = _state_key(page, obj, field)
+    with page_session() as session:
+        stored = get_draft(page, obj, session=session).get(field)
     if key not in st.session_state:
         # Streamlit forgets a widget's value when its page is left: read the draft again.
-        with page_session() as session:
-            stored = get_draft(page, obj, session=session)
-        st.session_state[key] = stored.get(field, original)
+        st.session_state[key] = stored if stored is not None else original
+        st.session_state[_seen_key(key)] = stored
 
     def keep() -> None:
         value = st.session_state.get(key, original)
+        kept = None if value == original else value
         with page_session() as session:
-            save_draft_field(
-                page, obj, field, None if value == original else value, session=session
-            )
+            save_draft_field(page, obj, field, kept, session=session)
+        st.session_state[_seen_key(key)] = kept
 
-    return str(st.text_area(label, key=key, on_change=keep, **kwargs))
+    text = str(st.text_area(label, key=key, on_change=keep, **kwargs))
+    _other_tab_notice(key, stored, text)
+    return text
 
 
 def draft_chips(
@@ -59,27 +90,26 @@ def draft_chips(
     field from the draft.
     """
     key = _state_key(page, obj, field)
+    with page_session() as session:
+        stored = get_draft(page, obj, session=session).get(field)
     if key not in st.session_state:
-        with page_session() as session:
-            stored = get_draft(page, obj, session=session).get(field)
         st.session_state[key] = list(json.loads(stored)) if stored else list(original)
+        st.session_state[_seen_key(key)] = stored
 
     def keep() -> None:
         value = list(st.session_state.get(key, original))
+        kept = None if value == list(original) else json.dumps(value, ensure_ascii=False)
         with page_session() as session:
-            save_draft_field(
-                page,
-                obj,
-                field,
-                None if value == list(original) else json.dumps(value, ensure_ascii=False),
-                session=session,
-            )
+            save_draft_field(page, obj, field, kept, session=session)
+        st.session_state[_seen_key(key)] = kept
 
     # Options: the original terms and any the draft added, so a stored chip is offered.
     options = list(dict.fromkeys([*original, *st.session_state[key]]))
-    return list(
+    chosen = list(
         st.multiselect(label, options, key=key, on_change=keep, accept_new_options=True, **kwargs)
     )
+    _other_tab_notice(key, stored, json.dumps(chosen, ensure_ascii=False))
+    return chosen
 
 
 def has_draft(page: str, obj: str) -> bool:
@@ -94,6 +124,7 @@ def clear_draft(page: str, obj: str, fields: tuple[str, ...]) -> None:
         discard_draft(page, obj, session=session)
     for field in fields:
         st.session_state.pop(_state_key(page, obj, field), None)
+        st.session_state.pop(_seen_key(_state_key(page, obj, field)), None)
 
 
 _GUARD = """

@@ -7,6 +7,7 @@ job has finished so that its outcome and result appear (:func:`show_job`).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -30,9 +31,14 @@ class JobView:
     done: Job | None
 
 
+#: How long a finished job's outcome is shown to a tab that did not see it run (seconds).
+RECENT_S = 600.0
+
+
 def show_job(key: str, *, what: str) -> JobView:
     """Show the job under ``key``: its progress box while it runs; once it has finished, its
-    error in one plain line (a finished job is forgotten after this one showing).
+    outcome (or its error in one plain line) once in every browser session (tab) that saw
+    it run or opens the page within :data:`RECENT_S` of its end.
 
     Args:
         key: The job's key (``app.ui.jobs``).
@@ -41,10 +47,19 @@ def show_job(key: str, *, what: str) -> JobView:
     job = get_job(key)
     if job is None:
         return JobView(busy=None, done=None)
+    # One job run is one (key, start) pair: a session marks the runs it saw and showed.
+    marker = f"job::{key}::{job.started}"
     if job.running:
+        st.session_state[f"{marker}::saw"] = True
         show_job_progress(job, what=what)
         return JobView(busy=f"{job.label} is running.", done=None)
-    forget_job(key)
+    saw = st.session_state.get(f"{marker}::saw", False)
+    recent = job.ended is not None and time.monotonic() - job.ended < RECENT_S
+    if st.session_state.get(f"{marker}::shown") or not (saw or recent):
+        if not recent:
+            forget_job(key)  # every tab that was to see it has had its chance
+        return JobView(busy=None, done=None)
+    st.session_state[f"{marker}::shown"] = True
     if job.error is not None:
         show_plain(f"{job.label} stopped: {job.error}")
         return JobView(busy=None, done=None)

@@ -34,6 +34,7 @@ class Job:
     done: int = 0
     total: int = 0
     started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
     finished: bool = False
     result: Any = None
     error: str | None = None
@@ -94,6 +95,7 @@ def start_job(key: str, label: str, work: Callable[[Progress, Stage], Any]) -> J
         except Exception as exc:  # shown on the page instead of dying silently in a thread
             job.error = f"{type(exc).__name__}: {exc}"
         finally:
+            job.ended = time.monotonic()
             job.finished = True
 
     threading.Thread(target=target, name=f"driftlens-job-{key}", daemon=True).start()

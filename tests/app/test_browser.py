@@ -94,8 +94,8 @@ ACTIONS: dict[str, tuple[Callable[[Page], None], str | None]] = {
     "human_studies.py": (_progress_if_connected, None),
     # The instrument pages show the demo's stored results; their primary action re-runs
     # the simulated demo, which must land back on the same page without an exception.
-    "disposition.py": (lambda p: _click(p, "Run the simulated demo (seconds)"), None),
-    "sources.py": (lambda p: _click(p, "Run the simulated demo (seconds)"), None),
+    "disposition.py": (lambda p: _click(p, "Run the simulated demo (about a minute)"), None),
+    "sources.py": (lambda p: _click(p, "Run the simulated demo (about half a minute)"), None),
     "conflicts.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),
 }
 
