@@ -28,7 +28,8 @@ from ontology.labelers.base import Progress
 from ontology.labelers.registry import ensure_labeler_spec, parse_labeler_spec, with_temperature
 from ontology.prompts import definition_block, paraphrase_messages
 from ontology.rewrite import ask
-from ontology.rounds import label_responses, require_round, run_round
+from ontology.round_labeling import label_responses
+from ontology.rounds import require_round, run_round
 from ontology.versions import document, ensure_version, get_version, replace_definitions
 from storage.models import OntologyVersion, Response
 from storage.repo import ontology_rounds as q

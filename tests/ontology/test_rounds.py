@@ -15,7 +15,8 @@ from sqlmodel import Session, select
 
 from ontology.agreement_tracking import compute_agreement
 from ontology.labelers.sim import resolve_leaf
-from ontology.rounds import read_label_records, round_history, run_round, stratified_sample
+from ontology.round_labeling import stratified_sample
+from ontology.rounds import read_label_records, round_history, run_round
 from storage.errors import ConfigError
 from storage.models import Response, StepLabel
 from tests.ontology.conftest import cli_json
