@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from statistics import mean
 
@@ -197,8 +197,12 @@ def parse_judge_answer(text: str | None, kinds: Sequence[str]) -> dict[str, int]
     return out
 
 
-def run_cases(run_name: str, *, session: Session) -> list[JudgeCase]:
+def run_cases(
+    run_name: str, *, session: Session, question_ids: Collection[int] | None = None
+) -> list[JudgeCase]:
     """Every judgeable response of a run (it has text), with the kinds that apply.
+
+    ``question_ids`` keeps only those questions' responses (one shard, :mod:`study.cluster`).
 
     Raises:
         NotFoundError: No run of that name.
@@ -211,6 +215,8 @@ def run_cases(run_name: str, *, session: Session) -> list[JudgeCase]:
         .where(Response.run_id == run.id)
         .order_by(col(Response.id))
     )
+    if question_ids is not None:
+        stmt = stmt.where(col(Response.question_id).in_(sorted(question_ids)))
     cases: list[JudgeCase] = []
     for resp, question, memory in session.exec(stmt):
         if resp.text is None or not resp.text.strip() or resp.id is None:
@@ -261,6 +267,7 @@ def judge_run(
     progress: ProgressCallback | None = None,
     backend: ChatBackend | None = None,
     commit_every: int = 32,
+    question_ids: Collection[int] | None = None,
 ) -> JudgeSummary:
     """Judge every response of a run and store the scores.
 
@@ -272,6 +279,7 @@ def judge_run(
         progress: ``progress(done, total)`` over the run's responses (skipped count as done).
         backend: A backend to use instead of building one from ``model``.
         commit_every: Commit after this many judged responses.
+        question_ids: Judge only these questions' responses (one shard of a cluster run).
 
     Raises:
         NotFoundError: No run of that name.
@@ -282,7 +290,7 @@ def judge_run(
     if concurrency < 1:
         raise InputError("--concurrency must be at least 1.")
     spec = parse_spec(model).spec
-    cases = run_cases(run_name, session=session)
+    cases = run_cases(run_name, session=session, question_ids=question_ids)
     stored: dict[int, set[str]] = {}
     for s in judge_scores_for([c.response_id for c in cases], judge_model=spec, session=session):
         stored.setdefault(s.response_id, set()).add(s.kind)
@@ -346,6 +354,21 @@ def judge_run(
     if progress is not None:
         progress(total, total)
     return _summary(run_name, spec, cases, skipped, len(todo), tally, session=session)
+
+
+def summarize_run(
+    run_name: str, spec: str, parts: Sequence[JudgeSummary], *, session: Session
+) -> JudgeSummary:
+    """The run's summary after its shards were judged: their counts, the run's scores."""
+    tally = {
+        "failed": sum(p.failed for p in parts),
+        "repaired": sum(p.repaired for p in parts),
+        "errors": sum(p.errors for p in parts),
+        "written": sum(p.scores_written for p in parts),
+    }
+    cases = run_cases(run_name, session=session)
+    skipped, requested = sum(p.skipped for p in parts), sum(p.requested for p in parts)
+    return _summary(run_name, spec, cases, skipped, requested, tally, session=session)
 
 
 def _summary(

@@ -8,6 +8,12 @@ from rich.text import Text
 
 from app.cli.console import out_console
 from app.cli.context import session_for
+from app.cli.executor_args import (
+    ADDRESS_OPTION,
+    EXECUTOR_OPTION,
+    SHARD_QUESTIONS_OPTION,
+    executor_for,
+)
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -38,6 +44,9 @@ def judge_cmd(
     timeout: float | None = TIMEOUT_OPTION,
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    executor: str | None = EXECUTOR_OPTION,
+    address: str | None = ADDRESS_OPTION,
+    shard_questions: int = SHARD_QUESTIONS_OPTION,
 ) -> None:
     """Score every response of a run; scores already stored for this judge are kept.
 
@@ -47,9 +56,25 @@ def judge_cmd(
     """
     from study.judges import judge_run
 
+    runner = executor_for(ctx, executor, address)
     limits = request_limits(timeout, max_attempts, judge_max_tokens=max_tokens)
     with limits, session_for(ctx) as session, progress_callback(f"judging {run}") as bar:
-        summary = judge_run(run, model, session=session, concurrency=concurrency, progress=bar)
+        if runner is None:
+            summary = judge_run(run, model, session=session, concurrency=concurrency, progress=bar)
+        else:
+            from app.cli.context import settings
+            from study.cluster.judge import judge_run_sharded
+
+            summary = judge_run_sharded(
+                run,
+                model,
+                session=session,
+                settings=settings(ctx),
+                executor=runner,
+                concurrency=concurrency,
+                per_shard=shard_questions,
+                progress=bar,
+            )
     if as_json:
         echo_json(summary)
         return

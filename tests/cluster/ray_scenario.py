@@ -19,10 +19,8 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -37,16 +35,6 @@ PER_SHARD = 3
 PER_QUESTION = 30
 STUDY = ("--perturbations", "noise,age", "--samples", "2", "--seed", "7")
 MODEL = "openai-api/sim/default"
-SIM = (str(BIN / "driftlens"), "sim", "serve")
-#: A head with two worker CPUs on loopback, no dashboard, no usage report.
-HEAD: tuple[str, ...] = (str(BIN / "ray"), "start", "--head", "--node-ip-address", "127.0.0.1")
-HEAD += ("--num-cpus", "2", "--disable-usage-stats", "--include-dashboard", "false")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -56,15 +44,6 @@ def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     if done.returncode != 0:
         raise RuntimeError(f"driftlens {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done
-
-
-def wait_port(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
 def as_json(done: subprocess.CompletedProcess[str]) -> Any:
@@ -125,72 +104,40 @@ def killer(url: str, stop: threading.Event, record: dict[str, Any]) -> None:
 
 
 def main(out_json: Path) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="dlray-"))
-    base = dict(os.environ)
-    procs: list[subprocess.Popen[bytes]] = []
-    pg_env = dict(base, DRIFTLENS_PG_STATE=str(tmp / "pgstate"), DRIFTLENS_PG_DB="single")
+    from sqlalchemy import create_engine, text
+
+    from study.cluster.local_stack import LocalStack
+
     timings: dict[str, float] = {}
     t0 = time.monotonic()
-    lines = (ROOT / "study/data/sample_questions.jsonl").read_text(encoding="utf-8").splitlines()
-    questions = tmp / "questions.jsonl"
-    questions.write_text("\n".join(lines[:QUESTIONS]) + "\n", encoding="utf-8")
-    try:
-        line = subprocess.run(
-            ["bash", str(ROOT / "scripts/ci/postgres.sh")],
-            env=pg_env,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        single_url = line.split("=", 1)[1]
-        ray_url = single_url.rsplit("/", 1)[0] + "/ray"
-        from sqlalchemy import create_engine, text
-
-        admin = create_engine(single_url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text("CREATE DATABASE ray"))
-        admin.dispose()
+    with LocalStack() as stack:
+        lines = (ROOT / "study/data/sample_questions.jsonl").read_text(encoding="utf-8")
+        questions = stack.tmp / "questions.jsonl"
+        questions.write_text("\n".join(lines.splitlines()[:QUESTIONS]) + "\n", encoding="utf-8")
+        single_url = stack.postgres("single")
+        ray_url = stack.database(single_url, "ray")
         timings["postgres"] = time.monotonic() - t0
-
-        ports = [free_port(), free_port()]
-        for port in ports:
-            procs.append(
-                subprocess.Popen(
-                    [*SIM, "--port", str(port), "--delay-ms", "200"],
-                    env=base,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        for port in ports:
-            wait_port(port)
-        urls = ",".join(f"http://127.0.0.1:{p}/v1" for p in ports)
-        env = dict(base, SIM_BASE_URL=urls, SIM_API_KEY="open")
-        env["DRIFTLENS_WORKSPACE"] = str(tmp / "ws-single")
+        urls = stack.simulators(2, delay_ms=200)
+        env = dict(stack.env, SIM_BASE_URL=urls, SIM_API_KEY="open")
+        env["DRIFTLENS_WORKSPACE"] = str(stack.tmp / "ws-single")
         env["DRIFTLENS_DB_URL"] = single_url
         timings["simulators"] = time.monotonic() - t0
-        single = study(env, questions, "r", tmp / "out-single", "--concurrency", "32")
+        single = study(env, questions, "r", stack.tmp / "out-single", "--concurrency", "32")
         timings["single"] = time.monotonic() - t0
 
         # The head and its workers get the endpoints from their own environment.
-        ray_env = dict(env, RAY_TMPDIR=str(tmp / "r"))
-        subprocess.run(
-            [*HEAD, "--port", str(free_port()), "--temp-dir", str(tmp / "r")],
-            env=ray_env,
-            check=True,
-            capture_output=True,
-        )
+        stack.ray_head(cpus=2, env=env)
         timings["ray_start"] = time.monotonic() - t0
-        env_ray = dict(env, DRIFTLENS_DB_URL=ray_url, DRIFTLENS_WORKSPACE=str(tmp / "ws-ray"))
-        env_ray["RAY_ADDRESS"] = "auto"
-        env_ray["RAY_TMPDIR"] = str(tmp / "r")
+        env_ray = stack.ray_env(
+            dict(env, DRIFTLENS_DB_URL=ray_url, DRIFTLENS_WORKSPACE=str(stack.tmp / "ws-ray"))
+        )
         stop = threading.Event()
         kill: dict[str, Any] = {}
         watcher = threading.Thread(target=killer, args=(ray_url, stop, kill), daemon=True)
         watcher.start()
         shard_args = ("--executor", "ray", "--shard-questions", str(PER_SHARD))
         clustered = study(
-            env_ray, questions, "r", tmp / "out-ray", *shard_args, "--concurrency", "4"
+            env_ray, questions, "r", stack.tmp / "out-ray", *shard_args, "--concurrency", "4"
         )
         stop.set()
         watcher.join(timeout=5)
@@ -210,32 +157,8 @@ def main(out_json: Path) -> None:
                 "leases_left": conn.execute(text("SELECT count(*) FROM work_lease")).scalar_one(),
             }
         engine.dispose()
-        result = {
-            "single": single,
-            "ray": clustered,
-            "kill": kill,
-            "counts": counts,
-            "timings": timings,
-        }
-        out_json.write_text(json.dumps(result), encoding="utf-8")
-    finally:
-        with contextlib.suppress(Exception):
-            subprocess.run(
-                [str(BIN / "ray"), "stop", "--force"],
-                env=dict(base, RAY_TMPDIR=str(tmp / "r")),
-                capture_output=True,
-                timeout=60,
-            )
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                p.wait(timeout=10)
-        subprocess.run(
-            ["bash", str(ROOT / "scripts/ci/postgres.sh"), "--stop"],
-            env=pg_env,
-            capture_output=True,
-        )
+    result = {"single": single, "ray": clustered, "kill": kill, "counts": counts}
+    out_json.write_text(json.dumps(result | {"timings": timings}), encoding="utf-8")
 
 
 if __name__ == "__main__":

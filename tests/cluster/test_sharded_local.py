@@ -6,9 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session, select
+from sqlalchemy import select as sa_select
+from sqlmodel import Session, col, select
 
-from storage.models import GenerationRun
+from storage.models import GenerationRun, JudgeScore, Response
 from storage.settings import Settings
 from study.cluster.executors import LocalExecutor, make_executor
 from study.cluster.shards import shard_by_question
@@ -59,8 +60,28 @@ def test_sharded_run_stores_what_one_process_stores(
         assert gen.exit_code == 0, gen.output  # type: ignore[attr-defined]
         lab = cli("label", "--run", run, "--labeler", "keywords", *extra)
         assert lab.exit_code == 0, lab.output  # type: ignore[attr-defined]
+        judge = cli("judge", "--run", run, "--model", "sim/default", *extra)
+        assert judge.exit_code == 0, judge.output  # type: ignore[attr-defined]
     one = _drift_csv("one", session=session)
     assert one == _drift_csv("sharded", session=session)
     assert len(one.splitlines()) > 100
+    scores = {
+        run: sorted(
+            session.execute(
+                sa_select(
+                    col(Response.question_id),
+                    col(Response.condition),
+                    col(Response.sample),
+                    col(JudgeScore.kind),
+                    col(JudgeScore.value),
+                )
+                .join(JudgeScore, col(JudgeScore.response_id) == col(Response.id))
+                .join(GenerationRun, col(GenerationRun.id) == col(Response.run_id))
+                .where(col(GenerationRun.name) == run)
+            ).all()
+        )
+        for run in ("one", "sharded")
+    }
+    assert scores["one"] == scores["sharded"] and len(scores["one"]) > 100
     statuses = session.exec(select(GenerationRun.name, GenerationRun.status)).all()
     assert sorted(statuses) == [("one", "done"), ("sharded", "done")]

@@ -1,0 +1,121 @@
+"""``judge`` on an executor: shards of a run's questions judged by separate tasks.
+
+The coordinator takes the judging lease ``judge_run:RUN:MODEL`` and hands out shards of
+the run's questions; each task judges its shard's responses under the shard's lease with
+:func:`study.judges.judge_run`, which skips responses already scored by this judge and
+upserts scores keyed by (response, judge, kind), so a retried shard stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from llm.specs import parse_spec
+from storage.models import JudgeScore, Response
+from storage.repo.leases import acquire_lease, release_lease, renew_lease
+from storage.repo.runs import require_run
+from storage.settings import Settings
+from storage.workspace import open_workspace_session
+from study.cluster.executors import Executor
+from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
+from study.judges import JudgeSummary, judge_run, summarize_run
+
+HEARTBEAT_S = 30.0
+
+
+@dataclass(frozen=True)
+class JudgeShardTask:
+    """One shard of a judging pass."""
+
+    settings: Settings
+    run: str
+    model: str
+    concurrency: int
+    question_ids: tuple[int, ...]
+    lease_key: str
+
+
+def judge_shard(task: JudgeShardTask) -> JudgeSummary:
+    """Judge one shard (in a worker process) under its lease."""
+    with open_workspace_session(task.settings, migrate=False) as session:
+        lease = acquire_lease(task.lease_key, session=session, what=f"Judging of {task.run!r}")
+        try:
+            return judge_run(
+                task.run,
+                task.model,
+                session=session,
+                concurrency=task.concurrency,
+                question_ids=task.question_ids,
+            )
+        finally:
+            session.rollback()
+            release_lease(lease, session=session)
+
+
+def judge_run_sharded(
+    run_name: str,
+    model: str,
+    *,
+    session: Session,
+    settings: Settings,
+    executor: Executor,
+    concurrency: int = 16,
+    per_shard: int = DEFAULT_SHARD_QUESTIONS,
+    progress: Callable[[int, int], None] | None = None,
+) -> JudgeSummary:
+    """Judge a run with its question shards on ``executor``.
+
+    ``progress(done, total)``: responses of the run with a score by this judge (every
+    worker's, from the database) over the run's responses.
+
+    Raises:
+        NotFoundError: No such run.
+        ConfigError: A malformed judge spec, or another process judges this run.
+    """
+    spec = parse_spec(model).spec
+    run = require_run(run_name, session=session)
+    question_ids = session.exec(
+        select(Response.question_id).where(Response.run_id == run.id).distinct()
+    ).all()
+    total = int(session.exec(select(func.count()).where(Response.run_id == run.id)).one())
+    parent = f"judge_run:{run_name}:{spec}"
+    lease = acquire_lease(parent, session=session, what=f"Judging of {run_name!r}")
+    try:
+        tasks = [
+            JudgeShardTask(
+                settings=settings,
+                run=run_name,
+                model=spec,
+                concurrency=concurrency,
+                question_ids=s.question_ids,
+                lease_key=s.lease_key(parent),
+            )
+            for s in shard_by_question(question_ids, per_shard=per_shard)
+        ]
+        beat = [time.monotonic()]
+
+        def poll() -> None:
+            if time.monotonic() - beat[0] >= HEARTBEAT_S:
+                renew_lease(lease, session=session)
+                beat[0] = time.monotonic()
+            if progress is not None:
+                session.commit()  # a fresh snapshot: every worker's committed scores
+                judged = session.exec(
+                    select(func.count(func.distinct(JudgeScore.response_id)))
+                    .join(Response, col(Response.id) == col(JudgeScore.response_id))
+                    .where(Response.run_id == run.id)
+                    .where(JudgeScore.judge_model == spec)
+                ).one()
+                progress(int(judged), total)
+
+        poll()
+        parts = executor.map(judge_shard, tasks, poll=poll)
+    finally:
+        session.rollback()
+        release_lease(lease, session=session)
+    return summarize_run(run_name, spec, parts, session=session)
