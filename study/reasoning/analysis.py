@@ -39,6 +39,7 @@ from storage.models import ModelSpec, Question
 from storage.paths import stored_path
 from storage.repo.analyses import record_analysis
 from storage.repo.runs import require_run
+from study.assessable import Usable
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED, AnalysisConfig
 from study.reasoning.drift_files import compute_stats, pair_frame, stats_frame, stats_json_text
 from study.reasoning.examples import choose_examples, example_pairs
@@ -53,6 +54,7 @@ from study.report import (
     write_report,
 )
 from study.report.folder import staged_report_folder
+from study.report.tables import withhold_conclusions
 from study.safe_csv import write_frame_csv
 
 
@@ -210,7 +212,14 @@ def analyze_run(
         files["provenance_json"].write_text(
             provenance.model_dump_json(indent=2) + "\n", encoding="utf-8"
         )
+        usable = Usable(
+            built.n_pairs,
+            built.n_pairs + sum(built.skipped.values()),
+            "responses compared (parsed, labeled, with a baseline)",
+        )
         tables = build_tables(stats)
+        if not usable.assessable:
+            tables = withhold_conclusions(tables)
         chosen = built.examples
         examples = example_pairs(
             chosen, run_of=run_of, labeler_id=labeler.id, version=version, session=session
@@ -224,6 +233,7 @@ def analyze_run(
             examples=examples,
             roots=tuple(r.name for r in doc.roots),
             questions=built.questions,
+            not_assessable=None if usable.assessable else usable.sentence,
         )
         written = write_report(data, work)
         files["report_html"] = written.html
@@ -240,6 +250,7 @@ def analyze_run(
     result = {
         "stats": stats,
         "tiers": json.loads(tables.tiers.to_json(orient="records")),
+        "usable": usable.to_dict(),
         "provenance": provenance.model_dump(mode="json"),
         "files": {k: stored_path(v, session=session) for k, v in files.items()},
         # The chosen example pairs, so the Analysis page reads them back in a few queries.

@@ -66,6 +66,7 @@ def write_report(data: ReportData, out_dir: Path) -> ReportFiles:
         roots=data.roots,
         figures=stems,
         questions=data.questions,
+        not_assessable=data.not_assessable,
     )
     md = out_dir / "report.md"
     md.write_text(render_markdown(content), encoding="utf-8")

@@ -172,6 +172,8 @@ class ReportData:
         figures: figure name → file stem (``figures/forest``) of the SVG and PNG files.
         questions: per-question drift (:func:`study.report.tables.question_table`), with
             the question texts; ``None`` when not available.
+        not_assessable: The sentence of a study below the usable share
+            (:mod:`study.assessable`), shown first; ``None`` when assessable.
     """
 
     title: str
@@ -182,3 +184,4 @@ class ReportData:
     roots: tuple[str, ...] = ()
     figures: dict[str, str] = field(default_factory=dict)
     questions: pd.DataFrame | None = None
+    not_assessable: str | None = None

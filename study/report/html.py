@@ -239,6 +239,8 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
         f" · seed {esc(prov.analysis.get('seed', ''))} · generated {esc(prov.generated_at)}</p>"
     )
 
+    if data.not_assessable:
+        parts.append(f"<p class='banner'><b>{esc(data.not_assessable)}.</b></p>")
     # -- summary of the validity checks, first: it says whether to trust the rest
     parts.append("<h2>Validity checks</h2>")
     parts.append(

@@ -130,6 +130,8 @@ def render_markdown(data: ReportData) -> str:
         f"{md_escape(prov.analysis.get('bootstrap', ''))} · seed "
         f"{md_escape(prov.analysis.get('seed', ''))}\n"
     )
+    if data.not_assessable:
+        out.append(f"**{md_escape(data.not_assessable)}.**\n")
     out.append("## Validity checks\n")
     out.append(md_table(t.validity, _cols(cols.VALIDITY)))
     out.append("## Drift effect per condition (d_rel with 95% CI)\n")

@@ -329,6 +329,44 @@ def _mixed_model(stats: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+#: Columns of a conclusion (a significance, a letter, an equivalence, a flag), withheld
+#: from a study that is not assessable.
+CONCLUSION_COLUMNS: tuple[str, ...] = (
+    "p",
+    "p_adjusted",
+    "significant",
+    "letters",
+    "flags",
+    "equivalence_bound",
+    "null_excludes_zero",
+)
+
+
+def withhold_conclusions(tables: ReportTables) -> ReportTables:
+    """The tables of a study that is not assessable (study/assessable.py): no tier,
+    validity verdict or letter, and no significance or equivalence in any other table;
+    the measured means and intervals stay for reading."""
+
+    def blank(df: pd.DataFrame) -> pd.DataFrame:
+        out = df.copy()
+        for c in CONCLUSION_COLUMNS:
+            if c in out:
+                out[c] = None
+        return out
+
+    return ReportTables(
+        conditions=blank(tables.conditions),
+        tiers=tables.tiers.iloc[:0],
+        validity=tables.validity.iloc[:0],
+        calibration=blank(tables.calibration),
+        calibration_summary=blank(tables.calibration_summary),
+        letters=tables.letters.iloc[:0],
+        agreement=tables.agreement,
+        condition_means=tables.condition_means,
+        mixed_model=blank(tables.mixed_model),
+    )
+
+
 def build_tables(stats: dict[str, Any]) -> ReportTables:
     """Derive every report table from the statistics JSON.
 
