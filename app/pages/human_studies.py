@@ -25,6 +25,7 @@ from annotation.sync import ensure_project, pull, push, tasks_to_push
 from app.ui.db import page_session, page_settings
 from app.ui.safe import show_plain
 from app.ui.study_handoff import HANDOFF_KEY
+from app.ui.url_state import url_open, url_select
 from storage.errors import DriftLensError
 from storage.repo.annotations import list_studies
 from storage.repo.studies import count_study_tasks
@@ -108,14 +109,19 @@ st.subheader("Create a study from a selection and push it")
 # Another page (Validation's human check) may hand over a study and its selection.
 handoff = st.session_state.pop(HANDOFF_KEY, None)
 if handoff:
-    st.session_state["push_study"] = handoff["study"]
+    url_open("kind", handoff["study"])
     st.session_state["push_selection"] = handoff["selection"]
 st.session_state.setdefault("push_selection", "limit=50")
-study = st.selectbox(
-    "Study",
-    list(study_specs()),
-    format_func=lambda n: f"{study_specs()[n].title} ({n})",
-    key="push_study",
+# ``?kind=`` names the study kind to push, ``?study=`` the pushed study below.
+study = str(
+    url_select(
+        "Study",
+        list(study_specs()),
+        param="kind",
+        what="study kind",
+        format_func=lambda n: f"{study_specs()[n].title} ({n})",
+        key="push_study",
+    )
 )
 st.caption(study_specs()[study].summary)
 selection_text = st.text_area(
@@ -250,7 +256,7 @@ pushed_names = sorted({s.name for s in studies})
 if not pushed_names:
     st.info("Agreement appears once a study has been pushed and pulled.")
 else:
-    chosen = st.selectbox("Study", pushed_names, key="agreement_study")
+    chosen = str(url_select("Study", pushed_names, param="study", key="agreement_study"))
     min_lead = st.number_input(
         "Drop annotations faster than (s)", min_value=0.0, value=10.0, key="min_lead"
     )

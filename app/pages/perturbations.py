@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session
+from app.ui.url_state import url_multiselect, url_select
 from study.catalog.document import CatalogEntry, document_from_entries
 from study.catalog.store import (
     catalog_perturbations,
@@ -25,8 +26,9 @@ with page_session() as session:
     ensure_default_catalog(session=session)
     catalogs = list_catalogs(session=session)
     labels = {f"{c.name} v{c.version}": c for c in catalogs}
-    choice = st.selectbox("Catalog version", list(labels), index=len(labels) - 1)
-    catalog = labels[choice]
+    # ``?catalog=name vN`` opens a version; else the newest.
+    choice = url_select("Catalog version", list(labels), param="catalog", default=list(labels)[-1])
+    catalog = labels[str(choice)]
     assert catalog.id is not None
     rows = catalog_perturbations(catalog.id, session=session)
     frame = pd.DataFrame(
@@ -38,8 +40,11 @@ with page_session() as session:
     )
     catalog_name = catalog.name
 
-classes = st.multiselect(
-    "Classes", sorted(frame["class"].unique()), default=sorted(frame["class"].unique())
+classes = url_multiselect(
+    "Classes",
+    sorted(frame["class"].unique()),
+    param="class",
+    default=sorted(frame["class"].unique()),
 )
 shown = frame[frame["class"].isin(classes)]
 counts = shown.groupby(["class", "category"]).size().rename("stimuli").reset_index()
