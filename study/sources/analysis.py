@@ -32,6 +32,7 @@ import pandas as pd
 
 from driftlens_core.bootstrap import as_generator
 from driftlens_core.calibration import equivalence_bound
+from driftlens_core.source_discrimination import choice_counts, discrimination
 from driftlens_core.source_reliance import (
     BEHAVIOUR_TYPES,
     INTERACTIONS,
@@ -41,9 +42,7 @@ from driftlens_core.source_reliance import (
     ShareDifference,
     SourceInfluence,
     average_influence,
-    choice_counts,
     delta_nll_bits,
-    discrimination,
     interaction,
     kl_bits,
     mean_ci,

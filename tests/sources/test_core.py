@@ -8,17 +8,13 @@ import numpy as np
 import pytest
 from scipy.stats import entropy
 
-from driftlens_core.source_reliance import (
-    VARIANTS,
+from driftlens_core.source_discrimination import (
     behaviour_type,
     choice_counts,
-    delta_nll_bits,
     discrimination,
-    kl_bits,
-    parse_variant,
     rates_from_counts,
-    remap3,
 )
+from driftlens_core.source_reliance import VARIANTS, delta_nll_bits, kl_bits, parse_variant, remap3
 
 
 def test_thirteen_variants_parse() -> None:

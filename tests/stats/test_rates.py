@@ -16,14 +16,8 @@ from driftlens_core.calibration import (
     mdd_with_varying_se,
     minimum_detectable,
 )
-from driftlens_core.rates import (
-    LogitNormalFit,
-    compare_rates,
-    drift_se_curve,
-    fit_logit_normal,
-    rate_noise,
-    se_from_interval,
-)
+from driftlens_core.logit_normal import LogitNormalFit, drift_se_curve, fit_logit_normal
+from driftlens_core.rates import compare_rates, rate_noise, se_from_interval
 from study.disposition.sim.model import DISPOSITION_PRESETS, ArmSetting, simulate_table
 
 
