@@ -292,8 +292,16 @@ def run_cmd(
         max=1.0,
         help="Share of answers the judge rates for test awareness (1–7).",
     ),
+    report: Path | None = typer.Option(
+        None, "--report", help="Then analyse into this folder (as `disposition analyze --out`)."
+    ),
+    bootstrap: int = bootstrap_option(10_000, help="Stem resamples of --report"),
 ) -> None:
-    """Generate every arm's answers (with re-asks) and classify them; resumes when re-run."""
+    """Generate every arm's answers (with re-asks) and classify them; resumes when re-run.
+
+    With ``--report DIR`` the study is analysed afterwards and its report written there,
+    so one command (one background job of the app) takes a study from arms to results.
+    """
     from contextlib import ExitStack
 
     from app.cli.context import session_for
@@ -328,6 +336,8 @@ def run_cmd(
         f"({scores.repaired} repaired), {scores.errors} unparseable, "
         f"{scores.failed_requests} failed requests, {scores.repeat_cases} scored twice."
     )
+    if report is not None:
+        _analyze_into(ctx, study, report, bootstrap=bootstrap, seed=0, bound=5.0, plan=None)
 
 
 @disposition_app.command("awareness")
@@ -414,14 +424,29 @@ def analyze_cmd(
     ),
 ) -> None:
     """Analyse a stored study: rate tables, statistics per reasoning group, report."""
+    from study.disposition.prereg import read_plan
+
+    plan = read_plan(plan_file) if plan_file is not None else None
+    _analyze_into(ctx, study, out, bootstrap=bootstrap, seed=seed, bound=bound, plan=plan)
+
+
+def _analyze_into(
+    ctx: typer.Context,
+    study: str,
+    out: Path,
+    *,
+    bootstrap: int,
+    seed: int,
+    bound: float,
+    plan: Any,
+) -> None:
+    """Analyse ``study`` and write its report folder ``out`` (``analyze``, ``run --report``)."""
     from app.cli.context import session_for
     from study.disposition.analysis import analyze_study
-    from study.disposition.prereg import read_plan
     from study.disposition.report import write_disposition_report
     from study.disposition.runs import write_analysis
     from study.report.folder import final_paths, staged_report_folder
 
-    plan = read_plan(plan_file) if plan_file is not None else None
     with session_for(ctx) as session:
         analysis = analyze_study(
             study,

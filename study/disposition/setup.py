@@ -216,12 +216,20 @@ def run_argv(
     batteries: Path | None,
     concurrency: int = 8,
     repeat_share: float = 0.1,
+    report: Path | None = None,
+    bootstrap: int = 2000,
 ) -> list[str]:
-    """``driftlens disposition run …`` for ``study`` (generate, re-ask, classify; resumable)."""
+    """``driftlens disposition run …`` for ``study`` (generate, re-ask, classify; resumable).
+
+    With ``report``, the same command then analyses the study into that folder
+    (``--report``, ``bootstrap`` stem resamples): one job from arms to results.
+    """
     argv = ["disposition", "run", "--study", study, "--judge", judge]
     argv += ["--concurrency", str(concurrency), "--repeat-share", f"{repeat_share:g}"]
     if batteries is not None:
         argv += ["--batteries", str(batteries)]
+    if report is not None:
+        argv += ["--report", str(report), "--bootstrap", str(bootstrap)]
     return argv
 
 

@@ -79,12 +79,13 @@ def test_the_page_commands_run_a_study_the_read_back_shows(
 
     out = report_folder(workspace, "st/1")
     assert out.parent == workspace / "reports" / "disposition" and out.name != "st_1"
-    for argv in (
-        run_argv("st/1", judge=SIM_JUDGE, batteries=path),
-        analyze_argv("st/1", out=out, bootstrap=200),
-    ):
-        result = cli(*argv)
-        assert result.exit_code == 0, (argv, result.output, result.exception)  # type: ignore[attr-defined]
+    result = cli(*run_argv("st/1", judge=SIM_JUDGE, batteries=path, report=out, bootstrap=200))
+    assert result.exit_code == 0, (result.output, result.exception)  # type: ignore[attr-defined]
+    first = (out / "stats_on.json").read_text()
+    # analysing again (another B) replaces the report folder as a whole
+    result = cli(*analyze_argv("st/1", out=out, bootstrap=300))
+    assert result.exit_code == 0, (result.output, result.exception)  # type: ignore[attr-defined]
+    assert (out / "stats_on.json").read_text() != first
 
     session.expire_all()
     assert study_stems("st/1", session=session) == ["self_interest/si-01", "self_interest/si-02"]
