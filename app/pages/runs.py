@@ -22,6 +22,7 @@ from study.browse import (
 )
 from study.generation import GenerationOptions, run_generation
 from study.questions import import_sample_questions
+from study.reasoning.run_choices import reasoning_runs
 from study.reasoning.trajectories import label_run
 from study.sources.store import source_run_lines
 
@@ -69,7 +70,9 @@ with st.expander("Launch a run", expanded=False):
             )
 
 with page_session() as session:
-    runs = [r.name for r in list_runs(session=session)]
+    # Reasoning-drift runs first (the default); memory-conflict runs after them, marked.
+    reasoning = reasoning_runs(session=session)
+    runs = [*reasoning, *(r.name for r in list_runs(session=session) if r.name not in reasoning)]
     source_runs = source_run_lines(session=session)
 if source_runs:
     # The other instruments' runs: one line each (their own pages show them in full).
@@ -88,7 +91,14 @@ def _overview(db_url: str, run: str, revision: tuple[str, str, int, int]) -> Run
 
 
 # ``?run=`` (and ``?question=``) open a linked view; picking another rewrites the URL.
-run = str(url_select("Run", runs, param="run"))
+run = str(
+    url_select(
+        "Run",
+        runs,
+        param="run",
+        format_func=lambda r: r if r in reasoning else f"{r} (memory conflicts)",
+    )
+)
 with page_session() as session:
     revision = run_revision(run, session=session)
 overview = _overview(page_settings().db_url, run, revision)
