@@ -208,8 +208,10 @@ class ReasoningAdapter:
                 margin="mdd" if margin is None else margin,
             )  # fmt: skip
             for ci, unit in enumerate(units):
-                if level == "class" and unit in noise_conditions:
-                    continue  # the floor against itself is 0 by construction
+                if level == "class" and (unit in noise_conditions or unit == "class none"):
+                    # the floor against itself is 0 by construction, and class none is the
+                    # baseline condition alone (its row comes with the conditions)
+                    continue
                 for mi, metric in enumerate(METRICS):
                     j = ci * len(METRICS) + mi
                     d = _question_deltas(fb, questions, unit, metric, noise_conditions).sub(
