@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from driftlens_core.logistic import fit_logit
 from driftlens_core.source_discrimination import choice_counts, discrimination
 from driftlens_core.source_reliance import influence_design
-from study.sources.analysis import analyze_sources_table, validate
+from study.sources.analysis import analyze_sources_table
 from study.sources.sim.probe import SOURCE_PRESETS
+from study.sources.table import validate
 from tests.sources.simtable import probe_table
 
 

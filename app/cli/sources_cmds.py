@@ -145,7 +145,8 @@ def stats_cmd(
     from storage.errors import DriftLensError
 
     try:
-        from study.sources.analysis import analyze_sources_table, read_sources_csv
+        from study.sources.analysis import analyze_sources_table
+        from study.sources.table import read_sources_csv
 
         if (table is None) == (run_name is None):
             raise DriftLensError("Give either a probe table (TABLE.csv) or --run NAME.")
@@ -458,9 +459,9 @@ def export_sft_cmd(
     from storage.errors import DriftLensError
 
     try:
-        from study.sources.analysis import read_sources_csv
         from study.sources.items import read_items, shipped_items
         from study.sources.sft import sft_examples, sft_jsonl
+        from study.sources.table import read_sources_csv
 
         items = read_items(items_path) if items_path else shipped_items()
         wrong: dict[str, str] = {}

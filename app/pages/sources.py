@@ -18,7 +18,6 @@ import streamlit as st
 from app.ui.db import page_session, page_settings
 from app.ui.safe import escape_markdown, show_plain
 from storage.errors import DriftLensError
-from study.sources.analysis import read_sources_csv
 from study.sources.demo import run_sources_demo
 from study.sources.report import (
     discrimination_table,
@@ -30,6 +29,7 @@ from study.sources.report import (
     variant_table,
 )
 from study.sources.store import source_run_lines, stored_run_result
+from study.sources.table import read_sources_csv
 
 
 def _folders(root: Path) -> list[Path]:

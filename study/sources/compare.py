@@ -173,8 +173,8 @@ class SourcesAdapter(MeasureAdapter):
 
     def load(self, run: str, *, session: Session, options: CompareOptions) -> RunData:
         """The run's single-source probes as a measurement table."""
-        from study.sources.analysis import validate
         from study.sources.store import stored_run_table
+        from study.sources.table import validate
 
         table = validate(stored_run_table(run, session=session), source=f"run {run!r}")
         models = sorted(set(table["model"]))

@@ -66,8 +66,8 @@ def test_sources_par_plus_pairs_questions_both_runs_answered_right(
         for run, model in (("rigid", "sim/src-rigid"), ("impr", "sim/src-impressionable")):
             run_stored_sources(run, items, backend_for(model, items), [SourcesConfig()],
                                session=session)  # fmt: skip
-    from study.sources.analysis import validate
     from study.sources.store import stored_run_table
+    from study.sources.table import validate
 
     with db() as session:
         c = compare_runs(["rigid", "impr"], instrument="sources", session=session,
