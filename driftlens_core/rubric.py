@@ -10,8 +10,10 @@ intervals (see :mod:`driftlens_core.bootstrap`) with the number of instances as 
 * :func:`cluster_mean` — a mean of scores with its interval;
 * :func:`paired_effect` — the mean of per-row paired differences (dose 6 minus dose 0 of
   the same instance and model), its 95% interval, the minimum detectable difference
-  (``2.8 × SE``, :func:`driftlens_core.calibration.minimum_detectable`) and the
-  equivalence bound read off the 90% interval;
+  from the critical values of the test the interval applies (the expanded percentile
+  interval with the number of instances as ``n``: ``mdd_factor(n) × SE``, 2.905 at 42
+  instances, 2.8 only as ``n → ∞``; see :func:`driftlens_core.calibration.mdd_factor`)
+  and the equivalence bound read off the 90% interval;
 * :func:`cluster_slope` — the least-squares slope of scores on a dose with its interval;
 * :func:`cluster_correlation` — Pearson and Spearman correlation of paired scores (two
   judges' totals) with intervals.
@@ -164,7 +166,8 @@ def paired_effect(
         ci_low=lo,
         ci_high=hi,
         se=se,
-        mdd=float(minimum_detectable(se)),
+        # the test's own critical values (t, n − 1 df, expanded): 2.8 x SE was 3.6 % small
+        mdd=float(minimum_detectable(se, n_clusters=q)) if q >= 2 else nan,
         equivalence_bound=float(equivalence_bound(lo90, hi90)),
         n=int(d.size),
         n_clusters=q,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from storage.errors import InputError
 
 
@@ -64,7 +65,9 @@ def _num(x: float) -> str:
 
 
 #: Bootstrap replicates of every ``stats``/``analyze``/``report``/``demo`` command.
-BOOTSTRAP = Bound("--bootstrap", 200, 100_000, "fewer than 200 gives no usable interval")
+BOOTSTRAP = Bound(
+    "--bootstrap", MIN_BOOTSTRAP, 100_000, f"fewer than {MIN_BOOTSTRAP} gives no usable interval"
+)
 #: Samples per item (question x condition, bank x dose, probe).
 SAMPLES = Bound("--samples", 1, 1_000)
 #: Disposition needs two samples per probe for its null test.

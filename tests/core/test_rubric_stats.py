@@ -42,7 +42,10 @@ def test_paired_effect_finds_a_real_shift_and_not_a_null_one() -> None:
     inst = np.arange(200)
     real = paired_effect(inst, -1.0 + rng.normal(0, 1, 200), n_boot=1000, seed=1)
     assert real.ci_high < 0 and real.excludes_zero
-    assert real.mdd == pytest.approx(2.8 * real.se)
+    # the test's own critical values at 200 instances, from scipy's t directly
+    n = 200
+    factor = np.sqrt(n / (n - 1)) * (stats.t.ppf(0.975, n - 1) + stats.t.ppf(0.80, n - 1))
+    assert real.mdd == pytest.approx(factor * real.se, rel=1e-12)
     null = paired_effect(inst, rng.normal(0, 1, 200), n_boot=1000, seed=1)
     assert not null.excludes_zero
     assert null.equivalence_bound >= max(abs(null.ci_low), abs(null.ci_high)) * 0.7
@@ -66,3 +69,13 @@ def test_correlation_point_estimates_equal_scipy() -> None:
     assert c.spearman == pytest.approx(stats.spearmanr(x, y)[0])
     assert c.pearson_ci_low < c.pearson < c.pearson_ci_high
     assert c.spearman_ci_low < c.spearman < c.spearman_ci_high
+
+
+def test_paired_effect_mdd_uses_the_tests_critical_values_at_42_instances() -> None:
+    """At 42 instances the expanded-percentile test needs 2.905 SE, not the z test's 2.8."""
+    rng = np.random.default_rng(9)
+    inst = np.repeat(np.arange(42), 2)
+    res = paired_effect(inst, rng.normal(0.3, 1, 84), n_boot=400, seed=3)
+    factor = np.sqrt(42 / 41) * (stats.t.ppf(0.975, 41) + stats.t.ppf(0.80, 41))
+    assert factor == pytest.approx(2.905, abs=5e-4)
+    assert res.mdd == pytest.approx(factor * res.se, rel=1e-12)
