@@ -12,7 +12,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from app.cli.console import SafeConsole
+from app.cli.failures import exit_if_failed
 from app.cli.request_limits import bootstrap_option
+from study.request_failures import RequestFailures
 
 # a pipe or file gets a wide table instead of rich's 80-column default
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 160)
@@ -336,6 +338,24 @@ def run_cmd(
         f"({scores.repaired} repaired), {scores.errors} unparseable, "
         f"{scores.failed_requests} failed requests, {scores.repeat_cases} scored twice."
     )
+    kinds: dict[str, int] = {}
+    for g in gens:
+        for k, n in g.failed_kinds.items():
+            kinds[k] = kinds.get(k, 0) + n
+    if scores.failed_requests:
+        kinds["classifier"] = scores.failed_requests
+    # one rule for all (as generate): failed requests exit 3 with the cause
+    exit_if_failed(
+        RequestFailures(
+            failed=sum(g.errors for g in gens) + scores.failed_requests,
+            requested=sum(g.requested for g in gens)
+            + scores.scored
+            + scores.errors
+            + scores.failed_requests,
+            kinds=kinds,
+        )
+    )
+    # the report only of a study whose requests all came back
     if report is not None:
         _analyze_into(ctx, study, report, bootstrap=bootstrap, seed=0, bound=5.0, plan=None)
 

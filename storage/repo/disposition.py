@@ -84,14 +84,19 @@ def upsert_responses(rows: Sequence[Mapping[str, Any]], *, session: Session) -> 
 
 
 def response_keys(arm_id: int, *, session: Session) -> set[tuple[str, str, int, int]]:
-    """Keys ``(battery, stem, paraphrase, sample)`` already answered by an arm."""
+    """Keys ``(battery, stem, paraphrase, sample)`` an arm has settled.
+
+    A row whose request failed (``status = "error"``) is not settled: a rerun asks it
+    again (after an outage the study could otherwise never be completed). Exhausted rows
+    are settled: their re-asks were spent on an answer that ran out of tokens.
+    """
     rows = session.exec(
         select(
             DispositionResponse.battery,
             DispositionResponse.stem,
             DispositionResponse.paraphrase,
             DispositionResponse.sample,
-        ).where(DispositionResponse.arm_id == arm_id)
+        ).where(DispositionResponse.arm_id == arm_id, DispositionResponse.status != "error")
     )
     return {(b, s, int(p), int(k)) for b, s, p, k in rows}
 

@@ -30,6 +30,7 @@ from study.disposition.plan import (
     reasoning_of,
     server_budget_request,
 )
+from study.request_failures import count_kind
 
 ProgressCallback = Callable[[int, int], None]
 BackendFactory = Callable[[DispositionArm], ChatBackend | str]
@@ -52,6 +53,10 @@ class ArmRunSummary:
     # why the server route was not taken when it was tried
     budget_route: str | None = None
     budget_note: str | None = None
+    #: failed requests by kind (``server``, ``timeout``, ``empty``...), see ``errors``
+    failed_kinds: dict[str, int] = field(default_factory=dict)
+    #: requests asked by this call (the plan minus what was settled before)
+    requested: int = 0
 
 
 def arm_reasoning(arm: DispositionArm) -> Reasoning:
@@ -161,6 +166,7 @@ def generate_arm(
     rows: list[dict[str, Any]] = []
     tally = {"answered": 0, "exhausted": 0, "errors": 0, "reasks": 0, "flagged": 0}
     hist: dict[int, int] = {}
+    kinds: dict[str, int] = {}
     pending: list[PlanItem] = todo
     budget_route: str | None = None
     budget_note: str | None = None
@@ -224,6 +230,7 @@ def generate_arm(
                     continue
                 rows.append(_row(arm, it, history[key], res, None, exhausted_count, extra))
                 tally["errors"] += 1
+                count_kind(kinds, res.error_kind or ("empty" if res.error is None else None))
                 continue
             parsed = parse_answer(res.text, res.finish_reason)
             if parsed.exhausted:
@@ -257,6 +264,8 @@ def generate_arm(
         budget_route=budget_route,
         budget_note=budget_note,
         attempts_histogram=dict(sorted(hist.items())),
+        failed_kinds=dict(sorted(kinds.items())),
+        requested=len(todo),
     )
 
 

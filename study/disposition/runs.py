@@ -60,8 +60,12 @@ class ArmSpec:
             r = Reasoning.parse(self.reasoning)
         except ValueError as exc:
             raise InputError(f"--reasoning: {exc}.") from None
-        if self.samples < 2:
-            raise InputError("--samples must be at least 2 (the null test compares two).")
+        from study import limits
+
+        limits.DISPOSITION_SAMPLES.check(self.samples)
+        limits.DOSE.check(self.dose)
+        limits.MAX_TOKENS.check(self.max_tokens)
+        limits.TEMPERATURE.check(self.temperature)
         if not 0 <= self.max_reasks <= 3:
             raise InputError("--max-reasks must lie in 0..3.")
         from study.disposition.generate import BUDGET_ROUTES
@@ -146,12 +150,52 @@ def run_study(
         NotFoundError: the study has no arms.
         InputError: an asked-for arm is not in the study.
     """
+    from study.limits import CONCURRENCY, check_plan_size
+    from study.run_lease import run_lease
+
+    CONCURRENCY.check(concurrency)
     rows = require_arms(study, session=session)
     if arms:
         unknown = sorted(set(arms) - {a.name for a in rows})
         if unknown:
             raise InputError(f"Study {study!r} has no arm {unknown[0]!r}.")
         rows = [a for a in rows if a.name in arms]
+    probes = len(batteries.probes())
+    for arm in rows:  # an arm stored before the bounds existed is refused here, not built
+        check_plan_size(
+            probes * arm.samples, what=f"arm {arm.name}: {probes} probes x {arm.samples} samples"
+        )
+    # one process per study: a second would ask every request of the plan again
+    with run_lease(
+        f"disposition_run:{study}", session=session, what=f"Disposition study {study!r}"
+    ):
+        return _run_study(
+            rows,
+            batteries,
+            session=session,
+            judge=judge,
+            env=env,
+            concurrency=concurrency,
+            repeat_share=repeat_share,
+            grade_share=grade_share,
+            awareness_share=awareness_share,
+            stage=stage,
+        )
+
+
+def _run_study(
+    rows: list[DispositionArm],
+    batteries: BatteryDocument,
+    *,
+    session: Session,
+    judge: str,
+    env: Mapping[str, str] | None,
+    concurrency: int,
+    repeat_share: float,
+    grade_share: float,
+    awareness_share: float,
+    stage: StageFactory | None,
+) -> tuple[list[ArmRunSummary], ScoreSummary]:
     summaries = []
     for arm in rows:
         summaries.append(

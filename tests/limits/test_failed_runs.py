@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -37,3 +38,37 @@ def test_conflicts_generate_against_a_failing_endpoint_exits_3(
     again = run_main("conflicts", "generate", "--model", MODEL, "--run", "f")
     assert again.code == 0, again
     assert "0 failed; status done" in again.out
+
+
+def _small_batteries(tmp_path: Path) -> Path:
+    from study.disposition.items import BatteryDocument, batteries_to_yaml, load_sample_batteries
+
+    doc = load_sample_batteries()
+    first = doc.batteries[0]
+    small = BatteryDocument(
+        batteries=[first.model_copy(update={"stems": [
+            s.model_copy(update={"paraphrases": s.paraphrases[:1]}) for s in first.stems[:2]
+        ]})]
+    )  # fmt: skip
+    path = tmp_path / "b.yaml"
+    path.write_text(batteries_to_yaml(small), encoding="utf-8")
+    return path
+
+
+def test_disposition_run_exits_3_and_a_rerun_asks_the_failed_rows_again(
+    workspace: object, tmp_path: Path, failing: FailingServer, run_main: Callable[..., Outcome]
+) -> None:
+    batteries = _small_batteries(tmp_path)
+    add = ("disposition", "arms", "add", "ref", "--model", MODEL, "--study", "s",
+           "--role", "reference", "--reasoning", "off", "--max-reasks", "0")  # fmt: skip
+    assert run_main(*add).code == 0
+    run = ("disposition", "run", "--study", "s", "--judge", "sim/default",
+           "--batteries", str(batteries))  # fmt: skip
+    res = run_main(*run)
+    assert res.code == 3, res
+    assert "4 of 4 requests failed" in res.err and "Traceback" not in res.err
+    failing.healthy = True
+    again = run_main(*run)
+    assert again.code == 0, again
+    # the failed rows were not "stored before": they are asked and answered now
+    assert "0 stored before, 4 answered" in again.out, again.out
