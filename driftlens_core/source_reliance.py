@@ -274,7 +274,9 @@ def source_influence(
         math.sqrt(max(v[2, 2] + v[3, 3] + 2.0 * v[2, 3], 0.0)),
         math.sqrt(max(v[4, 4] + v[5, 5] + 2.0 * v[4, 5], 0.0)),
     )
-    ors = tuple(math.exp(float(t)) for t in log_or)
+    # under separation a log OR can pass 709 (exp overflows): it is then +inf, not an error,
+    # and the shares it enters are NaN (the fit says why: ``fit.separation``)
+    ors = tuple(math.exp(float(t)) if float(t) < 709.0 else math.inf for t in log_or)
     s, u, d, ud = reliance_shares(*ors)
     return SourceInfluence(
         or_parametric=ors[0],

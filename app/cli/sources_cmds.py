@@ -13,7 +13,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from app.cli.console import SafeConsole
+from app.cli.failures import exit_if_failed
 from app.cli.request_limits import bootstrap_option
+from study.request_failures import RequestFailures
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 
@@ -91,12 +93,20 @@ def render_stats(result: dict[str, Any]) -> None:
                 )
             _out.print(table)
             o = c["odds_ratios"]
-            _out.print(
-                f"  odds ratios: parametric {_f(o['parametric'])}, user {_f(o['user'])}, "
-                f"doc {_f(o['doc'])}; Self% {_f(c['self_pct'], 1)}, U% {_f(c['user_pct'], 1)}, "
-                f"D% {_f(c['doc_pct'], 1)}, U%/D% {_f(c['u_over_d'])}"
-                + (" (separation flagged)" if c.get("separation") else "")
-            )
+            if c.get("separation"):
+                # a (quasi-)separated fit has no finite odds ratio: a number such as 4.3e17
+                # next to its shares would read as a measurement
+                _out.print(
+                    "  odds ratios and Self%/U%/D%: not estimable (separation: some variant "
+                    "is answered the same way every time; more items are needed)"
+                )
+            else:
+                _out.print(
+                    f"  odds ratios: parametric {_f(o['parametric'])}, user {_f(o['user'])}, "
+                    f"doc {_f(o['doc'])}; Self% {_f(c['self_pct'], 1)}, "
+                    f"U% {_f(c['user_pct'], 1)}, D% {_f(c['doc_pct'], 1)}, "
+                    f"U%/D% {_f(c['u_over_d'])}"
+                )
             nb = c.get("without_bare")
             if nb:
                 _out.print(
@@ -301,6 +311,7 @@ def run_cmd(
     from app.cli.context import session_for, settings
     from app.cli.progress import progress_callback
     from storage.errors import DriftLensError
+    from study.limits import CONCURRENCY
 
     try:
         from study.sources.items import read_items, shipped_items
@@ -335,6 +346,9 @@ def run_cmd(
         target = out_dir or settings(ctx).workspace / "reports" / "sources" / model.replace(
             "/", "_"
         )
+        if target.exists() and not target.is_dir():  # said before any probe is asked
+            raise DriftLensError(f"{target} is a file; --out needs a folder.")
+        CONCURRENCY.check(concurrency)
         backend = backend_for(model, items)
         with session_for(ctx) as session:
             summary = run_stored_sources(
@@ -352,6 +366,9 @@ def run_cmd(
             f"Run {_term(summary.name)} ({summary.status}): {summary.already_stored} probes "
             f"already stored, {summary.answered} answered now, {summary.failed} failed."
         )
+        # one rule for all (as generate): failed probes exit 3 with the cause, and no
+        # report is written from an incomplete run
+        exit_if_failed(RequestFailures(summary.failed, summary.answered + summary.failed))
         _finish_run(
             runs, target, bootstrap=bootstrap, seed=seed, title=f"Source reliance — {model}"
         )

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from driftlens_core.source_reliance import VARIANTS, parse_variant
 from llm.batch import ProgressCallback, run_chat_batch
@@ -34,6 +34,8 @@ from llm.seeds import stable_int
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from study.catalog.assertions import (
+    INSTRUCTIONS,
+    VOCABULARIES,
     AssertionContext,
     item_kind,
     question_block,
@@ -70,6 +72,32 @@ class SourcesConfig(BaseModel):
     reasoning_max_tokens: int = 2048
     choose: str = "argmax"
     variants: tuple[str, ...] = VARIANTS
+
+    @model_validator(mode="after")
+    def _known_settings(self) -> SourcesConfig:
+        """Refuse a setting no probe could use, before a run is stored or a probe asked.
+
+        Raises:
+            InputError: an unknown tier, instruction or vocabulary, or a token budget
+                outside :data:`study.limits.MAX_TOKENS` (not pydantic's ValidationError:
+                the CLI prints it as one sentence).
+        """
+        from study.limits import MAX_TOKENS
+
+        if not self.tiers or any(t not in (1, 2) for t in self.tiers):
+            bad = next((t for t in self.tiers if t not in (1, 2)), None)
+            raise InputError(f"unknown tier {bad}; use 1 or 2 (--tier).")
+        if self.instruction not in INSTRUCTIONS:
+            raise InputError(
+                f"unknown instruction {self.instruction!r}; use one of "
+                f"{', '.join(INSTRUCTIONS)} (--instruction)."
+            )
+        if self.vocabulary not in VOCABULARIES:
+            raise InputError(
+                f"unknown vocabulary {self.vocabulary!r}; use {' or '.join(VOCABULARIES)}."
+            )
+        MAX_TOKENS.check(self.max_tokens)
+        return self
 
 
 #: ``(tier, item id, variant)`` of one probe within one system instruction (tier ``None``
