@@ -12,12 +12,15 @@ that an endpoint refused outright (bad key, unknown model, bad URL) into one
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from llm.backends import get_backend
+from llm.limits import STALL_BUDGET_ENV, stall_budget_s
 from llm.retry import FATAL_KINDS
 from llm.sanitize import sanitize_result
 from llm.specs import parse_spec
@@ -138,9 +141,12 @@ async def arun_chat_batch(
 
     miss_keys = list(groups)
     miss_requests = [requests[groups[k][0]] for k in miss_keys]
+    budget = stall_budget_s()
+    last_answer = [time.monotonic()]
 
     def collect(j: int, _req: ChatRequest, res: ChatResult) -> None:
         nonlocal done
+        last_answer[0] = time.monotonic()
         key = miss_keys[j]
         res = store.keep(key, miss_requests[j], res)
         for i in groups[key]:
@@ -152,9 +158,61 @@ async def arun_chat_batch(
             progress(done, total)
 
     async with store.ticking(on_tick):
-        sent = await backend.achat(miss_requests, concurrency=concurrency, on_result=collect)
-    _raise_if_refused(sent)
+        answered = await _within_stall_budget(
+            backend.achat(miss_requests, concurrency=concurrency, on_result=collect),
+            last_answer,
+            budget,
+        )
+    if answered is None:  # stalled: what never came back fails (asked again on a rerun)
+        sent = []
+        for j, key in enumerate(miss_keys):
+            if results[groups[key][0]] is None:
+                res = _stalled(budget, backend.spec)
+                collect(j, miss_requests[j], res)
+                sent.append(res)
+        return [r for r in results if r is not None]
+    _raise_if_refused(answered)
     return [r for r in results if r is not None]
+
+
+async def _within_stall_budget(
+    work: Coroutine[Any, Any, list[ChatResult]], last_answer: list[float], budget: float
+) -> list[ChatResult] | None:
+    """``await work``, or cancel it once no answer came for ``budget`` s (then ``None``)."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            finished, _ = await asyncio.wait({task}, timeout=min(1.0, budget))
+            if finished:
+                return task.result()
+            if time.monotonic() - last_answer[0] > budget:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                return None
+    except BaseException:
+        task.cancel()  # Ctrl-C or an error here must not leave requests running
+        raise
+
+
+def _stalled(budget: float, model: str) -> ChatResult:
+    """The result of a request the endpoint never answered within the stall budget."""
+    return ChatResult(
+        text=None,
+        finish_reason=None,
+        prompt_tokens=None,
+        completion_tokens=None,
+        latency_ms=budget * 1000.0,
+        error=(
+            f"the endpoint answered nothing for {budget:g} s (stall budget, "
+            f"{STALL_BUDGET_ENV}); run the same command again to retry"
+        ),
+        cached=False,
+        cache_key="",
+        attempts=0,
+        model=model,
+        error_kind="timeout",
+    )
 
 
 async def _every(seconds: float, fn: Callable[[], None]) -> None:

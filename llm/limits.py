@@ -25,8 +25,12 @@ MAX_ATTEMPTS_ENV = "DRIFTLENS_MAX_ATTEMPTS"
 LABELER_MAX_TOKENS_ENV = "DRIFTLENS_LABELER_MAX_TOKENS"
 JUDGE_MAX_TOKENS_ENV = "DRIFTLENS_JUDGE_MAX_TOKENS"
 LABEL_CONCURRENCY_ENV = "DRIFTLENS_LABEL_CONCURRENCY"
+STALL_BUDGET_ENV = "DRIFTLENS_STALL_BUDGET_S"
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_ATTEMPTS = 6
+#: A batch whose endpoint answered nothing for this long (and at least 2.5 request
+#: timeouts) stops: a stalled endpoint otherwise kept a run going for 741-900 s.
+DEFAULT_STALL_BUDGET_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -148,3 +152,23 @@ def label_concurrency(default: int) -> int:
     """Requests in flight of LLM labeling (``--concurrency`` of label/round, env)."""
     chosen = (_LIMITS.get() or RequestLimits()).label_concurrency
     return _positive_int("concurrency", chosen, LABEL_CONCURRENCY_ENV, default)
+
+
+def stall_budget_s(env: Mapping[str, str] | None = None) -> float:
+    """Seconds a batch may go without any answer before its unanswered requests fail.
+
+    ``DRIFTLENS_STALL_BUDGET_S`` when set, else ``max(300, 2.5 x the request timeout)``:
+    every request in flight has then timed out at least twice with nothing to show, so
+    the endpoint is stalled rather than slow.
+
+    Raises:
+        ConfigError: the variable is malformed or not positive.
+    """
+    source = os.environ if env is None else env
+    chosen = _env_number(source, STALL_BUDGET_ENV, float)
+    if chosen is not None:
+        if not chosen > 0:
+            raise ConfigError(f"{STALL_BUDGET_ENV} must be a positive number of seconds.")
+        return chosen
+    timeout, _ = current_limits(source)
+    return max(DEFAULT_STALL_BUDGET_S, 2.5 * timeout)

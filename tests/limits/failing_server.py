@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from typing import Any
@@ -15,7 +16,8 @@ from llm.sim.server import BackgroundServer
 
 
 class FailingServer(BackgroundServer):
-    """``with FailingServer(mode) as url``: ``"500"`` answers 500, ``"null"`` content null.
+    """``with FailingServer(mode) as url``: ``"500"`` answers 500, ``"null"`` content null,
+    ``"stall"`` accepts the request and never answers (until ``healthy``).
 
     ``healthy = True`` makes it answer every later request with a short text instead.
     """
@@ -34,6 +36,8 @@ class FailingServer(BackgroundServer):
         body: dict[str, Any] = await request.json()
         with self._lock:
             self.requests += 1
+        while self.mode == "stall" and not self.healthy:
+            await asyncio.sleep(0.2)
         if not self.healthy and self.mode == "500":
             return JSONResponse({"error": {"message": "boom"}}, status_code=500)
         content = None if not self.healthy else "<answer>I would keep both in mind.</answer>"

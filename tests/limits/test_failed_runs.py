@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
+from sqlmodel import Session, select
 
+from storage.models import Response
 from tests.limits.conftest import Outcome
 from tests.limits.failing_server import FailingServer
 
@@ -72,3 +75,25 @@ def test_disposition_run_exits_3_and_a_rerun_asks_the_failed_rows_again(
     assert again.code == 0, again
     # the failed rows were not "stored before": they are asked and answered now
     assert "0 stored before, 4 answered" in again.out, again.out
+
+
+def test_a_stalled_endpoint_is_bounded_by_the_stall_budget(
+    db: Callable[[], AbstractContextManager[Session]],
+    monkeypatch: pytest.MonkeyPatch,
+    run_main: Callable[..., Outcome],
+) -> None:
+    server = FailingServer("stall")
+    with server as url:
+        monkeypatch.setenv("FAIL_BASE_URL", url)
+        monkeypatch.setenv("FAIL_API_KEY", "k")
+        # each request may wait 600 s; the batch gives up after 2 s without any answer
+        monkeypatch.setenv("DRIFTLENS_REQUEST_TIMEOUT_S", "600")
+        monkeypatch.setenv("DRIFTLENS_STALL_BUDGET_S", "2")
+        assert run_main("conflicts", "import", "--sample").code == 0
+        res = run_main("conflicts", "generate", "--model", MODEL, "--run", "s")
+        server.healthy = True  # lets the held handlers finish before the server stops
+    assert res.code == 3, res
+    assert "requests failed (" in res.err and "Run the same command again" in res.err
+    with db() as session:
+        errors = {r.error for r in session.exec(select(Response)).all()}
+    assert len(errors) == 1 and "stall budget" in str(next(iter(errors)))
