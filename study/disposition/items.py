@@ -271,8 +271,8 @@ def parse_batteries_csv(text: str, *, source: str) -> BatteryDocument:
     first_line: dict[str, int] = {}
     for row in reader:
         line = reader.line_num
-        name = (row.get("battery") or "").strip()
-        stem = (row.get("stem") or "").strip()
+        name = unguard_cell((row.get("battery") or "").strip())
+        stem = unguard_cell((row.get("stem") or "").strip())
         body = " ".join((row.get("text") or "").split())
         body = unguard_cell(body)
         if not name or not stem or not body:
@@ -294,7 +294,7 @@ def parse_batteries_csv(text: str, *, source: str) -> BatteryDocument:
         seen[key] = line
         b = batteries.setdefault(name, {"categories": None, "stems": {}})
         first_line.setdefault(name, line)
-        cats = (row.get("categories") or "").strip()
+        cats = unguard_cell((row.get("categories") or "").strip())
         if cats:
             parsed = _parse_categories(cats, source=source, line=line)
             if b["categories"] is not None and parsed != b["categories"]:
@@ -394,8 +394,9 @@ def batteries_to_yaml(doc: BatteryDocument) -> str:
 def batteries_to_csv(doc: BatteryDocument) -> str:
     """Serialise to the CSV format (round-trips through :func:`parse_batteries_csv`).
 
-    Cells that a spreadsheet would run as a formula are prefixed with ``'``: probe text is
-    untrusted input when it came from someone else's file.
+    Cells that a spreadsheet would run as a formula are prefixed with ``'``: battery names,
+    stem ids, probe text and categories are untrusted input when they came from someone
+    else's file.
     """
     buf = io.StringIO(newline="")
     writer = csv.writer(buf, lineterminator="\n")
@@ -405,6 +406,10 @@ def batteries_to_csv(doc: BatteryDocument) -> str:
         first = True
         for s in b.stems:
             for k, t in enumerate(s.paraphrases):
-                writer.writerow((b.name, s.id, k, guard_cell(t), cats if first else ""))
+                # every text cell: stem ids and names come from the same untrusted file
+                writer.writerow(
+                    (guard_cell(b.name), guard_cell(s.id), k, guard_cell(t),
+                     guard_cell(cats) if first else "")
+                )  # fmt: skip
                 first = False
     return buf.getvalue()

@@ -50,6 +50,24 @@ def test_csv_neutralises_formulas_and_reads_them_back() -> None:
     assert parse_batteries_csv(out, source="g.csv").probes()[0].text == "=1+1 please"
 
 
+def test_csv_export_guards_stem_ids_and_names_too() -> None:
+    """A stem id such as =HYPERLINK(...) is as untrusted as the probe text."""
+    evil_stem = '=HYPERLINK("http://evil.example/","x")'
+    text = (
+        "battery,stem,paraphrase,text,categories\n"
+        'b,"=HYPERLINK(""http://evil.example/"",""x"")",0,+cmd,refuses*|complies|no_stance\n'
+    )
+    doc = parse_batteries_csv(text, source="f.csv")
+    out = batteries_to_csv(doc)
+    import csv
+    import io
+
+    row = list(csv.reader(io.StringIO(out)))[1]
+    assert row[1] == "'" + evil_stem and row[3] == "'+cmd"
+    back = parse_batteries_csv(out, source="g.csv")
+    assert back.batteries[0].stems[0].id == evil_stem
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
