@@ -235,8 +235,15 @@ def discrimination(
         )
     return Discrimination(
         by_source=by_source,
-        par_plus=float(np.nanmean([d.rates["par_plus"] for d in by_source.values()])),
-        sdr_plus=float(np.nanmean([d.rates["sdr_plus"] for d in by_source.values()])),
+        par_plus=_mean_defined([d.rates["par_plus"] for d in by_source.values()]),
+        sdr_plus=_mean_defined([d.rates["sdr_plus"] for d in by_source.values()]),
         n_boot=n_boot,
         threshold=threshold,
     )
+
+
+def _mean_defined(values: list[float]) -> float:
+    """Mean of the defined (non-NaN) values; NaN when none is (no "empty slice" warning)."""
+    arr = np.asarray(values, dtype=np.float64)
+    arr = arr[~np.isnan(arr)]
+    return float(arr.mean()) if arr.size else float("nan")

@@ -112,3 +112,19 @@ def redact_secrets(text: object) -> str:
     value = _URL.sub(lambda m: redact_url(m.group(0)), value)
     value = _AUTH_VALUE.sub(lambda m: f"{m.group(1)} {REDACTED}", value)
     return _KEY_ASSIGN.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{REDACTED}", value)
+
+
+def holds_nul(value: object) -> bool:
+    """Whether a parsed JSON value holds a NUL character anywhere (keys included).
+
+    PostgreSQL's text columns refuse NUL (``\\u0000`` in a JSON line decodes to one), so an
+    imported file holding one is refused in one sentence naming its line instead of an
+    87-line ``psycopg.DataError`` at the first insert.
+    """
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(holds_nul(k) or holds_nul(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(holds_nul(v) for v in value)
+    return False

@@ -558,7 +558,7 @@ def claims_import_cmd(
         from study.sources.tier2 import read_claims, store_claims
 
         items = read_items(items_path) if items_path else shipped_items()
-        claims = read_claims(path, items)
+        claims = read_claims(path, items, known_only=True)
         with session_for(ctx) as session:
             n = store_claims(
                 claims,

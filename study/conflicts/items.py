@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlmodel import Session
 
 from storage.errors import InputError
+from storage.safe_text import holds_nul
 
 ConflictType = Literal["CPC", "BOC", "SCC"]
 SAMPLE_FILE = "sample_banks.jsonl"
@@ -272,6 +273,9 @@ def parse_banks(text: str) -> BankFile:
         if not isinstance(data, dict):
             problems.append(BankProblem(n, "is not a JSON object"))
             continue
+        if holds_nul(data):
+            problems.append(BankProblem(n, "contains a NUL character (\\u0000)"))
+            continue
         try:
             inst = ConflictInstance.model_validate(data)
         except ValidationError as exc:
@@ -305,10 +309,12 @@ def read_banks(path: Path) -> tuple[ConflictInstance, ...]:
         raise InputError(f"{path} cannot be read as UTF-8 text ({exc})") from None
     parsed = parse_banks(text)
     if parsed.problems:
-        first = parsed.problems[0]
-        more = len(parsed.problems) - 1
+        # the first few problems in the one line, so a file is fixed in one pass
+        shown = parsed.problems[:3]
+        more = len(parsed.problems) - len(shown)
         tail = f" ({more} more problem(s) in the file)" if more else ""
-        raise InputError(f"{path} line {first.line}: {first.message}{tail}.")
+        listed = "; ".join(f"line {p.line}: {p.message}" for p in shown)
+        raise InputError(f"{path} {listed}{tail}.")
     if not parsed.instances:
         raise InputError(f"{path} holds no bank instances (one JSON object per line).")
     return parsed.instances

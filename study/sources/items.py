@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from storage.errors import InputError
+from storage.safe_text import holds_nul
 
 LETTERS = "ABCDEFGHIJ"
 FORMATS: tuple[str, ...] = ("auto", "jsonl", "csv", "csqa", "gsm8k-mc")
@@ -96,6 +97,8 @@ def _err(source: str, line: int, message: str) -> InputError:
 
 
 def _item(record: Mapping[str, Any], source: str, line: int, dataset: str | None) -> MCQItem:
+    if holds_nul(dict(record)):
+        raise _err(source, line, "contains a NUL character (\\u0000)")
     data = dict(record)
     if dataset is not None and not data.get("dataset"):
         data["dataset"] = dataset
@@ -126,8 +129,16 @@ def _from_ours(obj: Mapping[str, Any]) -> dict[str, Any]:
         choices = [obj[k] for k in LETTERS if obj.get(k) not in (None, "")]
     out["choices"] = choices
     if "id" in out:
-        out["id"] = str(out["id"])
+        out["id"] = _id_text(out["id"])
     return out
+
+
+def _id_text(value: Any) -> str:
+    """An id as text; a missing one (JSON ``null``) is empty, refused by the model.
+
+    ``str(None)`` stored ``"None"`` as the id of every item without one.
+    """
+    return "" if value is None else str(value)
 
 
 def _from_csqa(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -141,7 +152,7 @@ def _from_csqa(obj: Mapping[str, Any]) -> dict[str, Any]:
         pairs = list(zip(ch.get("label") or [], ch.get("text") or [], strict=False))
     pairs.sort(key=lambda p: str(p[0]))
     return {
-        "id": str(obj.get("id", "")),
+        "id": _id_text(obj.get("id")),
         "question": stem,
         "choices": [t for _, t in pairs],
         "answer": obj.get("answerKey"),
@@ -194,13 +205,15 @@ def parse_items(
         The items, in file order.
 
     Raises:
-        InputError: an unknown format, an invalid record, or a duplicate id (naming the line).
+        InputError: an unknown format, an invalid record, a duplicate id, or an item
+            repeating an earlier one's question and options (naming the line).
     """
     if fmt not in FORMATS:
         raise InputError(f"Unknown item format {fmt!r}; use one of {', '.join(FORMATS)}.")
     kind = "csv" if fmt == "csv" or (fmt == "auto" and source.lower().endswith(".csv")) else "jsonl"
     items: list[MCQItem] = []
     seen: dict[str, int] = {}
+    blocks: dict[tuple[str, tuple[str, ...]], int] = {}
     detected = fmt
     for n, (line, obj) in enumerate(_records(text, source, kind)):
         if detected == "auto":
@@ -220,7 +233,18 @@ def parse_items(
         item = _item(rec, source, line, dataset)
         if item.id in seen:
             raise _err(source, line, f"id {item.id!r} already used on line {seen[item.id]}")
+        block = (item.question, tuple(item.choices))
+        if block in blocks:
+            # a model (and the simulator) sees only the question and its options: two items
+            # that agree on both cannot be told apart, and their answers would be pooled
+            raise _err(
+                source,
+                line,
+                f"item {item.id!r} repeats the question and options of line {blocks[block]}; "
+                "a model cannot tell the two apart (reword one or drop it)",
+            )
         seen[item.id] = line
+        blocks[block] = line
         items.append(item)
     if not items:
         raise InputError(f"{source} holds no items.")

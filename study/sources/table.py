@@ -110,6 +110,20 @@ def validate(df: pd.DataFrame, *, source: str = "the table") -> pd.DataFrame:
         empty = np.flatnonzero((out[col] == "").to_numpy())
         if empty.size:
             raise InputError(f"{_where(source, int(empty[0]))}: the {col!r} value is empty.")
+    # letters: a choice outside them (Z, ZZ) would count as "neither answer" silently
+    from study.sources.items import LETTERS
+    from study.sources.score import UNKNOWN
+
+    letters = list(LETTERS)
+    for col, allowed, what in (
+        ("choice", [*letters, UNKNOWN], f"a letter A-{LETTERS[-1]} or {UNKNOWN!r}"),
+        ("correct_choice", letters, f"a letter A-{LETTERS[-1]}"),
+        ("wrong_choice", [*letters, ""], f"a letter A-{LETTERS[-1]} (empty on bare rows)"),
+    ):
+        bad = np.flatnonzero(~out[col].isin(allowed).to_numpy())
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(f"{_where(source, i)}: {col} {out[col].iloc[i]!r} is not {what}.")
     bad_variant = np.flatnonzero(~out["variant"].isin(VARIANTS).to_numpy())
     if bad_variant.size:
         i = int(bad_variant[0])

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from llm.sim.tasks import task_marker
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
+from storage.safe_text import holds_nul
 from study.sources.items import MCQItem
 from study.sources.sim.probe import TIER2_TASK
 from study.strict_json import StrictParseError, extract_json_object, run_with_repair
@@ -140,12 +141,20 @@ def claims_to_jsonl(result: ClaimsResult) -> str:
     )
 
 
-def read_claims(path: Path, items: Sequence[MCQItem] | None = None) -> dict[str, str]:
+def read_claims(
+    path: Path, items: Sequence[MCQItem] | None = None, *, known_only: bool = False
+) -> dict[str, str]:
     """Read a claims JSONL (``{"id", "claim"}`` per line), checking each against its item.
 
+    Args:
+        path: the claims file.
+        items: the items the claims belong to (each claim is checked against its item).
+        known_only: refuse a claim whose id is not among ``items``, and a file without
+            any claim (an import; a run with ``--limit`` uses only some of a file's claims).
+
     Raises:
-        InputError: a missing file, a bad line, a duplicate id or an invalid claim (naming
-            the line).
+        InputError: a missing file, a bad line, a duplicate id, an invalid claim or (with
+            ``known_only``) an unknown id, naming the line; or an empty file.
     """
     if not path.exists():
         raise InputError(f"File not found: {path}")
@@ -164,8 +173,12 @@ def read_claims(path: Path, items: Sequence[MCQItem] | None = None) -> dict[str,
             or not isinstance(obj.get("claim"), str)
         ):
             raise InputError(f'{path}, line {n}: expected {{"id": "...", "claim": "..."}}')
+        if holds_nul(obj):
+            raise InputError(f"{path}, line {n}: contains a NUL character (\\u0000)")
         if obj["id"] in out:
             raise InputError(f"{path}, line {n}: a second claim for {obj['id']!r}")
+        if known_only and obj["id"] not in by_id:
+            raise InputError(f"{path}, line {n}: no item has the id {obj['id']!r}")
         claim = " ".join(obj["claim"].split())
         try:
             if obj["id"] in by_id:
@@ -175,6 +188,8 @@ def read_claims(path: Path, items: Sequence[MCQItem] | None = None) -> dict[str,
         except ValueError as exc:
             raise InputError(f"{path}, line {n}: {exc}") from None
         out[obj["id"]] = claim
+    if known_only and not out:
+        raise InputError(f"{path}: no claims in the file; nothing stored.")
     return out
 
 
