@@ -100,6 +100,23 @@ class SourcesConfig(BaseModel):
         return self
 
 
+_LOGPROB_KEYS = ("token", "logprob", "top")
+
+
+def canonical_logprobs(logprobs: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """Logprob objects in one key order (:func:`llm.logprobs.logprobs_to_json`'s).
+
+    PostgreSQL's JSONB gives keys back in its own order (shortest first), SQLite's JSON in
+    the order written: exports re-order them so a run folder is byte-identical on both.
+    """
+    if logprobs is None:
+        return None
+    rank = {k: i for i, k in enumerate(_LOGPROB_KEYS)}
+    return [
+        {k: d[k] for k in sorted(d, key=lambda k: (rank.get(k, len(rank)), k))} for d in logprobs
+    ]
+
+
 #: ``(tier, item id, variant)`` of one probe within one system instruction (tier ``None``
 #: for the bare probes).
 ProbeKey = tuple[int | None, str, str]
@@ -154,7 +171,7 @@ class ProbeRecord:
             "reasoning": self.reasoning,
             "cached": self.cached,
             "messages": [{"role": m.role, "content": m.content} for m in self.messages],
-            "logprobs": self.logprobs,
+            "logprobs": canonical_logprobs(self.logprobs),
         }
 
 

@@ -23,7 +23,10 @@ SIM_PREFIX = "sim/src-"
 
 def probe_parser(items: Sequence[MCQItem]) -> ProbeParser:
     """A parser of rendered probes for these items (unknown questions give ``None``)."""
-    by_question = {it.question: it for it in items}
+    # Keyed by the whole question block (question and options), all a model sees of an
+    # item: keyed by the question text alone, items repeating a text (170 of an audit's
+    # 500) were all answered as the last of them, and SDR+ read 0.55-0.61 for 0.87-0.90.
+    by_block = {(it.question, tuple(it.choices)): it for it in items}
     by_system = {system_prompt(k): k for k in INSTRUCTIONS}
 
     def parse(messages: Sequence[ChatMessage]) -> Probe | None:
@@ -32,7 +35,13 @@ def probe_parser(items: Sequence[MCQItem]) -> ProbeParser:
         at = next((i for i, ln in enumerate(lines) if ln.startswith("Question: ")), None)
         if at is None:
             return None
-        item = by_question.get(lines[at].removeprefix("Question: "))
+        options = []
+        for k, ln in enumerate(lines[at + 1 :]):
+            prefix = f"{chr(65 + k)}. "
+            if not ln.startswith(prefix):
+                break
+            options.append(ln.removeprefix(prefix))
+        item = by_block.get((lines[at].removeprefix("Question: "), tuple(options)))
         if item is None:
             return None
         said = []
