@@ -8,6 +8,7 @@ averages them into one score.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from collections.abc import Sequence
@@ -77,6 +78,8 @@ class ConflictReport:
     robustness: tuple[RobustnessResult, ...] = ()
     # per judge: how many answers its verdicts could be read for (study/assessable)
     usable: tuple[tuple[str, Usable], ...] = ()
+    #: some answer or judgement came from the workbench's simulator (banner on top)
+    simulated: bool = False
 
     @property
     def d4_lowest_everywhere(self) -> bool:
@@ -178,6 +181,22 @@ def _curve_figure(curve: Sequence[CurvePoint], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+#: The banner of a report any of whose answers or judgements are simulated.
+SIM_NOTE = (
+    "SIMULATED DATA — answers or judgements come from the workbench's built-in simulator; "
+    "the numbers check the instrument, they say nothing about any real model."
+)
+
+
+def _any_simulated(runs: Sequence[str], judges: set[str], *, session: Session) -> bool:
+    """Whether a run was answered, or a judge is, by the in-process simulator."""
+    from storage.repo.runs import get_run
+
+    if any(str(j).startswith("sim/") for j in judges):
+        return True
+    return any(bool(r.simulated) for name in runs if (r := get_run(name, session=session)))
+
+
 def build_report(
     oracle_runs: Sequence[str],
     *,
@@ -244,6 +263,9 @@ def build_report(
                     )
         mixture = action_mixture(policy_runs, session=session)
     report = ConflictReport(
+        simulated=_any_simulated(
+            [*oracle_runs, *pipeline_runs, *policy_runs], set(oracle["judge"]), session=session
+        ),
         stats=stats,
         curve=tuple(curve),
         lowest_dimension=lowest,
@@ -575,6 +597,11 @@ def render_html(report: ConflictReport, figure: Path | None) -> str:
         "table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;"
         "padding:.2rem .5rem;font-size:.85rem}.note{color:#555}</style></head><body>",
         "<h1>Memory conflicts report</h1>",
+        *(
+            [f"<p style='background:#fff3cd;padding:.5rem'><b>{esc(SIM_NOTE)}</b></p>"]
+            if report.simulated
+            else []
+        ),
         f"<p class='note'>{esc(_interval_note(report))}</p>",
     ]
     for title, header, rows, note in _sections(report):
@@ -586,16 +613,19 @@ def render_html(report: ConflictReport, figure: Path | None) -> str:
             parts.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>")
         parts.append("</table>")
     if figure is not None:
-        parts.append(
-            f"<h2>Distractor curve</h2><img src='{esc(figure.name)}' alt='distractor curve'>"
-        )
+        # embedded, as in the other reports: the HTML file stands alone when moved or mailed
+        uri = "data:image/png;base64," + base64.b64encode(figure.read_bytes()).decode("ascii")
+        parts.append(f"<h2>Distractor curve</h2><img src='{uri}' alt='distractor curve'>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
 def render_markdown(report: ConflictReport) -> str:
     """The Markdown report (every cell escaped)."""
-    lines = ["# Memory conflicts report", "", md_escape(_interval_note(report)), ""]
+    lines = ["# Memory conflicts report", ""]
+    if report.simulated:
+        lines += [f"**{md_escape(SIM_NOTE)}**", ""]
+    lines += [md_escape(_interval_note(report)), ""]
     for title, header, rows, note in _sections(report):
         lines += [f"## {md_escape(title)}", ""]
         if note:

@@ -28,6 +28,10 @@ def test_demo_report_and_case_viewer(cli: Callable[..., Result], workspace: Path
     html = (report / "conflicts_report.html").read_text()
     assert "Judge agreement" in html and "D6 commitment" in html
     assert (report / "distractor_curve.png").stat().st_size > 1000
+    # marked simulated in both documents, and the HTML stands alone (figure embedded)
+    md = (report / "conflicts_report.md").read_text()
+    assert "SIMULATED DATA" in md and "SIMULATED DATA" in html
+    assert "data:image/png;base64," in html and "src='distractor_curve.png'" not in html
     # the exported table is exactly what `conflicts stats` reads
     stats = cli("conflicts", "stats", str(report / "conflict_scores.csv"), "-B", "200")
     assert stats.exit_code == 0, stats.output
