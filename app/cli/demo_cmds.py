@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -74,17 +75,23 @@ def demo_cmd(
             f"Krippendorff alpha {float(r['krippendorff_alpha']):.3f}; "  # type: ignore[arg-type]
             f"most confused pair: {escape(str(confused))}."
         )
-    _out.print("Time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.seconds.items()))
     from app.cli.conflicts_cmds import run_conflicts_demo_cli
 
+    seconds = dict(result.seconds)
+    t0 = time.perf_counter()
     with session_for(ctx) as session:
         conflicts_html = run_conflicts_demo_cli(session=session, workspace=conf.workspace)
+    seconds["conflicts"] = time.perf_counter() - t0
     from app.cli.disposition_cmds import run_disposition_demo_cli
 
+    t0 = time.perf_counter()
     with session_for(ctx) as session:
         disposition_html = run_disposition_demo_cli(
             session=session, workspace=conf.workspace, bootstrap=bootstrap
         )
+    seconds["disposition"] = time.perf_counter() - t0
+    # every stage the demo ran, the conflicts and disposition ones included
+    _out.print("Time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
     html = Path(ana.files["report_html"]).resolve()
     _out.print(
         f"\nModel: {escape(DEMO_MODEL)} · core implementation: {ana.provenance.implementation}"

@@ -390,7 +390,14 @@ def awareness_cmd(
             if unknown:
                 raise InputError(f"Study {study!r} has no arm {unknown[0]!r}.")
             rows = [a for a in rows if a.name in arm]
-        with progress_callback("rating awareness") as update:
+        from study.run_lease import run_lease
+
+        # the study's one lease: a second process (or a concurrent run) would ask again
+        what = f"Disposition study {study!r}"
+        with (
+            run_lease(f"disposition_run:{study}", session=session, what=what),
+            progress_callback("rating awareness") as update,
+        ):
             run = rate_awareness(
                 rows, judge=judge, session=session, share=share, seed=seed,
                 concurrency=concurrency, progress=update,
@@ -401,14 +408,15 @@ def awareness_cmd(
         f"({run.repaired} repaired), {run.errors} malformed (stored, flagged), "
         f"{run.failed_requests} failed requests, {run.already_scored} rated before."
     )
-    if summary is None:
-        return
-    render_awareness(summary)
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"run": vars(run), **summary.to_dict()}
-        json_out.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
-        _out.print(f"Wrote {escape(str(json_out))}")
+    if summary is not None:
+        render_awareness(summary)
+        if json_out is not None:
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            payload = {"run": vars(run), **summary.to_dict()}
+            json_out.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
+            _out.print(f"Wrote {escape(str(json_out))}")
+    requested = run.scored + run.errors + run.failed_requests
+    exit_if_failed(RequestFailures(run.failed_requests, requested))
 
 
 def render_awareness(summary: Any) -> None:

@@ -134,3 +134,20 @@ def presets_cmd(
         _out.print(f"Presets registered by the {family} instrument (no drift doses):")
         for name, p in presets.items():
             _out.print(f"  sim/{name} (v{p.version}): {p.description}")
+    _other_instrument_presets()
+
+
+def _other_instrument_presets() -> None:
+    """The source-reliance and disposition presets (answered by their own responders)."""
+    from llm.sim.disposition import DISPOSITION_PRESETS
+    from study.sources.sim.probe import SOURCE_PRESETS
+
+    _out.print("Presets of the source-reliance simulator (`driftlens sources run --model`):")
+    for name, sp in SOURCE_PRESETS.items():
+        _out.print(f"  sim/{name}: {sp.description}")
+    _out.print(
+        "Presets of the disposition simulator (`driftlens disposition arms add --model "
+        "sim/<preset>-d<dose>[-s<train seed>]`, dose in % harmful training answers):"
+    )
+    for name, dp in DISPOSITION_PRESETS.items():
+        _out.print(f"  sim/{name}-d<dose>: {dp.description}")
