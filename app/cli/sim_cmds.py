@@ -139,7 +139,7 @@ def presets_cmd(
 
 def _other_instrument_presets() -> None:
     """The source-reliance and disposition presets (answered by their own responders)."""
-    from llm.sim.disposition import DISPOSITION_PRESETS
+    from study.disposition.sim.model import DISPOSITION_PRESETS
     from study.sources.sim.probe import SOURCE_PRESETS
 
     _out.print("Presets of the source-reliance simulator (`driftlens sources run --model`):")
