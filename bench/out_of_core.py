@@ -15,6 +15,8 @@ Usage (own PostgreSQL server, niced, on 127.0.0.1)::
     eval "$(DRIFTLENS_PG_STATE=/tmp/ooc-pg nice -n 19 scripts/ci/postgres.sh)"
     nice -n 19 .venv/bin/python bench/out_of_core.py --questions 1000 --in-memory
     nice -n 19 .venv/bin/python bench/out_of_core.py --questions 10000
+    # or build once, then analyse by hand (e.g. one run of it, under /usr/bin/time -v):
+    nice -n 19 .venv/bin/python bench/out_of_core.py --questions 10000 --build-only
 """
 
 from __future__ import annotations
@@ -226,6 +228,9 @@ def main() -> None:
     parser.add_argument("--in-memory", action="store_true", help="Also analyse in memory.")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ooc-bench"))
     parser.add_argument("--keep", action="store_true", help="Keep the database.")
+    parser.add_argument(
+        "--build-only", action="store_true", help="Build and keep the database; analyse nothing."
+    )
     args = parser.parse_args()
     if not args.pg_url:
         raise SystemExit("name a server: --pg-url or DRIFTLENS_TEST_PG_URL")
@@ -247,6 +252,9 @@ def main() -> None:
             url, questions=args.questions, models=args.models, samples=args.samples
         )
         print(json.dumps(report["build"]), flush=True)
+        if args.build_only:
+            print(f"kept: {url}", flush=True)
+            return
         runs = report["build"]["runs"]
         report["out_of_core"] = analyze(
             url, runs, work / "ooc", bootstrap=args.bootstrap, chunk=args.chunk
@@ -264,7 +272,7 @@ def main() -> None:
         print(json.dumps(report, indent=2), flush=True)
         (work / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     finally:
-        if not args.keep:
+        if not (args.keep or args.build_only):
             with admin.connect() as c:
                 c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
