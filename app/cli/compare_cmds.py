@@ -33,23 +33,6 @@ def _p(x: float) -> str:
     return "<0.001" if x < 0.001 else f"{x:.3f}"
 
 
-def parse_margin(text: str | None) -> float | None:
-    """``None`` (instrument default), ``nan`` for ``mdd``, else a positive number."""
-    from storage.errors import InputError
-
-    if text is None:
-        return None
-    if text.strip().lower() == "mdd":
-        return math.nan
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"--margin must be a positive number or 'mdd', not {text!r}.") from None
-    if not math.isfinite(value) or value <= 0:
-        raise InputError(f"--margin must be a positive number or 'mdd', not {text!r}.")
-    return value
-
-
 def compare_cmd(
     ctx: typer.Context,
     runs: Annotated[list[str], typer.Argument(help="Two or more runs (RUN_A RUN_B [RUN_C …]).")],
@@ -93,7 +76,7 @@ def compare_cmd(
 ) -> None:
     """Compare runs on the items they share: paired differences, tests, BH, TOST, letters."""
     from storage.errors import InputError
-    from study.compare import CompareOptions, compare_runs, matching_lines
+    from study.compare import CompareOptions, compare_runs, matching_lines, parse_margin
 
     if not 0 < alpha < 0.5:
         raise InputError("--alpha must lie between 0 and 0.5.")

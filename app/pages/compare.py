@@ -19,7 +19,14 @@ from app.ui.table_downloads import table_downloads
 from app.ui.url_state import url_multiselect, url_select
 from app.ui.word_diff import diff_html
 from storage.errors import DriftLensError
-from study.compare import CompareOptions, Comparison, adapter_names, compare_runs, run_choices
+from study.compare import (
+    CompareOptions,
+    Comparison,
+    adapter_names,
+    compare_runs,
+    parse_margin,
+    run_choices,
+)
 from study.compare.forest import forest_figure
 from study.compare.report import SIMULATED_NOTE, write_comparison_report
 from study.downloads import folder_zip
@@ -109,8 +116,6 @@ with page_session() as session:
         st.stop()
     margin: float | None = None
     if margin_text.strip():
-        from app.cli.compare_cmds import parse_margin
-
         try:
             margin = parse_margin(margin_text)
         except DriftLensError as exc:

@@ -6,7 +6,7 @@ results and the comparison report.
 """
 
 from study.compare.registry import adapter_names, get_adapter, register_adapter
-from study.compare.service import compare_runs, matching_lines, run_choices
+from study.compare.service import compare_runs, matching_lines, parse_margin, run_choices
 from study.compare.types import CompareOptions, Comparison, ItemDiff, RunData, StatRow
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "compare_runs",
     "get_adapter",
     "matching_lines",
+    "parse_margin",
     "register_adapter",
     "run_choices",
 ]

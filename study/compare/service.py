@@ -182,3 +182,18 @@ def matching_lines(comparison: Comparison) -> list[str]:
 def run_choices(instrument: str, *, session: Session) -> list[str]:
     """The runs of ``instrument`` that the Compare page offers."""
     return get_adapter(instrument).list_runs(session=session)
+
+
+def parse_margin(text: str | None) -> float | None:
+    """``None`` (instrument default), ``nan`` for ``mdd``, else a positive number."""
+    if text is None:
+        return None
+    if text.strip().lower() == "mdd":
+        return math.nan
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"--margin must be a positive number or 'mdd', not {text!r}.") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"--margin must be a positive number or 'mdd', not {text!r}.")
+    return value
