@@ -49,6 +49,7 @@ from storage.generation_models import (
     RequestParams,
     Response,
 )
+from storage.job_models import Job
 from storage.metadata import NAMING_CONVENTION
 from storage.ontology_models import (
     LABELER_KIND_VALUES,
@@ -115,6 +116,7 @@ __all__ = [
     "Draft",
     "GenerationRun",
     "HumanAnnotation",
+    "Job",
     "JudgeScore",
     "LLMCacheEntry",
     "LabelerSpec",

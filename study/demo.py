@@ -34,7 +34,7 @@ from study.catalog.store import catalog_document, ensure_default_catalog
 from study.generation import GenerationOptions, GenerationSummary, run_generation
 from study.question_filter import FilterSummary, filter_questions
 from study.questions import import_sample_questions
-from study.reasoning.analysis import AnalysisResult, analyze_run
+from study.reasoning.analysis import AnalysisResult, analyze_run, report_folder_owner
 from study.reasoning.config import DEFAULT_SEED
 from study.reasoning.trajectories import LabelSummary, label_run
 from study.sim_endpoint import SimProcess
@@ -142,7 +142,8 @@ def run_demo(
         DEMO_RUN,
         DEMO_LABELER,
         session=session,
-        out_dir=out_dir,
+        # A rerun keeps the earlier analysis's report: the new one gets its own folder.
+        out_dir=None if report_folder_owner(out_dir, session=session) else out_dir,
         bootstrap=bootstrap,
         seed=seed,
     )

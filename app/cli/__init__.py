@@ -26,19 +26,33 @@ def main() -> None:
     debug = "--debug" in sys.argv or os.environ.get("DRIFTLENS_DEBUG") == "1"
     if "--debug" in sys.argv:
         sys.argv.remove("--debug")
+    from app.cli import job_hooks
+    from app.cli.errors import user_message
+
     try:
         app = build_app()
         rc = app(standalone_mode=False, prog_name="driftlens")
-    except SystemExit:
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+        job_hooks.finish(code, interrupted=code == INTERRUPTED_EXIT)
         raise
     except BaseException as exc:  # the one place errors become messages
+        found = user_message(exc)
+        job_hooks.finish(
+            1,
+            error=found[0] if found else f"{type(exc).__name__}: {exc}",
+            interrupted=found is not None and found[1] == INTERRUPTED_EXIT,
+        )
         code = report_user_error(exc, debug=debug)
         raise SystemExit(code) from None
     finally:
         _shutdown_engines()
     if rc == INTERRUPTED_EXIT:
         # typer >= 0.2x turns Ctrl-C into a silent Exit(130) before we can see it.
+        job_hooks.finish(INTERRUPTED_EXIT, interrupted=True)
         report_interrupted()
+    else:
+        job_hooks.finish(rc if isinstance(rc, int) else 0)
     raise SystemExit(rc if isinstance(rc, int) else 0)
 
 

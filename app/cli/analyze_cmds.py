@@ -14,6 +14,7 @@ from rich.table import Table
 
 from app.cli.console import SafeConsole
 from app.cli.context import session_for
+from app.cli.job_hooks import report_stage
 from app.cli.progress import progress_callback
 from app.cli.request_limits import bootstrap_option
 
@@ -41,7 +42,12 @@ def analyze_cmd(
         ..., "--run", help="Generation run; repeat (or a,b) to put several models side by side."
     ),
     labeler: str = typer.Option(..., "--labeler", help="Labeler spec whose labels to use."),
-    out: Path = typer.Option(..., "--out", help="Report folder (created; files replaced)."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Report folder (default: a new folder reports/<runs>-<labeler>[-N] in the "
+        "workspace; a folder holding another stored analysis's report is refused).",
+    ),
     bootstrap: int = bootstrap_option(
         10_000, help="Cluster-bootstrap replicates (below 2,000 the output is flagged)"
     ),
@@ -65,6 +71,7 @@ def analyze_cmd(
     """Compute DTW and SRI drift, the statistics and calibration, and write the report."""
 
     from ontology.versions import seed_ontologies
+    from study.jobs.reporter import record_result
     from study.reasoning.analysis import analyze_run
     from study.reasoning.config import DEFAULT_SEED
 
@@ -74,6 +81,8 @@ def analyze_cmd(
     status = (
         nullcontext() if label else SafeConsole(stderr=True).status(f"Analysing {escape(names)}…")
     )
+    if not label:
+        report_stage(f"analysing {names} (B = {bootstrap:,})")  # the job's stage
     with session_for(ctx) as session, labeling as update, status:
         seed_ontologies(session=session)
         result = analyze_run(
@@ -88,6 +97,7 @@ def analyze_cmd(
             progress=update,
             chunk_questions=chunk_questions,
         )
+    record_result(analysis=result.analysis_id, run=run[0])
     if result.simulated:
         _out.print("[bold red]SIMULATED DATA[/] — responses come from the drift simulator.")
     print_drift_summary(

@@ -61,6 +61,11 @@ def generate_cmd(
     timeout: float | None = TIMEOUT_OPTION,
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    label: str | None = typer.Option(
+        None,
+        "--label",
+        help="Then label the run's responses with this labeler (e.g. keywords); resumable.",
+    ),
     engine_args: list[str] | None = engine_arg_option(),
     executor: str | None = EXECUTOR_OPTION,
     address: str | None = ADDRESS_OPTION,
@@ -72,6 +77,7 @@ def generate_cmd(
     running it again can help.
     """
     from study.generation import GenerationOptions, run_generation
+    from study.jobs.reporter import record_result
 
     apply_engine_args(engine_args)
     runner = executor_for(ctx, executor, address)
@@ -109,6 +115,10 @@ def generate_cmd(
                 per_shard=shard_questions,
                 progress=update,
             )
+    record_result(run=run)
+    labeled = _label_after(ctx, run, label) if label and not summary.failed else None
+    if labeled is not None:
+        _out.print(labeled, markup=False)
     if as_json:
         echo_json(summary)
         if summary.failed:
@@ -125,6 +135,15 @@ def generate_cmd(
     if summary.failed:
         _err.print(failure_advice(summary), markup=False)
         raise typer.Exit(3)
+
+
+def _label_after(ctx: typer.Context, run: str, labeler: str) -> str:
+    """Label the run just generated (``--label``); one line saying what was labeled."""
+    from study.reasoning.trajectories import label_run
+
+    with session_for(ctx) as session, progress_callback(f"labeling {run}") as update:
+        summary = label_run(run, labeler, session=session, progress=update)
+    return f"Labeled {summary.labeled_now} responses of run {run} with {labeler}."
 
 
 def failure_advice(summary: GenerationSummary) -> str:

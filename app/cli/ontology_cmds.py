@@ -197,6 +197,7 @@ def round_cmd(
     from ontology.rounds import run_round
     from ontology.versions import seed_ontologies
     from storage.errors import ConfigError
+    from study.jobs.reporter import record_result
 
     apply_engine_args(engine_args)
 
@@ -218,10 +219,13 @@ def round_cmd(
             progress=update,
             resume=resume,
         )
-    if as_json:
-        echo_json(result.to_json(), ensure_ascii=False)
-        return
     data = result.to_json()
+    record_result(
+        round=result.round, mean_pairwise=data["mean_pairwise"], steps=data["n_steps"], run=run
+    )
+    if as_json:
+        echo_json(data, ensure_ascii=False)
+        return
     _out.print(
         f"Round {result.round}: {result.n_responses} responses, {data['n_steps']} steps of run "
         f"{result.run} under {result.ontology_version}.",
@@ -518,6 +522,35 @@ def validate_cross_cmd(
             run, labelers.split(","), session=session, sample=sample, seed=seed, progress=update
         )
     _report(report, as_json)
+
+
+@validate_app.command("run")
+def validate_run_cmd(
+    ctx: typer.Context,
+    request: str = typer.Option(
+        ..., "--request", help="The experiment as JSON (the Validation page's request)."
+    ),
+) -> None:
+    """Run one experiment of the Validation page and keep its result in validation/."""
+    import json
+
+    from app.cli.context import settings
+    from ontology.validation_runs import parse_request, run_experiment, save_result
+    from storage.errors import InputError
+    from study.jobs.reporter import record_result
+
+    try:
+        data = json.loads(request)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--request is not JSON: {exc.msg} at character {exc.pos}.") from None
+    if not isinstance(data, dict):
+        raise InputError("--request must be a JSON object.")
+    parsed = parse_request(data)
+    with session_for(ctx) as session, progress_callback(parsed.experiment) as update:
+        report = run_experiment(parsed, session=session, progress=update)
+    stored = save_result(parsed, report, workspace=settings(ctx).workspace)
+    record_result(result=stored.path.name)
+    _out.print(f"{parsed.summary()}: kept in {stored.path}", markup=False)
 
 
 @validate_app.command("human")

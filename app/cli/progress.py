@@ -1,4 +1,7 @@
-"""A rich progress bar exposed as the ``(done, total)`` callback the services accept."""
+"""A rich progress bar exposed as the ``(done, total)`` callback the services accept.
+
+Each bar is also a stage of the command's job row (:mod:`app.cli.job_hooks`).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from rich.progress import (
 from rich.text import Text
 
 from app.cli.console import SafeConsole
+from app.cli.job_hooks import report_progress, report_stage
 
 
 class RateColumn(ProgressColumn):
@@ -58,8 +62,10 @@ def progress_callback(
         disable=not console.is_terminal,
     ) as bar:
         task = bar.add_task(description, total=None)
+        report_stage(description)  # a job's row says what runs before the first unit
 
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
+            report_progress(done, total)
 
         yield update

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from app.cli.context import CliState
+from app.cli.job_hooks import attach_from_env, remember_root
 from app.instruments import cli_modules as instrument_cli_modules
 
 # One line per generic command module (the instruments' come from app/instruments.py); a
@@ -75,6 +76,8 @@ def build_app() -> typer.Typer:
         ] = None,
     ) -> None:
         ctx.obj = CliState(workspace=workspace, db_url=db)
+        remember_root(workspace, db)
+        attach_from_env(workspace, db)  # a submitted job reports into its row
 
     # the generic groups, then each instrument's (app/instruments.py), then the comparison
     *generic, compare = COMMAND_MODULES

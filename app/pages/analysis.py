@@ -20,6 +20,7 @@ import streamlit as st
 from sqlmodel import col, select
 
 from app.ui.db import page_session, page_settings
+from app.ui.job_panel import job_panel, start_job
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.url_state import url_open, url_select
 from driftlens_core.bootstrap import MIN_BOOTSTRAP
@@ -34,7 +35,6 @@ from study.downloads import (
     responses_jsonl,
     run_judges,
 )
-from study.reasoning.analysis import analyze_run
 from study.reasoning.analysis_index import AnalysisEntry, list_analysis_entries
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from study.reasoning.run_choices import labelled_with, reasoning_runs
@@ -444,6 +444,16 @@ if entries:
 # ---------------------------------------------------------------- new analysis
 # Set apart from what is shown: these controls start a new computation, they do not
 # filter the analysis above.
+# Running analyses show above the expander (open or not): a reload finds them here, and
+# the analysis a finished one stored opens.
+analysis_jobs = job_panel(kind="analyze", key="analysis-new")
+if analysis_jobs.finished is not None and (analysis_jobs.finished.result or {}).get("analysis"):
+    # Open the new analysis (its link) on the rerun.
+    new_id = int(analysis_jobs.finished.result["analysis"])  # type: ignore[index]
+    st.query_params.clear()
+    url_open("analysis", new_id)
+    st.session_state["analysis_stored"] = new_id
+    st.rerun()
 with st.expander("New analysis", expanded=not entries, icon=":material/add_chart:"):
     st.caption(
         "Computes and stores a new analysis; it does not change the analysis shown. "
@@ -500,32 +510,26 @@ with st.expander("New analysis", expanded=not entries, icon=":material/add_chart
         [r for r in runs if r != run_name],
         key="new_others",
     )
-    if st.button("Run analysis", type="primary", key="new_run_button"):
+    if st.button(
+        "Run analysis",
+        type="primary",
+        key="new_run_button",
+        disabled=analysis_jobs.busy is not None,
+        help=analysis_jobs.busy,
+    ):
         chosen = [run_name, *others]
-        out_dir = (
-            page_settings().workspace
-            / "reports"
-            / f"{'+'.join(_slug(r) for r in chosen)}-{_slug(labeler)}"
-        )
-        try:
-            with st.spinner("Computing drift and statistics…"), page_session() as session:
-                result = analyze_run(
-                    chosen,
-                    labeler,
-                    session=session,
-                    out_dir=out_dir,
-                    bootstrap=bootstrap,
-                    seed=seed,
-                    ontology_version=version,
-                    label_first=label_first,
-                )
-        except (DriftLensError, ValueError) as exc:
-            show_plain(exc)
-        else:
-            # Open the new analysis (its link) on the rerun.
-            st.query_params.clear()
-            url_open("analysis", result.analysis_id)
-            st.session_state["analysis_stored"] = result.analysis_id
+        argv = ["analyze", *[a for r in chosen for a in ("--run", r)], "--labeler", labeler]
+        argv += ["--bootstrap", str(bootstrap), "--seed", str(seed)]
+        argv += ["--ontology-version", version] + (["--label"] if label_first else [])
+        # A background process with its own report folder: a reload shows it running and
+        # then opens the analysis it stored.
+        if start_job(
+            key="analysis-new",
+            kind="analyze",
+            title=f"Analysis of {', '.join(chosen)} · {labeler} · {version} · B = {bootstrap:,}",
+            argv=argv,
+            scope={"run": run_name},
+        ):
             st.rerun()
     if "analysis_stored" in st.session_state:
         st.success(f"Analysis {st.session_state.pop('analysis_stored')} stored and shown below.")

@@ -3,31 +3,25 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 from sqlmodel import select
 
-from app.ui.db import page_session, page_settings
-from app.ui.job_progress import show_job
-from app.ui.jobs import Progress, Stage, start_job
+from app.ui.db import page_session
+from app.ui.job_panel import job_panel, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
-from app.ui.safe import plain_message, show_plain
+from app.ui.safe import plain_message
 from app.ui.url_state import url_open, url_select
 from ontology.labeler_disagreement import majority_confusion, odd_one_out
-from ontology.labelers.registry import parse_labeler_spec
 from ontology.rounds import (
-    require_round,
     round_detail,
     round_history,
-    run_round,
     running_round,
 )
 from ontology.versions import get_version, list_versions, seed_ontologies, version_label
 from storage.models import LabelerSpec
-from storage.workspace import open_workspace_session
 from study.reasoning.run_choices import reasoning_runs
 
 st.title("Labeling rounds")
@@ -38,8 +32,6 @@ st.caption(
 
 #: Disagreement rows shown at most (one per step).
 EXAMPLE_LIMIT = 200
-
-JOB_KEY = f"round::{page_settings().db_url}"
 
 with page_session() as session:
     seed_ontologies(session=session)
@@ -57,7 +49,7 @@ with page_session() as session:
     )
 
 
-def _round_work(
+def _round_argv(
     *,
     labelers: list[str],
     run: str = "",
@@ -65,43 +57,24 @@ def _round_work(
     seed: int = 0,
     ontology_version: str | None = None,
     resume: int | None = None,
-) -> Callable[[Progress, Stage], tuple[int, float, int]]:
-    """The job: label a round in a background thread of the server (its own session)."""
-    settings = page_settings()
-
-    def work(progress: Progress, stage: Stage) -> tuple[int, float, int]:
-        with open_workspace_session(settings) as session:
-            specs = labelers or (
-                list(require_round(resume, session=session).labelers) if resume else []
-            )
-            embed = any(parse_labeler_spec(s).kind == "embed" for s in specs)
-            stage("loading the embedding model…" if embed else "preparing the labelers…")
-
-            def update(done: int, total: int) -> None:
-                stage("labeling")
-                progress(done, total)
-
-            result = run_round(
-                run,
-                labelers,
-                session=session,
-                sample=sample,
-                seed=seed,
-                ontology_version=ontology_version,
-                progress=update,
-                resume=resume,
-            )
-            return result.round, result.agreement.mean_pairwise, result.agreement.n_steps
-
-    return work
+) -> list[str]:
+    """The job's command: ``driftlens ontology round …`` (a background process)."""
+    if resume is not None:
+        return ["ontology", "round", "--resume", str(resume)]
+    argv = ["ontology", "round", "--run", run, "--labelers", ",".join(labelers)]
+    argv += ["--sample", str(sample), "--seed", str(seed)]
+    return argv + (["--ontology-version", ontology_version] if ontology_version else [])
 
 
-job = show_job(JOB_KEY, what="round")
-if job.done is not None:
-    number, mean, steps = job.done.result
-    st.session_state["round_select"] = number  # show the new round (set before its select)
-    st.success(f"Round {number}: mean pairwise agreement {mean:.1f}% over {steps} steps.")
-busy = live_text or job.busy
+panel = job_panel(kind="ontology round", key="rounds")
+if panel.finished is not None and (panel.finished.result or {}).get("round"):
+    result = panel.finished.result or {}
+    st.session_state["round_select"] = int(result["round"])  # show the new round
+    st.success(
+        f"Round {result['round']}: mean pairwise agreement {float(result['mean_pairwise']):.1f}% "
+        f"over {result['steps']} steps."
+    )
+busy = panel.busy or live_text
 
 with st.form("new_round"):
     st.subheader("Run a round")
@@ -146,21 +119,20 @@ if submitted:
     if not run:
         st.error("No generation run yet: launch one on the Runs page (Launch a run).")
     else:
-        try:
-            start_job(
-                JOB_KEY,
-                f"Round on {run}",
-                _round_work(
-                    run=run,
-                    labelers=list(labelers),
-                    sample=int(sample),
-                    seed=int(seed),
-                    ontology_version=version,
-                ),
-            )
-        except RuntimeError as exc:
-            show_plain(exc)
-        else:
+        if start_job(
+            key="rounds",
+            kind="ontology round",
+            title=f"Round on {run}",
+            argv=_round_argv(
+                run=run,
+                labelers=list(labelers),
+                sample=int(sample),
+                seed=int(seed),
+                ontology_version=version,
+            ),
+            scope={"run": run},
+            unit="pairs",
+        ):
             st.rerun()
 
 with page_session() as session:
@@ -182,15 +154,15 @@ for h in history:
         key=f"resume-{h.round}",
         disabled=busy is not None,
         help=busy or "Label the steps this round is missing.",
+    ) and start_job(
+        key="rounds",
+        kind="ontology round",
+        title=f"Resume of round {h.round}",
+        argv=_round_argv(resume=h.round, labelers=[]),
+        scope={"round": h.round},
+        unit="pairs",
     ):
-        try:
-            start_job(
-                JOB_KEY, f"Resume of round {h.round}", _round_work(resume=h.round, labelers=[])
-            )
-        except RuntimeError as exc:
-            show_plain(exc)
-        else:
-            st.rerun()
+        st.rerun()
 
 st.subheader("Trend across rounds")
 trend = pd.DataFrame(

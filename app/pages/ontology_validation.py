@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -12,8 +12,7 @@ import streamlit as st
 from sqlmodel import select
 
 from app.ui.db import page_session, page_settings
-from app.ui.job_progress import show_job
-from app.ui.jobs import Progress, Stage, start_job
+from app.ui.job_panel import job_panel, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
 from app.ui.safe import escape_markdown, plain_message, show_plain
 from app.ui.study_handoff import open_human_studies
@@ -23,17 +22,13 @@ from ontology.rounds import round_history
 from ontology.validation import ValidationReport
 from ontology.validation_runs import (
     EXPERIMENTS,
-    ExperimentRequest,
     StoredResult,
     parse_request,
-    run_experiment,
-    save_result,
     stored_results,
 )
 from ontology.working_round import experiment_rounds, working_round
 from storage.errors import DriftLensError
 from storage.models import LabelerSpec, ModelSpec
-from storage.workspace import open_workspace_session
 from study.reasoning.run_choices import reasoning_runs, runs_with_steps
 
 st.title("Validation experiments")
@@ -45,7 +40,6 @@ st.caption(
 )
 
 settings = page_settings()
-JOB_KEY = f"validation::{settings.db_url}"
 
 with page_session() as session:
     history = round_history(session=session)
@@ -67,28 +61,11 @@ def _unreachable(spec: str) -> str | None:
     return None
 
 
-def _work(request: ExperimentRequest) -> Callable[[Progress, Stage], str]:
-    """The job: run the experiment in a background thread of the server; keep its result."""
-
-    def work(progress: Progress, stage: Stage) -> str:
-        stage(f"running the {request.experiment} experiment")
-
-        def update(done: int, total: int) -> None:
-            stage("labeling")
-            progress(done, total)
-
-        with open_workspace_session(settings) as session:
-            report = run_experiment(request, session=session, progress=update)
-        return save_result(request, report, workspace=settings.workspace).path.name
-
-    return work
-
-
-job = show_job(JOB_KEY, what="experiment")
-if job.done is not None:
-    show_plain(f"{job.done.label} finished; its result is shown below.", kind="success")
-    st.session_state["validation_shown"] = job.done.result
-busy = job.busy
+panel = job_panel(kind="ontology validate run", key="validation")
+if panel.finished is not None and (panel.finished.result or {}).get("result"):
+    show_plain(f"{panel.finished.title} finished; its result is shown below.", kind="success")
+    st.session_state["validation_shown"] = (panel.finished.result or {})["result"]
+busy = panel.busy
 
 st.subheader("Start an experiment")
 experiment = str(
@@ -195,11 +172,20 @@ if st.button(
     except DriftLensError as exc:
         show_plain(exc)
     else:
-        try:
-            start_job(JOB_KEY, f"Experiment {request.summary()}", _work(request))
-        except RuntimeError as exc:
-            show_plain(exc)
-        else:
+        # A background process: ``driftlens ontology validate run --request JSON``.
+        if start_job(
+            key="validation",
+            kind="ontology validate run",
+            title=f"Experiment {request.summary()}",
+            argv=[
+                "ontology",
+                "validate",
+                "run",
+                "--request",
+                json.dumps(request.model_dump(mode="json"), sort_keys=True),
+            ],
+            scope={"experiment": request.experiment},
+        ):
             st.rerun()
 if busy is not None:
     st.caption(plain_message(f"Start experiment is disabled: {busy}"))

@@ -6,9 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session, page_settings
-from app.ui.progress import progress_bar
+from app.ui.job_panel import job_panel, start_job
 from app.ui.safe import escape_markdown, inline_html, show_plain
 from app.ui.url_state import url_select
+from llm.specs import parse_spec
 from ontology.schema import load_seed
 from storage.errors import DriftLensError
 from storage.repo.runs import list_runs
@@ -20,10 +21,8 @@ from study.browse import (
     run_overview,
     run_revision,
 )
-from study.generation import GenerationOptions, run_generation
 from study.questions import import_sample_questions
 from study.reasoning.run_choices import reasoning_runs
-from study.reasoning.trajectories import label_run
 from study.sources.store import source_run_lines
 
 # One colour per ontology root (document order); unmapped is grey.
@@ -37,6 +36,10 @@ _ROOT_COLOURS = dict(
 
 st.title("Runs")
 
+# Running generations show outside the (closed) expander: a reload finds them here.
+panel = job_panel(kind="generate", key="runs-generate")
+if panel.finished is not None:
+    show_plain(f"{panel.finished.title}: done.", kind="success")
 with st.expander("Launch a run", expanded=False):
     st.caption(
         "sim/… models run in-process; openai-api/<service>/<model> reads "
@@ -46,28 +49,36 @@ with st.expander("Launch a run", expanded=False):
     name = st.text_input("Run name", value="sim-run")
     selection = st.text_input("Perturbations (all, none, a class, a category, keys)", value="all")
     samples = st.number_input("Samples", min_value=1, max_value=10, value=2)
-    if st.button("Generate and label"):
-        show = progress_bar("generating")
-
+    if st.button("Generate and label", disabled=panel.busy is not None, help=panel.busy):
         try:
-            with page_session() as session:
-                import_sample_questions(session=session)
-                summary = run_generation(
-                    GenerationOptions(
-                        model=model, run=name, perturbations=selection, samples=int(samples)
-                    ),
-                    session=session,
-                    progress=show,
-                )
-                label_run(name, "keywords", session=session)
+            parse_spec(model)  # a bad model name is said now, not by a failed job
         except DriftLensError as exc:
             show_plain(exc)  # echoes typed input: plain text
         else:
-            show_plain(
-                f"Run {summary.run}: {summary.succeeded} generated, "
-                f"{summary.already_done} already stored, {summary.failed} failed.",
-                kind="success",
-            )
+            with page_session() as session:
+                import_sample_questions(session=session)
+            # A background process: a reload, another page or a closed tab does not stop it.
+            if start_job(
+                key="runs-generate",
+                kind="generate",
+                title=f"Generate and label {name!r}",
+                argv=[
+                    "generate",
+                    "--model",
+                    model,
+                    "--run",
+                    name,
+                    "--perturbations",
+                    selection,
+                    "--samples",
+                    str(int(samples)),
+                    "--label",
+                    "keywords",
+                ],
+                scope={"run": name},
+                unit="responses",
+            ):
+                st.rerun()
 
 with page_session() as session:
     # Reasoning-drift runs first (the default); memory-conflict runs after them, marked.

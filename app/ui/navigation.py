@@ -20,6 +20,7 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
         ("runs.py", "Runs", ":material/play_circle:"),
         ("analysis.py", "Analysis", ":material/analytics:"),
         ("compare.py", "Compare", ":material/compare_arrows:"),
+        ("jobs.py", "Jobs", ":material/pending_actions:"),
         ("settings.py", "Settings", ":material/settings:"),
     ],
     "Ontology studio": [

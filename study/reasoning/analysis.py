@@ -35,7 +35,7 @@ from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import document, get_version, version_label
 from storage.errors import InputError
-from storage.models import ModelSpec, Question
+from storage.models import Analysis, ModelSpec, Question
 from storage.paths import stored_path
 from storage.repo.analyses import record_analysis
 from storage.repo.runs import require_run
@@ -53,7 +53,7 @@ from study.report import (
     question_table,
     write_report,
 )
-from study.report.folder import staged_report_folder
+from study.report.folder import folder_slug, fresh_report_folder, staged_report_folder
 from study.report.tables import withhold_conclusions
 from study.safe_csv import write_frame_csv
 
@@ -92,12 +92,52 @@ def _run_names(run_name: str | Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _stored_folders(*, session: Session) -> dict[str, int]:
+    return {
+        folder: analysis_id
+        for analysis_id, folder in session.exec(
+            select(Analysis.id, Analysis.out_dir).where(col(Analysis.out_dir).is_not(None))
+        )
+        if folder is not None and analysis_id is not None
+    }
+
+
+def report_folder_owner(folder: Path, *, session: Session) -> int | None:
+    """The stored analysis whose report lives in ``folder``, if any."""
+    return _stored_folders(session=session).get(stored_path(folder, session=session))
+
+
+def _report_folder(
+    out_dir: Path | None, names: Sequence[str], labeler: str, *, session: Session
+) -> Path:
+    """The analysis's own report folder: the one asked for, or a new one in the workspace.
+
+    Raises:
+        InputError: ``out_dir`` holds the report of a stored analysis (it would be lost).
+    """
+    stored = _stored_folders(session=session)
+    if out_dir is not None:
+        owner = stored.get(stored_path(out_dir, session=session))
+        if owner is not None:
+            raise InputError(
+                f"{out_dir} holds the report of stored analysis {owner}; choose another "
+                "folder or leave out --out (each analysis gets a new folder)."
+            )
+        return Path(out_dir)
+    workspace = session.info.get("workspace")
+    parent = (Path(workspace) if workspace is not None else Path.cwd()) / "reports"
+    stem = folder_slug(f"{'+'.join(names)}-{labeler}")
+    return fresh_report_folder(
+        parent, stem, taken=lambda p: stored_path(p, session=session) in stored
+    )
+
+
 def analyze_run(
     run_name: str | Sequence[str],
     labeler_spec: str,
     *,
     session: Session,
-    out_dir: Path,
+    out_dir: Path | None = None,
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
     ontology_version: str | int | None = None,
@@ -113,7 +153,9 @@ def analyze_run(
             model is analysed separately and shown side by side.
         labeler_spec: labeler whose step labels define the trajectories (e.g. ``keywords``).
         session: open session (the caller commits).
-        out_dir: report folder (created; existing report files are replaced).
+        out_dir: report folder (created; existing report files are replaced); default a
+            new folder ``reports/<runs>-<labeler>[-N]`` in the workspace. A folder that
+            holds another stored analysis's report is refused: each analysis keeps its own.
         bootstrap: cluster-bootstrap replicates B.
         seed: bootstrap seed.
         ontology_version: id, ``name`` or ``name@N`` (default: latest ``driftlens``).
@@ -156,7 +198,7 @@ def analyze_run(
         examples_per_class=examples_per_class,
     )
     run_of = run_labels(names, session=session)
-    out_dir = Path(out_dir)
+    out_dir = _report_folder(out_dir, names, labeler_spec, session=session)
     files: dict[str, Path] = {}
     # Everything is written into a fresh sibling that replaces the folder only when complete.
     with staged_report_folder(out_dir) as work:

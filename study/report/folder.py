@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -106,3 +106,29 @@ def final_path(path: Path, stage: Path, target: Path) -> Path:
 def final_paths(files: Mapping[str, Path], stage: Path, target: Path) -> dict[str, Path]:
     """:func:`final_path` for every value of a ``{name: path}`` mapping."""
     return {name: final_path(path, stage, target) for name, path in files.items()}
+
+
+def fresh_report_folder(parent: Path, stem: str, *, taken: Callable[[Path], bool]) -> Path:
+    """Create and return a new empty folder ``parent/stem`` (or ``stem-2``, ``stem-3`` …).
+
+    The folder is claimed by creating it, so two commands writing at once never get the
+    same one; ``taken`` also skips names a stored record still points at (a folder that
+    was deleted from disk is not free while a stored analysis names it).
+
+    Args:
+        parent: Where the report folders live (e.g. the workspace's ``reports``).
+        stem: The folder name to start from.
+        taken: Whether a stored record already names this folder.
+    """
+    parent.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        folder = parent / (stem if n == 1 else f"{stem}-{n}")
+        n += 1
+        if taken(folder):
+            continue
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder

@@ -136,7 +136,8 @@ MAIN_TEXT_JS = """() => {
   const main = document.querySelector('[data-testid="stMain"]');
   if (!main) return '';
   let text = main.innerText;
-  for (const el of main.querySelectorAll('[class*="st-key-round-progress"]')) {
+  const ticking = '[class*="st-key-round-progress"], [class*="st-key-job-progress"]';
+  for (const el of main.querySelectorAll(ticking)) {
     text = text.replace(el.innerText, '');
   }
   return text;

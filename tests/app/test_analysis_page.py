@@ -19,6 +19,7 @@ from study.downloads import folder_zip, preferences_jsonl, responses_jsonl
 from study.reasoning.analysis import analyze_run
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
 from tests.app.apptest_support import APP, open_page
+from tests.study.jobs_support import wait_for_jobs
 
 JUDGE = "sim/judge"
 
@@ -163,6 +164,9 @@ def test_new_analysis_is_set_apart_and_opens_when_stored(workspace: Path) -> Non
     next(b for b in at.button if b.label == "Run analysis").click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    (job,) = wait_for_jobs(resolve_settings())  # a background process, not the page run
+    assert job.kind == "analyze" and job.state == "done", job
+    at.run()
     assert any("stored and shown below" in str(s.value) for s in at.success)
     assert (workspace / "reports" / f"{RUN}-{LABELER}" / "report.html").is_file()
     assert any("Validity checks" in h.value for h in at.subheader)

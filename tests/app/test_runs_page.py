@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from sqlmodel import select
+from sqlmodel import func, select
 
-from storage.models import GenerationRun, ModelSpec, Question, Response
+from storage.models import GenerationRun, ModelSpec, Question, Response, StepLabel
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from tests.app.apptest_support import open_page, unescape
+from tests.study.jobs_support import wait_for_jobs
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
 
 
-def test_launch_a_simulated_run_with_progress_and_browse_it() -> None:
+def test_launch_a_simulated_run_as_a_job_and_browse_it() -> None:
     at = open_page("runs.py")
     assert "No runs yet" in at.info[0].value
     at.text_input[1].set_value("page-run")
@@ -21,7 +22,13 @@ def test_launch_a_simulated_run_with_progress_and_browse_it() -> None:
     at.number_input[0].set_value(1)
     next(b for b in at.button if b.label == "Generate and label").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "Run page-run" in unescape(at.success[0].value)
+    job = wait_for_jobs(resolve_settings())[0]  # a background process, not the page run
+    assert (job.kind, job.state, job.scope) == ("generate", "done", {"run": "page-run"})
+    assert "--label" in job.argv and job.stage == "labeling page-run"
+    at.run()
+    assert "page-run" in unescape(at.success[0].value)
+    with open_workspace_session(resolve_settings()) as session:
+        assert session.exec(select(func.count()).select_from(StepLabel)).one() > 0
     assert int(at.metric[0].value) == 48 * (1 + 6)  # baseline + six age stimuli, one sample
     assert any("SIMULATED" in e.value for e in at.error)
 

@@ -25,7 +25,7 @@ def test_page_imports_reads_the_import_statements_without_running_pages(tmp_path
 
 def test_the_real_pages_list_the_modules_their_first_visit_needs() -> None:
     names = warm_imports.page_imports(PAGES_DIR)
-    assert {"study.generation", "study.browse", "study.reasoning.stored"} <= set(names)
+    assert {"study.jobs", "study.browse", "study.reasoning.stored"} <= set(names)
     assert len(names) == len(set(names))
 
 

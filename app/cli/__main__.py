@@ -1,0 +1,5 @@
+"""``python -m app.cli``: the ``driftlens`` command (how submitted jobs are started)."""
+
+from app.cli import main
+
+main()

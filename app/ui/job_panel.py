@@ -1,0 +1,191 @@
+"""The one job component every page uses: its running jobs, their end, and *Cancel*.
+
+A page names the jobs it shows by ``kind`` and ``scope`` (:mod:`study.jobs`). The panel
+shows each running one — stage, ``done/total`` units, rate, ETA and a *Cancel* button —
+in a fragment that reruns every second without rerunning the page; when one ends, the
+whole page reruns, and :func:`job_panel` returns the job that has just finished so the
+page can show its result (each finished job once per browser session). The newest job of
+the scope that failed, was cancelled or interrupted shows its one-line error with
+*Resume*. The jobs are processes of their own: reloading, leaving or closing the tab
+never stops them, and a reload shows them again.
+
+Typical use::
+
+    panel = job_panel(kind="analyze", scope={"run": run}, key="analysis")
+    if panel.finished is not None:
+        open_analysis(panel.finished.result["analysis"])
+    if st.button("Run analysis", disabled=panel.busy is not None):
+        start_job(key="analysis", kind="analyze", title=..., argv=[...], scope={"run": run})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import streamlit as st
+
+from app.ui.db import page_session, page_settings
+from app.ui.safe import plain_message, show_plain
+from storage.errors import DriftLensError
+from storage.types import utcnow
+from study.jobs import JobRecord, cancel_job, list_jobs, resume_job, submit_job
+
+#: Seconds between two refreshes of the running jobs' lines.
+REFRESH_S = 1.0
+
+
+@dataclass(frozen=True)
+class JobPanel:
+    """What a page learns from :func:`job_panel`.
+
+    Attributes:
+        busy: ``"<title> is running."`` while a job of the scope runs (the reason to
+            disable the page's start button), else ``None``.
+        finished: The job of the scope that has just ended ``done``, once; else ``None``.
+        running: The running jobs of the scope, newest first.
+    """
+
+    busy: str | None
+    finished: JobRecord | None
+    running: tuple[JobRecord, ...]
+
+
+def _memory(key: str) -> dict[str, Any]:
+    # Per browser session and panel: since when it looks, and which ends it has returned.
+    return st.session_state.setdefault(f"_job_panel:{key}", {"since": utcnow(), "handled": []})
+
+
+def start_job(
+    *,
+    key: str,
+    kind: str,
+    title: str,
+    argv: Sequence[str],
+    scope: Mapping[str, Any] | None = None,
+    unit: str = "",
+) -> JobRecord | None:
+    """Submit a job from a page (the panel ``key`` then shows it); ``None`` after showing
+    why it could not start."""
+    _memory(key)  # the panel watches from before the job exists
+    settings = page_settings()
+    try:
+        with page_session() as session:
+            return submit_job(
+                session=session,
+                workspace=settings.workspace,
+                db_url=settings.db_url,
+                kind=kind,
+                title=title,
+                argv=argv,
+                scope=scope,
+                unit=unit,
+            )
+    except DriftLensError as exc:
+        show_plain(exc)
+        return None
+
+
+def _after(when: datetime | None, since: datetime) -> bool:
+    return when is not None and when >= since
+
+
+def job_panel(
+    *, kind: str | Sequence[str], scope: Mapping[str, Any] | None = None, key: str
+) -> JobPanel:
+    """Show the page's jobs and return what the page needs of them.
+
+    Args:
+        kind: The jobs' kind(s), e.g. ``"analyze"`` (the command path).
+        scope: Only jobs whose scope holds these pairs (``{"run": "demo"}``).
+        key: A name unique on the page (widget keys and memory hang on it).
+    """
+    memory = _memory(key)
+    with page_session() as session:
+        jobs = list_jobs(session=session, kind=kind, scope=scope, limit=20)
+    running = tuple(j for j in jobs if j.running)
+    finished = next(
+        (
+            j
+            for j in jobs
+            if j.state == "done"
+            and _after(j.finished_at, memory["since"])
+            and j.id not in memory["handled"]
+        ),
+        None,
+    )
+    if finished is not None:
+        memory["handled"].append(finished.id)
+    stopped = next((j for j in jobs if not j.running), None)
+    if stopped is not None and stopped.state != "done" and stopped.resumed_by is None:
+        _show_stopped(stopped, key=key)
+    if running:
+        _live(running, kind=kind, scope=scope, key=key)
+    busy = f"{running[0].title} is running." if running else None
+    return JobPanel(busy=busy, finished=finished, running=running)
+
+
+def _show_stopped(job: JobRecord, *, key: str) -> None:
+    why = job.error or job.state
+    box = st.container(key=f"job-stopped-{key}")
+    box.error(plain_message(f"{job.title} {job.state}: {why}"))
+    if box.button(
+        "Resume",
+        key=f"job-resume-{key}-{job.id}",
+        help="Run the same job again; it goes on from what is already stored.",
+    ):
+        settings = page_settings()
+        try:
+            with page_session() as session:
+                resume_job(
+                    job.id, session=session, workspace=settings.workspace, db_url=settings.db_url
+                )
+        except DriftLensError as exc:
+            show_plain(exc)
+        else:
+            st.rerun()
+
+
+def job_line(job: JobRecord) -> str:
+    """One plain line of a running job: title, stage, units, rate, ETA and elapsed time."""
+    return f"{job.title}: {job.progress_line()} ({job.elapsed_s():.0f} s)"
+
+
+def _live(
+    running: tuple[JobRecord, ...],
+    *,
+    kind: str | Sequence[str],
+    scope: Mapping[str, Any] | None,
+    key: str,
+) -> None:
+    ids = {j.id for j in running}
+
+    @st.fragment(run_every=REFRESH_S)
+    def _tick() -> None:
+        with page_session() as session:
+            now = [
+                j for j in list_jobs(session=session, kind=kind, scope=scope, limit=20) if j.running
+            ]
+        if {j.id for j in now} != ids:
+            st.rerun()  # one ended (or another began): the whole page shows the outcome
+        for job in now:
+            # The browser tests skip the ticking text of containers keyed *-progress*.
+            box = st.container(key=f"job-progress-{key}-{job.id}")
+            box.status(plain_message(job_line(job)), state="running", expanded=False)
+            box.progress(min(1.0, job.done / job.total) if job.total else 0.0)
+            left, right = box.columns([4, 1])
+            left.caption(
+                "It runs in the background: reload, leave or close the tab; it goes on. "
+                "All jobs are on the Jobs page."
+            )
+            if right.button("Cancel", key=f"job-cancel-{key}-{job.id}"):
+                with page_session() as session:
+                    try:
+                        cancel_job(job.id, session=session)
+                    except DriftLensError as exc:
+                        show_plain(exc)
+                st.rerun()
+
+    _tick()

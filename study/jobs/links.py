@@ -1,0 +1,28 @@
+"""Where a job's result is shown: the page (and its URL state) for each kind of job."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from study.jobs.records import JobRecord
+
+#: The page file that shows the result of each kind (the command path) and its query key.
+RESULT_PAGES: dict[str, tuple[str, str]] = {
+    "generate": ("pages/runs.py", "run"),
+    "label": ("pages/runs.py", "run"),
+    "analyze": ("pages/analysis.py", "analysis"),
+    "ontology round": ("pages/ontology_rounds.py", "round"),
+    "ontology validate": ("pages/ontology_validation.py", "experiment"),
+}
+
+
+def result_link(job: JobRecord) -> tuple[str, dict[str, str], str] | None:
+    """``(page file, query params, link text)`` of the page showing the job's result."""
+    target = RESULT_PAGES.get(job.kind)
+    if target is None:
+        return None
+    page, param = target
+    values: dict[str, Any] = {**job.scope, **(job.result or {})}
+    value = values.get(param)
+    params = {param: str(value)} if value is not None else {}
+    return page, params, f"Open on the {page.removeprefix('pages/').removesuffix('.py')} page"

@@ -1,0 +1,285 @@
+"""Submit, list, cancel and resume jobs (see the package docstring for the design).
+
+A submitted job is ``python -m app.cli --workspace WS <argv>`` started in its own session
+(process group), so neither a reload nor the app server's exit stops it; the database URL
+travels in ``DRIFTLENS_DB_URL``, not on the command line, where ``ps`` would show its
+password. The process's output goes to ``jobs/job-<id>.log`` in the workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import Session, col, select
+
+from storage.errors import InputError, NotFoundError
+from storage.job_models import Job
+from storage.paths import stored_path
+from storage.repo.leases import DEFAULT_STALE_AFTER_S, pid_alive
+from storage.types import utcnow
+from study.jobs.records import JobRecord
+
+#: The environment variable that tells a command which job row is its own.
+JOB_ID_ENV = "DRIFTLENS_JOB_ID"
+#: A submitted row whose process never reported within this time is dead.
+START_GRACE_S = 60.0
+#: Option names that would carry a secret; keys come from the environment only.
+_SECRET_OPTIONS = ("key", "token", "password", "secret")
+
+# Popen objects of the jobs this process started: polled so finished children are reaped
+# (a zombie would otherwise linger under the app server until it exits).
+_children: list[subprocess.Popen[bytes]] = []
+
+
+def _check_argv(argv: Sequence[str]) -> list[str]:
+    out = [str(a) for a in argv]
+    for arg in out:
+        name = arg.split("=", 1)[0].lower()
+        if name.startswith("--") and any(s in name for s in _SECRET_OPTIONS):
+            raise InputError(
+                f"A job's command line must not carry {name}: secrets come from the "
+                "environment of the app server."
+            )
+    return out
+
+
+def _reap() -> None:
+    for child in list(_children):
+        if child.poll() is not None:
+            _children.remove(child)
+
+
+def submit_job(
+    *,
+    session: Session,
+    workspace: Path,
+    db_url: str,
+    kind: str,
+    title: str,
+    argv: Sequence[str],
+    scope: Mapping[str, Any] | None = None,
+    unit: str = "",
+) -> JobRecord:
+    """Record a job and start its command as a detached background process.
+
+    Args:
+        session: Open session (committed here: the process must see its row).
+        workspace: The workspace folder (passed as ``--workspace``; the log goes under it).
+        db_url: The database URL (passed in the environment, never on the command line).
+        kind: The command path, e.g. ``generate`` (pages find their jobs by it).
+        title: What a person reads on the pages.
+        argv: The command after ``driftlens --workspace …``, e.g. ``["analyze", …]``.
+        scope: What the job is about, e.g. ``{"run": "demo"}``.
+        unit: What the progress counts (``responses``), when the page knows.
+
+    Returns:
+        The running job's record.
+
+    Raises:
+        InputError: an option of ``argv`` would carry a secret.
+    """
+    args = _check_argv(argv)
+    workspace = Path(workspace).resolve()
+    row = Job(
+        kind=kind,
+        title=title,
+        argv=args,
+        scope=dict(scope or {}),
+        origin="page",
+        state="running",
+        stage="starting",
+        unit=unit,
+        host=socket.gethostname(),
+    )
+    session.add(row)
+    session.commit()
+    assert row.id is not None
+    log = workspace / "jobs" / f"job-{row.id}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    row.log_path = stored_path(log, session=session)
+    env = {**os.environ, JOB_ID_ENV: str(row.id), "DRIFTLENS_DB_URL": db_url}
+    env.pop("DRIFTLENS_DEBUG", None)  # a job's log holds its one-line error, not a traceback
+    command = [sys.executable, "-m", "app.cli", "--workspace", str(workspace), *args]
+    with log.open("ab") as out:
+        child = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=workspace,
+            env=env,
+            start_new_session=True,  # its own process group: a reload or server exit spares it
+            close_fds=True,
+        )
+    _reap()
+    _children.append(child)
+    # The process writes its pid too; whichever comes first, both are the same value.
+    session.execute(
+        update(Job).where(col(Job.id) == row.id, col(Job.pid) == 0).values(pid=child.pid)
+    )
+    session.commit()
+    return get_job(row.id, session=session)
+
+
+def _dead(row: Job, *, host: str) -> bool:
+    """Whether a ``running`` row's process is gone (same-host pid, or a stale heartbeat)."""
+    now = utcnow()
+    if row.pid <= 0:
+        return now - _aware(row.updated_at) > timedelta(seconds=START_GRACE_S)
+    if row.host == host:
+        return not pid_alive(row.pid)
+    return now - _aware(row.updated_at) > timedelta(seconds=DEFAULT_STALE_AFTER_S)
+
+
+def _aware(when: Any) -> Any:
+    return when if when.tzinfo is not None else when.replace(tzinfo=utcnow().tzinfo)
+
+
+def mark_interrupted(*, session: Session) -> int:
+    """Mark ``running`` jobs whose process is gone as ``interrupted``; return how many.
+
+    The update is conditional on the row still being ``running``, so a process that ends
+    at the same moment keeps its own final state.
+    """
+    _reap()
+    host = socket.gethostname()
+    rows = session.exec(select(Job).where(col(Job.state) == "running")).all()
+    marked = 0
+    for row in rows:
+        if _dead(row, host=host):
+            done = session.execute(
+                update(Job)
+                .where(col(Job.id) == row.id, col(Job.state) == "running")
+                .values(
+                    state="interrupted",
+                    finished_at=utcnow(),
+                    error=row.error or "the process ended without finishing",
+                )
+            )
+            marked += int(getattr(done, "rowcount", 0) or 0)
+    if marked:
+        session.commit()
+    return marked
+
+
+def _matches(row: Job, scope: Mapping[str, Any] | None) -> bool:
+    if not scope:
+        return True
+    have = row.scope or {}
+    return all(have.get(k) == v for k, v in scope.items())
+
+
+def list_jobs(
+    *,
+    session: Session,
+    kind: str | Sequence[str] | None = None,
+    scope: Mapping[str, Any] | None = None,
+    states: Sequence[str] | None = None,
+    limit: int = 200,
+) -> list[JobRecord]:
+    """The workspace's jobs, newest first (dead ``running`` ones marked ``interrupted``).
+
+    Args:
+        session: Open session.
+        kind: Only jobs of this kind (or these kinds).
+        scope: Only jobs whose scope holds every one of these key/value pairs.
+        states: Only jobs in these states.
+        limit: At most this many (after the filters).
+    """
+    mark_interrupted(session=session)
+    query = select(Job).order_by(col(Job.id).desc())
+    if kind is not None:
+        kinds = [kind] if isinstance(kind, str) else list(kind)
+        query = query.where(col(Job.kind).in_(kinds))
+    if states is not None:
+        query = query.where(col(Job.state).in_(list(states)))
+    out: list[JobRecord] = []
+    # populate_existing: the rows change under us (another process reports into them).
+    for row in session.exec(query.execution_options(populate_existing=True)):
+        if _matches(row, scope):
+            out.append(JobRecord.from_row(row))
+            if len(out) >= limit:
+                break
+    return out
+
+
+def get_job(job_id: int, *, session: Session) -> JobRecord:
+    """One job by id.
+
+    Raises:
+        NotFoundError: no job with this id.
+    """
+    row = session.get(Job, job_id, populate_existing=True)
+    if row is None:
+        raise NotFoundError(f"No job {job_id} in this workspace.")
+    return JobRecord.from_row(row)
+
+
+def cancel_job(job_id: int, *, session: Session) -> JobRecord:
+    """Stop a running job: mark it ``cancelled``, then end its process (group).
+
+    The row is marked first, so the process's own end (it reports only while ``running``)
+    cannot overwrite the cancellation. What the command already stored is kept; a
+    cancelled job can be resumed.
+
+    Raises:
+        NotFoundError: no job with this id.
+        InputError: the job is not running.
+    """
+    mark_interrupted(session=session)
+    job = get_job(job_id, session=session)
+    if not job.running:
+        raise InputError(f"Job {job_id} is not running (it is {job.state}).")
+    session.execute(
+        update(Job)
+        .where(col(Job.id) == job_id, col(Job.state) == "running")
+        .values(state="cancelled", finished_at=utcnow(), error="cancelled")
+    )
+    session.commit()
+    if job.host == socket.gethostname() and job.pid > 0 and pid_alive(job.pid):
+        try:
+            if job.origin == "page":
+                os.killpg(job.pid, signal.SIGTERM)  # the command and anything it started
+            else:
+                os.kill(job.pid, signal.SIGTERM)  # a shell's command: not its whole group
+        except ProcessLookupError:
+            pass
+    _reap()
+    return get_job(job_id, session=session)
+
+
+def resume_job(job_id: int, *, session: Session, workspace: Path, db_url: str) -> JobRecord:
+    """Submit an interrupted, failed or cancelled job's command again (it resumes).
+
+    Raises:
+        NotFoundError: no job with this id.
+        InputError: the job is running, done, or already resumed.
+    """
+    mark_interrupted(session=session)
+    job = get_job(job_id, session=session)
+    if job.resumed_by is not None:
+        raise InputError(f"Job {job_id} was already resumed as job {job.resumed_by}.")
+    if not job.resumable:
+        raise InputError(f"Job {job_id} is {job.state}; only a stopped job can be resumed.")
+    new = submit_job(
+        session=session,
+        workspace=workspace,
+        db_url=db_url,
+        kind=job.kind,
+        title=job.title,
+        argv=job.argv,
+        scope=job.scope,
+        unit=job.unit,
+    )
+    session.execute(update(Job).where(col(Job.id) == job_id).values(resumed_by=new.id))
+    session.commit()
+    return new
