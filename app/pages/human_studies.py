@@ -19,7 +19,7 @@ from annotation.apply import apply_study, item_rows, study_status
 from annotation.availability import availability
 from annotation.client import LabelStudioClient, resolve_connection
 from annotation.kinds import label_config, study_specs
-from annotation.offline import preview_tasks, tasks_json
+from annotation.offline import TaskPreview, preview_tasks, tasks_json
 from annotation.selection import Selection, parse_selection
 from annotation.sync import ensure_project, pull, push, tasks_to_push
 from app.ui.db import page_session, page_settings
@@ -29,6 +29,7 @@ from app.ui.url_state import url_open, url_select
 from storage.errors import DriftLensError
 from storage.repo.annotations import list_studies
 from storage.repo.studies import count_study_tasks
+from storage.workspace import counts_revision
 from study.disposition.human.kinds import DispositionCheckResult, TestAwarenessResult
 from study.reasoning.human.curation import CurationResult, OrthogonalityResult
 from study.reasoning.human.responses import DistractionResult, HelpfulnessResult, LabelCheckResult
@@ -104,6 +105,21 @@ if overview:
 else:
     st.info("No study pushed yet: choose one below and push a selection.")
 
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _preview(
+    db_url: str, study: str, selection_json: str, revision: tuple[int, ...]
+) -> TaskPreview:
+    """The task count of a selection at one revision of the workspace's rows."""
+    with page_session() as session:
+        return preview_tasks(study, Selection.model_validate_json(selection_json), session=session)
+
+
+def _revision() -> tuple[int, ...]:
+    with page_session() as session:
+        return counts_revision(session=session)
+
+
 # ------------------------------------------------------------------ create & push
 st.subheader("Create a study from a selection and push it")
 # Another page (Validation's human check) may hand over a study and its selection.
@@ -134,8 +150,10 @@ selection_text = st.text_area(
 selection: Selection | None = None
 try:
     selection = parse_selection([ln for ln in selection_text.splitlines() if ln.strip()])
-    with page_session() as session:
-        preview = preview_tasks(study, selection, session=session)
+    # Building every task of a large run takes seconds (label_check: one per stored step
+    # label); say so in the page (the status widget is hidden) and count once per revision.
+    with st.spinner("Counting the tasks this selection makes…", show_time=True):
+        preview = _preview(settings.db_url, study, selection.model_dump_json(), _revision())
 except DriftLensError as exc:
     selection_error: str | None = str(exc)
     show_plain(selection_error)

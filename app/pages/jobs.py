@@ -7,6 +7,7 @@ import streamlit as st
 
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_line
+from app.ui.router import PAGES_DIR
 from app.ui.safe import plain_message, show_plain
 from storage.errors import DriftLensError
 from study.jobs import JobRecord, cancel_job, list_jobs, resume_job
@@ -79,7 +80,10 @@ if job.resumed_by is not None:
 link = result_link(job)
 if link is not None:
     page, params, text = link
-    st.page_link(page, label=text, query_params=params, icon=":material/open_in_new:")
+    # the path the router registered the page under (st.navigation knows only those)
+    st.page_link(
+        str(PAGES_DIR / page), label=text, query_params=params, icon=":material/open_in_new:"
+    )
 if job.log_path:
     st.caption(plain_message(f"Log: {job.log_path} (in the workspace)"))
 

@@ -8,11 +8,11 @@ from study.jobs.records import JobRecord
 
 #: The page file that shows the result of each kind (the command path) and its query key.
 RESULT_PAGES: dict[str, tuple[str, str]] = {
-    "generate": ("pages/runs.py", "run"),
-    "label": ("pages/runs.py", "run"),
-    "analyze": ("pages/analysis.py", "analysis"),
-    "ontology round": ("pages/ontology_rounds.py", "round"),
-    "ontology validate": ("pages/ontology_validation.py", "experiment"),
+    "generate": ("runs.py", "run"),
+    "label": ("runs.py", "run"),
+    "analyze": ("analysis.py", "analysis"),
+    "ontology round": ("ontology_rounds.py", "round"),
+    "ontology validate run": ("ontology_validation.py", "experiment"),
 }
 
 
@@ -25,4 +25,4 @@ def result_link(job: JobRecord) -> tuple[str, dict[str, str], str] | None:
     values: dict[str, Any] = {**job.scope, **(job.result or {})}
     value = values.get(param)
     params = {param: str(value)} if value is not None else {}
-    return page, params, f"Open on the {page.removeprefix('pages/').removesuffix('.py')} page"
+    return page, params, f"Open on the {page.removesuffix('.py').replace('_', ' ')} page"
