@@ -4,10 +4,11 @@ A page names the jobs it shows by ``kind`` and ``scope`` (:mod:`study.jobs`). Th
 shows each running one — stage, ``done/total`` units, rate, ETA and a *Cancel* button —
 in a fragment that reruns every second without rerunning the page; when one ends, the
 whole page reruns, and :func:`job_panel` returns the job that has just finished so the
-page can show its result (each finished job once per browser session). The newest job of
-the scope that failed, was cancelled or interrupted shows its one-line error with
-*Resume*. The jobs are processes of their own: reloading, leaving or closing the tab
-never stops them, and a reload shows them again.
+page can show its result (each finished job once per browser session, also in a tab
+opened within ``RECENT_S`` of its end). The newest job of the scope that failed, was
+cancelled or interrupted shows its one-line error with *Resume*. The jobs are processes of
+their own: reloading, leaving or closing the tab never stops them, and a reload shows
+them again.
 
 Typical use::
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import streamlit as st
@@ -35,6 +36,9 @@ from study.jobs import JobRecord, cancel_job, list_jobs, resume_job, submit_job
 
 #: Seconds between two refreshes of the running jobs' lines.
 REFRESH_S = 1.0
+#: A job that ended this long before a browser session first opened the page still shows
+#: its outcome there once (a tab opened just after the end sees it too).
+RECENT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -53,9 +57,10 @@ class JobPanel:
     running: tuple[JobRecord, ...]
 
 
-def _memory(key: str) -> dict[str, Any]:
+def _memory(key: str, recent_s: float = RECENT_S) -> dict[str, Any]:
     # Per browser session and panel: since when it looks, and which ends it has returned.
-    return st.session_state.setdefault(f"_job_panel:{key}", {"since": utcnow(), "handled": []})
+    since = utcnow() - timedelta(seconds=recent_s)
+    return st.session_state.setdefault(f"_job_panel:{key}", {"since": since, "handled": []})
 
 
 def start_job(
@@ -69,7 +74,7 @@ def start_job(
 ) -> JobRecord | None:
     """Submit a job from a page (the panel ``key`` then shows it); ``None`` after showing
     why it could not start."""
-    _memory(key)  # the panel watches from before the job exists
+    _memory(key)  # the panel watches from before the job exists (if it did not already)
     settings = page_settings()
     try:
         with page_session() as session:
@@ -93,7 +98,11 @@ def _after(when: datetime | None, since: datetime) -> bool:
 
 
 def job_panel(
-    *, kind: str | Sequence[str], scope: Mapping[str, Any] | None = None, key: str
+    *,
+    kind: str | Sequence[str],
+    scope: Mapping[str, Any] | None = None,
+    key: str,
+    recent_s: float = RECENT_S,
 ) -> JobPanel:
     """Show the page's jobs and return what the page needs of them.
 
@@ -101,8 +110,11 @@ def job_panel(
         kind: The jobs' kind(s), e.g. ``"analyze"`` (the command path).
         scope: Only jobs whose scope holds these pairs (``{"run": "demo"}``).
         key: A name unique on the page (widget keys and memory hang on it).
+        recent_s: A job that ended up to this long before the page was first opened in
+            this browser session is still returned as ``finished`` (once); 0 for only the
+            ends this session saw happen (e.g. a page opened on a link keeps the link).
     """
-    memory = _memory(key)
+    memory = _memory(key, recent_s)
     with page_session() as session:
         jobs = list_jobs(session=session, kind=kind, scope=scope, limit=20)
     running = tuple(j for j in jobs if j.running)
