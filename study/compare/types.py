@@ -113,6 +113,7 @@ class StatRow:
     margin: float
     tost_p: float
     n_items: int
+    p_exact: float = math.nan  # exact McNemar p of a binary row (NaN otherwise)
     p_adjusted: float = math.nan
     p_test_adjusted: float = math.nan
     verdict: Verdict = "untestable"
