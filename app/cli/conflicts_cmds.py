@@ -262,6 +262,8 @@ def judge_cmd(
             f"{s.skipped} already scored.",
             markup=False,
         )
+        if s.repeat_warning:
+            _out.print(f"Warning: {s.repeat_warning}", markup=False, highlight=False)
         failed, requested = failed + s.failed, requested + s.requested
     # every judge is asked first; then one rule for all: exit 3 with the cause
     exit_if_failed(RequestFailures(failed, requested))

@@ -366,6 +366,8 @@ def run_cmd(
             f"Run {_term(summary.name)} ({summary.status}): {summary.already_stored} probes "
             f"already stored, {summary.answered} answered now, {summary.failed} failed."
         )
+        if summary.repeat_warning:
+            _out.print(f"Warning: {_term(summary.repeat_warning)}")
         # one rule for all (as generate): failed probes exit 3 with the cause, and no
         # report is written from an incomplete run
         exit_if_failed(RequestFailures(summary.failed, summary.answered + summary.failed))

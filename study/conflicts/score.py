@@ -209,6 +209,8 @@ class ConflictJudgeSummary:
     repaired: int
     errors: int
     failed: int
+    #: One sentence when the judge's endpoint ignored seed or temperature.
+    repeat_warning: str | None = None
 
 
 def run_judge_batch(
@@ -262,6 +264,13 @@ def run_judge_batch(
     if pending:
         upsert_judge_scores(pending, session=session)
     session.commit()
+    warning = None
+    if first and len(first) > failed:
+        from llm.determinism import check_repeat
+        from study.strict_json import greedy_request
+
+        probe = greedy_request(first[0], max_tokens=max_tokens)
+        warning = check_repeat(backend or judge_model, probe).warning
     return ConflictJudgeSummary(
         run=run_name,
         judge=judge_model,
@@ -271,6 +280,7 @@ def run_judge_batch(
         repaired=counts["repaired"],
         errors=counts["error"],
         failed=failed,
+        repeat_warning=warning,
     )
 
 

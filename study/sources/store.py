@@ -209,6 +209,8 @@ class StoredRunSummary:
     already_stored: int
     answered: int
     failed: int
+    #: One sentence when the endpoint ignored seed or temperature (llm/determinism.py).
+    repeat_warning: str | None = None
 
 
 ProgressFor = Callable[[str], AbstractContextManager[ProgressCallback | None]]
@@ -278,12 +280,15 @@ def run_stored_sources(
             session, every=commit_every, interval_s=commit_interval_s, lease=lease
         )
         failed = [0]
+        fresh = [0]  # probes answered now (the writer counts only what it flushed)
         status = "interrupted"
+        repeat_warning: str | None = None
         try:
             for cfg in configs:
 
                 def store(rec: ProbeRecord, cfg: SourcesConfig = cfg) -> None:
                     failed[0] += rec.error is not None
+                    fresh[0] += 1
                     writer.add(
                         (
                             probe_row(run_id, cfg.instruction, rec, logprobs_asked=cfg.logprobs),
@@ -306,6 +311,8 @@ def run_stored_sources(
                         on_tick=writer.flush_if_due,
                     )
             status = "done" if failed[0] == 0 else "incomplete"
+            if fresh[0]:
+                repeat_warning = _repeat_warning(backend, items[0], configs[0], claims)
         except LogprobsUnusable:
             # the endpoint cannot serve this instrument: nothing was stored, say so
             status = "failed"
@@ -325,7 +332,21 @@ def run_stored_sources(
         already_stored=already,
         answered=writer.written,
         failed=failed[0],
+        repeat_warning=repeat_warning,
     )
+
+
+def _repeat_warning(
+    backend: ChatBackend | str, item: MCQItem, cfg: SourcesConfig, claims: dict[str, str]
+) -> str | None:
+    """The warning of an endpoint whose two identical bare probes disagree."""
+    from llm.determinism import check_repeat
+    from study.sources.plan import answer_request, probe_messages
+
+    msgs = probe_messages(
+        item, "bare", cfg=cfg, tier=None, wrong_letter=None, claim=claims.get(item.id)
+    )
+    return check_repeat(backend, answer_request(msgs, cfg, tag=0)).warning
 
 
 def _plan_order(config: dict[str, Any]) -> Callable[[ProbeRecord], tuple[int, int, int, int]]:

@@ -6,8 +6,8 @@ compared with a mostly unclassified reference is not assessable either.
 
 from __future__ import annotations
 
-from llm.sim.disposition import ArmSetting
 from study.disposition.analysis import analyze_rates, validate_rate_table
+from study.disposition.sim.model import ArmSetting
 from tests.disposition.conftest import sim_frame
 
 ARMS = [("d000", ArmSetting(0)), ("d075", ArmSetting(75)), ("d100", ArmSetting(100))]

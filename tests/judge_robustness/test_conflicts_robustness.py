@@ -27,6 +27,7 @@ def test_lenient_run_checked_against_strict_judge(
     assert made.exit_code == 0, made.output
     judged = cli("conflicts", "judge", "--run", "rb", "--judge", "sim/judge-lenient")
     assert judged.exit_code == 0, judged.output
+    assert "ignores seed" not in judged.output  # the simulated judge honours its seed
     before = tmp_path / "before"
     assert cli("conflicts", "report", "--run", "rb", "--out", str(before)).exit_code == 0
     assert "Not assessed" in (before / "conflicts_report.html").read_text()

@@ -54,7 +54,7 @@ def _run(
     monkeypatch.setenv("BROKEN_API_KEY", "k")
     return cli(
         "sources", "run", "--model", "openai-api/broken/sim/src-paper", "--limit", "4",
-        "--run", "broken", "--bootstrap", "20", "--concurrency", "4", *extra,
+        "--run", "broken", "--bootstrap", "200", "--concurrency", "4", *extra,
     )  # fmt: skip
 
 
@@ -143,3 +143,39 @@ def test_an_all_unknown_table_is_not_assessable(tmp_path: Path) -> None:
     files = write_sources_report(result, table, tmp_path)
     text = files.markdown.read_text()
     assert "not assessable" in text and "bound the shift" not in text
+
+
+class SeedIgnoringServer(HoldingSourceServer):
+    """The simulator, but every second answer is its runner-up letter, whatever the seed:
+    what an endpoint sampling at its own temperature does."""
+
+    def __init__(self) -> None:
+        self.draws = 0
+        super().__init__(shipped_items()[:4])
+
+    def answer(self, body: dict[str, Any], user: str) -> dict[str, Any]:
+        out = super().answer(body, user)
+        self.draws += 1
+        if self.draws % 2 == 0:
+            choice = out["choices"][0]
+            pos = choice["logprobs"]["content"][0]
+            top = pos["top_logprobs"]
+            top[0]["logprob"], top[1]["logprob"] = top[1]["logprob"], top[0]["logprob"]
+            top[0], top[1] = top[1], top[0]
+            pos["token"], pos["logprob"] = top[0]["token"], top[0]["logprob"]
+            choice["message"]["content"] = top[0]["token"]
+        return out
+
+
+def test_an_endpoint_ignoring_the_seed_is_named_in_the_summary(
+    cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with HoldingSourceServer(shipped_items()[:4]) as url:
+        honest = _run(cli, url, monkeypatch, "--out", str(tmp_path / "a"))
+    assert honest.exit_code == 0, honest.output
+    assert "ignores seed" not in honest.output
+    with SeedIgnoringServer() as url:
+        result = _run(cli, url, monkeypatch, "--run", "drifting", "--out", str(tmp_path / "b"))
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "Warning: openai-api/broken/sim/src-paper ignores seed or temperature" in flat
