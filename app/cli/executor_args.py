@@ -28,8 +28,13 @@ SHARD_QUESTIONS_OPTION = typer.Option(
 )
 
 
-def executor_for(ctx: typer.Context, name: str | None, address: str | None) -> Executor | None:
-    """The executor asked for, or ``None`` for the single-process path."""
+def executor_for(
+    ctx: typer.Context, name: str | None, address: str | None, *, model: str | None = None
+) -> Executor | None:
+    """The executor asked for, or ``None`` for the single-process path.
+
+    A ``vllm/...`` ``model`` runs an engine inside each task, so each task reserves a GPU.
+    """
     if name is None:
         if address is not None:
             from storage.errors import ConfigError
@@ -38,4 +43,5 @@ def executor_for(ctx: typer.Context, name: str | None, address: str | None) -> E
         return None
     from study.cluster.executors import make_executor
 
-    return make_executor(name, settings=settings(ctx), address=address)
+    gpus = 1.0 if model is not None and model.startswith("vllm/") else 0.0
+    return make_executor(name, settings=settings(ctx), address=address, gpus_per_task=gpus)

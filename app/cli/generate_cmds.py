@@ -80,7 +80,7 @@ def generate_cmd(
     from study.jobs.reporter import record_result
 
     apply_engine_args(engine_args)
-    runner = executor_for(ctx, executor, address)
+    runner = executor_for(ctx, executor, address, model=model)
 
     options = GenerationOptions(
         model=model,

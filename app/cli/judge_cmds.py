@@ -56,7 +56,7 @@ def judge_cmd(
     """
     from study.judges import judge_run
 
-    runner = executor_for(ctx, executor, address)
+    runner = executor_for(ctx, executor, address, model=model)
     limits = request_limits(timeout, max_attempts, judge_max_tokens=max_tokens)
     with limits, session_for(ctx) as session, progress_callback(f"judging {run}") as bar:
         if runner is None:

@@ -53,8 +53,13 @@ class LocalExecutor:
         return out
 
 
-def make_executor(name: str, *, settings: Settings, address: str | None = None) -> Executor:
+def make_executor(
+    name: str, *, settings: Settings, address: str | None = None, gpus_per_task: float = 0.0
+) -> Executor:
     """The executor called ``name`` for work on ``settings``' database.
+
+    ``gpus_per_task``: GPUs each Ray task reserves (1 when every task starts its own
+    in-process vLLM engine).
 
     Raises:
         ConfigError: Unknown executor, an address without Ray, or Ray on SQLite (its
@@ -74,4 +79,4 @@ def make_executor(name: str, *, settings: Settings, address: str | None = None) 
         )
     from study.cluster.ray_executor import RayExecutor
 
-    return RayExecutor(address=address or "auto")
+    return RayExecutor(address=address or "auto", num_gpus=gpus_per_task)

@@ -43,11 +43,14 @@ class RayExecutor:
             ``ray://HOST:PORT`` (a remote cluster's client server).
         max_retries: Retries of a task whose worker died.
         num_cpus: CPUs a task reserves (a task mostly waits on endpoints and the database).
+        num_gpus: GPUs a task reserves: 1 for an in-process vLLM engine (``vllm/...``
+            models), so Ray places one such task per GPU.
     """
 
     address: str = "auto"
     max_retries: int = 3
     num_cpus: float = 1.0
+    num_gpus: float = 0.0
     name: str = "ray"
 
     def map(
@@ -83,7 +86,10 @@ class RayExecutor:
                     "or pass --address ray://HOST:PORT."
                 ) from exc
         task = ray.remote(
-            max_retries=self.max_retries, retry_exceptions=False, num_cpus=self.num_cpus
+            max_retries=self.max_retries,
+            retry_exceptions=False,
+            num_cpus=self.num_cpus,
+            num_gpus=self.num_gpus,
         )(fn)
         refs = [task.remote(p) for p in payloads]
         pending = list(refs)

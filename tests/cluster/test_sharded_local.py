@@ -32,6 +32,14 @@ def test_ray_refuses_sqlite_in_one_sentence(tmp_path: Path) -> None:
     assert isinstance(make_executor("local", settings=settings), LocalExecutor)
 
 
+def test_a_vllm_task_reserves_one_gpu(tmp_path: Path) -> None:
+    from study.cluster.ray_executor import RayExecutor
+
+    pg = Settings(workspace=tmp_path, db_url="postgresql+psycopg://u@127.0.0.1:1/x")
+    ray = make_executor("ray", settings=pg, address="ray://head:10001", gpus_per_task=1)
+    assert ray == RayExecutor(address="ray://head:10001", num_gpus=1.0)
+
+
 def _drift_csv(run: str, *, session: Session) -> str:
     """The run's drift table as ``drift.csv`` text (what ``analyze`` writes first)."""
     from ontology.versions import get_version
