@@ -98,6 +98,11 @@ ACTIONS: dict[str, tuple[Callable[[Page], None], str | None]] = {
     "disposition.py": (lambda p: _click(p, "Run the simulated demo (about a minute)"), None),
     "sources.py": (lambda p: _click(p, "Run the simulated demo (about half a minute)"), None),
     "conflicts.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),
+    # the demo has one run, so the Compare page's first action is its other mode
+    "compare.py": (
+        lambda p: p.get_by_text("Ontology versions", exact=True).first.click(),
+        "Version A",
+    ),
 }
 
 
