@@ -26,7 +26,6 @@ child generators spawned from the one seed.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +53,11 @@ from driftlens_core.calibration import (
 )
 from driftlens_core.effects import bh_adjust, cohens_d, separability
 from driftlens_core.mixed_model import MixedModelResult, fit_random_intercept_sums
+from driftlens_core.stats_input import (
+    StatsInput,
+    json_number,
+    stats_input_from_columns,
+)
 from driftlens_core.validity import (
     SPECIFICITY_MARGIN,
     MetricValidity,
@@ -62,110 +66,6 @@ from driftlens_core.validity import (
     sensitivity,
     specificity,
 )
-
-CONDITION_CLASSES: tuple[str, ...] = ("none", "noise", "attribute", "life_event", "other")
-
-
-def _num(x: Any) -> float | None:
-    """JSON-safe float: NaN and ±inf become ``None``."""
-    if x is None:
-        return None
-    v = float(x)
-    return v if math.isfinite(v) else None
-
-
-@dataclass(frozen=True)
-class StatsInput:
-    """A validated drift table as integer codes and value columns.
-
-    Attributes:
-        question, condition, model: ``(N,)`` int64 codes.
-        values: ``(N, M)`` float64 drift values, finite.
-        metrics: metric names (columns of ``values``).
-        condition_names, condition_classes: one entry per condition code.
-        model_names: one entry per model code.
-        sample: ``(N,)`` int64 sample codes or ``None``; ``sample_names`` names them.
-        label_run: ``(N,)`` int64 codes of repeated labelings of the same response (for the
-            labeler share of the noise decomposition) or ``None``.
-    """
-
-    question: NDArray[np.int64]
-    condition: NDArray[np.int64]
-    model: NDArray[np.int64]
-    values: NDArray[np.float64]
-    metrics: tuple[str, ...]
-    condition_names: tuple[str, ...]
-    condition_classes: tuple[str, ...]
-    model_names: tuple[str, ...]
-    sample: NDArray[np.int64] | None = None
-    sample_names: tuple[str, ...] = ()
-    label_run: NDArray[np.int64] | None = None
-
-
-def _codes(values: Any) -> tuple[NDArray[np.int64], tuple[str, ...]]:
-    arr = np.asarray(values)
-    # numbers keep their numeric order (sample 10 after sample 2); the rest sort as text
-    keys, inv = np.unique(arr if arr.dtype.kind in "iufb" else arr.astype(str), return_inverse=True)
-    return inv.astype(np.int64), tuple(str(k) for k in keys)
-
-
-def stats_input_from_columns(table: Any, *, metrics: Sequence[str] | None = None) -> StatsInput:
-    """Build a :class:`StatsInput` from column arrays (a mapping or a DataFrame).
-
-    Required columns: ``question_id``, ``condition``, ``condition_class`` and the metric
-    columns (default: every other column except ``model`` and ``sample``).
-
-    Raises:
-        ValueError: a column is missing, a class is unknown or inconsistent, values are
-            not finite.
-    """
-    columns = [str(c) for c in (table.columns if hasattr(table, "columns") else table.keys())]
-    for col in ("question_id", "condition", "condition_class"):
-        if col not in columns:
-            raise ValueError(f"missing column {col!r}")
-    reserved = {"question_id", "condition", "condition_class", "model", "sample", "label_run"}
-    metric_names = tuple(metrics) if metrics else tuple(c for c in columns if c not in reserved)
-    if not metric_names:
-        raise ValueError("no metric columns")
-    for m in metric_names:
-        if m not in columns:
-            raise ValueError(f"missing metric column {m!r}")
-    q, _ = _codes(table["question_id"])
-    c, cnames = _codes(table["condition"])
-    klass = np.asarray(table["condition_class"]).astype(str)
-    classes = []
-    for j, name in enumerate(cnames):
-        ks = np.unique(klass[c == j])
-        if ks.size != 1:
-            raise ValueError(f"condition {name!r} has more than one condition_class")
-        if ks[0] not in CONDITION_CLASSES:
-            raise ValueError(f"condition {name!r} has unknown class {ks[0]!r}")
-        classes.append(str(ks[0]))
-    if "model" in columns:
-        mo, mnames = _codes(table["model"])
-    else:
-        mo, mnames = np.zeros(q.size, dtype=np.int64), ("model",)
-    sample: NDArray[np.int64] | None = None
-    snames: tuple[str, ...] = ()
-    if "sample" in columns:
-        sample, snames = _codes(table["sample"])
-    label_run = _codes(table["label_run"])[0] if "label_run" in columns else None
-    vals = np.column_stack([np.asarray(table[m], dtype=np.float64) for m in metric_names])
-    if not np.isfinite(vals).all():
-        raise ValueError("metric values must be finite numbers")
-    return StatsInput(
-        question=q,
-        condition=c,
-        model=mo,
-        values=vals,
-        metrics=metric_names,
-        condition_names=cnames,
-        condition_classes=tuple(classes),
-        model_names=mnames,
-        sample=sample,
-        sample_names=snames,
-        label_run=label_run,
-    )
 
 
 @dataclass(frozen=True)
@@ -194,17 +94,17 @@ class ConditionStats:
             "class": self.klass,
             "n": self.n,
             "n_questions": self.n_questions,
-            "mean": _num(self.mean),
-            "d_rel": _num(self.d_rel),
-            "ci_low": _num(self.ci_low),
-            "ci_high": _num(self.ci_high),
-            "p_value": _num(self.p_value),
-            "p_adjusted": _num(self.p_adjusted),
-            "cohens_d": _num(self.cohens_d),
+            "mean": json_number(self.mean),
+            "d_rel": json_number(self.d_rel),
+            "ci_low": json_number(self.ci_low),
+            "ci_high": json_number(self.ci_high),
+            "p_value": json_number(self.p_value),
+            "p_adjusted": json_number(self.p_adjusted),
+            "cohens_d": json_number(self.cohens_d),
             "letters": self.letters,
-            "mdd": _num(self.mdd),
-            "mdd_raw": _num(self.mdd_raw),
-            "equivalence_bound": _num(self.equivalence_bound),
+            "mdd": json_number(self.mdd),
+            "mdd_raw": json_number(self.mdd_raw),
+            "equivalence_bound": json_number(self.equivalence_bound),
             "flags": list(self.flags),
         }
 
@@ -215,7 +115,7 @@ def _json_safe(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return [_json_safe(v) for v in obj]
     if isinstance(obj, float | np.floating):
-        return _num(obj)
+        return json_number(obj)
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.bool_):
@@ -252,7 +152,7 @@ class MetricStats:
         else:
             mm = {"error": self.mixed_model_error}
         return {
-            "noise_floor": {"mean": _num(self.noise_mean), "sd": _num(self.noise_sd)},
+            "noise_floor": {"mean": json_number(self.noise_mean), "sd": json_number(self.noise_sd)},
             "conditions": {c.name: c.to_dict() for c in self.conditions},
             "mixed_model": mm,
             "null_test": _json_safe(self.null_test.to_dict()),

@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 from sqlmodel import Session, col, select
 
-from driftlens_core.analysis import StatsInput, analyze_by_model
+from driftlens_core.analysis import analyze_by_model
+from driftlens_core.stats_input import StatsInput
 from storage.errors import InputError
 from storage.models import GenerationRun, OntologyVersion, Question, Response
 from study.reasoning.drift import build_drift_table

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from driftlens_core.analysis import CONDITION_CLASSES, StatsInput
+from driftlens_core.stats_input import CONDITION_CLASSES, StatsInput
 from storage.errors import InputError
 from study.safe_csv import unguard_frame
 
