@@ -21,7 +21,8 @@ from study.conflicts.plan import (
     ConflictGenerationSummary,
     generate_conflicts,
 )
-from study.conflicts.report import ConflictReport, build_report
+from study.conflicts.report import build_report
+from study.conflicts.report_render import ConflictReport
 from study.conflicts.score import ConflictJudgeSummary, judge_conflict_run
 
 DEMO_MODELS: tuple[str, ...] = (

@@ -8,11 +8,10 @@ averages them into one score.
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,78 +20,25 @@ import pandas as pd
 from sqlmodel import Session
 
 from driftlens_core.proportions import proportion_interval
-from driftlens_core.rubric import INTERVAL_METHOD, cluster_mean
-from study.assessable import USABLE_SHARE_MIN, Usable
+from driftlens_core.rubric import cluster_mean
+from study.assessable import Usable
 from study.conflicts.analysis import (
     ALL,
     DIMENSIONS,
     TABLE_COLUMNS,
-    ConflictStats,
-    TotalAgreementRow,
     analyze_scores,
     stored_table,
 )
-from study.judge_robustness.report import HEADING as ROBUSTNESS_HEADING
-from study.judge_robustness.report import robustness_lines
-from study.judge_robustness.service import RobustnessResult, stored_robustness
+from study.conflicts.report_render import (
+    ConflictReport,
+    CurvePoint,
+    render_html,
+    render_markdown,
+    report_sections,
+)
+from study.judge_robustness.service import stored_robustness
 from study.report.folder import staged_report_folder
-from study.report.html import esc
-from study.report.markdown import md_escape
 from study.safe_csv import write_frame_csv
-
-DIM_NAMES: dict[str, str] = {
-    "d1": "D1 perception",
-    "d2": "D2 causal reasoning",
-    "d3": "D3 calibration",
-    "d4": "D4 clarification",
-    "d5": "D5 faithfulness",
-    "total": "total (0-20)",
-}
-
-
-@dataclass(frozen=True)
-class CurvePoint:
-    """Mean total at one distractor dose for one judge (models pooled)."""
-
-    judge: str
-    distractors: int
-    mean: float
-    ci_low: float
-    ci_high: float
-    n: int
-
-
-@dataclass(frozen=True)
-class ConflictReport:
-    """What the report shows, and where it was written."""
-
-    stats: ConflictStats
-    curve: tuple[CurvePoint, ...]
-    lowest_dimension: dict[tuple[str, str], str]
-    observability: tuple[dict[str, Any], ...]
-    track_gap: tuple[dict[str, Any], ...]
-    files: dict[str, str] = field(default_factory=dict)
-    policy_scores: tuple[dict[str, Any], ...] = ()
-    policy_mixture: tuple[dict[str, Any], ...] = ()
-    # judge robustness of the oracle runs where it was run (study/judge_robustness)
-    robustness: tuple[RobustnessResult, ...] = ()
-    # per judge: how many answers its verdicts could be read for (study/assessable)
-    usable: tuple[tuple[str, Usable], ...] = ()
-    #: some answer or judgement came from the workbench's simulator (banner on top)
-    simulated: bool = False
-
-    @property
-    def d4_lowest_everywhere(self) -> bool:
-        """Whether D4 is the lowest dimension for every model under every judge."""
-        return bool(self.lowest_dimension) and all(
-            d == "d4" for d in self.lowest_dimension.values()
-        )
-
-
-def _fmt(x: Any, digits: int = 2) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–"
-    return f"{float(x):.{digits}f}"
 
 
 def _curve(df: pd.DataFrame, *, bootstrap: int, seed: int) -> list[CurvePoint]:
@@ -179,13 +125,6 @@ def _curve_figure(curve: Sequence[CurvePoint], path: Path) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-
-
-#: The banner of a report any of whose answers or judgements are simulated.
-SIM_NOTE = (
-    "SIMULATED DATA — answers or judgements come from the workbench's built-in simulator; "
-    "the numbers check the instrument, they say nothing about any real model."
-)
 
 
 def _any_simulated(runs: Sequence[str], judges: set[str], *, session: Session) -> bool:
@@ -301,15 +240,12 @@ def build_report(
         )
         sections = [
             {"title": title, "header": header, "rows": rows, "note": note}
-            for title, header, rows, note in _sections(report)
+            for title, header, rows, note in report_sections(report)
         ]
         (work / "report_tables.json").write_text(json.dumps(sections, indent=1) + "\n", "utf-8")
         names["stats_json"] = "stats.json"
         names["tables_json"] = "report_tables.json"
     return replace(report, files={k: str(Path(out_dir) / v) for k, v in names.items()})
-
-
-# ------------------------------------------------------------------------ rendering
 
 
 def judged_shares(run_names: Sequence[str], *, session: Session) -> dict[str, Usable]:
@@ -335,303 +271,3 @@ def judged_shares(run_names: Sequence[str], *, session: Session) -> dict[str, Us
                 read.setdefault(sc.judge_model, set()).add(sc.response_id)
     # every answer of the runs was asked about: endpoint failures count as unusable too
     return {j: Usable(len(read.get(j, ())), answers, "answers judged readably") for j in judges}
-
-
-def _score_rows(report: ConflictReport) -> list[list[str]]:
-    cells: dict[tuple[str, str, str], dict[str, str]] = {}
-    for r in report.stats.scores:
-        cells.setdefault((r.model, r.judge, r.type), {})[r.dimension] = (
-            f"{_fmt(r.mean)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]"
-        )
-    rows = []
-    for (model, judge, type_), dims in sorted(
-        cells.items(), key=lambda kv: (kv[0][0], kv[0][2] != ALL, kv[0][2], kv[0][1])
-    ):
-        rows.append([model, type_, judge, *(dims.get(d, "–") for d in (*DIMENSIONS, "total"))])
-    return rows
-
-
-def _sections(report: ConflictReport) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(title, header, rows, note) of every table, shared by HTML and Markdown."""
-    s = report.stats
-    out: list[tuple[str, list[str], list[list[str]], str]] = []
-    out.append(
-        (
-            "Rubric scores (mean [95% CI], instance-cluster bootstrap; judges side by side)",
-            ["model", "type", "judge", *(DIM_NAMES[d] for d in (*DIMENSIONS, "total"))],
-            _score_rows(report),
-            "Scores use the full bank (the largest distractor dose). D1/D2 are left out where "
-            "the bank kept no observable conflict.",
-        )
-    )
-    out.append(
-        (
-            "Lowest dimension per model and judge",
-            ["model", "judge", "lowest dimension"],
-            [[m, j, DIM_NAMES[d]] for (m, j), d in sorted(report.lowest_dimension.items())],
-            "D4 lowest for every model and judge: "
-            + ("yes" if report.d4_lowest_everywhere else "no"),
-        )
-    )
-    if s.d6:
-        out.append(
-            (
-                "D6 commitment on high-risk instances (share [Wilson 95% CI])",
-                ["model", "judge", "flag", "share", "k / n"],
-                [
-                    [
-                        r.model,
-                        r.judge,
-                        r.flag,
-                        f"{_fmt(r.share)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]",
-                        f"{r.k} / {r.n}",
-                    ]
-                    for r in s.d6
-                ],
-                "D6 is outside the D1-D5 total.",
-            )
-        )
-    if report.curve:
-        out.append(
-            (
-                "Distractor curve (mean total, models pooled)",
-                ["judge", "distractors", "mean [95% CI]", "n"],
-                [
-                    [
-                        c.judge,
-                        str(c.distractors),
-                        f"{_fmt(c.mean)} [{_fmt(c.ci_low)}, {_fmt(c.ci_high)}]",
-                        str(c.n),
-                    ]
-                    for c in report.curve
-                ],
-                "",
-            )
-        )
-    if s.distractor_effect:
-        out.append(
-            (
-                "Paired distractor effect on the total (most minus fewest distractors)",
-                ["model", "judge", "from→to", "mean diff [95% CI]", "MDD", "equivalence ±"],
-                [
-                    [
-                        r.model,
-                        r.judge,
-                        f"{r.from_}→{r.to}",
-                        f"{_fmt(r.mean_diff)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]",
-                        _fmt(r.mdd),
-                        _fmt(r.equivalence_bound),
-                    ]
-                    for r in s.distractor_effect
-                ],
-                "Paired by instance and model; 'all' pools the models.",
-            )
-        )
-    if s.judge_agreement:
-        rows = []
-        for r in s.judge_agreement:
-            pair = f"{r.judge_a} vs {r.judge_b}"
-            if isinstance(r, TotalAgreementRow):
-                rows.append(
-                    [
-                        pair,
-                        "total",
-                        f"Pearson {_fmt(r.pearson)} [{_fmt(r.pearson_ci_low)}, "
-                        f"{_fmt(r.pearson_ci_high)}]; Spearman {_fmt(r.spearman)} "
-                        f"[{_fmt(r.spearman_ci_low)}, {_fmt(r.spearman_ci_high)}]",
-                        "",
-                        "",
-                        "",
-                        "",
-                    ]
-                )
-            else:
-                rows.append(
-                    [
-                        pair,
-                        DIM_NAMES[r.dimension],
-                        _fmt(r.qwk),
-                        _fmt(r.exact),
-                        _fmt(r.within_one),
-                        _fmt(r.mae),
-                        _fmt(r.alpha_ordinal),
-                    ]
-                )
-        out.append(
-            (
-                "Judge agreement (the two judges are never averaged)",
-                ["judges", "dimension", "QWK", "exact", "within one", "MAE", "α ordinal"],
-                rows,
-                "",
-            )
-        )
-    if s.agreement_by_type:
-        out.append(
-            (
-                "Agreement by conflict type (dimension-level pairs, D1-D5 pooled)",
-                ["raters", "type", "within one", "exact", "MAE", "QWK", "pairs"],
-                [
-                    [
-                        f"{r.judge_a} vs {r.judge_b}",
-                        r.type,
-                        _fmt(r.within_one),
-                        _fmt(r.exact),
-                        _fmt(r.mae),
-                        _fmt(r.qwk),
-                        str(r.n),
-                    ]
-                    for r in s.agreement_by_type
-                ],
-                "The same table reads human validation: give two annotators' scores as two "
-                "'judges' to `driftlens conflicts stats`.",
-            )
-        )
-    if report.observability:
-        out.append(
-            (
-                "Pipeline track: did the extracted bank keep the conflict? (Wilson 95% CI)",
-                ["run", "label", "share", "n"],
-                [
-                    [
-                        o["run"],
-                        o["label"],
-                        f"{_fmt(o['share'])} [{_fmt(o['ci_low'])}, {_fmt(o['ci_high'])}]",
-                        str(o["n"]),
-                    ]
-                    for o in report.observability
-                ],
-                "None = no observable conflict: D1/D2 do not apply to those answers.",
-            )
-        )
-    if report.track_gap:
-        out.append(
-            (
-                "Track gap: oracle minus pipeline mean, by observability label",
-                ["model", "judge", "label", "n", *(DIM_NAMES[d] for d in DIMENSIONS)],
-                [
-                    [
-                        g["model"],
-                        g["judge"],
-                        g["label"],
-                        str(g["n"]),
-                        *(_fmt(g[d]) for d in DIMENSIONS),
-                    ]
-                    for g in report.track_gap
-                ],
-                "",
-            )
-        )
-    if report.policy_scores:
-        cells: dict[tuple[str, str], dict[str, str]] = {}
-        for p in report.policy_scores:
-            cells.setdefault((p["policy"], p["judge"]), {})[p["dimension"]] = (
-                f"{_fmt(p['mean'])} [{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]"
-            )
-        out.append(
-            (
-                "Policies (full bank; mean [95% CI])",
-                ["policy", "judge", *(DIM_NAMES[d] for d in (*DIMENSIONS, "total"))],
-                [
-                    [k[0], k[1], *(v.get(d, "–") for d in (*DIMENSIONS, "total"))]
-                    for k, v in sorted(cells.items())
-                ],
-                "Heuristic baselines write fixed answers from the bank; [caap] is the two-stage "
-                "conflict-aware action policy on the named backbone.",
-            )
-        )
-    if report.policy_mixture:
-        out.append(
-            (
-                "Conflict-aware policy: chosen action within type (Wilson 95% CI)",
-                ["run", "type", "action", "share", "k / n"],
-                [
-                    [
-                        m["run"],
-                        m["type"],
-                        m["action"],
-                        f"{_fmt(m['share'])} [{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]",
-                        f"{m['k']} / {m['n']}",
-                    ]
-                    for m in report.policy_mixture
-                ],
-                "",
-            )
-        )
-    if report.usable:
-        out.append(
-            (
-                "Usable share per judge",
-                ["judge", "answers judged readably"],
-                [[j, u.sentence] for j, u in report.usable],
-                "A judge with under "
-                f"{USABLE_SHARE_MIN:.0%} of the answers judged readably is not assessable: its "
-                "distractor effect, equivalence bound and lowest dimension are withheld.",
-            )
-        )
-    out.append(
-        (
-            ROBUSTNESS_HEADING,
-            ["finding"],
-            [[line] for line in robustness_lines(report.robustness)],
-            "The stored judge re-judged with new seeds and swapped for other judges on a "
-            "stratified sample of answers.",
-        )
-    )
-    return out
-
-
-def _interval_note(report: ConflictReport) -> str:
-    """Which intervals the report shows (every mean and effect; shares are Wilson)."""
-    return (
-        f"Intervals: 95%, {INTERVAL_METHOD}, B = {report.stats.bootstrap} replicates; "
-        "shares: Wilson 95% intervals."
-    )
-
-
-def render_html(report: ConflictReport, figure: Path | None) -> str:
-    """The HTML report (every cell escaped)."""
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        "<title>Memory conflicts report</title>",
-        "<style>body{font-family:sans-serif;max-width:1200px;margin:1rem auto}"
-        "table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;"
-        "padding:.2rem .5rem;font-size:.85rem}.note{color:#555}</style></head><body>",
-        "<h1>Memory conflicts report</h1>",
-        *(
-            [f"<p style='background:#fff3cd;padding:.5rem'><b>{esc(SIM_NOTE)}</b></p>"]
-            if report.simulated
-            else []
-        ),
-        f"<p class='note'>{esc(_interval_note(report))}</p>",
-    ]
-    for title, header, rows, note in _sections(report):
-        parts.append(f"<h2>{esc(title)}</h2>")
-        if note:
-            parts.append(f"<p class='note'>{esc(note)}</p>")
-        parts.append("<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>")
-        for row in rows:
-            parts.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>")
-        parts.append("</table>")
-    if figure is not None:
-        # embedded, as in the other reports: the HTML file stands alone when moved or mailed
-        uri = "data:image/png;base64," + base64.b64encode(figure.read_bytes()).decode("ascii")
-        parts.append(f"<h2>Distractor curve</h2><img src='{uri}' alt='distractor curve'>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
-
-
-def render_markdown(report: ConflictReport) -> str:
-    """The Markdown report (every cell escaped)."""
-    lines = ["# Memory conflicts report", ""]
-    if report.simulated:
-        lines += [f"**{md_escape(SIM_NOTE)}**", ""]
-    lines += [md_escape(_interval_note(report)), ""]
-    for title, header, rows, note in _sections(report):
-        lines += [f"## {md_escape(title)}", ""]
-        if note:
-            lines += [md_escape(note), ""]
-        lines.append("| " + " | ".join(md_escape(h) for h in header) + " |")
-        lines.append("|" + "---|" * len(header))
-        lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows]
-        lines.append("")
-    return "\n".join(lines)

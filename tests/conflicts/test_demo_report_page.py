@@ -13,7 +13,7 @@ from storage.models import Response
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from study.conflicts.analysis import TABLE_COLUMNS, analyze_scores, validate_scores
-from study.conflicts.report import ConflictReport, render_html, render_markdown
+from study.conflicts.report_render import ConflictReport, render_html, render_markdown
 from tests.app.apptest_support import open_page
 
 SCRIPT = "<script>alert(1)</script>"

@@ -11,7 +11,8 @@ from sqlmodel import Session
 from study.conflicts.analysis import TABLE_COLUMNS, analyze_scores, validate_scores
 from study.conflicts.items import import_bank_file
 from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts
-from study.conflicts.report import ConflictReport, build_report, render_html, render_markdown
+from study.conflicts.report import build_report
+from study.conflicts.report_render import ConflictReport, render_html, render_markdown
 from study.conflicts.score import judge_conflict_run
 from tests.hostile_text import HOSTILE, assert_inert_html, assert_inert_markdown
 
