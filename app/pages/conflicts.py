@@ -7,6 +7,8 @@ import streamlit as st
 from app.ui.db import page_session
 from app.ui.safe import escape_markdown, inline_html
 from study.conflicts.cases import case_views, conflict_runs
+from study.judge_robustness.report import robustness_lines
+from study.judge_robustness.service import stored_robustness
 
 _COLOURS = {"core": "#1f5fa8", "background": "#777777", "distractor": "#c06000"}
 _DIMS = ("d1", "d2", "d3", "d4", "d5")
@@ -29,6 +31,7 @@ with page_session() as session:
     name = st.selectbox("Run", names)
     only_stress = st.checkbox("Only cases where the judges differ by ≥ 2", value=False)
     cases = case_views(str(name), session=session)
+    robustness = stored_robustness("conflicts", str(name), session=session)
 
 if only_stress:
     cases = [c for c in cases if c.max_gap >= 2]
@@ -36,6 +39,9 @@ if not cases:
     st.info("No judged answers in this run yet (`driftlens conflicts judge`).")
     st.stop()
 st.metric("Judged answers", len(cases))
+st.subheader("Judge robustness")
+for line in robustness_lines([robustness] if robustness is not None else []):
+    st.text(line)  # plain text: judge names are user input
 labels = [f"{c.instance_id} · N{c.n_distractors} · gap {c.max_gap:g}" for c in cases]
 pick = st.selectbox("Case", range(len(cases)), format_func=lambda i: labels[i])
 case = cases[int(pick)]

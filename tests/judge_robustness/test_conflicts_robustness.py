@@ -55,6 +55,11 @@ def test_lenient_run_checked_against_strict_judge(
     assert "Verdict flip rate of the same judge" in text
     assert "judge-free 95% interval" in text and "judge-inclusive" in text
     assert "Alternative judge sim/judge-strict: flip rate" in text
+    from tests.app.apptest_support import open_page
+
+    page = open_page("conflicts.py")
+    shown = " ".join(t.value for t in page.text)
+    assert "Verdict flip rate of the same judge" in shown and "judge-inclusive" in shown
     kept = stored_robustness("conflicts", "rb", session=session)
     assert kept is not None and kept.judge_inclusive == tuple(both)
 
