@@ -1,0 +1,157 @@
+"""The layout rules of docs/architecture.md, read from the code's own imports (AST).
+
+* ``annotation/`` (the generic Label Studio layer) and ``llm/`` (the model room, with the
+  generic simulator) never import an instrument: no import of ``study`` (or ``app``) there;
+* no import cycle anywhere among our modules, directly or through others, counting the
+  imports inside functions too (a lazy import still ties two modules together);
+* no module outside ``tests/``, the Alembic revisions and the compiled kernel is over 600
+  lines (the kernel is ``driftlens_core/_metrics.pyx`` with its pure-Python twin
+  ``driftlens_core/metrics.py``, the reference implementation and home of the docstrings,
+  which mirrors the ``.pyx`` function for function).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("annotation", "app", "driftlens_core", "llm", "ontology", "storage", "study")
+MAX_LINES = 600
+#: The compiled kernel's pure-Python twin (see the module docstring).
+KERNEL_TWINS = ("driftlens_core/metrics.py",)
+
+
+def _module_files() -> dict[str, Path]:
+    """Every module of our packages by dotted name (packages by their ``__init__``)."""
+    out: dict[str, Path] = {}
+    for pkg in PACKAGES:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            rel = path.relative_to(ROOT).with_suffix("")
+            if "migrations" in rel.parts:
+                continue
+            parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+            out[".".join(parts)] = path
+    return out
+
+
+def _imports(path: Path, module: str, known: set[str]) -> Iterator[str]:
+    """The modules of ours that ``module`` imports anywhere in its file."""
+    is_pkg = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield from _resolve(alias.name, known)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor if is_pkg else anchor[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                # ``from pkg import submodule`` imports the submodule
+                yield from _resolve(full if full in known else base, known)
+
+
+def _resolve(name: str, known: set[str]) -> Iterator[str]:
+    # ``import a.b.c`` names a.b.c; the nearest module of ours that exists
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in known:
+            yield candidate
+            return
+        parts.pop()
+
+
+def _graph() -> dict[str, set[str]]:
+    files = _module_files()
+    known = set(files)
+    return {m: set(_imports(p, m, known)) - {m} for m, p in files.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_generic_rooms_import_no_instrument() -> None:
+    graph = _graph()
+    upward = sorted(
+        f"{m} imports {t}"
+        for m, targets in graph.items()
+        if m.split(".")[0] in ("annotation", "llm")
+        for t in targets
+        if t.split(".")[0] in ("study", "app")
+    )
+    assert upward == []
+
+
+def test_no_import_cycle() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_cycle_finder_sees_a_lazy_two_module_cycle() -> None:
+    # the finder itself: a -> b -> c -> a is one component, d stands alone
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_module_over_600_lines() -> None:
+    long = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] in ("tests", ".venv", "build") or "migrations" in rel.parts:
+            continue
+        if rel.parts[0].startswith(".") or "site-packages" in rel.parts:
+            continue
+        if rel.as_posix() in KERNEL_TWINS:
+            continue
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > MAX_LINES:
+            long.append(f"{rel}: {n} lines")
+    assert long == []
