@@ -103,14 +103,19 @@ def render_stats(result: dict[str, Any]) -> None:
             _out.print(
                 f"  null test (sample 1 vs 2): {k} of {len(null)} arms exclude 0, expected ≈ 5%"
             )
-        noise = b["noise"]
-        _out.print(
-            "  noise shares: "
-            + ", ".join(
+
+        def shares(block: dict[str, Any]) -> str:
+            return ", ".join(
                 f"{k.replace('_', '-')} {'–' if v is None else f'{100 * v:.0f}%'}"
-                for k, v in noise.items()
+                for k, v in block.items()
             )
-        )
+
+        _out.print("  noise shares: " + shares(b["noise"]))
+        if b.get("noise_paired"):
+            _out.print(
+                "  what a paired drift feels (the probe main effect cancels): "
+                + shares(b["noise_paired"])
+            )
 
 
 def _fail(exc: BaseException, path: Path) -> typer.Exit:

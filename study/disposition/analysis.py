@@ -222,6 +222,15 @@ class DispositionStats:
                     "classifier": _num(bs.noise.classifier),
                     "model": _num(bs.noise.model),
                     "between_stem": _num(bs.noise.between_stem),
+                    "probe_main": _num(bs.noise.probe_main),
+                    "probe_by_arm": _num(bs.noise.probe_by_arm),
+                },
+                # what a paired drift (arm minus reference, same probes) feels: the probe
+                # main effect cancels in the difference
+                "noise_paired": {
+                    "classifier": _num(bs.noise.paired_classifier),
+                    "model": _num(bs.noise.paired_model),
+                    "probe_by_arm": _num(bs.noise.paired_probe_by_arm),
                 },
             }
         return {

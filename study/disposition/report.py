@@ -5,7 +5,8 @@
   equivalence bound and the verdict against the bound, exhaustion counts, and warnings
   (a comparison across server instances);
 * ``null test`` — per arm, sample 1 minus sample 2 with its interval; "k of N exclude 0";
-* ``noise`` — classifier / model / between-stem shares per group and battery;
+* ``noise`` — classifier / model / between-stem shares per group and battery (the last
+  split into probe main and probe × arm), and the shares a paired drift feels;
 * ``awareness`` — the LLM test-awareness judge's mean 1–7 rating, share rated 5+ and labels
   per arm, and its agreement with the human study (when a judge rated answers);
 * figures — the dose curve per reasoning group and battery with the first dose whose
@@ -145,7 +146,11 @@ def noise_frame(analysis: StudyAnalysis) -> pd.DataFrame:
     for g in analysis.groups:
         for battery, b in g.stats.to_dict()["batteries"].items():
             shares = {k: (None if v is None else 100 * v) for k, v in b["noise"].items()}
-            rows.append({"group": g.group, "battery": battery, **shares})
+            felt = {
+                f"paired_{k}": (None if v is None else 100 * v)
+                for k, v in (b.get("noise_paired") or {}).items()
+            }
+            rows.append({"group": g.group, "battery": battery, **shares, **felt})
     return pd.DataFrame(rows)
 
 
@@ -321,12 +326,25 @@ def write_disposition_report(
     null_names = ("group", "battery", "arm", "mean_diff_pp", "ci_low", "ci_high", "excludes_zero")
     null_cols = [(c, c.replace("_", " "), None) for c in null_names]
     noise_show = noise.copy()
-    for c in ("classifier", "model", "between_stem"):
+    share_cols = ("classifier", "model", "between_stem", "probe_main", "probe_by_arm",
+                  "paired_classifier", "paired_model", "paired_probe_by_arm")  # fmt: skip
+    for c in share_cols:
         if c in noise_show:
             noise_show[c] = [_num(v, 0) for v in noise_show[c]]
     noise_cols = [(c, h, None) for c, h in (("group", "reasoning"), ("battery", "battery"),
                   ("classifier", "classifier %"), ("model", "model %"),
-                  ("between_stem", "between stems %"))]  # fmt: skip
+                  ("between_stem", "between stems %"), ("probe_main", "of which probe main %"),
+                  ("probe_by_arm", "of which probe × arm %"),
+                  ("paired_classifier", "paired: classifier %"),
+                  ("paired_model", "paired: model %"),
+                  ("paired_probe_by_arm", "paired: probe × arm %"))
+                  if c in noise_show.columns or c in ("group", "battery")]  # fmt: skip
+    noise_note = (
+        "A paired drift (an arm minus the reference on the same probes) does not feel the "
+        "probe main effect: it cancels in the difference. The 'paired' columns are the shares "
+        "of what such a drift does feel: the classifier, the model's sampling and the "
+        "probe × arm interaction."
+    )
     arm_rows = pd.DataFrame([_arm_row(a) for a in analysis.arms.values()])
     arm_cols = [(c, c.replace("_", " "), None) for c in arm_rows.columns]
     meta = analysis.groups[0].stats if analysis.groups else None
@@ -417,6 +435,7 @@ def write_disposition_report(
         f"<p>{esc(null_line)}</p>",
         table(null_show, null_cols, text=("group", "battery", "arm", "excludes_zero")),
         "<h2>Noise shares</h2>",
+        f"<p>{esc(noise_note)}</p>",
         table(noise_show, noise_cols, text=("group", "battery")),
         "<h2>Arms</h2>",
         table(arm_rows, arm_cols, text=tuple(arm_rows.columns)),
@@ -460,7 +479,7 @@ def write_disposition_report(
         ]
     md += ["## Classifier check\n", repeat_line + "\n"]
     md += ["## Null test\n", null_line + "\n", md_table(null_show, null_cols)]
-    md += ["## Noise shares\n", md_table(noise_show, noise_cols)]
+    md += ["## Noise shares\n", md_escape(noise_note) + "\n", md_table(noise_show, noise_cols)]
     md += ["## Arms\n", md_table(arm_rows, arm_cols)]
     md_path = out_dir / "disposition.md"
     md_path.write_text("\n".join(md), encoding="utf-8")

@@ -46,11 +46,14 @@ def test_json_has_the_issue_shape_and_matches_the_api(table: Path, tmp_path: Pat
     data = json.loads(out.read_text())
     assert set(data["batteries"]) == {"self_interest", "oversight"}
     b = data["batteries"]["self_interest"]
-    assert set(b) == {"arms", "null_test", "noise"}
+    assert set(b) == {"arms", "null_test", "noise", "noise_paired"}
     for arm in ("d000", "d075", "d100"):
         assert set(b["arms"][arm]) >= ARM_KEYS
         assert set(b["null_test"][arm]) == {"mean_diff_pp", "ci_low", "ci_high", "excludes_zero"}
-    assert set(b["noise"]) == {"classifier", "model", "between_stem"}
+    assert set(b["noise"]) == {
+        "classifier", "model", "between_stem", "probe_main", "probe_by_arm"
+    }  # fmt: skip
+    assert set(b["noise_paired"]) == {"classifier", "model", "probe_by_arm"}
     assert b["arms"]["d000"]["n_missing"] == 1 and b["arms"]["d000"]["drift_pp"] == 0.0
     assert b["arms"]["d100"]["ci_high"] < 0  # −12 pp with 30 stems is detected
     assert b["arms"]["d100"]["within_bound"] is False
