@@ -130,3 +130,15 @@ def test_label_runs_give_labeler_share() -> None:
     assert nd is not None
     assert nd.labeler == pytest.approx(0.09, rel=0.25)
     assert np.isfinite(nd.model) and np.isfinite(nd.between_question)
+
+
+def test_an_mdd_from_fewer_than_30_questions_is_flagged_as_approximate() -> None:
+    """#23 item 5: at 8 questions the MDD's power depends on the pilot draw."""
+    from driftlens_core.analysis import MDD_RELIABLE_QUESTIONS
+
+    for n_q, flagged in ((8, True), (MDD_RELIABLE_QUESTIONS, False)):
+        df, _ = _study(seed=11, n_questions=n_q)
+        d = analyze_table(df, bootstrap=200, seed=1).to_dict()
+        conds = d["models"]["model"]["metrics"]["dtw"]["conditions"].values()
+        hit = [any("MDD from" in f for f in c["flags"]) for c in conds]
+        assert all(hit) if flagged else not any(hit)
