@@ -18,6 +18,7 @@ Each returns a :class:`ValidationReport` (rows plus the reference to compare wit
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,8 +238,10 @@ def human_label_check(
         f"ontology={version.name}@{version.version}",
         f"limit={limit}",
     ]
-    command = "driftlens annotate push label_check " + " ".join(
-        f"--select '{item}'" for item in select
+    # Shell-quoted: a run or labeler name may hold quotes, spaces, < or >.
+    command = shlex.join(
+        ["driftlens", "annotate", "push", "label_check"]
+        + [word for item in select for word in ("--select", item)]
     )
     return ValidationReport(
         "human",

@@ -139,3 +139,25 @@ def test_the_conflict_prompt_versions_are_the_ones_left_out_of_reasoning_pickers
     for version in (PROMPT_VERSION, f"{POLICY_PROMPT_VERSION}:direct"):
         assert version.startswith(OTHER_INSTRUMENT_PROMPTS)
     assert not STEPS.startswith(OTHER_INSTRUMENT_PROMPTS)
+
+
+def test_the_human_check_push_command_is_shell_quoted() -> None:
+    """The Validation page shows this command to copy; a quote in a run name broke it."""
+    import shlex
+
+    from ontology.rounds import run_round
+    from ontology.validation import human_label_check
+
+    _small_run()
+    name = "it's <mine>"
+    with open_workspace_session(resolve_settings()) as session:
+        seed_ontologies(session=session)
+        run_generation(
+            GenerationOptions(model="sim/default", run=name, perturbations="filler", samples=1),
+            session=session,
+        )
+        number = run_round(name, ["sim", "keywords"], session=session, sample=10, seed=1).round
+        report = human_label_check(number, "keywords", session=session, limit=5)
+    words = shlex.split(str(report.rows[0]["command"]))
+    assert words[:4] == ["driftlens", "annotate", "push", "label_check"]
+    assert words[4:6] == ["--select", f"run={name}"]
