@@ -10,7 +10,7 @@ with the full request (messages and parameters; never keys; stored normalised, s
 stored is requested again.
 
 The plan and the rows are :mod:`study.reasoning.plan`. ``Response.parse_status`` is a code of
-:mod:`study.parsing`, or ``"error"`` when the request
+:mod:`study.reasoning.parsing`, or ``"error"`` when the request
 itself failed (``error`` then holds the reason and ``text`` is empty).
 """
 

@@ -27,7 +27,6 @@ from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.versions import document, get_version, seed_ontologies, version_label
 from storage.errors import DriftLensError
 from storage.models import LabelerSpec, OntologyVersion
-from study.benchmark_export import TIER_SELECTIONS, select_questions
 from study.downloads import (
     benchmark_zip,
     folder_zip,
@@ -36,6 +35,7 @@ from study.downloads import (
     run_judges,
 )
 from study.reasoning.analysis_index import AnalysisEntry, list_analysis_entries
+from study.reasoning.benchmark_export import TIER_SELECTIONS, select_questions
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from study.reasoning.run_choices import labelled_with, reasoning_runs
 from study.reasoning.stored import (
