@@ -72,6 +72,8 @@ class ConflictReport:
     robustness: tuple[RobustnessResult, ...] = ()
     # per judge: how many answers its verdicts could be read for (study/assessable)
     usable: tuple[tuple[str, Usable], ...] = ()
+    # per judge: the settings its verdicts were given under (model, prompt, sampling, seed)
+    judge_settings: tuple[tuple[str, str], ...] = ()
     #: some answer or judgement came from the workbench's simulator (banner on top)
     simulated: bool = False
 
@@ -307,6 +309,16 @@ def report_sections(report: ConflictReport) -> list[tuple[str, list[str], list[l
                     for m in report.policy_mixture
                 ],
                 "",
+            )
+        )
+    if report.judge_settings:
+        out.append(
+            (
+                "Judge settings (provenance)",
+                ["judge", "prompt, sampling and seed of every verdict"],
+                [[j, t] for j, t in report.judge_settings],
+                "Each judge's verdicts were all given under these settings (mixed settings "
+                "are refused, never pooled).",
             )
         )
     if report.usable:
