@@ -38,8 +38,6 @@ from storage.repo.leases import Lease
 from storage.repo.runs import (
     ResponseKey,
     existing_response_keys,
-    get_or_create_model_spec,
-    get_or_create_run,
     get_run,
     set_run_status,
     upsert_responses,
@@ -63,6 +61,7 @@ from study.conflicts.tracks import (
     reads_dialogues,
 )
 from study.request_failures import count_kind
+from study.run_setup import ensure_model_run
 
 PROMPT_VERSION = "conflict-response-v1"
 RESPONSE_TASK = "conflict-response"
@@ -371,15 +370,6 @@ def _generate(
         sampling = SamplingParams(seed=seed % _SEED_MODULUS, max_tokens=options.max_tokens)
     assert sampling.seed is not None
     run_seed = sampling.seed
-    model_row = get_or_create_model_spec(
-        info.spec,
-        provider=info.provider,
-        model=info.model,
-        service=info.service,
-        simulated=info.simulated,
-        session=session,
-    )
-    assert model_row.id is not None
     config: dict[str, Any] = {
         "version": 1,
         "instrument": "conflicts",
@@ -405,13 +395,12 @@ def _generate(
                     f"No imported bank has a dialogue in {dset.source}; the pipeline track "
                     f"with {options.extractor} needs the banks its dialogues belong to."
                 )
-    run = get_or_create_run(
+    run = ensure_model_run(
         options.run,
-        model_spec_id=model_row.id,
+        model=options.model,
         prompt_version=PROMPT_VERSION,
-        sampling=sampling.model_dump(),
+        sampling=sampling,
         config=config,
-        simulated=info.simulated,
         session=session,
     )
     assert run.id is not None
