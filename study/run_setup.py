@@ -17,8 +17,27 @@ from sqlmodel import Session
 
 from llm.specs import parse_spec
 from llm.types import SamplingParams
-from storage.models import GenerationRun
+from storage.models import GenerationRun, ModelSpec
 from storage.repo.runs import get_or_create_model_spec, get_or_create_run
+
+
+def model_row(model: str, *, session: Session) -> ModelSpec:
+    """The stored row of a ``provider/model`` spec (created on first use).
+
+    Raises:
+        ConfigError: The spec is malformed.
+    """
+    info = parse_spec(model)
+    row = get_or_create_model_spec(
+        info.spec,
+        provider=info.provider,
+        model=info.model,
+        service=info.service,
+        simulated=info.simulated,
+        session=session,
+    )
+    assert row.id is not None
+    return row
 
 
 def ensure_model_run(
@@ -37,23 +56,15 @@ def ensure_model_run(
         ConfigError: The model spec is malformed, or the run exists with a different model,
             prompt version, sampling or catalog.
     """
-    info = parse_spec(model)
-    model_row = get_or_create_model_spec(
-        info.spec,
-        provider=info.provider,
-        model=info.model,
-        service=info.service,
-        simulated=info.simulated,
-        session=session,
-    )
-    assert model_row.id is not None
+    row = model_row(model, session=session)
+    assert row.id is not None
     return get_or_create_run(
         name,
-        model_spec_id=model_row.id,
+        model_spec_id=row.id,
         prompt_version=prompt_version,
         sampling=sampling.model_dump(),
         config=config,
-        simulated=info.simulated,
+        simulated=parse_spec(model).simulated,
         catalog_id=catalog_id,
         session=session,
     )
