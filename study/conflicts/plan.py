@@ -72,7 +72,9 @@ INSTRUCTION = (
     "request helpfully and honestly."
 )
 CONDITION_CLASS = "bank"
-TRACKS: tuple[str, ...] = ("oracle", "pipeline")
+#: ``no-memory``: the same requests with an empty bank (the baseline a rubric score is read
+#: against: what the model does with no memory at all; one dose, 0).
+TRACKS: tuple[str, ...] = ("oracle", "pipeline", "no-memory")
 _SEED_MODULUS = 2**31 - 1
 
 ProgressCallback = Callable[[int, int], None]
@@ -147,7 +149,11 @@ def build_plan(
         ext = get_extractor(extractor) if isinstance(extractor, str) else extractor
     for qid, inst in instances:
         core, label = inst.core_memories, "FULL"
+        background: tuple[str, ...] = tuple(inst.background_memories)
         facts: tuple[tuple[int, ...], ...] = ()
+        if track == "no-memory":
+            # nothing remembered: no conflict to perceive (D1/D2 not applicable)
+            core, label, background = (), "None", ()
         if ext is not None:
             dialogue = (dialogues or {}).get(inst.instance_id)
             if reads_dialogues(ext) and dialogue is None:
@@ -155,12 +161,12 @@ def build_plan(
             extracted = extract_bank(ext, inst, seed=run_seed, dialogue=dialogue)
             core, label = tuple(extracted.memories), extracted.observability
             facts = extracted.facts
-        for n in doses:
+        for n in (0,) if track == "no-memory" else doses:
             cond = bank_condition(n)
             ctx = MemoryBankContext(
                 cond,
                 core=core,
-                background=inst.background_memories,
+                background=background,
                 distractors=inst.distractors[:n],
             )
             rendered = ctx.render(
@@ -329,7 +335,7 @@ def generate_conflicts(
     from study.run_lease import run_lease
 
     if options.track not in TRACKS:
-        raise InputError(f"Unknown track {options.track!r}: use oracle or pipeline.")
+        raise InputError(f"Unknown track {options.track!r}: use oracle, pipeline or no-memory.")
     limits.SAMPLES.check(options.samples)
     limits.CONCURRENCY.check(options.concurrency)
     limits.MAX_TOKENS.check(options.max_tokens)

@@ -29,6 +29,7 @@ from study.conflicts.analysis import (
     analyze_scores,
     stored_table,
 )
+from study.conflicts.baseline import baseline_rows
 from study.conflicts.report_render import (
     ConflictReport,
     CurvePoint,
@@ -144,6 +145,7 @@ def build_report(
     out_dir: Path,
     pipeline_runs: Sequence[str] = (),
     policy_runs: Sequence[str] = (),
+    baseline_runs: Sequence[str] = (),
     bootstrap: int = 2000,
     seed: int = 0,
 ) -> ConflictReport:
@@ -161,6 +163,8 @@ def build_report(
             "The runs hold no judged answers yet; run `driftlens conflicts judge` first."
         )
     pipe = stored_table(pipeline_runs, session=session) if pipeline_runs else oracle.iloc[:0]
+    empty = stored_table(baseline_runs, session=session) if baseline_runs else oracle.iloc[:0]
+    baseline = baseline_rows(oracle, empty, bootstrap=bootstrap, seed=seed)
     stats = analyze_scores(oracle[list(TABLE_COLUMNS)], bootstrap=bootstrap, seed=seed)
     by_judge = _settings_of(oracle_runs, session=session)
     refuse_mixed_settings(by_judge, what=f"run(s) {', '.join(oracle_runs)}")
@@ -216,6 +220,7 @@ def build_report(
         policy_scores=tuple(policy_scores),
         policy_mixture=tuple(mixture),
         usable=tuple(sorted(usable.items())),
+        baseline=tuple(baseline),
         judge_settings=tuple((j, t) for j, t in settings_lines(by_judge)),
         robustness=tuple(
             rb

@@ -74,6 +74,8 @@ class ConflictReport:
     usable: tuple[tuple[str, Usable], ...] = ()
     # per judge: the settings its verdicts were given under (model, prompt, sampling, seed)
     judge_settings: tuple[tuple[str, str], ...] = ()
+    # the no-memory baseline (study/conflicts/baseline.py): judge × measure rows
+    baseline: tuple[dict[str, Any], ...] = ()
     #: some answer or judgement came from the workbench's simulator (banner on top)
     simulated: bool = False
 
@@ -307,6 +309,40 @@ def report_sections(report: ConflictReport) -> list[tuple[str, list[str], list[l
                         f"{m['k']} / {m['n']}",
                     ]
                     for m in report.policy_mixture
+                ],
+                "",
+            )
+        )
+    if report.baseline:
+        out.append(
+            (
+                "No-memory baseline (the same requests with an empty bank, the same rubric)",
+                ["judge", "measure", "with memory", "no memory", "difference [95% CI]", "n"],
+                [
+                    [
+                        b["judge"],
+                        b["measure"],
+                        _fmt(b["with_memory"]),
+                        _fmt(b["no_memory"]),
+                        f"{_fmt(b['difference'])} [{_fmt(b['ci_low'])}, {_fmt(b['ci_high'])}]",
+                        str(b["n_instances"]),
+                    ]
+                    for b in report.baseline
+                ],
+                "Paired by instance, answers at the largest dose; a difference whose interval "
+                "reaches 0 says the bank did not change the score.",
+            )
+        )
+    else:
+        out.append(
+            (
+                "No-memory baseline",
+                ["finding"],
+                [
+                    [
+                        "Not assessed: no no-memory run given (driftlens conflicts generate "
+                        "--track no-memory, then report --baseline RUN)."
+                    ]
                 ],
                 "",
             )
