@@ -1,14 +1,18 @@
-"""Source reliance: own answer vs user vs document assertions (tables and figures).
+"""Source reliance, end to end: set up a run, probe the model as a background job, read
+its report (tables and figures), open one item's probe variants, push its human study,
+download it all.
 
-Shows a run stored in the database (``driftlens sources run``) or a run folder written by
-``sources run`` / ``sources demo`` (``probes.csv`` + ``stats.json``), or runs the simulated
-demo. Model and dataset names come from files and
-models: they are shown in dataframes, ``st.text`` or escaped Markdown only.
+Thin over :mod:`study.sources.setup` (items, the ``sources run`` command a job runs, the
+read-back) and :mod:`study.sources.report` (tables and figures). A stored run's statistics
+come from its own report folder (written by the job); a run stored by the CLI without one
+is analysed here (1,000 replicates, cached). Model, dataset and probe texts come from files
+and models: they are shown in data frames, ``st.text`` or escaped Markdown only.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +20,15 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session, page_settings
+from app.ui.job_panel import job_panel, start_job
+from app.ui.model_picker import model_picker
 from app.ui.safe import escape_markdown, show_plain
+from app.ui.study_handoff import open_human_studies
+from app.ui.table_downloads import folder_download, table_downloads
+from app.ui.url_state import url_open, url_select
 from storage.errors import DriftLensError
-from study.sources.demo import run_sources_demo
+from storage.repo.sources import claim_sets
+from study.model_choices import check_model
 from study.sources.report import (
     discrimination_table,
     effect_lines,
@@ -28,11 +38,25 @@ from study.sources.report import (
     quadrant_figure,
     variant_table,
 )
+from study.sources.setup import (
+    INSTRUCTION_NAMES,
+    VOCABULARY_NAMES,
+    folder_records,
+    item_probes,
+    record_items,
+    records_jsonl,
+    report_folder,
+    run_argv,
+    save_items,
+    sim_presets,
+    stored_records,
+)
 from study.sources.store import source_run_lines, stored_run_result
 from study.sources.table import read_sources_csv
 
 
 def _folders(root: Path) -> list[Path]:
+    """Report folders of runs not stored in the database (the demo's, older CLI runs)."""
     if not root.exists():
         return []
     # hidden folders are report folders being written (or left by a killed run): skipped
@@ -50,61 +74,186 @@ st.caption(
     "one, adopt a correct correction, and tell the two apart? PAR+ / SDR+ with 95% "
     "question-bootstrap intervals; the behaviour type with its bootstrap share."
 )
-reports = page_settings().workspace / "reports"
-if st.button("Run the simulated demo (about half a minute)"):
-    try:
-        with st.spinner("Probing the simulator…"):
-            run_sources_demo(out_dir=reports / "sources-demo", bootstrap=1000)
-    except DriftLensError as exc:
-        show_plain(exc)
+ws = page_settings().workspace
+reports = ws / "reports"
+
+# ------------------------------------------------------------------ set up and run
+with page_session() as session:
+    stored = source_run_lines(session=session)
+    sets = claim_sets(session=session)
+with st.expander("Set up a run", expanded=not stored):
+    model = model_picker("Model", sim_presets(), key="src-model", default="sim/src-paper")
+    a, b = st.columns(2)
+    run_name = a.text_input("Run name", "my-run", key="src-run-name").strip()
+    limit = b.number_input("Use the first N items (0: all)", min_value=0, value=0, key="src-n")
+    source = st.radio(
+        "Items", ["shipped sample", "upload a file"], horizontal=True, key="src-items-source"
+    )
+    upload = None
+    if source == "upload a file":
+        upload = st.file_uploader(
+            "Items file (JSONL or CSV, as `driftlens sources items` reads)",
+            type=["jsonl", "json", "csv"],
+            key="src-upload",
+        )
+    c, d, e = st.columns(3)
+    instructions = c.multiselect(
+        "System-instruction variants",
+        list(INSTRUCTION_NAMES),
+        ["n"],
+        format_func=lambda k: f"{k} — {INSTRUCTION_NAMES[k]}",
+        key="src-instr",
+    )
+    tiers = d.multiselect("Assertion tiers", [1, 2], [1], key="src-tiers")
+    vocabulary = e.selectbox("Assertion vocabulary", VOCABULARY_NAMES, key="src-vocab")
+    claims = None
+    if 2 in tiers:
+        claims = st.selectbox("Tier-2 claim set", sorted(sets), key="src-claims") if sets else None
+        if not sets:
+            st.caption("No claim set stored yet (`driftlens sources claims`): tier 2 cannot run.")
+    f, g, h = st.columns(3)
+    logprobs = f.checkbox("Read log-probabilities", True, key="src-logprobs")
+    prefill = g.checkbox("Assistant 'Answer:' prefill", True, key="src-prefill")
+    bootstrap = h.number_input("Bootstrap replicates", 200, 100_000, 1000, key="src-B")
+    st.caption("Every probe runs the 13 variants (bare first) in both orderings of two sources.")
+    setup_panel = job_panel(kind="sources run", key="src-setup-jobs")
+    if st.button(
+        "Run (probe, read letters, analyse)",
+        type="primary",
+        key="src-start",
+        disabled=setup_panel.busy is not None,
+    ):
+        try:
+            checked = check_model(model, env=os.environ, presets=sim_presets())
+            items = save_items(ws, run_name, upload.name, upload.getvalue()) if upload else None
+            argv = run_argv(
+                run_name,
+                model=checked,
+                items=items,
+                out=report_folder(ws, run_name),
+                limit=int(limit) or None,
+                tiers=tiers,
+                instructions=instructions,
+                vocabulary=str(vocabulary),
+                logprobs=logprobs,
+                prefill=prefill,
+                claims_set=claims,
+                bootstrap=int(bootstrap),
+            )
+        except DriftLensError as exc:
+            show_plain(exc)
+        else:
+            job = start_job(
+                key="src-setup-jobs",
+                kind="sources run",
+                title=f"Source-reliance run {run_name!r}",
+                argv=argv,
+                scope={"run": run_name},
+            )
+            if job is not None:
+                url_open("results", f"run:{run_name}")
+                st.rerun()
+    if setup_panel.finished is not None:
+        st.rerun()
+
+demo = job_panel(kind="sources demo", key="src-demo-job")
+if st.button(
+    "Run the simulated demo", key="src-demo", disabled=demo.busy is not None
+) and start_job(
+    key="src-demo-job",
+    kind="sources demo",
+    title="Source-reliance demo",
+    argv=["sources", "demo", "--out", str(reports / "sources-demo"), "--bootstrap", "1000"],
+):
+    st.rerun()
+if demo.finished is not None:
+    url_open("results", "folder:sources-demo")
+    st.rerun()
+
+# ------------------------------------------------------------------ pick results
+folders = [
+    p
+    for p in _folders(reports)
+    if json.loads((p / "stats.json").read_text()).get("meta", {}).get("threshold") is not None
+]
+own = {report_folder(ws, r.name) for r in stored}
+options = [f"run:{r.name}" for r in stored] + [
+    f"folder:{p.relative_to(reports)}" for p in folders if p not in own
+]
+if stored:
+    st.caption("Stored runs (every probe in the database)")
+    st.dataframe(pd.DataFrame([vars(r) for r in stored]), hide_index=True)
+if not options:
+    st.info("No source-reliance results yet: set up a run above (the simulator works offline).")
+    st.stop()
+choice = str(
+    url_select(
+        "Results",
+        options,
+        param="results",
+        what="run",
+        format_func=lambda o: f"stored run {o[4:]}" if o.startswith("run:") else f"folder {o[7:]}",
+    )
+)
+kind, _, ref = choice.partition(":")
+run_panel = job_panel(kind="sources run", scope={"run": ref}, key="src-jobs")
+if run_panel.finished is not None:
+    st.rerun()
 
 
 @st.cache_data(max_entries=16, show_spinner="Computing the statistics…")
 def _stored_result(
     db_url: str, name: str, revision: tuple[int, int, str]
 ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """Statistics of a stored run (recomputed only when its probes changed)."""
+    """Statistics of a stored run without a report folder (recomputed when its probes change)."""
     with page_session() as session:
         return stored_run_result(name, session=session, bootstrap=1000, seed=0)
 
 
-with page_session() as session:
-    stored = source_run_lines(session=session)
-folders = [
-    p
-    for p in _folders(reports)
-    if json.loads((p / "stats.json").read_text()).get("meta", {}).get("threshold") is not None
-]
-if stored:
-    st.caption("Stored runs (`driftlens sources run`; every probe in the database)")
-    st.dataframe(pd.DataFrame([vars(r) for r in stored]), hide_index=True)
-options: list[tuple[str, str]] = [("run", r.name) for r in stored] + [
-    ("folder", str(p.relative_to(reports))) for p in folders
-]
-if not options:
-    st.info("No source-reliance results yet: run the demo above or `driftlens sources run`.")
-    st.stop()
-kind, ref = st.selectbox(
-    "Results",
-    options,
-    format_func=lambda o: f"stored run {o[1]}" if o[0] == "run" else f"report folder {o[1]}",
-    index=0,
-)
+@st.cache_data(max_entries=8, show_spinner="Reading the probes…")
+def _stored_records(db_url: str, name: str, revision: tuple[int, int, str]) -> list[Any]:
+    """A stored run's probe records (read again only when its probes change)."""
+    with page_session() as session:
+        return stored_records(name, session=session)
+
+
+@st.cache_data(max_entries=8, show_spinner="Reading the probes…")
+def _folder_records(path: str, mtime: float) -> list[Any]:
+    """A report folder's ``probes.jsonl`` records (read again when the file changes)."""
+    return folder_records(Path(path))
+
+
+folder = report_folder(ws, ref) if kind == "run" else reports / ref
+has_folder = (folder / "stats.json").is_file() and (folder / "probes.csv").is_file()
 if kind == "run":
     line = next(r for r in stored if r.name == ref)
-    result, table = _stored_result(
-        page_settings().db_url, ref, (line.probes, line.failed, line.status)
-    )
     st.text(
         f"{line.probes} probes stored ({line.unknown} unknown, {line.failed} failed); "
-        f"status {line.status}. Statistics with 1,000 bootstrap replicates, seed 0."
+        f"status {line.status}."
     )
+    records = _stored_records(page_settings().db_url, ref, (line.probes, line.failed, line.status))
+if has_folder:
+    result = json.loads((folder / "stats.json").read_text())
+    table = read_sources_csv(folder / "probes.csv")
+    if kind == "folder":
+        jsonl = folder / "probes.jsonl"
+        records = _folder_records(str(folder), jsonl.stat().st_mtime if jsonl.exists() else 0.0)
+elif run_panel.busy is not None or not line.probes:
+    st.info("No statistics yet: the run is still probing.")
+    st.stop()
 else:
-    result = json.loads((reports / ref / "stats.json").read_text())
-    table = read_sources_csv(reports / ref / "probes.csv")
+    try:
+        result, table = _stored_result(
+            page_settings().db_url, ref, (line.probes, line.failed, line.status)
+        )
+    except DriftLensError as exc:
+        show_plain(exc)
+        st.stop()
+    st.caption("No report folder for this run: statistics with 1,000 replicates, seed 0.")
+
+# ------------------------------------------------------------------ results
 if any(str(m).startswith("sim/") for m in result["models"]):
     st.warning("SIMULATED DATA — every answer comes from the built-in simulator.")
-
 st.subheader("Source influence")
 st.dataframe(influence_table(result), hide_index=True)
 st.caption(
@@ -123,9 +272,9 @@ with right:
     else:
         st.pyplot(fig)
 
-for model, datasets in result["models"].items():
+for model_name, datasets in result["models"].items():
     for dataset, cell in datasets.items():
-        st.subheader(f"{escape_markdown(model)} · {escape_markdown(dataset)}")
+        st.subheader(f"{escape_markdown(model_name)} · {escape_markdown(dataset)}")
         st.dataframe(discrimination_table(cell), hide_index=True)
         for sentence in effect_lines(cell):
             st.text(sentence)
@@ -135,5 +284,53 @@ for model, datasets in result["models"].items():
             st.caption("System-instruction variants")
             st.dataframe(instr, hide_index=True)
 
-with st.expander("Probes (raw table)"):
-    st.dataframe(pd.DataFrame(table), hide_index=True)
+# ------------------------------------------------------------------ one item
+st.subheader("One item's probe variants")
+item_ids = record_items(records)
+if not item_ids:
+    st.info("This folder holds no probes.jsonl: the variants of one item cannot be shown.")
+else:
+    item = url_select("Item", item_ids, param="item", what="item")
+    st.dataframe(item_probes(records, str(item)), hide_index=True)
+    st.caption(
+        "P(letter): the answer distribution read at the answer position; top logprobs: "
+        "the five most likely first tokens with their log-probabilities."
+    )
+
+# ------------------------------------------------------------------ human study
+st.subheader("Human study")
+if sets:
+    claim_set = st.selectbox("Claim set", sorted(sets), key="src-h-set")
+    if st.button("Check the tier-2 claims (claim_check)", key="src-h-claims"):
+        open_human_studies("claim_check", [f"claim_set={claim_set}"])
+else:
+    st.caption(
+        "The tier-2 claim check needs a stored claim set (`driftlens sources claims`); "
+        "tier-1 assertions are templates and need no human check."
+    )
+
+# ------------------------------------------------------------------ downloads
+st.subheader("Downloads")
+table_downloads("Probes", lambda: table, file_stem=f"{folder.name}-probes", key="src-dl-table")
+d1, d2, d3 = st.columns(3)
+d1.download_button(
+    "Probes with logprobs (.jsonl)",
+    data=lambda: records_jsonl(records),
+    file_name=f"{folder.name}-probes.jsonl",
+    mime="application/x-ndjson",
+    key="src-dl-jsonl",
+    on_click="ignore",  # a download needs no rerun of the page
+)
+d2.download_button(
+    "Statistics (.json)",
+    data=json.dumps(result, indent=2, allow_nan=False) + "\n",
+    file_name=f"{folder.name}-stats.json",
+    mime="application/json",
+    key="src-dl-stats",
+    on_click="ignore",  # a download needs no rerun of the page
+)
+if has_folder:
+    with d3:
+        folder_download(
+            "Report folder (.zip)", folder, file_name=f"{folder.name}.zip", key="src-dl-zip"
+        )

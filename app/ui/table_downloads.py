@@ -40,6 +40,7 @@ def table_downloads(
             file_name=f"{file_stem}.{fmt}",
             mime=mime,
             key=f"{key}-{fmt}",
+            on_click="ignore",  # a download needs no rerun of the page
         )
 
 
@@ -51,4 +52,5 @@ def folder_download(label: str, folder: Path, *, file_name: str, key: str) -> No
         file_name=file_name,
         mime="application/zip",
         key=key,
+        on_click="ignore",  # a download needs no rerun of the page
     )

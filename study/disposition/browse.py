@@ -160,6 +160,22 @@ def stem_answers(study: str, stem: str, *, session: Session) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def stem_summary(answers: pd.DataFrame) -> str:
+    """One line on a stem's answers: how many, from how many arms, re-asks, verdict counts."""
+    if answers.empty:
+        return "No answers."
+    verdicts: dict[str, int] = {}
+    for text in answers["verdicts"]:
+        for part in str(text).split("; "):
+            label = part.rpartition(": ")[2]
+            verdicts[label] = verdicts.get(label, 0) + 1
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items()))
+    return (
+        f"{len(answers)} answers from {answers['arm'].nunique()} arm(s); "
+        f"{int(answers['re-asks'].sum())} re-asks; verdicts: {counts}."
+    )
+
+
 def answers_frame(study: str, *, session: Session) -> pd.DataFrame:
     """Every answer of a study with its verdicts (one row per arm × probe × sample).
 

@@ -93,10 +93,14 @@ ACTIONS: dict[str, tuple[Callable[[Page], None], str | None]] = {
     "ontology_rewrite.py": (lambda p: _click(p, "Propose rewrite"), None),
     "ontology_validation.py": (lambda p: _click(p, "Start experiment"), None),
     "human_studies.py": (_progress_if_connected, None),
-    # The instrument pages show the demo's stored results; their primary action re-runs
-    # the simulated demo, which must land back on the same page without an exception.
-    "disposition.py": (lambda p: _click(p, "Run the simulated demo (about a minute)"), None),
-    "sources.py": (lambda p: _click(p, "Run the simulated demo (about half a minute)"), None),
+    # The instrument pages show the demo's stored results; their primary action sets up a
+    # study (no job: a background process would outlive the test). The walkthroughs in
+    # test_instrument_walkthroughs.py run each instrument's jobs.
+    "disposition.py": (
+        lambda p: _expand_and_click(p, "Set up a study", "Add arms to the study"),
+        "Added 2 arm(s) to study my-study.",
+    ),
+    "sources.py": (lambda p: _expand(p, "Set up a run"), "System-instruction variants"),
     "conflicts.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),
     # the demo has one run, so the Compare page's first action is its other mode
     "compare.py": (

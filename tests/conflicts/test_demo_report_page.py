@@ -46,9 +46,9 @@ def test_demo_report_and_case_viewer(cli: Callable[..., Result], workspace: Path
     at = open_page("conflicts.py")
     assert any("SIMULATED" in e.value for e in at.error)
     assert int(at.metric[0].value) > 0
-    for md in at.markdown:
-        assert "<script>" not in md.value
-    labels = at.selectbox[1].options
+    for block in at.markdown:
+        assert "<script>" not in block.value
+    labels = next(s for s in at.selectbox if s.label == "Case").options
     gaps = [float(lbl.rsplit("gap ", 1)[1]) for lbl in labels]
     first_small = next((i for i, g in enumerate(gaps) if g < 2), len(gaps))
     assert all(g >= 2 for g in gaps[:first_small]) and all(g < 2 for g in gaps[first_small:])
