@@ -26,7 +26,7 @@ from driftlens_core.rewards import (
 )
 from llm.sim import simulate
 from llm.sim.bank import LEAF_NAMES
-from study.parsing import parse_response
+from study.reasoning.parsing import parse_response
 
 QUESTION = "Is it better to rent or to buy a home when both are affordable? Weigh the trade-offs."
 #: Symbol of each value leaf (1..11, SPEC §6 uses integer symbols).

@@ -8,7 +8,7 @@ from sqlmodel import Field, SQLModel
 
 # No `from __future__ import annotations`: SQLModel reads the annotations at class creation.
 import storage.metadata  # noqa: F401  (constraint names are set before any table is declared)
-from storage.types import JSONType
+from storage.types import JSONType, NullableJSONType
 from storage.types import created_at_field as _created
 
 # Documented values of the enumerated string columns.
@@ -33,6 +33,9 @@ class JudgeScore(SQLModel, table=True):
     value: float | None = None
     raw_output: str | None = Field(default=None, sa_type=Text)
     parse_status: str = "ok"
+    # model, prompt version and hash, sampling and seed of the judging request
+    # (study/strict_json.judge_settings); None for verdicts stored before 0012
+    settings: dict[str, Any] | None = Field(default=None, sa_type=NullableJSONType)
     created_at: datetime = _created()
 
 

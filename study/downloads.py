@@ -18,8 +18,8 @@ from sqlmodel import Session, col, select
 from storage.errors import NotFoundError
 from storage.models import JudgeScore, Response
 from storage.repo.runs import require_run
-from study.benchmark_export import export_benchmark
 from study.exports import export_responses_jsonl
+from study.reasoning.benchmark_export import export_benchmark
 from study.reasoning.preferences import export_preferences
 
 if TYPE_CHECKING:

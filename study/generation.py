@@ -10,7 +10,7 @@ with the full request (messages and parameters; never keys; stored normalised, s
 stored is requested again.
 
 The plan and the rows are :mod:`study.reasoning.plan`. ``Response.parse_status`` is a code of
-:mod:`study.parsing`, or ``"error"`` when the request
+:mod:`study.reasoning.parsing`, or ``"error"`` when the request
 itself failed (``error`` then holds the reason and ``text`` is empty).
 """
 
@@ -30,8 +30,6 @@ from storage.repo.leases import Lease, acquire_lease, release_lease
 from storage.repo.requests import RequestInterner
 from storage.repo.runs import (
     existing_response_keys,
-    get_or_create_model_spec,
-    get_or_create_run,
     get_run,
     set_run_status,
     upsert_response_rows,
@@ -48,6 +46,7 @@ from study.reasoning.plan import (
     select_perturbations,
 )
 from study.request_failures import PERMANENT_KINDS
+from study.run_setup import ensure_model_run
 
 QUESTION_SELECTIONS: tuple[str, ...] = ("all", "core", "relaxed")
 
@@ -313,16 +312,7 @@ def ensure_run(
     Raises:
         ConfigError: The run exists with a different model, sampling, prompt or catalog.
     """
-    info, existing = resolved.info, resolved.existing
-    model_row = get_or_create_model_spec(
-        info.spec,
-        provider=info.provider,
-        model=info.model,
-        service=info.service,
-        simulated=info.simulated,
-        session=session,
-    )
-    assert model_row.id is not None
+    existing = resolved.existing
     config = {
         "version": 1,
         "questions": options.questions,
@@ -335,13 +325,12 @@ def ensure_run(
         top_logprobs = (existing.config or {}).get("top_logprobs")  # resume as started
     if top_logprobs is not None:
         config["top_logprobs"] = top_logprobs
-    run = get_or_create_run(
+    run = ensure_model_run(
         options.run,
-        model_spec_id=model_row.id,
+        model=options.model,
         prompt_version=PROMPT_VERSION,
-        sampling=resolved.sampling.model_dump(),
+        sampling=resolved.sampling,
         config=config,
-        simulated=info.simulated,
         catalog_id=resolved.catalog_id,
         session=session,
     )

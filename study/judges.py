@@ -34,7 +34,13 @@ from storage.repo.judges import judge_scores_for, upsert_judge_scores
 from storage.repo.requests import stored_messages
 from storage.repo.runs import require_run
 from study.prompts import split_user_message
-from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
+from study.strict_json import (
+    StrictParseError,
+    extract_json_object,
+    join_raw,
+    judge_settings,
+    run_with_repair,
+)
 
 JUDGE_PROMPT_VERSION = "judge-v1"
 HELPFULNESS = "helpfulness"
@@ -320,12 +326,15 @@ def judge_run(
         case = todo[i]
         if error is not None:
             tally["errors"] += 1
-            store(_rows(case, None, STATUS_ERROR, raws, spec))
+            rows = _rows(case, None, STATUS_ERROR, raws, spec)
         elif len(raws) > 1:
             tally["repaired"] += 1
-            store(_rows(case, values, STATUS_REPAIRED, raws, spec))
+            rows = _rows(case, values, STATUS_REPAIRED, raws, spec)
         else:
-            store(_rows(case, values, STATUS_OK, raws, spec))
+            rows = _rows(case, values, STATUS_OK, raws, spec)
+        for row in rows:
+            row.settings = settings
+        store(rows)
 
     def repair_message(i: int, exc: StrictParseError) -> str:
         keys = ", ".join(f'"{k}"' for k in todo[i].kinds)
@@ -337,11 +346,18 @@ def judge_run(
 
     if progress is not None:
         progress(skipped, total)
+    first = [build_judge_messages(c) for c in todo]
+    max_tokens = judge_max_tokens(512)  # room for a short rationale
+    settings = (
+        judge_settings(spec, first[0], max_tokens=max_tokens, prompt_version=JUDGE_PROMPT_VERSION)
+        if first
+        else None
+    )
     try:
         tally["failed"] += run_with_repair(
             backend or spec,
-            [build_judge_messages(c) for c in todo],
-            max_tokens=judge_max_tokens(512),  # room for a short rationale
+            first,
+            max_tokens=max_tokens,
             parse=lambda i, text: parse_judge_answer(text, todo[i].kinds),
             repair_message=repair_message,
             on_answer=on_answer,

@@ -113,6 +113,30 @@ def greedy_request(messages: Sequence[ChatMessage], *, max_tokens: int) -> ChatR
     )
 
 
+def judge_settings(
+    model: str, messages: Sequence[ChatMessage], *, max_tokens: int, prompt_version: str
+) -> dict[str, Any]:
+    """What is stored with every verdict: the judge, its prompt and how it was asked.
+
+    The prompt hash covers the system message (the rubric or instructions), not the case,
+    so verdicts of one judging pass share it. Sampling and seed are those of
+    :func:`greedy_request`, which every judge request is.
+    """
+    import hashlib
+
+    system = next((m.content for m in messages if m.role == "system"), "")
+    req = greedy_request(messages, max_tokens=max_tokens)
+    return {
+        "model": model,
+        "prompt_version": prompt_version,
+        "prompt_hash": hashlib.sha256(system.encode("utf-8")).hexdigest()[:16],
+        "temperature": req.sampling.temperature,
+        "top_p": req.sampling.top_p,
+        "max_tokens": max_tokens,
+        "seed": req.sampling.seed,
+    }
+
+
 def _with_attempt(request: ChatRequest, attempt: int | None) -> ChatRequest:
     return request if attempt is None else dataclasses.replace(request, attempt=attempt)
 

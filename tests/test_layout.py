@@ -155,3 +155,14 @@ def test_no_module_over_600_lines() -> None:
         if n > MAX_LINES:
             long.append(f"{rel}: {n} lines")
     assert long == []
+
+
+def test_the_generic_registries_name_the_built_in_instruments() -> None:
+    # the simulator and study-kind registries keep their own lists of module names (they
+    # may not import app/); they must name exactly the instrument registry's built-ins
+    from annotation.kinds import KIND_MODULES
+    from app.instruments import BUILT_IN
+    from llm.sim.registry import INSTRUMENT_SIM_MODULES
+
+    assert [i.sim_module for i in BUILT_IN if i.sim_module] == list(INSTRUMENT_SIM_MODULES)
+    assert [i.human_module for i in BUILT_IN if i.human_module] == list(KIND_MODULES)

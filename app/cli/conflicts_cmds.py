@@ -188,7 +188,9 @@ def generate_cmd(
     run: str = typer.Option(..., "--run", help="Run name (rerun the same name to resume)."),
     distractors: str = typer.Option("6", "--distractors", help="Doses: 6, 0,6 or 0..6."),
     samples: int = typer.Option(1, "--samples", min=1, help="Samples per bank and dose."),
-    track: str = typer.Option("oracle", "--track", help="oracle or pipeline."),
+    track: str = typer.Option(
+        "oracle", "--track", help="oracle, pipeline or no-memory (an empty bank: the baseline)."
+    ),
     system: str = typer.Option(
         "sim-lossy",
         "--system",
@@ -310,6 +312,9 @@ def report_cmd(
     run: list[str] = typer.Option(..., "--run", help="Oracle-track run (repeat for several)."),
     pipeline: list[str] = typer.Option([], "--pipeline", help="Pipeline-track run(s)."),
     policy: list[str] = typer.Option([], "--policy", help="Policy run(s)."),
+    baseline: list[str] = typer.Option(
+        [], "--baseline", help="No-memory run(s) (generate --track no-memory)."
+    ),
     out: Path = typer.Option(..., "--out", help="Folder for the report files."),
     bootstrap: int = bootstrap_option(2000, short=False),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -323,6 +328,7 @@ def report_cmd(
             run,
             pipeline_runs=pipeline,
             policy_runs=policy,
+            baseline_runs=baseline,
             session=session,
             out_dir=out,
             bootstrap=bootstrap,

@@ -41,7 +41,7 @@ def benchmark_cmd(
     tier: str = typer.Option("core", "--tier", help="core, relaxed (core + relaxed) or all."),
 ) -> None:
     """Write benchmark.jsonl, benchmark.parquet and datasheet.md for a tier selection."""
-    from study.benchmark_export import export_benchmark
+    from study.reasoning.benchmark_export import export_benchmark
 
     with session_for(ctx) as session:
         result = export_benchmark(out, session=session, tier=tier)

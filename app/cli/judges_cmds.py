@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from app.cli.console import out_console
@@ -63,3 +65,42 @@ def robustness_cmd(
         return
     for line in robustness_lines([result]):
         _out.print(line, markup=False, highlight=False)
+
+
+@judges_app.command("calibration")
+def calibration_cmd(
+    table: Path = typer.Argument(..., help="CSV: one row per item, judge and human labels."),
+    judge_col: str = typer.Option("judge", "--judge-column", help="The judge's label column."),
+    human_col: str = typer.Option("human", "--human-column", help="The human majority column."),
+    item_col: str = typer.Option("item", "--item-column", help="The item id column."),
+    levels: str = typer.Option(..., "--levels", help="The full scale, in order: 0,1,2,3,4."),
+    ordinal: bool = typer.Option(False, "--ordinal", help="Ordinal scale (weighted kappa)."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
+    seed: int = typer.Option(0, "--seed"),
+    triage_out: Path | None = typer.Option(
+        None, "--triage", help="Write every item, disagreements first, to this CSV."
+    ),
+) -> None:
+    """A judge against the human majority: kappa / weighted kappa / alpha with bootstrap
+    intervals, per-class TPR and TNR (Wilson), the confusion matrix, the bias, and the
+    disagreements first (triage)."""
+    from study.judge_robustness.calibration import calibrate_table, calibration_lines
+    from study.safe_csv import write_frame_csv
+
+    run = calibrate_table(
+        table,
+        judge_col=judge_col,
+        human_col=human_col,
+        item_col=item_col,
+        levels=[v.strip() for v in levels.split(",") if v.strip()],
+        ordinal=ordinal,
+        bootstrap=bootstrap,
+        seed=seed,
+    )
+    for line in calibration_lines(run):
+        _out.print(line, markup=False, highlight=False)
+    if triage_out is not None:
+        import pandas as pd
+
+        write_frame_csv(pd.DataFrame(run.triage, columns=["item", "judge", "human"]), triage_out)
+        _out.print(f"Wrote {triage_out}", markup=False, highlight=False)

@@ -133,7 +133,7 @@ def filter_cmd(
     """Screen questions with an LLM (SPEC §2): label, reason and domains per question."""
 
     from app.cli.progress import progress_callback
-    from study.question_filter import filter_questions
+    from study.reasoning.question_filter import filter_questions
 
     limits = request_limits(timeout, max_attempts, judge_max_tokens=max_tokens)
     with limits, session_for(ctx) as session, progress_callback("filtering questions") as bar:

@@ -22,12 +22,11 @@ from sqlmodel import col, select
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
 from app.ui.safe import escape_markdown, show_plain
-from app.ui.url_state import url_open, url_select
+from app.ui.url_state import unknown_line, url_open, url_select
 from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.versions import document, get_version, seed_ontologies, version_label
 from storage.errors import DriftLensError
 from storage.models import LabelerSpec, OntologyVersion
-from study.benchmark_export import TIER_SELECTIONS, select_questions
 from study.downloads import (
     benchmark_zip,
     folder_zip,
@@ -36,6 +35,7 @@ from study.downloads import (
     run_judges,
 )
 from study.reasoning.analysis_index import AnalysisEntry, list_analysis_entries
+from study.reasoning.benchmark_export import TIER_SELECTIONS, select_questions
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from study.reasoning.run_choices import labelled_with, reasoning_runs
 from study.reasoning.stored import (
@@ -366,6 +366,13 @@ def _filtered(entries: list[AnalysisEntry]) -> AnalysisEntry:
                 and (not version or version == e.ontology_version)
             ):
                 return e
+        if "analysis" not in params:  # a link by run/labeler/version that matches nothing
+            wanted = ", ".join(
+                f"{k}={v}"
+                for k, v in (("run", run), ("labeler", labeler), ("version", version))
+                if v
+            )
+            st.caption(unknown_line("analysis", wanted))
     return entries[0]
 
 

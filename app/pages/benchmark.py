@@ -53,7 +53,7 @@ with st.expander("Run the LLM filter", expanded=False):
     filter_model = st.text_input("Filter model (provider/model)", value="sim/default")
     redo = st.checkbox("Ask again about questions this model already screened", value=False)
     if st.button("Run the filter"):
-        from study.question_filter import filter_questions
+        from study.reasoning.question_filter import filter_questions
 
         show_filter = progress_bar("filtering")
 
@@ -77,7 +77,7 @@ with st.expander("Export the benchmark", expanded=False):
         import io
         import zipfile
 
-        from study.benchmark_export import export_benchmark
+        from study.reasoning.benchmark_export import export_benchmark
 
         with tempfile.TemporaryDirectory() as tmp:
             try:

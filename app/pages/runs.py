@@ -132,7 +132,11 @@ if overview.question_ids:
         question, views = question_responses(run, question_id, session=session)
     st.markdown(f"**Question:** {escape_markdown(question)}")
     conditions = sorted({v.condition for v in views if v.condition != "baseline"})
-    other = st.selectbox("Compare the baseline with", conditions) if conditions else None
+    other = (
+        url_select("Compare the baseline with", conditions, param="condition")
+        if conditions
+        else None
+    )
 
     def render(title: str, view_list: list[ResponseView]) -> None:
         st.markdown(f"#### {escape_markdown(title)}")

@@ -164,9 +164,14 @@ def answer_task(
     )
 
 
-def _malformed_draw(
+def malformed_draw(
     rng: random.Random, preset: SimPreset, attempt: int, first_factor: float
 ) -> bool:
+    """Whether this reply breaks its format (every task handler, the instruments' too).
+
+    A first request breaks with ``first_factor`` x the preset's malformed rate, a repair
+    request with :data:`REPAIR_MALFORMED_RATE`; a preset without malformed replies never does.
+    """
     if preset.malformed_rate <= 0:
         return False
     rate = REPAIR_MALFORMED_RATE if attempt > 0 else min(1.0, first_factor * preset.malformed_rate)
@@ -291,7 +296,7 @@ def _question_filter(
     rng = random.Random(
         stable_int("task-filter", preset.seed, question.strip(), sample_index, seed, attempt)
     )
-    if _malformed_draw(rng, preset, attempt, first_factor=2.5):
+    if malformed_draw(rng, preset, attempt, first_factor=2.5):
         return _broken_filter_reply(rng.choice(_FILTER_BREAKS), label, reason, domains)
     body = json.dumps({"label": label, "reason": reason, "domains": domains})
     # Real models often fence their JSON; the caller's parser must accept that.
@@ -387,7 +392,7 @@ def _judge(messages: Messages, preset: SimPreset, sample_index: int, seed: int |
         if out.get("distraction")
         else "The reasoning reads as it would without any memory."
     )
-    if _malformed_draw(rng, preset, attempt, first_factor=2.0):
+    if malformed_draw(rng, preset, attempt, first_factor=2.0):
         kind = rng.choice(_JUDGE_BREAKS)
         if kind == "no_answer_tag":
             return json.dumps(out)

@@ -33,6 +33,38 @@ lock_state() {
   flock -w 900 9 || die "${STATE_DIR%/}.lock: another start or stop still runs after 15 minutes"
 }
 
+# Hold a lock on a shared cache folder ($1: the folder; fd 8) while it is filled: two
+# checkouts starting vllm.sh at once read a tokenizer the other was still converting.
+# Released with unlock_cache. The cache is shared by every checkout; the lock sits beside it.
+lock_cache() {
+  command -v flock >/dev/null 2>&1 || return 0
+  mkdir -p "$(dirname "$1")"
+  exec 8>"${1%/}.lock"
+  flock -n 8 && return 0
+  log "waiting for ${1%/}.lock (another checkout fills the cache)"
+  flock -w 3600 8 || die "${1%/}.lock: the cache is still being filled after an hour"
+}
+unlock_cache() { exec 8>&-; }
+
+# Start-up waits that scale with what the server reports, not a fixed number: wait while
+# its log still grows (imports, migrations, weight loading go slower on a loaded machine),
+# give up after $1 s without a new byte, or $2 s in all. Call startup_clock IDLE CAP once,
+# then `still_starting PATH...` in the wait loop (files or folders: Label Studio's
+# migrations print nothing for minutes at load 12, but its database grows).
+startup_clock() { _SU_IDLE=$1; _SU_CAP=$2; _SU_START=$SECONDS; _SU_LAST=$SECONDS; _SU_SIZE=-1; }
+still_starting() {
+  local size=0 f
+  for f in "$@"; do
+    if [ -d "$f" ]; then
+      size=$((size + $(du -sb "$f" 2>/dev/null | cut -f1)))
+    elif [ -f "$f" ]; then
+      size=$((size + $(wc -c <"$f")))
+    fi
+  done
+  if [ "$size" != "$_SU_SIZE" ]; then _SU_SIZE=$size; _SU_LAST=$SECONDS; fi
+  [ $((SECONDS - _SU_LAST)) -lt "$_SU_IDLE" ] && [ $((SECONDS - _SU_START)) -lt "$_SU_CAP" ]
+}
+
 # The command line of a server script: start (default), --stop, --status, --help. The
 # script defines start, stop, running and export_line (what --status prints).
 main() {

@@ -80,7 +80,9 @@ start() {
     return 0
   fi
   [ -d "$STATE_DIR" ] && stop >/dev/null 2>&1 || true
+  lock_cache "$(dirname "$VENV")"
   install_ls
+  unlock_cache
 
   local root token password port pid
   root="$(mktemp -d "${TMPDIR:-/tmp}/driftlens-ls.XXXXXX")"
@@ -109,7 +111,10 @@ EOF
   )
   # shellcheck disable=SC1091
   . "$STATE_DIR/env"
-  for _ in $(seq 1 240); do
+  # as long as the server logs or its database grows (migrations at load 11 took longer
+  # than a fixed 240 s)
+  startup_clock "${DRIFTLENS_LS_IDLE_S:-240}" "${DRIFTLENS_LS_START_CAP_S:-1800}"
+  while still_starting "$root/server.log" "$root/data"; do
     if healthy "http://127.0.0.1:$port"; then
       log "running on 127.0.0.1:$port (pid $pid)"
       export_line
@@ -120,7 +125,7 @@ EOF
   done
   tail -n 30 "$root/server.log" >&2 || true
   stop >/dev/null 2>&1 || true
-  die "server did not answer within 240 s"
+  die "server did not answer: nothing new in its log for ${DRIFTLENS_LS_IDLE_S:-240} s, or ${DRIFTLENS_LS_START_CAP_S:-1800} s in all"
 }
 
 main "$@"

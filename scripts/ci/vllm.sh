@@ -194,8 +194,10 @@ start() {
     return 0
   fi
   [ -d "$STATE_DIR" ] && stop >/dev/null 2>&1 || true
+  lock_cache "$CACHE"  # one checkout installs and converts; the other waits, then reuses
   install_vllm
   build_models
+  unlock_cache
 
   local logs gport tport="" gpid tpid=""
   logs="$(mktemp -d "${TMPDIR:-/tmp}/driftlens-vllm.XXXXXX")"
@@ -227,7 +229,9 @@ EOF
   )
   local g_ok=0 t_ok=0
   [ -n "$tpid" ] || t_ok=1
-  for _ in $(seq 1 300); do
+  # as long as a server keeps logging (weights, compilation), up to an hour in all
+  startup_clock "${DRIFTLENS_VLLM_IDLE_S:-300}" "${DRIFTLENS_VLLM_START_CAP_S:-3600}"
+  while still_starting "$logs/gemma.log" ${tpid:+"$logs/tiny.log"}; do
     [ "$g_ok" = 1 ] || { ready "http://127.0.0.1:$gport" && g_ok=1; } || true
     [ "$t_ok" = 1 ] || { ready "http://127.0.0.1:$tport" && t_ok=1; } || true
     if [ "$g_ok" = 1 ] && [ "$t_ok" = 1 ]; then
@@ -247,7 +251,7 @@ EOF
   done
   tail -n 30 "$logs/gemma.log" >&2 || true
   stop >/dev/null 2>&1 || true
-  die "the servers did not answer within 300 s"
+  die "the servers did not answer: nothing new in their logs for ${DRIFTLENS_VLLM_IDLE_S:-300} s, or ${DRIFTLENS_VLLM_START_CAP_S:-3600} s in all"
 }
 
 main "$@"

@@ -19,7 +19,7 @@ def upsert_judge_scores(scores: Sequence[JudgeScore], *, session: Session) -> in
         JudgeScore,
         [row_values(s) for s in scores],
         key=JUDGE_SCORE_KEY,
-        update=("value", "raw_output", "parse_status", "created_at"),
+        update=("value", "raw_output", "parse_status", "settings", "created_at"),
     )
 
 

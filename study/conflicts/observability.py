@@ -228,6 +228,7 @@ def judge_observability_run(
         rows_for=rows_for,
         skipped=len(rows) - len(todo),
         max_tokens=MAX_TOKENS,
+        prompt_version=PROMPT_VERSION,
         session=session,
         concurrency=concurrency,
         progress=progress,

@@ -38,8 +38,6 @@ from storage.repo.leases import Lease
 from storage.repo.runs import (
     ResponseKey,
     existing_response_keys,
-    get_or_create_model_spec,
-    get_or_create_run,
     get_run,
     set_run_status,
     upsert_responses,
@@ -63,6 +61,7 @@ from study.conflicts.tracks import (
     reads_dialogues,
 )
 from study.request_failures import count_kind
+from study.run_setup import ensure_model_run
 
 PROMPT_VERSION = "conflict-response-v1"
 RESPONSE_TASK = "conflict-response"
@@ -73,7 +72,9 @@ INSTRUCTION = (
     "request helpfully and honestly."
 )
 CONDITION_CLASS = "bank"
-TRACKS: tuple[str, ...] = ("oracle", "pipeline")
+#: ``no-memory``: the same requests with an empty bank (the baseline a rubric score is read
+#: against: what the model does with no memory at all; one dose, 0).
+TRACKS: tuple[str, ...] = ("oracle", "pipeline", "no-memory")
 _SEED_MODULUS = 2**31 - 1
 
 ProgressCallback = Callable[[int, int], None]
@@ -148,7 +149,11 @@ def build_plan(
         ext = get_extractor(extractor) if isinstance(extractor, str) else extractor
     for qid, inst in instances:
         core, label = inst.core_memories, "FULL"
+        background: tuple[str, ...] = tuple(inst.background_memories)
         facts: tuple[tuple[int, ...], ...] = ()
+        if track == "no-memory":
+            # nothing remembered: no conflict to perceive (D1/D2 not applicable)
+            core, label, background = (), "None", ()
         if ext is not None:
             dialogue = (dialogues or {}).get(inst.instance_id)
             if reads_dialogues(ext) and dialogue is None:
@@ -156,12 +161,12 @@ def build_plan(
             extracted = extract_bank(ext, inst, seed=run_seed, dialogue=dialogue)
             core, label = tuple(extracted.memories), extracted.observability
             facts = extracted.facts
-        for n in doses:
+        for n in (0,) if track == "no-memory" else doses:
             cond = bank_condition(n)
             ctx = MemoryBankContext(
                 cond,
                 core=core,
-                background=inst.background_memories,
+                background=background,
                 distractors=inst.distractors[:n],
             )
             rendered = ctx.render(
@@ -330,7 +335,7 @@ def generate_conflicts(
     from study.run_lease import run_lease
 
     if options.track not in TRACKS:
-        raise InputError(f"Unknown track {options.track!r}: use oracle or pipeline.")
+        raise InputError(f"Unknown track {options.track!r}: use oracle, pipeline or no-memory.")
     limits.SAMPLES.check(options.samples)
     limits.CONCURRENCY.check(options.concurrency)
     limits.MAX_TOKENS.check(options.max_tokens)
@@ -371,15 +376,6 @@ def _generate(
         sampling = SamplingParams(seed=seed % _SEED_MODULUS, max_tokens=options.max_tokens)
     assert sampling.seed is not None
     run_seed = sampling.seed
-    model_row = get_or_create_model_spec(
-        info.spec,
-        provider=info.provider,
-        model=info.model,
-        service=info.service,
-        simulated=info.simulated,
-        session=session,
-    )
-    assert model_row.id is not None
     config: dict[str, Any] = {
         "version": 1,
         "instrument": "conflicts",
@@ -405,13 +401,12 @@ def _generate(
                     f"No imported bank has a dialogue in {dset.source}; the pipeline track "
                     f"with {options.extractor} needs the banks its dialogues belong to."
                 )
-    run = get_or_create_run(
+    run = ensure_model_run(
         options.run,
-        model_spec_id=model_row.id,
+        model=options.model,
         prompt_version=PROMPT_VERSION,
-        sampling=sampling.model_dump(),
+        sampling=sampling,
         config=config,
-        simulated=info.simulated,
         session=session,
     )
     assert run.id is not None

@@ -51,6 +51,7 @@ from study.conflicts.plan import (
     build_plan,
     request_record,
 )
+from study.run_setup import model_row
 from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
 
 HEURISTICS: tuple[str, ...] = (
@@ -241,16 +242,8 @@ def run_policy(
         raise InputError("No memory banks in this workspace; run `driftlens conflicts import`.")
     if policy == "caap":
         assert backbone is not None
-        info = parse_spec(backbone)
-        spec = get_or_create_model_spec(
-            info.spec,
-            provider=info.provider,
-            model=info.model,
-            service=info.service,
-            simulated=info.simulated,
-            session=session,
-        )
-        model_label = info.spec
+        spec = model_row(backbone, session=session)
+        model_label = spec.spec
     else:
         spec = get_or_create_model_spec(
             f"policy/{policy}", provider="policy", model=policy, session=session

@@ -29,6 +29,7 @@ from study.conflicts.analysis import (
     analyze_scores,
     stored_table,
 )
+from study.conflicts.baseline import baseline_rows
 from study.conflicts.report_render import (
     ConflictReport,
     CurvePoint,
@@ -36,6 +37,7 @@ from study.conflicts.report_render import (
     render_markdown,
     report_sections,
 )
+from study.conflicts.score import refuse_mixed_settings, settings_by_judge, settings_lines
 from study.judge_robustness.service import stored_robustness
 from study.report.folder import staged_report_folder
 from study.safe_csv import write_frame_csv
@@ -143,6 +145,7 @@ def build_report(
     out_dir: Path,
     pipeline_runs: Sequence[str] = (),
     policy_runs: Sequence[str] = (),
+    baseline_runs: Sequence[str] = (),
     bootstrap: int = 2000,
     seed: int = 0,
 ) -> ConflictReport:
@@ -160,7 +163,11 @@ def build_report(
             "The runs hold no judged answers yet; run `driftlens conflicts judge` first."
         )
     pipe = stored_table(pipeline_runs, session=session) if pipeline_runs else oracle.iloc[:0]
+    empty = stored_table(baseline_runs, session=session) if baseline_runs else oracle.iloc[:0]
+    baseline = baseline_rows(oracle, empty, bootstrap=bootstrap, seed=seed)
     stats = analyze_scores(oracle[list(TABLE_COLUMNS)], bootstrap=bootstrap, seed=seed)
+    by_judge = _settings_of(oracle_runs, session=session)
+    refuse_mixed_settings(by_judge, what=f"run(s) {', '.join(oracle_runs)}")
     usable = judged_shares(oracle_runs, session=session)
     withheld = {j for j, u in usable.items() if not u.assessable}
     if withheld:
@@ -213,6 +220,8 @@ def build_report(
         policy_scores=tuple(policy_scores),
         policy_mixture=tuple(mixture),
         usable=tuple(sorted(usable.items())),
+        baseline=tuple(baseline),
+        judge_settings=tuple((j, t) for j, t in settings_lines(by_judge)),
         robustness=tuple(
             rb
             for name in oracle_runs
@@ -246,6 +255,22 @@ def build_report(
         names["stats_json"] = "stats.json"
         names["tables_json"] = "report_tables.json"
     return replace(report, files={k: str(Path(out_dir) / v) for k, v in names.items()})
+
+
+def _settings_of(
+    run_names: Sequence[str], *, session: Session
+) -> dict[str, list[dict[str, Any] | None]]:
+    from storage.repo.runs import list_responses, require_run
+
+    merged: dict[str, list[dict[str, Any] | None]] = {}
+    for name in run_names:
+        run = require_run(name, session=session)
+        assert run.id is not None
+        responses = list_responses(run.id, session=session)
+        for j, seen in settings_by_judge(responses, session=session).items():
+            into = merged.setdefault(j, [])
+            into.extend(x for x in seen if x not in into)
+    return merged
 
 
 def judged_shares(run_names: Sequence[str], *, session: Session) -> dict[str, Usable]:

@@ -72,6 +72,10 @@ class ConflictReport:
     robustness: tuple[RobustnessResult, ...] = ()
     # per judge: how many answers its verdicts could be read for (study/assessable)
     usable: tuple[tuple[str, Usable], ...] = ()
+    # per judge: the settings its verdicts were given under (model, prompt, sampling, seed)
+    judge_settings: tuple[tuple[str, str], ...] = ()
+    # the no-memory baseline (study/conflicts/baseline.py): judge × measure rows
+    baseline: tuple[dict[str, Any], ...] = ()
     #: some answer or judgement came from the workbench's simulator (banner on top)
     simulated: bool = False
 
@@ -307,6 +311,50 @@ def report_sections(report: ConflictReport) -> list[tuple[str, list[str], list[l
                     for m in report.policy_mixture
                 ],
                 "",
+            )
+        )
+    if report.baseline:
+        out.append(
+            (
+                "No-memory baseline (the same requests with an empty bank, the same rubric)",
+                ["judge", "measure", "with memory", "no memory", "difference [95% CI]", "n"],
+                [
+                    [
+                        b["judge"],
+                        b["measure"],
+                        _fmt(b["with_memory"]),
+                        _fmt(b["no_memory"]),
+                        f"{_fmt(b['difference'])} [{_fmt(b['ci_low'])}, {_fmt(b['ci_high'])}]",
+                        str(b["n_instances"]),
+                    ]
+                    for b in report.baseline
+                ],
+                "Paired by instance, answers at the largest dose; a difference whose interval "
+                "reaches 0 says the bank did not change the score.",
+            )
+        )
+    else:
+        out.append(
+            (
+                "No-memory baseline",
+                ["finding"],
+                [
+                    [
+                        "Not assessed: no no-memory run given (driftlens conflicts generate "
+                        "--track no-memory, then report --baseline RUN)."
+                    ]
+                ],
+                "",
+            )
+        )
+    if report.judge_settings:
+        out.append(
+            (
+                "Judge settings (provenance)",
+                ["judge", "prompt, sampling and seed of every verdict"],
+                [[j, t] for j, t in report.judge_settings],
+                "Each judge's verdicts were all given under these settings (mixed settings "
+                "are refused, never pooled).",
             )
         )
     if report.usable:

@@ -33,7 +33,13 @@ from storage.repo.conflicts import banks_by_question
 from storage.repo.judges import judge_scores_for, upsert_judge_scores
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import ConflictInstance
-from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
+from study.strict_json import (
+    StrictParseError,
+    extract_json_object,
+    join_raw,
+    judge_settings,
+    run_with_repair,
+)
 
 T = TypeVar("T")
 
@@ -228,6 +234,7 @@ def run_judge_batch(
     progress: Callable[[int, int], None] | None,
     backend: ChatBackend | None,
     flush_every: int = 200,
+    prompt_version: str = JUDGE_PROMPT_VERSION,
 ) -> ConflictJudgeSummary:
     """Ask one judge about every case (one repair each) and store its rows as they settle.
 
@@ -240,11 +247,19 @@ def run_judge_batch(
     """
     counts = {"ok": 0, "repaired": 0, "error": 0}
     pending: list[JudgeScore] = []
+    settings = (
+        judge_settings(judge_model, first[0], max_tokens=max_tokens, prompt_version=prompt_version)
+        if first
+        else None
+    )
 
     def on_answer(i: int, value: T | None, raws: list[str], _err: Exception | None) -> None:
         status = "error" if value is None else ("repaired" if len(raws) > 1 else "ok")
         counts[status] += 1
-        pending.extend(rows_for(i, value, join_raw(raws), status))
+        rows = rows_for(i, value, join_raw(raws), status)
+        for row in rows:
+            row.settings = settings
+        pending.extend(rows)
         if len(pending) >= flush_every:
             upsert_judge_scores(pending, session=session)
             pending.clear()
@@ -428,3 +443,45 @@ def stored_verdicts(
             continue
         out.setdefault((s.response_id, s.judge_model), {})[s.kind] = s.value
     return out
+
+
+def settings_by_judge(
+    responses: Sequence[Response], *, session: Session
+) -> dict[str, list[dict[str, Any] | None]]:
+    """Per judge, the distinct judge settings its conflict verdicts were given under
+    (``None``: verdicts stored before settings were recorded)."""
+    out: dict[str, list[dict[str, Any] | None]] = {}
+    ids = [r.id for r in responses if r.id is not None]
+    for s in judge_scores_for(ids, kind="conflict_d3", session=session):
+        seen = out.setdefault(s.judge_model, [])
+        if s.settings not in seen:
+            seen.append(s.settings)
+    return out
+
+
+def _settings_text(settings: dict[str, Any] | None) -> str:
+    if settings is None:
+        return "settings not recorded"
+    return ", ".join(f"{k} {settings[k]}" for k in sorted(settings) if k != "model")
+
+
+def refuse_mixed_settings(by_judge: dict[str, list[dict[str, Any] | None]], *, what: str) -> None:
+    """Raise when one judge's verdicts were given under different settings.
+
+    Raises:
+        InputError: one sentence naming the judge and two of its settings.
+    """
+    from storage.errors import InputError
+
+    for judge, seen in sorted(by_judge.items()):
+        if len(seen) > 1:
+            raise InputError(
+                f"The verdicts of {judge} in {what} mix judge settings ({_settings_text(seen[0])}"
+                f" / {_settings_text(seen[1])}), so they are not pooled; judge the run again "
+                "under one setting or keep the judgements apart under another judge name."
+            )
+
+
+def settings_lines(by_judge: dict[str, list[dict[str, Any] | None]]) -> list[list[str]]:
+    """``[judge, settings]`` rows for the report's provenance."""
+    return [[j, _settings_text(seen[0])] for j, seen in sorted(by_judge.items()) if seen]

@@ -23,8 +23,8 @@ from storage.repo.runs import (
 )
 from storage.types import utcnow
 from study.catalog import CONDITION_CLASSES
-from study.parsing import parse_response
 from study.prompts import PROMPT_VERSION, build_messages
+from study.reasoning.parsing import parse_response
 
 #: ``parse_status`` of a response whose request failed.
 STATUS_ERROR = "error"

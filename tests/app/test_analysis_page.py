@@ -97,6 +97,9 @@ def test_stored_analyses_table_opens_the_newest_and_links_by_url(workspace: Path
     missing = _open_linked({"analysis": "999"})
     assert missing.selectbox(key="shown_analysis").value == newest
     assert [c.value for c in missing.caption if "999" in c.value] == ["unknown analysis '999'"]
+    nothing = _open_linked({"run": "no-such-run"})
+    assert nothing.selectbox(key="shown_analysis").value == newest
+    assert [c for c in nothing.caption if "unknown analysis" in c.value and "no" in c.value]
 
 
 def test_help_simulated_marks_and_downloads(workspace: Path) -> None:

@@ -21,7 +21,7 @@ from llm.batch import run_chat_batch
 from llm.logprobs import choice_distribution
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.models import Response
-from study.parsing import STATUS_VALUES
+from study.reasoning.parsing import STATUS_VALUES
 from tests.engines.conftest import Served
 
 pytestmark = pytest.mark.vllm

@@ -15,7 +15,7 @@ from typer.testing import Result
 
 from storage.errors import InputError
 from storage.models import CurationVote, Question
-from study.benchmark_export import export_benchmark, pairwise_share
+from study.reasoning.benchmark_export import export_benchmark, pairwise_share
 
 CRITERIA = ("clear", "no_vague_terms", "single_verifiable_answer", "answerable_by_restating")
 PASSING = {

@@ -14,8 +14,8 @@ from llm.sim.tasks import filter_verdict
 from storage.errors import InputError
 from storage.models import Question
 from storage.repo.questions import list_questions
-from study.question_filter import filter_questions
 from study.questions import import_sample_questions
+from study.reasoning.question_filter import filter_questions
 from study.strict_json import REPAIR_SEPARATOR
 from tests.judges.conftest import ScriptedBackend
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from study.judges import PERTURBED_KINDS, parse_judge_answer
-from study.question_filter import MAX_REASON_WORDS, parse_filter_answer
+from study.reasoning.question_filter import MAX_REASON_WORDS, parse_filter_answer
 from study.strict_json import StrictParseError, extract_json_object
 
 GOOD = {"label": "ACCEPT", "reason": "Weighs two options.", "domains": ["career"]}
@@ -185,7 +185,7 @@ def test_any_object_is_recovered_exactly_from_prose(
 def test_prompts_start_with_their_task_marker() -> None:
     from llm.sim.tasks import JUDGE_TASK, QUESTION_FILTER_TASK, find_task
     from study.judges import SYSTEM_PROMPT as JUDGE_PROMPT
-    from study.question_filter import SYSTEM_PROMPT as FILTER_PROMPT
+    from study.reasoning.question_filter import SYSTEM_PROMPT as FILTER_PROMPT
 
     assert find_task([("system", FILTER_PROMPT)]) == QUESTION_FILTER_TASK
     assert find_task([("system", JUDGE_PROMPT)]) == JUDGE_TASK

@@ -23,8 +23,8 @@ from llm.sim.tasks import (
 )
 from llm.types import ChatMessage
 from study.judges import JudgeCase, build_judge_messages, parse_judge_answer
-from study.parsing import parse_response
-from study.question_filter import build_filter_messages, parse_filter_answer
+from study.reasoning.parsing import parse_response
+from study.reasoning.question_filter import build_filter_messages, parse_filter_answer
 
 QUESTION = "Should someone take a stable job or start a business? Weigh the trade-offs."
 NULL = get_preset("null")  # malformed_rate 0: every task reply is well-formed

@@ -149,7 +149,7 @@ def test_malformed_rate_produces_every_kind_and_the_parser_flags_them() -> None:
     always = PRESETS["default"].model_copy(update={"malformed_rate": 1.0})
     out = [simulate(q, "", preset=always) for q in QUESTIONS]
     assert {r.malformed for r in out} == set(MALFORMED_KINDS)
-    parsing = pytest.importorskip("study.parsing")
+    parsing = pytest.importorskip("study.reasoning.parsing")
     for r in out:
         assert parsing.parse_response(r.text).parse_status != "ok", r.malformed
 

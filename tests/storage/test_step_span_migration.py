@@ -27,7 +27,7 @@ from storage.engine import make_engine
 from storage.models import Response, StepLabel
 from storage.repo.runs import require_run, upsert_responses
 from storage.step_spans import has_spans, pack_steps, unpack_steps
-from study.parsing import parse_response
+from study.reasoning.parsing import parse_response
 from study.reasoning.trajectories import label_run
 from tests.storage.test_request_migration import RUNS, _populate
 from tests.storage.test_shared_text_migration import _exports

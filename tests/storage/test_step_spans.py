@@ -14,7 +14,7 @@ from sqlmodel import Session, col, select
 from storage.models import Response
 from storage.repo.runs import upsert_responses
 from storage.step_spans import MIN_SPAN_CHARS, has_spans, pack_steps, unpack_steps
-from study.parsing import parse_response, render_response
+from study.reasoning.parsing import parse_response, render_response
 from tests.storage._world import World, seed_world
 
 # Text with multi-byte characters, line breaks and tag-like pieces.

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from llm.sim.server import BackgroundServer
-from study.parsing import render_response
+from study.reasoning.parsing import render_response
 
 
 class CountingServer(BackgroundServer):

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from study.parsing import STATUS_VALUES, ParsedResponse, parse_response, render_response
+from study.reasoning.parsing import STATUS_VALUES, ParsedResponse, parse_response, render_response
 
 CORPUS_FILE = Path(__file__).parent / "parser_corpus" / "corpus.yaml"
 CORPUS: list[dict[str, Any]] = yaml.safe_load(CORPUS_FILE.read_text(encoding="utf-8"))

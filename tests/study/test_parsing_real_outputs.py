@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from study.parsing import STATUS_VALUES, parse_response
+from study.reasoning.parsing import STATUS_VALUES, parse_response
 
 FIXTURES = sorted((Path(__file__).parent / "parser_corpus").glob("*.yaml"))
 REAL = [f for f in FIXTURES if f.name != "corpus.yaml"]

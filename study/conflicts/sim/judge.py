@@ -17,7 +17,7 @@ from typing import Any
 
 from llm.seeds import stable_int
 from llm.sim.presets import SimPreset
-from llm.sim.tasks import Messages, _malformed_draw, attempt_of, case_payload, register_task
+from llm.sim.tasks import Messages, attempt_of, case_payload, malformed_draw, register_task
 from study.conflicts.sim.moves import (
     DIMENSIONS,
     JUDGE_TASK,
@@ -203,7 +203,7 @@ def _judge(messages: Messages, preset: SimPreset, sample_index: int, seed: int |
     attempt = attempt_of(messages)
     rng = random.Random(stable_int("conflict-judge-format", preset.name, key, seed, attempt))
     note = "I checked every user-specific claim against the stored memories."
-    if _malformed_draw(rng, preset, attempt, first_factor=1.0):
+    if malformed_draw(rng, preset, attempt, first_factor=1.0):
         kind = rng.choice(_JUDGE_BREAKS)
         if kind == "no_answer_tag":
             return json.dumps(verdict)

@@ -20,7 +20,7 @@ from typing import Any
 
 from llm.seeds import stable_int
 from llm.sim.presets import SimPreset
-from llm.sim.tasks import Messages, _malformed_draw, attempt_of, case_payload, register_task
+from llm.sim.tasks import Messages, attempt_of, case_payload, malformed_draw, register_task
 
 OBSERVABILITY_TASK = "conflict-observability"
 LABELS: tuple[str, ...] = ("FULL", "PARTIAL", "None")
@@ -73,7 +73,7 @@ def _observe(messages: Messages, preset: SimPreset, sample_index: int, seed: int
     verdict = {"label": label, "reason": reason}
     attempt = attempt_of(messages)
     frng = random.Random(stable_int("conflict-observe-format", preset.name, key, seed, attempt))
-    if _malformed_draw(frng, preset, attempt, first_factor=1.0):
+    if malformed_draw(frng, preset, attempt, first_factor=1.0):
         kind = frng.choice(("no_answer_tag", "unknown_label", "prose_only"))
         if kind == "no_answer_tag":
             return json.dumps(verdict)

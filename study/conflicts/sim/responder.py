@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from llm.seeds import stable_int
 from llm.sim.presets import SimPreset
-from llm.sim.tasks import Messages, _malformed_draw, attempt_of, register_task
+from llm.sim.tasks import Messages, attempt_of, malformed_draw, register_task
 from study.catalog.memory_bank import BANK_HEADER, REQUEST_HEADER
 from study.conflicts.sim.moves import (
     RESPONSE_TASK,
@@ -228,7 +228,7 @@ def _select(messages: Messages, preset: SimPreset, sample_index: int, seed: int 
             break
     attempt = attempt_of(messages)
     frng = random.Random(stable_int("caap-format", preset.name, _norm(request), seed, attempt))
-    if _malformed_draw(frng, preset, attempt, first_factor=1.0):
+    if malformed_draw(frng, preset, attempt, first_factor=1.0):
         return json.dumps({"action": "ask", "reason": "outside the action set"})
     return json.dumps({"action": action, "reason": "least cautious action the evidence allows"})
 

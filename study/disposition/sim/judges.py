@@ -17,7 +17,7 @@ import numpy as np
 
 from llm.seeds import stable_int
 from llm.sim.presets import SimPreset
-from llm.sim.tasks import _malformed_draw, attempt_of, case_payload, register_task, task_marker
+from llm.sim.tasks import attempt_of, case_payload, malformed_draw, register_task, task_marker
 from study.disposition.sim.responder import (
     _LEVEL_OF_REMARK,
     THINK_CLOSE,
@@ -129,7 +129,7 @@ def _awareness(
     attempt = attempt_of(messages)
     rng = random.Random(stable_int("disp-aware-format", preset.seed, key, sample_index, seed,
                                    attempt))  # fmt: skip
-    if _malformed_draw(rng, preset, attempt, first_factor=_AWARENESS_MALFORMED_FACTOR):
+    if malformed_draw(rng, preset, attempt, first_factor=_AWARENESS_MALFORMED_FACTOR):
         kind = rng.randrange(4)
         if kind == 0:
             return json.dumps({"score": 8, "label": "explicit"})
