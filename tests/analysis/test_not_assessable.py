@@ -17,8 +17,6 @@ from tests.analysis._sim_workspace import LABELER, RUN, build_sim_workspace
 
 def test_mostly_unlabeled_run_reports_not_assessable(session: Session, tmp_path: Path) -> None:
     build_sim_workspace(session, n_questions=8)
-    ok = analyze_run(RUN, LABELER, session=session, out_dir=tmp_path / "ok", bootstrap=200)
-    assert not ok.tables.tiers.empty and ok.tables.conditions["p_adjusted"].notna().any()
     perturbed = [
         r.id
         for r in session.exec(select(Response).where(Response.condition != "baseline"))

@@ -30,7 +30,10 @@ def test_lenient_run_checked_against_strict_judge(
     assert "ignores seed" not in judged.output  # the simulated judge honours its seed
     before = tmp_path / "before"
     assert cli("conflicts", "report", "--run", "rb", "--out", str(before)).exit_code == 0
-    assert "Not assessed" in (before / "conflicts_report.html").read_text()
+    assert (
+        "Not assessed: the judge was not re-judged"
+        in (before / "conflicts_report.html").read_text()
+    )
 
     got = cli(
         "judges", "robustness", "--instrument", "conflicts", "--run", "rb",
@@ -51,7 +54,7 @@ def test_lenient_run_checked_against_strict_judge(
     after = tmp_path / "after"
     assert cli("conflicts", "report", "--run", "rb", "--out", str(after)).exit_code == 0
     text = re.sub(r"\s+", " ", (after / "conflicts_report.html").read_text())
-    assert "Not assessed" not in text
+    assert "Not assessed: the judge was not re-judged" not in text
     assert "Verdict flip rate of the same judge" in text
     assert "judge-free 95% interval" in text and "judge-inclusive" in text
     assert "Alternative judge sim/judge-strict: flip rate" in text

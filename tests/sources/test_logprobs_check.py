@@ -167,15 +167,25 @@ class SeedIgnoringServer(HoldingSourceServer):
         return out
 
 
-def test_an_endpoint_ignoring_the_seed_is_named_in_the_summary(
-    cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    with HoldingSourceServer(shipped_items()[:4]) as url:
-        honest = _run(cli, url, monkeypatch, "--out", str(tmp_path / "a"))
-    assert honest.exit_code == 0, honest.output
-    assert "ignores seed" not in honest.output
-    with SeedIgnoringServer() as url:
-        result = _run(cli, url, monkeypatch, "--run", "drifting", "--out", str(tmp_path / "b"))
-    assert result.exit_code == 0, result.output
-    flat = " ".join(result.output.split())
-    assert "Warning: openai-api/broken/sim/src-paper ignores seed or temperature" in flat
+def test_an_endpoint_ignoring_the_seed_is_named_in_the_summary(session: Session) -> None:
+    from llm.backends import get_backend
+    from study.sources.plan import SourcesConfig
+    from study.sources.store import run_stored_sources
+
+    items = shipped_items()[:1]
+    for server, name, warned in (
+        (HoldingSourceServer(items), "a", False),
+        (SeedIgnoringServer(), "b", True),
+    ):
+        with server as url:
+            env = {"BROKEN_BASE_URL": url, "BROKEN_API_KEY": "k"}
+            backend = get_backend("openai-api/broken/sim/src-paper", env=env)
+            summary = run_stored_sources(name, items, backend, [SourcesConfig()], session=session)
+        assert summary.answered == 13
+        if warned:
+            assert summary.repeat_warning is not None
+            assert summary.repeat_warning.startswith(
+                "openai-api/broken/sim/src-paper ignores seed or temperature"
+            )
+        else:
+            assert summary.repeat_warning is None
