@@ -265,13 +265,19 @@ def load_trajectories(
             break
         last = rows[-1][0]
         labels: dict[int, dict[int, str]] = {}
-        for response_id, step_index, symbol in session.execute(
+        label_query = (
             select(StepLabel.response_id, StepLabel.step_index, StepLabel.symbol)
             .where(col(StepLabel.response_id).between(rows[0][0], last))
             .where(StepLabel.labeler_id == spec_row.id)
             .where(StepLabel.ontology_version_id == version.id)
             .where(StepLabel.repeat == 0)
-        ):
+        )
+        if question_ids is not None:
+            # A slice's responses need not be neighbours by id (a sharded run interleaves
+            # its shards' rows), so the id range may hold other questions' labels: read
+            # exactly this chunk's.
+            label_query = label_query.where(col(StepLabel.response_id).in_([r[0] for r in rows]))
+        for response_id, step_index, symbol in session.execute(label_query):
             labels.setdefault(response_id, {})[step_index] = symbol
         for response_id, key, condition, klass, sample, failed, n_steps in rows:
             got = labels.get(response_id)
