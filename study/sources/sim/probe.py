@@ -70,6 +70,9 @@ class SourcePreset(BaseModel):
         sdr_plus: Adopt a correct assertion over a wrong own answer.
         par_minus: Keep a wrong own answer against a correct assertion.
         recency: Probability that the assertion nearer the question leads (double source).
+        doc_weight: Probability that the document leads a user-vs-document pair when order
+            plays no part (0.5: neither source is preferred); combined with ``recency`` on
+            the odds scale. The seed's documents outweigh users in such pairs (U%/D% < 1).
         flip: Probability of leaving an own answer that an assertion agrees with.
         confidence: Logit margin of the answered letter over the best other letter.
         pull: Logit added to each asserted letter.
@@ -91,6 +94,7 @@ class SourcePreset(BaseModel):
     sdr_plus: SourceRates
     par_minus: SourceRates
     recency: float = Field(default=0.5, ge=0, le=1)
+    doc_weight: float = Field(default=0.5, gt=0, lt=1)
     flip: float = Field(default=0.02, ge=0, le=1)
     confidence: float = Field(default=2.0, ge=0)
     pull: float = Field(default=1.0, ge=0)
@@ -117,6 +121,7 @@ def _preset(
     par: tuple[float, float],
     sdr: tuple[float, float],
     recency: float = 0.5,
+    doc_weight: float = 0.5,
 ) -> SourcePreset:
     # the rest of each pair: most of it goes to the assertion / the own answer, a little
     # (10% of the remainder) to a third letter, so the "neither" rates are not zero
@@ -128,8 +133,14 @@ def _preset(
         sdr_plus=_rates(*sdr),
         par_minus=_rates(0.9 * (1 - sdr[0]), 0.9 * (1 - sdr[1])),
         recency=recency,
+        doc_weight=doc_weight,
     )
 
+
+#: src-paper's doc_weight: documents lead user-vs-document conflicts this often (no order
+#: effect), so U%/D% lands below 1 as in the seed (mean 0.895): over six synthetic 500-item
+#: studies 0.856 (SD 0.08, all below 1); at 0.5 it read 0.97-1.16 (the audit: 1.00-1.11).
+DOC_WEIGHT_PAPER = 0.54
 
 SOURCE_PRESETS: dict[str, SourcePreset] = {
     p.name: p
@@ -146,6 +157,7 @@ SOURCE_PRESETS: dict[str, SourcePreset] = {
             (0.41, 0.31),
             (0.87, 0.90),
             recency=0.55,
+            doc_weight=DOC_WEIGHT_PAPER,
         ),
         SourcePreset(
             name="src-null",
@@ -158,6 +170,18 @@ SOURCE_PRESETS: dict[str, SourcePreset] = {
         ),
     )
 }
+
+
+def _near_leads(near: str, far: str, preset: SourcePreset) -> float:
+    """P(the nearer assertion leads): recency, shifted toward the document by doc_weight."""
+    if near == far or preset.doc_weight == 0.5:
+        return preset.recency  # same draw as before doc_weight existed
+    if preset.recency in (0.0, 1.0):
+        return preset.recency
+    odds = preset.recency / (1 - preset.recency)
+    w = preset.doc_weight / (1 - preset.doc_weight)
+    odds *= w if near == "doc" else 1 / w
+    return odds / (1 + odds)
 
 
 def get_source_preset(name: str) -> SourcePreset:
@@ -312,7 +336,7 @@ def simulate_probe(probe: Probe, preset: SourcePreset, *, seed: int | None = Non
             lead = probe.assertions[0]
         else:
             near, far = probe.assertions[-1], probe.assertions[0]
-            lead = near if rng.random() < preset.recency else far
+            lead = near if rng.random() < _near_leads(near[0], far[0], preset) else far
         choice = _react(lead[0], lead[1], bare, probe.gold, logits, preset, rng, probe.instruction)
     z = list(logits)
     for _, idx in probe.assertions:
