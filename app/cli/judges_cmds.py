@@ -9,6 +9,7 @@ import typer
 from app.cli.console import out_console
 from app.cli.context import session_for
 from app.cli.output import echo_json
+from app.cli.request_limits import bootstrap_option
 
 _out = out_console()
 judges_app = typer.Typer(
@@ -37,7 +38,7 @@ def robustness_cmd(
         None, "--primary", help="The judge under test (default: the run's only judge)."
     ),
     sample: int = typer.Option(60, "--sample", min=1, help="Answers re-judged (stratified)."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
+    bootstrap: int = bootstrap_option(2000),
     seed: int = typer.Option(0, "--seed"),
     concurrency: int = typer.Option(16, "--concurrency", min=1),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -75,7 +76,7 @@ def calibration_cmd(
     item_col: str = typer.Option("item", "--item-column", help="The item id column."),
     levels: str = typer.Option(..., "--levels", help="The full scale, in order: 0,1,2,3,4."),
     ordinal: bool = typer.Option(False, "--ordinal", help="Ordinal scale (weighted kappa)."),
-    bootstrap: int = typer.Option(2000, "--bootstrap", "-B", min=1),
+    bootstrap: int = bootstrap_option(2000),
     seed: int = typer.Option(0, "--seed"),
     triage_out: Path | None = typer.Option(
         None, "--triage", help="Write every item, disagreements first, to this CSV."
