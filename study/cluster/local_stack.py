@@ -30,8 +30,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_port(port: int, timeout: float = 30.0) -> None:
-    """Wait until something accepts connections on 127.0.0.1:``port``."""
+def wait_port(port: int, timeout: float = 120.0) -> None:
+    """Wait until something accepts connections on 127.0.0.1:``port``.
+
+    A CLI process starting on a loaded machine took over 30 s to listen (seen on the
+    shared 2-core machine), so the default wait is generous.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
