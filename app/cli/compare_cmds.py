@@ -90,12 +90,19 @@ def compare_cmd(
         labeler=labeler, study=study, margin=parse_margin(margin), alpha=alpha,
         n_boot=bootstrap, seed=seed, top_items=top,
     )  # fmt: skip
-    with session_for(ctx) as session:
-        result = compare_runs(runs, instrument=instrument, session=session, options=options)
+    from app.cli.job_hooks import report_stage
+    from app.cli.progress import progress_callback
+
+    # Each bar is a stage of the command's job row (the Compare page runs it as a job).
+    with session_for(ctx) as session, progress_callback("Comparing runs") as update:
+        result = compare_runs(
+            runs, instrument=instrument, session=session, options=options, progress=update
+        )
     report_files = None
     if out_dir is not None:
         from study.compare.report import write_comparison_report
 
+        report_stage("Writing the report")
         report_files = write_comparison_report(result, out_dir)
     mark = " [simulated]" if result.simulated else ""
     table = Table(
@@ -122,7 +129,10 @@ def compare_cmd(
             _out.print(f"  {rr.statistic} · {rr.scope}: {rr.run} {_f(rr.value)} {rr.letters}")
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+        # Written whole then renamed: a page waiting for the file never reads half of it.
+        part = json_out.with_name(json_out.name + ".part")
+        part.write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+        part.replace(json_out)
         _out.print(f"JSON written to {json_out}")
     if report_files is not None:
         _out.print(f"Report written to {report_files['report_html']}")

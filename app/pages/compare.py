@@ -13,23 +13,19 @@ from pathlib import Path
 
 import streamlit as st
 
-from app.ui.db import page_session
+from app.ui.db import page_session, page_settings
+from app.ui.job_panel import job_panel, start_job
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.table_downloads import table_downloads
 from app.ui.url_state import url_multiselect, url_select
 from app.ui.word_diff import diff_html
 from storage.errors import DriftLensError
-from study.compare import (
-    CompareOptions,
-    Comparison,
-    adapter_names,
-    compare_runs,
-    parse_margin,
-    run_choices,
-)
+from study.compare import Comparison, adapter_names, data_revision, parse_margin, run_choices
 from study.compare.forest import forest_figure
+from study.compare.page_job import KIND, compare_job, read_comparison
 from study.compare.report import SIMULATED_NOTE, write_comparison_report
 from study.downloads import folder_zip
+from study.jobs import list_jobs
 
 _TABLE_COLUMNS = ["run_a", "run_b", "statistic", "scope", "value_a", "value_b", "diff",
                   "ci_low", "ci_high", "p_adjusted", "test", "p_test", "mdd", "margin",
@@ -114,29 +110,34 @@ with page_session() as session:
     if len(runs) < 2:
         st.info("Pick at least two runs to compare.")
         st.stop()
-    margin: float | None = None
     if margin_text.strip():
         try:
-            margin = parse_margin(margin_text)
+            parse_margin(margin_text)  # a bad margin is said here, not as a failed job
         except DriftLensError as exc:
             show_plain(exc)
             st.stop()
-    options = CompareOptions(labeler=labeler, margin=margin, n_boot=n_boot, top_items=50)
-    cache_key = ("compare", instrument, tuple(runs), labeler, n_boot, margin_text.strip())
-    result: Comparison | None = st.session_state.get("compare::result")
-    if st.session_state.get("compare::key") != cache_key or result is None:
-        try:
-            with st.spinner("Comparing…"):
-                result = compare_runs(runs, instrument=instrument, session=session, options=options)
-        except DriftLensError as exc:
-            show_plain(exc)
-            st.stop()
-        st.session_state["compare::key"] = cache_key
-        st.session_state["compare::result"] = result
-
-if result is None:  # compare_runs returned or the page stopped: never both missing
+    revision = data_revision(session=session)
+job = compare_job(list(runs), instrument=instrument, labeler=labeler, margin=margin_text.strip(),
+                  n_boot=n_boot, top=50, revision=revision,
+                  workspace=page_settings().workspace)  # fmt: skip
+# The comparison runs as a job (over a second even on small studies), into a folder keyed
+# by the inputs and the data revision: new data is a new key, never a stale result.
+panel = job_panel(kind=KIND, scope=job.scope, key="compare")
+cached = st.session_state.get("compare::result")
+result: Comparison | None = cached[1] if cached and cached[0] == job.key else None
+if result is None and panel.busy is None:
+    result = read_comparison(job)
+    if result is not None:
+        st.session_state["compare::result"] = (job.key, result)
+    else:
+        with page_session() as session:
+            tried = list_jobs(session=session, kind=KIND, scope=job.scope, limit=1)
+        # A failed or cancelled one shows its error and Resume above; it is not restarted.
+        if not tried and start_job(key="compare", kind=KIND, title=job.title,
+                                   argv=list(job.argv), scope=job.scope):  # fmt: skip
+            st.rerun()
+if result is None:  # the job runs (the panel shows it) or stopped (its error shows)
     st.stop()
-assert result is not None
 shown: Comparison = result
 if result.simulated:
     st.error(SIMULATED_NOTE)
@@ -193,6 +194,8 @@ table_downloads("Paired table", result.table, file_stem="compare-paired", key="c
 
 
 def _report_zip(comparison: Comparison) -> bytes:
+    if job.report_dir.is_dir():  # the job wrote it with the comparison
+        return folder_zip(job.report_dir)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "comparison"
         write_comparison_report(comparison, folder)

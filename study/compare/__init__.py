@@ -6,7 +6,13 @@ results and the comparison report.
 """
 
 from study.compare.registry import adapter_names, get_adapter, register_adapter
-from study.compare.service import compare_runs, matching_lines, parse_margin, run_choices
+from study.compare.service import (
+    compare_runs,
+    data_revision,
+    matching_lines,
+    parse_margin,
+    run_choices,
+)
 from study.compare.types import CompareOptions, Comparison, ItemDiff, RunData, StatRow
 
 __all__ = [
@@ -17,6 +23,7 @@ __all__ = [
     "StatRow",
     "adapter_names",
     "compare_runs",
+    "data_revision",
     "get_adapter",
     "matching_lines",
     "parse_margin",

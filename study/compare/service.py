@@ -10,10 +10,11 @@ separated share a letter.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import combinations
 
 import numpy as np
+from sqlalchemy import func, select
 from sqlmodel import Session
 
 from driftlens_core.paired import family_adjust, ranking_letters
@@ -95,6 +96,7 @@ def compare_runs(
     instrument: str,
     session: Session,
     options: CompareOptions | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Comparison:
     """Paired comparison of two or more runs of one instrument.
 
@@ -104,6 +106,7 @@ def compare_runs(
             registered adapter.
         session: open session (read only).
         options: settings (labeler, study, margin, α, bootstrap, seed).
+        progress: ``(done, total)`` after each run loaded and each pair compared.
 
     Raises:
         InputError: fewer than two runs, a run named twice, or two runs that share no item.
@@ -119,7 +122,13 @@ def compare_runs(
     adapter = get_adapter(instrument)
     if opts.margin is not None and math.isfinite(opts.margin) and opts.margin <= 0:
         raise InputError("The equivalence margin must be positive (or 'mdd').")
-    data = {n: adapter.load(n, session=session, options=opts) for n in names}
+    pairs = list(combinations(names, 2))
+    total = len(names) + len(pairs)
+    data: dict[str, RunData] = {}
+    for n in names:
+        data[n] = adapter.load(n, session=session, options=opts)
+        if progress is not None:
+            progress(len(data), total)
     if opts.margin is None:
         margin = adapter.default_margin
     else:
@@ -133,7 +142,7 @@ def compare_runs(
     rows: list[StatRow] = []
     matchings: list[Matching] = []
     items: list[ItemDiff] = []
-    for na, nb in combinations(names, 2):
+    for done, (na, nb) in enumerate(pairs, start=len(names) + 1):
         a, b = data[na], data[nb]
         shared, m = match_items(a, b)
         if not shared:
@@ -147,6 +156,8 @@ def compare_runs(
         matchings.append(m)
         rows.extend(pair_rows)
         items.extend(adapter.items(a, b, shared, top=opts.top_items))
+        if progress is not None:
+            progress(done, total)
     adjusted = _adjust(rows, opts.alpha)
     ranking = _ranking(names, adjusted, opts.alpha) if len(names) >= 3 else []
     return Comparison(
@@ -197,3 +208,36 @@ def parse_margin(text: str | None) -> float | None:
     if not math.isfinite(value) or value <= 0:
         raise InputError(f"--margin must be a positive number or 'mdd', not {text!r}.")
     return value
+
+
+def _revision_tables() -> tuple[type, ...]:
+    from storage.analysis_models import JudgeScore
+    from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
+    from storage.generation_models import GenerationRun, Response
+    from storage.ontology_models import StepLabel
+    from storage.source_models import SourceClaim, SourceProbe, SourceRun
+
+    return (GenerationRun, Response, StepLabel, JudgeScore, DispositionArm,
+            DispositionResponse, DispositionScore, SourceRun, SourceProbe, SourceClaim)  # fmt: skip
+
+
+def data_revision(*, session: Session) -> tuple[object, ...]:
+    """A cheap token that changes when what any adapter compares changes.
+
+    Per table an adapter reads (answers, labels, judge scores, disposition arms, answers
+    and scores, source runs, probes and claims): the largest id (a new row) and the row
+    count (a deleted one), plus the newest run update (a run's status). A page keys its
+    cached comparison by the inputs and this token, so new data never shows a stale result.
+    """
+    from storage.generation_models import GenerationRun
+
+    out: list[object] = []
+    for model in _revision_tables():
+        table = model.__table__  # type: ignore[attr-defined]
+        n, top = session.execute(
+            select(func.count(), func.coalesce(func.max(table.c.id), 0)).select_from(table)
+        ).one()
+        out += [int(n), int(top)]
+    newest = session.execute(select(func.max(GenerationRun.updated_at))).scalar_one()
+    out.append(None if newest is None else str(newest))
+    return tuple(out)

@@ -200,6 +200,8 @@ class Comparison:
             "labels": dict(self.labels),
             "options": {k: _safe(v) for k, v in self.options.__dict__.items()},
             "margin_note": self.margin_note,
+            # ``--margin mdd`` is NaN, which JSON writes as null like the default's None.
+            "margin_mdd": self.options.margin is not None and math.isnan(self.options.margin),
             "matching": [
                 m.__dict__ | {"only_a": list(m.only_a), "only_b": list(m.only_b)}
                 for m in self.matchings
@@ -208,6 +210,45 @@ class Comparison:
             "ranking": [r.__dict__ | {"value": _safe(r.value)} for r in self.ranking],
             "items": [{k: _safe(v) for k, v in i.__dict__.items()} for i in self.items],
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
+        """The comparison :meth:`to_dict` wrote (a page reads a job's ``--json`` back).
+
+        ``None`` numbers come back as NaN; a margin of ``None`` stays the default.
+        """
+        opts = dict(data["options"])
+        if opts.get("margin") is None and data.get("margin_mdd"):
+            opts["margin"] = math.nan
+        return cls(
+            instrument=str(data["instrument"]),
+            runs=tuple(data["runs"]),
+            labels=dict(data["labels"]),
+            rows=tuple(StatRow(**_nan(r)) for r in data["rows"]),
+            matchings=tuple(
+                Matching(**(m | {"only_a": tuple(m["only_a"]), "only_b": tuple(m["only_b"])}))
+                for m in data["matching"]
+            ),
+            ranking=tuple(RankRow(**_nan(r)) for r in data["ranking"]),
+            items=tuple(ItemDiff(**_nan(i)) for i in data["items"]),
+            simulated=bool(data["simulated"]),
+            options=CompareOptions(**opts),
+            headline=str(data["headline"]),
+            margin_note=str(data["margin_note"]),
+        )
+
+
+_FLOAT_FIELDS = frozenset(
+    name
+    for klass in (StatRow, RankRow, ItemDiff)
+    for name, f in klass.__dataclass_fields__.items()
+    if f.type in ("float", float)
+)
+
+
+def _nan(record: Mapping[str, Any]) -> dict[str, Any]:
+    # to_dict wrote NaN as null (JSON has no NaN); a float field gets it back.
+    return {k: math.nan if v is None and k in _FLOAT_FIELDS else v for k, v in record.items()}
 
 
 def _safe(v: Any) -> Any:
