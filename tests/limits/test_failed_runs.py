@@ -28,6 +28,7 @@ def failing(
         yield server
 
 
+@pytest.mark.parametrize("failing", ["500"], indirect=True)  # null: the disposition test
 def test_conflicts_generate_against_a_failing_endpoint_exits_3(
     workspace: object, failing: FailingServer, run_main: Callable[..., Outcome]
 ) -> None:
