@@ -9,6 +9,7 @@ test checks that no file outside ``tests/`` names it.
 from __future__ import annotations
 
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,10 +33,38 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module", autouse=True)
 def toy() -> Iterator[None]:
-    import tests.toy_instrument as toy_instrument
+    """Register the toy for this module only: every registry is restored afterwards.
 
-    toy_instrument.register()
-    yield
+    The built-in instruments are loaded first, so the restored registries still hold them.
+    """
+    import annotation.kinds as kinds
+    import app.instruments as instruments
+    import llm.sim.registry as sim_registry
+    import llm.sim.tasks as sim_tasks
+
+    sim_registry.load_instruments()
+    kinds.load_kinds()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(
+            sim_registry, "_FAMILIES", {k: dict(v) for k, v in sim_registry._FAMILIES.items()}
+        )
+        mp.setattr(sim_registry, "_extra_modules", list(sim_registry._extra_modules))
+        mp.setattr(sim_registry, "_loaded", set(sim_registry._loaded))
+        mp.setattr(sim_tasks, "_HANDLERS", dict(sim_tasks._HANDLERS))
+        mp.setattr(kinds, "_KINDS", dict(kinds._KINDS))
+        mp.setattr(kinds, "_extra_modules", list(kinds._extra_modules))
+        mp.setattr(kinds, "_loaded", set(kinds._loaded))
+        mp.setattr(instruments, "_REGISTERED", dict(instruments._REGISTERED))
+        _forget_toy_modules()
+        import tests.toy_instrument  # noqa: F401  (registers the toy)
+
+        yield
+    _forget_toy_modules()  # a later import registers it afresh
+
+
+def _forget_toy_modules() -> None:
+    for name in [m for m in sys.modules if m.startswith("tests.toy_instrument")]:
+        del sys.modules[name]
 
 
 def test_the_toy_is_registered_with_every_registry() -> None:
