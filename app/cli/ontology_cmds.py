@@ -206,7 +206,10 @@ def round_cmd(
     limits = request_limits(
         timeout, max_attempts, labeler_max_tokens=max_tokens, label_concurrency=concurrency
     )
-    with limits, session_for(ctx) as session, progress_callback("labeling") as update:
+    # The stage says what the first tens of seconds at 0/N are (a job's page shows it).
+    embed = any(spec.strip().startswith("embed") for spec in labelers.split(","))
+    stage = "labeling (the embedding model loads first)" if embed else "labeling"
+    with limits, session_for(ctx) as session, progress_callback(stage) as update:
         seed_ontologies(session=session)
         session.commit()
         result = run_round(

@@ -466,6 +466,8 @@ if analysis_jobs.finished is not None and (analysis_jobs.finished.result or {}).
     url_open("analysis", new_id)
     st.session_state["analysis_stored"] = new_id
     st.rerun()
+if "analysis_stored" in st.session_state:  # outside the expander: seen when it is closed
+    st.success(f"Analysis {st.session_state.pop('analysis_stored')} stored and shown below.")
 with st.expander("New analysis", expanded=not entries, icon=":material/add_chart:"):
     st.caption(
         "Computes and stores a new analysis; it does not change the analysis shown. "
@@ -543,8 +545,6 @@ with st.expander("New analysis", expanded=not entries, icon=":material/add_chart
             scope={"run": run_name},
         ):
             st.rerun()
-    if "analysis_stored" in st.session_state:
-        st.success(f"Analysis {st.session_state.pop('analysis_stored')} stored and shown below.")
 
 if shown is None:
     st.info("No stored analysis yet: open *New analysis* above and press *Run analysis*.")

@@ -1,0 +1,217 @@
+"""Long actions in chromium (issue #20 C, D, A and the Jobs page): each runs as a background
+job that a reload does not stop, shows again after the reload, and ends where it should.
+
+One served workspace for the module (sample questions, nothing else); the tests build on
+each other in file order: C generates and labels the run that D analyses.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from sqlmodel import col, func, select
+
+from storage.models import Analysis, GenerationRun, Response, StepLabel
+from storage.paths import resolve_stored_path
+from storage.settings import Settings, default_db_url, resolve_settings
+from storage.workspace import open_workspace_session
+from study.jobs import JobRecord, get_job, list_jobs, submit_job
+from study.questions import import_sample_questions
+from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
+from tests.study.jobs_support import wait_for_jobs, wait_for_progress
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "jobs"
+RUN = "c-run"
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str
+    settings: Settings
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    require_chromium()
+    ws = tmp_path_factory.mktemp("jobs") / "ws"
+    ws.mkdir()
+    settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
+    with open_workspace_session(settings) as session:
+        import_sample_questions(session=session)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with serve_app(ws) as url:
+        yield Served(url=url, settings=settings)
+    wait_for_jobs(settings)  # nothing of the module outlives it
+
+
+@pytest.fixture
+def page(served: Served, browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1100})
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield p
+    context.close()
+    assert not errors, errors
+
+
+def _text(page: Page) -> str:
+    return str(page.locator('[data-testid="stMain"]').inner_text())
+
+
+def _no_exception(page: Page) -> None:
+    boxes = page.locator('[data-testid="stException"]')
+    assert boxes.count() == 0, boxes.first.inner_text()
+
+
+def _running(served: Served, kind: str) -> JobRecord:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with open_workspace_session(served.settings) as session:
+            found = [j for j in list_jobs(session=session, kind=kind) if j.running]
+        if found:
+            return found[0]
+        time.sleep(0.3)
+    raise AssertionError(f"no running {kind} job")
+
+
+def _count(served: Served, model: type, run: str) -> int:
+    with open_workspace_session(served.settings) as session:
+        query = select(func.count()).select_from(model)
+        if model is StepLabel:
+            query = query.join(Response, col(Response.id) == col(StepLabel.response_id))
+        query = query.join(GenerationRun, col(GenerationRun.id) == col(Response.run_id))
+        return int(session.exec(query.where(col(GenerationRun.name) == run)).one())
+
+
+def test_c_generation_survives_a_reload_and_labels_the_run(served: Served, page: Page) -> None:
+    page.goto(f"{served.url}/runs", wait_until="domcontentloaded")
+    wait_for_streamlit(page, "Runs")
+    page.get_by_text("Launch a run").click()
+    page.get_by_label("Run name").fill(RUN)
+    page.get_by_label("Perturbations (all, none, a class, a category, keys)").fill("all")
+    page.get_by_label("Samples").fill("1")
+    page.get_by_label("Samples").press("Enter")
+    page.wait_for_timeout(500)
+    page.get_by_role("button", name="Generate and label").click()
+    job = _running(served, "generate")
+    wait_for_progress(served.settings, job.id)
+    page.reload()  # used to stop the page's generation and leave the run interrupted
+    main = page.locator('[data-testid="stMain"]')
+    main.get_by_text(f"Generate and label '{RUN}'").first.wait_for(timeout=60_000)
+    assert "It runs in the background" in _text(page)
+    page.screenshot(path=str(ARTIFACTS / "c-after-reload.png"), full_page=True)
+    main.get_by_text(f"Generate and label '{RUN}': done.").wait_for(timeout=300_000)
+    _no_exception(page)
+    with open_workspace_session(served.settings) as session:
+        ended = get_job(job.id, session=session)
+    assert ended.state == "done", ended
+    responses = _count(served, Response, RUN)
+    assert responses > 0 and _count(served, StepLabel, RUN) > 0  # the labels too
+
+
+def _analyse_from_page(page: Page, served: Served, bootstrap: int) -> int:
+    page.goto(f"{served.url}/analysis", wait_until="domcontentloaded")
+    wait_for_streamlit(page, "Analysis")
+    expander = page.get_by_text("New analysis")
+    if not page.get_by_role("button", name="Run analysis").is_visible():
+        expander.click()
+    box = page.get_by_label("Bootstrap replicates B")
+    box.fill(str(bootstrap))
+    box.press("Enter")
+    page.wait_for_timeout(700)
+    page.get_by_role("button", name="Run analysis").click()
+    job = _running(served, "analyze")
+    page.reload()  # D: the reload shows the running job, then opens the analysis it stored
+    main = page.locator('[data-testid="stMain"]')
+    with open_workspace_session(served.settings) as session:
+        still = get_job(job.id, session=session).running
+    if still:  # the reloaded page shows the running job (it used to show the old analysis)
+        main.get_by_text(f"B = {bootstrap:,}:").first.wait_for(timeout=30_000)
+        page.screenshot(path=str(ARTIFACTS / f"d-running-B{bootstrap}.png"), full_page=True)
+    main.get_by_text("stored and shown below").wait_for(timeout=300_000)
+    _no_exception(page)
+    with open_workspace_session(served.settings) as session:
+        ended = get_job(job.id, session=session)
+    assert ended.state == "done" and ended.result, ended
+    analysis_id = int(ended.result["analysis"])
+    assert re.search(rf"analysis={analysis_id}\b", page.url), page.url
+    return analysis_id
+
+
+def test_d_and_a_analyses_open_after_a_reload_each_in_its_own_folder(
+    served: Served, page: Page
+) -> None:
+    first = _analyse_from_page(page, served, 2000)
+    second = _analyse_from_page(page, served, 3000)
+    page.screenshot(path=str(ARTIFACTS / "d-second-analysis.png"), full_page=True)
+    with open_workspace_session(served.settings) as session:
+        rows = {a.id: a for a in session.exec(select(Analysis)).all()}
+        folders = {
+            i: resolve_stored_path(str(rows[i].out_dir), session=session) for i in (first, second)
+        }
+    assert folders[first] != folders[second]  # A: one folder per stored analysis
+    for i, b in ((first, 2000), (second, 3000)):
+        assert f"· B = {b} ·" in (folders[i] / "report.html").read_text(encoding="utf-8")
+    # the older analysis still opens from its link, with its own report
+    page.goto(f"{served.url}/analysis?analysis={first}", wait_until="domcontentloaded")
+    wait_for_streamlit(page, "Analysis")
+    _no_exception(page)
+    assert f"analysis={first}" in page.url and "unknown analysis" not in _text(page)
+
+
+def _slow_job(served: Served, run: str) -> JobRecord:
+    # ten samples of every noise condition at one request in flight: long enough to act on
+    argv = ["generate", "--model", "sim/default", "--run", run, "--perturbations", "noise"]
+    argv += ["--samples", "10", "--concurrency", "1"]
+    with open_workspace_session(served.settings) as session:
+        job = submit_job(
+            session=session,
+            workspace=served.settings.workspace,
+            db_url=served.settings.db_url,
+            kind="generate",
+            title=f"Generate {run}",
+            argv=argv,
+            scope={"run": run},
+        )
+    return wait_for_progress(served.settings, job.id)
+
+
+def test_jobs_page_resumes_an_interrupted_job_and_cancels_a_running_one(
+    served: Served, page: Page
+) -> None:
+    killed = _slow_job(served, "killed")
+    os.killpg(killed.pid, signal.SIGKILL)  # the process dies without ending its row
+    page.goto(f"{served.url}/jobs?job={killed.id}", wait_until="domcontentloaded")
+    wait_for_streamlit(page, "Jobs")
+    main = page.locator('[data-testid="stMain"]')
+    main.get_by_text("interrupted: the process ended without finishing").first.wait_for()
+    page.screenshot(path=str(ARTIFACTS / "jobs-interrupted.png"), full_page=True)
+    page.get_by_role("button", name="Resume").click()
+    resumed = wait_for_jobs(served.settings)[0]
+    assert resumed.state == "done" and resumed.argv == killed.argv, resumed
+    with open_workspace_session(served.settings) as session:
+        assert get_job(killed.id, session=session).resumed_by == resumed.id
+
+    running = _slow_job(served, "cancelled")
+    page.goto(f"{served.url}/jobs?job={running.id}", wait_until="domcontentloaded")
+    wait_for_streamlit(page, "Jobs")
+    page.get_by_role("button", name="Cancel").click()
+    main.get_by_text("cancelled: cancelled").first.wait_for(timeout=30_000)
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "jobs-cancelled.png"), full_page=True)
+    (last, *_) = wait_for_jobs(served.settings)
+    assert last.id == running.id and last.state == "cancelled"
