@@ -28,6 +28,24 @@ if not jobs:
     st.info("No jobs yet: start one from a page (Runs, Analysis, Rounds, Validation …).")
     st.stop()
 
+running_ids = {j.id for j in jobs if j.running}
+if running_ids:
+
+    @st.fragment(run_every=1.0)
+    def _live() -> None:
+        # Only these lines tick; the page reruns when a job starts or ends (a rerun every
+        # second would swallow clicks on Cancel / Resume).
+        with page_session() as session:
+            now = list_jobs(session=session, states=["running"], limit=500)
+        if {j.id for j in now} != running_ids:
+            st.rerun()
+        box = st.container(key="job-progress-jobs-page")  # tests skip its ticking text
+        for j in now:
+            box.text(job_line(j))
+
+    st.subheader("Running")
+    _live()
+
 shown_states = st.multiselect("States", STATES, default=list(STATES), key="jobs_states")
 listed = [j for j in jobs if j.state in shown_states]
 st.dataframe(
@@ -108,17 +126,3 @@ if job.resumable and right.button("Resume", key=f"jobs-resume-{job.id}", type="p
     else:
         st.query_params["job"] = str(new.id)
         st.rerun()
-
-if any(j.running for j in jobs):
-
-    @st.fragment(run_every=1.0)
-    def _refresh() -> None:
-        # Rerun the page while jobs run so their progress and end show without a click.
-        with page_session() as session:
-            now = list_jobs(session=session, states=["running"], limit=500)
-        if {j.id for j in now} != {j.id for j in jobs if j.running} or any(
-            j.done != by_id.get(j.id, j).done for j in now
-        ):
-            st.rerun()
-
-    _refresh()

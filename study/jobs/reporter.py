@@ -53,7 +53,8 @@ class JobReporter:
 
     # ------------------------------------------------------------------ reports
     def stage(self, text: str, *, unit: str | None = None) -> None:
-        """A new stage begins: its name is written now, its counts start at 0/0."""
+        """A new stage begins: its name is written at once (by the writer thread, so a busy
+        database never holds up the command), its counts start at 0/0."""
         now = utcnow()
         values: dict[str, Any] = {"stage": text[:200], "done": 0, "total": 0}
         values["stage_started_at"] = now
@@ -61,7 +62,7 @@ class JobReporter:
             values["unit"] = unit
         with self._mutex:
             self._values.update(values)
-        self.flush()
+        self._dirty.set()  # the writer thread writes it now, not after FLUSH_S
 
     def progress(self, done: int, total: int) -> None:
         """The current stage's ``(done, total)``; written within ``FLUSH_S``."""
@@ -76,7 +77,7 @@ class JobReporter:
             merged = dict(self._values.get("result") or {})
             merged.update(values)
             self._values["result"] = merged
-        self.flush()
+        self._dirty.set()
 
     def finish(self, state: str, *, error: str | None = None) -> None:
         """End the job (``done``, ``failed`` or ``interrupted``) and stop the writer."""

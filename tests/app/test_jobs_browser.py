@@ -175,6 +175,16 @@ def test_d_and_a_analyses_open_after_a_reload_each_in_its_own_folder(
     assert f"analysis={first}" in page.url and "unknown analysis" not in _text(page)
 
 
+def _job_after(served: Served, job_id: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with open_workspace_session(served.settings) as session:
+            if any(j.id > job_id for j in list_jobs(session=session)):
+                return
+        time.sleep(0.3)
+    raise AssertionError(f"no job was submitted after job {job_id}")
+
+
 def _slow_job(served: Served, run: str) -> JobRecord:
     # ten samples of every noise condition at one request in flight: long enough to act on
     argv = ["generate", "--model", "sim/default", "--run", run, "--perturbations", "noise"]
@@ -203,6 +213,7 @@ def test_jobs_page_resumes_an_interrupted_job_and_cancels_a_running_one(
     main.get_by_text("interrupted: the process ended without finishing").first.wait_for()
     page.screenshot(path=str(ARTIFACTS / "jobs-interrupted.png"), full_page=True)
     page.get_by_role("button", name="Resume").click()
+    _job_after(served, killed.id)  # the click is handled by the server's next run
     resumed = wait_for_jobs(served.settings)[0]
     assert resumed.state == "done" and resumed.argv == killed.argv, resumed
     with open_workspace_session(served.settings) as session:
