@@ -1,5 +1,6 @@
-"""In chromium: linked views (URL query parameters), the report-folder download, and the
-Ontology page's rebase-or-branch choice (issue #20 B, K, item 4).
+"""In chromium: linked views (URL query parameters), the report-folder download, the
+Ontology page's rebase-or-branch choice (issue #20 B, K, item 4) and the Compare page
+(issue #21), all on one served workspace (a Streamlit server starts once for them).
 
 A workspace with two stored analyses of a simulated run is served by ``driftlens app``.
 Opening ``/analysis?analysis=<older id>`` must show the older analysis (not the newest,
@@ -26,6 +27,7 @@ from storage.workspace import open_workspace_session
 from study.reasoning.analysis import analyze_run
 from tests.analysis._sim_workspace import LABELER, RUN, build_sim_workspace
 from tests.app.browser_support import pick_option, require_chromium, serve_app, wait_for_streamlit
+from tests.compare.conftest import build_disposition_study
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -81,6 +83,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             session=session,
         )
         session.commit()
+    build_disposition_study(ws)  # for the Compare page: the simulated disposition arms
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with serve_app(ws) as url:
         yield Served(url=url, older=ids[0], newest=ids[1])
@@ -161,3 +164,44 @@ def test_ontology_asks_before_saving_an_edit_of_an_old_version(served: Served, p
     wait_for_streamlit(page, "Edit as a new version")
     assert page.get_by_role("button", name="Save leaf as new version").is_enabled()
     page.screenshot(path=str(ARTIFACTS / "ontology-old-version.png"), full_page=True)
+
+
+def test_compare_page_shows_the_paired_table_items_and_downloads(
+    served: Served,
+    browser: object,
+    tmp_path: Path,
+) -> None:
+    """The Compare page on the simulated disposition arms, linked through the URL.
+
+    It must show the paired table of the two arms (marked simulated), the items sorted by
+    how much they differ with the first one opened side by side, keep the selection in the
+    address bar, and download the comparison report as a zip.
+    """
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)  # type: ignore[attr-defined]
+    page = context.new_page()
+    try:
+        link = f"{served.url}/compare?instrument=disposition&run=cmp:d025-s1&run=cmp:d075-s1"
+        page.goto(link, wait_until="domcontentloaded")
+        wait_for_streamlit(page, "Items that differ most")
+        main = page.inner_text('[data-testid="stMain"]')
+        assert "SIMULATED" in main
+        assert "aligned rate per tendency" in main
+        assert "80 shared item(s)" in main
+        # the first item is opened: both arms' answers side by side
+        assert "cmp:d025-s1" in main and "cmp:d075-s1" in main
+        assert "sample" in main
+        assert "run=cmp%3Ad025-s1" in page.url or "run=cmp:d025-s1" in page.url
+        assert "item=" in page.url
+        # the paired table and the forest plot are there
+        assert page.locator('[data-testid="stDataFrame"]').count() >= 1
+        assert (
+            page.locator('[data-testid="stImage"] img, [data-testid="stPyplot"] img').count() >= 1
+        )
+        with page.expect_download(timeout=90_000) as info:
+            page.get_by_role("button", name="Report (.zip)").click()
+        saved = tmp_path / "report.zip"
+        info.value.save_as(saved)
+        names = zipfile.ZipFile(io.BytesIO(saved.read_bytes())).namelist()
+        assert "comparison/report.html" in names and "comparison/tables/items.csv" in names
+    finally:
+        context.close()

@@ -32,9 +32,8 @@ def battery_doc(n_stems: int = N_STEMS) -> BatteryDocument:
     return BatteryDocument(batteries=out)
 
 
-@pytest.fixture(scope="session")
-def disposition_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A workspace whose study ``cmp`` has arms d025-s1, d025-s2 (seed only) and d075-s1.
+def build_disposition_study(ws: Path) -> None:
+    """Add the study ``cmp`` (arms d025-s1, d025-s2, d075-s1, answered and judged) to ``ws``.
 
     Reasoning is off: the simulator's dose curve is steep there (−4.7 pp at dose 25,
     −30.4 pp at 75), so the larger dose is a known, large difference.
@@ -43,7 +42,6 @@ def disposition_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     from storage.workspace import open_workspace_session
     from study.disposition.runs import ArmSpec, add_arms, run_study
 
-    ws = tmp_path_factory.mktemp("compare-ws")
     arms = [
         ArmSpec(
             "d025-s1",
@@ -59,6 +57,13 @@ def disposition_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     with open_workspace_session(resolve_settings(workspace=ws)) as session:
         add_arms("cmp", arms, session=session)
         run_study("cmp", battery_doc(), session=session, judge="sim/default", repeat_share=0.0)
+
+
+@pytest.fixture(scope="session")
+def disposition_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A workspace whose study ``cmp`` has arms d025-s1, d025-s2 (seed only) and d075-s1."""
+    ws = tmp_path_factory.mktemp("compare-ws")
+    build_disposition_study(ws)
     yield ws
 
 
