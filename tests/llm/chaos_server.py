@@ -224,9 +224,34 @@ class ChaosServer(BackgroundServer):
                         "index": 0,
                         "message": {"role": "assistant", "content": text},
                         "finish_reason": "stop",
-                        "logprobs": None,
+                        "logprobs": _logprobs(text, body),
                     }
                 ],
                 "usage": {"prompt_tokens": 7, "completion_tokens": 11, "total_tokens": 18},
             }
         )
+
+
+def _logprobs(text: str | None, body: dict[str, Any]) -> dict[str, Any] | None:
+    """Token logprobs of ``text`` when the request asked for them, as a real engine sends.
+
+    Each whitespace-separated word is one token with ``top_logprobs`` alternatives (the token
+    itself first), so a NUL in the text reaches the stored logprobs too. Without them, an
+    answer that asked for logprobs would be treated as missing them (and never cached).
+    """
+    if text is None or not body.get("logprobs"):
+        return None
+    k = int(body.get("top_logprobs") or 0)
+    content = []
+    for i, token in enumerate(re.findall(r"\S+\s*", text)):
+        top = [{"token": token, "logprob": -0.1, "bytes": None}]
+        top += [{"token": f"alt{j}", "logprob": -3.0 - j, "bytes": None} for j in range(1, k)]
+        content.append(
+            {
+                "token": token,
+                "logprob": -0.1 - 0.01 * i,
+                "bytes": None,
+                "top_logprobs": top[:k] if k else [],
+            }
+        )
+    return {"content": content}
