@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -132,6 +133,7 @@ class LocalStack:
             env=self._pg_env,
             capture_output=True,
         )
+        shutil.rmtree(self.tmp, ignore_errors=True)  # Ray's session logs, workspaces
 
     def __enter__(self) -> LocalStack:
         return self
