@@ -188,7 +188,9 @@ numbers = [h.round for h in history]
 # ``?round=N`` opens a linked view (an unknown number says so); a round that just finished
 # opens itself; else the newest.
 finished = st.session_state.pop("round_select", None)
-if finished in numbers:
+# Only in a tab that already shows this page: a tab opened on a ``?round=`` link (told of a
+# round that ended shortly before it was opened) keeps the round its link names.
+if finished in numbers and "round" in st.session_state:
     url_open("round", finished)
 chosen: int = url_select("Round", numbers, param="round", default=numbers[-1], key="round")  # type: ignore[assignment]
 with page_session() as session:

@@ -379,7 +379,7 @@ def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: Page
     with loop.session() as session:
         before = max(h.round for h in round_history(session=session))
         newest_before = version_label(get_version("driftlens", session=session))
-    _run_round_in_page(page, sample=60)
+    _run_round_in_page(page, loop, sample=60)
     number = before + 1
 
     _open(page, loop, "ontology_rewrite", "Definition rewrite")
@@ -400,7 +400,7 @@ def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: Page
     new_label = found.group(1)
 
     _open(page, loop, "ontology_rounds", "Labeling rounds")
-    _run_round_in_page(page, sample=60)
+    _run_round_in_page(page, loop, sample=60)
     with loop.session() as session:
         latest = round_history(session=session)[-1]
         assert latest.ontology_version == new_label and latest.status == "done"
@@ -420,7 +420,7 @@ def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: Page
         assert new_label in {f"{v.name}@{v.version}" for v in rows}
 
 
-def _run_round_in_page(page: Page, *, sample: int) -> None:
+def _run_round_in_page(page: Page, loop: Loop, *, sample: int) -> None:
     """Run a sim + keywords round of the demo run from the Rounds page; wait for its result."""
     _choose(page, "Generation run", RUN, exact=True)
     chips = page.locator(
@@ -433,9 +433,13 @@ def _run_round_in_page(page: Page, *, sample: int) -> None:
     page.keyboard.press("Escape")
     box = page.get_by_label("Responses")
     box.fill(str(sample))
+    with loop.session() as session:
+        number = max((h.round for h in round_history(session=session)), default=0) + 1
     page.get_by_role("button", name="Run round").click()
     _shot(page, "walkthrough-round-started")
-    page.get_by_text(re.compile(r"^Round \d+: mean pairwise agreement")).first.wait_for(
+    # This round's own outcome: a page opened shortly after an earlier round ended also
+    # shows that round's line, which is not this round finishing.
+    page.get_by_text(re.compile(rf"^Round {number}: mean pairwise agreement")).first.wait_for(
         timeout=240_000
     )
     _settle(page, "Labeling rounds")
