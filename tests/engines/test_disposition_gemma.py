@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
+from study.strict_json import JudgeUnreadable
 from tests.engines.conftest import Served
 
 pytestmark = pytest.mark.vllm
@@ -71,6 +72,16 @@ def test_a_small_battery_runs_through_the_real_path(
         "--batteries", str(battery), "--concurrency", "8", "--repeat-share", "0.1",
     ]  # fmt: skip
     first = cli(*run)
+    if isinstance(first.exception, JudgeUnreadable):
+        # The 270M base model rarely writes the classifier's JSON: above the allowed share of
+        # unreadable replies the run stops in one line with examples (study/strict_json),
+        # and none of the held errors is stored as a verdict.
+        message = str(first.exception)
+        assert "unreadable replies" in message and "allowed" in message, message
+        with db() as session:
+            scores = session.exec(select(DispositionScore)).all()
+            assert not [s for s in scores if s.parse_status == "error"]
+        return
     assert first.exit_code == 0, first.output
     said = " ".join(first.output.split())  # the console wraps long lines
     assert "0 errors" in said and "0 failed requests" in said, first.output

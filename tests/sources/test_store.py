@@ -205,9 +205,12 @@ def test_kill_midway_and_resume(workspace: Path, db: Opener, tmp_path: Path) -> 
         status = session.exec(select(SourceRun.status).where(SourceRun.name == "killme")).one()
     assert status == "done" and len(rows) == per_run
     assert len({(r.tier, r.item_id, r.variant) for r in rows}) == per_run
-    for user in before:
-        assert counts[user] == 1, "a stored probe was requested again"
-    assert sum(counts.values()) - received_before <= per_run - len(before)
+    # `sources run` sends one seeded request twice past the cache to see whether the endpoint
+    # honours seed and temperature (llm/determinism.check_repeat, once per run): those two
+    # requests are the check, not a re-ask; every other stored probe is asked exactly once.
+    extra = {user: counts[user] - 1 for user in before if counts[user] != 1}
+    assert len(extra) <= 1 and set(extra.values()) <= {2, 4}, "a stored probe was requested again"
+    assert sum(counts.values()) - received_before <= per_run - len(before) + 2
     # the resumed two-phase run gives what an uninterrupted one gives
     whole = run_sources(items, backend_for("sim/src-paper", items))
     assert [(r.variant, r.reading.letter, r.wrong_letter) for r in resumed.records] == [

@@ -127,7 +127,8 @@ def test_populated_workspace_converts_in_place_with_identical_exports(
     assert {i: s for i, (_, s) in plain.items()} == {
         i: unpack_steps(t, s) for i, (t, s) in written.items()
     }
-    assert _exports(engine, tmp_path / "plain") | _steps_and_labels(engine) == before
+    # The exports are not read at 0009: today's ORM maps columns of later revisions
+    # (0012's judge_score.settings), so they are compared once upgraded to head below.
 
     assert migrate.upgrade(engine) == migrate.head_revision()
     assert migrate.schema_diff(engine) == []
