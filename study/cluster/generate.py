@@ -11,7 +11,6 @@ single-process run whatever the shard a unit lands in.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,10 +19,11 @@ from sqlalchemy import func
 from sqlmodel import Session, select
 
 from storage.models import GenerationRun, Response
-from storage.repo.leases import acquire_lease, release_lease, renew_lease
+from storage.repo.leases import acquire_lease, release_lease
 from storage.repo.runs import set_run_status
 from storage.settings import Settings
 from storage.workspace import open_workspace_session
+from study.cluster.coordinator import heartbeat_poll
 from study.cluster.executors import Executor
 from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
 from study.generation import (
@@ -35,10 +35,8 @@ from study.generation import (
     run_generation,
 )
 
+
 #: Seconds between the coordinator's lease heartbeats while shards run.
-HEARTBEAT_S = 30.0
-
-
 @dataclass(frozen=True)
 class GenerateShardTask:
     """What one shard task needs: where the database is, the run, its questions."""
@@ -129,15 +127,12 @@ def run_generation_sharded(
             )
             for s in shards
         ]
-        beat = [time.monotonic()]
 
-        def poll() -> None:
-            if time.monotonic() - beat[0] >= HEARTBEAT_S:
-                renew_lease(lease, session=session)
-                beat[0] = time.monotonic()
-            if progress is not None:
-                progress(_stored(run_id or 0, session=session), planned)
+        def report() -> None:
+            assert progress is not None
+            progress(_stored(run_id or 0, session=session), planned)
 
+        poll = heartbeat_poll(lease, session=session, report=report if progress else None)
         poll()
         parts = executor.map(generate_shard, tasks, poll=poll)
         summary = merge_summaries(

@@ -8,7 +8,6 @@ upserts scores keyed by (response, judge, kind), so a retried shard stores nothi
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,15 +16,13 @@ from sqlmodel import Session, col, select
 
 from llm.specs import parse_spec
 from storage.models import JudgeScore, Response
-from storage.repo.leases import acquire_lease, release_lease, renew_lease
+from storage.repo.leases import acquire_lease, release_lease
 from storage.repo.runs import require_run
 from storage.settings import Settings
-from storage.workspace import open_workspace_session
+from study.cluster.coordinator import heartbeat_poll, under_shard_lease
 from study.cluster.executors import Executor
 from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
 from study.judges import JudgeSummary, judge_run, summarize_run
-
-HEARTBEAT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -42,19 +39,18 @@ class JudgeShardTask:
 
 def judge_shard(task: JudgeShardTask) -> JudgeSummary:
     """Judge one shard (in a worker process) under its lease."""
-    with open_workspace_session(task.settings, migrate=False) as session:
-        lease = acquire_lease(task.lease_key, session=session, what=f"Judging of {task.run!r}")
-        try:
-            return judge_run(
-                task.run,
-                task.model,
-                session=session,
-                concurrency=task.concurrency,
-                question_ids=task.question_ids,
-            )
-        finally:
-            session.rollback()
-            release_lease(lease, session=session)
+    return under_shard_lease(
+        task.settings,
+        task.lease_key,
+        f"Judging of {task.run!r}",
+        lambda session: judge_run(
+            task.run,
+            task.model,
+            session=session,
+            concurrency=task.concurrency,
+            question_ids=task.question_ids,
+        ),
+    )
 
 
 def judge_run_sharded(
@@ -97,22 +93,19 @@ def judge_run_sharded(
             )
             for s in shard_by_question(question_ids, per_shard=per_shard)
         ]
-        beat = [time.monotonic()]
 
-        def poll() -> None:
-            if time.monotonic() - beat[0] >= HEARTBEAT_S:
-                renew_lease(lease, session=session)
-                beat[0] = time.monotonic()
-            if progress is not None:
-                session.commit()  # a fresh snapshot: every worker's committed scores
-                judged = session.exec(
-                    select(func.count(func.distinct(JudgeScore.response_id)))
-                    .join(Response, col(Response.id) == col(JudgeScore.response_id))
-                    .where(Response.run_id == run.id)
-                    .where(JudgeScore.judge_model == spec)
-                ).one()
-                progress(int(judged), total)
+        def report() -> None:
+            assert progress is not None
+            session.commit()  # a fresh snapshot: every worker's committed scores
+            judged = session.exec(
+                select(func.count(func.distinct(JudgeScore.response_id)))
+                .join(Response, col(Response.id) == col(JudgeScore.response_id))
+                .where(Response.run_id == run.id)
+                .where(JudgeScore.judge_model == spec)
+            ).one()
+            progress(int(judged), total)
 
+        poll = heartbeat_poll(lease, session=session, report=report if progress else None)
         poll()
         parts = executor.map(judge_shard, tasks, poll=poll)
     finally:

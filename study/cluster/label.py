@@ -10,7 +10,6 @@ attempt had not committed (and the unique key of ``step_label`` refuses a repeat
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -20,15 +19,13 @@ from sqlmodel import Session, col, select
 from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import get_version
 from storage.models import Response, StepLabel
-from storage.repo.leases import acquire_lease, release_lease, renew_lease
+from storage.repo.leases import acquire_lease, release_lease
 from storage.repo.runs import require_run
 from storage.settings import Settings
-from storage.workspace import open_workspace_session
+from study.cluster.coordinator import heartbeat_poll, under_shard_lease
 from study.cluster.executors import Executor
 from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
 from study.reasoning.trajectories import LabelSummary, label_run
-
-HEARTBEAT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -45,19 +42,18 @@ class LabelShardTask:
 
 def label_shard(task: LabelShardTask) -> LabelSummary:
     """Label one shard (in a worker process) under its lease."""
-    with open_workspace_session(task.settings, migrate=False) as session:
-        lease = acquire_lease(task.lease_key, session=session, what=f"Labeling of {task.run!r}")
-        try:
-            return label_run(
-                task.run,
-                task.labeler,
-                session=session,
-                ontology_version=task.ontology_version_id,
-                question_ids=task.question_ids,
-            )
-        finally:
-            session.rollback()
-            release_lease(lease, session=session)
+    return under_shard_lease(
+        task.settings,
+        task.lease_key,
+        f"Labeling of {task.run!r}",
+        lambda session: label_run(
+            task.run,
+            task.labeler,
+            session=session,
+            ontology_version=task.ontology_version_id,
+            question_ids=task.question_ids,
+        ),
+    )
 
 
 def merge_label_summaries(
@@ -121,23 +117,20 @@ def label_run_sharded(
             )
             for s in shard_by_question(question_ids, per_shard=per_shard)
         ]
-        beat = [time.monotonic()]
 
-        def poll() -> None:
-            if time.monotonic() - beat[0] >= HEARTBEAT_S:
-                renew_lease(lease, session=session)
-                beat[0] = time.monotonic()
-            if progress is not None:
-                session.commit()  # a fresh snapshot: every worker's committed labels
-                labeled = session.exec(
-                    select(func.count(func.distinct(StepLabel.response_id)))
-                    .join(Response, col(Response.id) == col(StepLabel.response_id))
-                    .where(Response.run_id == run.id)
-                    .where(StepLabel.labeler_id == spec_row.id)
-                    .where(StepLabel.ontology_version_id == version.id)
-                ).one()
-                progress(int(labeled), total)
+        def report() -> None:
+            assert progress is not None
+            session.commit()  # a fresh snapshot: every worker's committed labels
+            labeled = session.exec(
+                select(func.count(func.distinct(StepLabel.response_id)))
+                .join(Response, col(Response.id) == col(StepLabel.response_id))
+                .where(Response.run_id == run.id)
+                .where(StepLabel.labeler_id == spec_row.id)
+                .where(StepLabel.ontology_version_id == version.id)
+            ).one()
+            progress(int(labeled), total)
 
+        poll = heartbeat_poll(lease, session=session, report=report if progress else None)
         poll()
         parts = executor.map(label_shard, tasks, poll=poll)
     finally:
