@@ -100,7 +100,7 @@ def _count(served: Served, model: type, run: str) -> int:
 def test_c_generation_survives_a_reload_and_labels_the_run(served: Served, page: Page) -> None:
     page.goto(f"{served.url}/runs", wait_until="domcontentloaded")
     wait_for_streamlit(page, "Runs")
-    page.get_by_text("Launch a run").click()
+    page.get_by_text("Launch a run", exact=True).click()
     page.get_by_label("Run name").fill(RUN)
     page.get_by_label("Perturbations (all, none, a class, a category, keys)").fill("all")
     page.get_by_label("Samples").fill("1")
