@@ -13,6 +13,8 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -32,6 +34,11 @@ from study.jobs.records import JobRecord
 JOB_ID_ENV = "DRIFTLENS_JOB_ID"
 #: A submitted row whose process never reported within this time is dead.
 START_GRACE_S = 60.0
+#: A cancelled job's process that has not ended this long after SIGTERM gets SIGKILL: its
+#: interrupted path (flush, release leases) normally takes well under a second, but a
+#: process stuck in a native call or starved on a loaded machine would otherwise run on.
+#: What it stored is kept either way, and a resume skips it.
+CANCEL_GRACE_S = 8.0
 #: Option names that would carry a secret; keys come from the environment only.
 _SECRET_OPTIONS = ("key", "token", "password", "secret")
 
@@ -50,6 +57,39 @@ def _check_argv(argv: Sequence[str]) -> list[str]:
                 "environment of the app server."
             )
     return out
+
+
+def _signal(pid: int, sig: signal.Signals, *, group: bool) -> bool:
+    """Send ``sig`` to the process (or its whole group); False when it is already gone."""
+    try:
+        if group:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)  # a shell's command: not its whole group
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _start_ticks(pid: int) -> str | None:
+    """The process's start time in clock ticks (``/proc``), to tell it from a reused pid."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _kill_after_grace(pid: int, started: str | None, group: bool) -> None:
+    deadline = time.monotonic() + CANCEL_GRACE_S
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            _reap()
+            return
+        time.sleep(0.1)
+    if pid_alive(pid) and _start_ticks(pid) == started:  # still the process we signalled
+        _signal(pid, signal.SIGKILL, group=group)
+    _reap()
 
 
 def _reap() -> None:
@@ -246,13 +286,14 @@ def cancel_job(job_id: int, *, session: Session) -> JobRecord:
     )
     session.commit()
     if job.host == socket.gethostname() and job.pid > 0 and pid_alive(job.pid):
-        try:
-            if job.origin == "page":
-                os.killpg(job.pid, signal.SIGTERM)  # the command and anything it started
-            else:
-                os.kill(job.pid, signal.SIGTERM)  # a shell's command: not its whole group
-        except ProcessLookupError:
-            pass
+        group = job.origin == "page"  # a page's job: the command and anything it started
+        if _signal(job.pid, signal.SIGTERM, group=group):
+            threading.Thread(
+                target=_kill_after_grace,
+                args=(job.pid, _start_ticks(job.pid), group),
+                name=f"cancel-job-{job_id}",
+                daemon=True,
+            ).start()
     _reap()
     return get_job(job_id, session=session)
 

@@ -23,6 +23,8 @@ from storage.settings import Settings, resolve_settings
 from storage.types import utcnow
 from storage.workspace import open_workspace_session
 from study.jobs import cancel_job, get_job, list_jobs, resume_job, submit_job
+from study.jobs import service as job_service
+from study.jobs.service import CANCEL_GRACE_S
 from study.questions import import_sample_questions
 from tests.study.jobs_support import wait_for_jobs, wait_for_progress
 
@@ -109,7 +111,9 @@ def test_cancel_stops_the_process_and_resume_finishes_the_run(settings: Settings
     assert cancelled.state == "cancelled"
     (job,) = wait_for_jobs(settings)
     assert job.state == "cancelled"  # the process's own end did not overwrite it
-    for _ in range(100):  # the process is gone (a zombie not yet reaped counts as gone)
+    # the process is gone (a zombie not yet reaped counts as gone): by its interrupted path
+    # after SIGTERM, or by the SIGKILL that follows CANCEL_GRACE_S later
+    for _ in range(int((CANCEL_GRACE_S + 12) * 10)):
         if not pid_alive(job.pid):
             break
         time.sleep(0.1)
@@ -183,3 +187,22 @@ def test_get_job_names_a_missing_id(settings: Settings) -> None:
 
     with open_workspace_session(settings) as session, pytest.raises(NotFoundError, match="42"):
         get_job(42, session=session)
+
+
+def test_a_process_that_ignores_sigterm_is_killed_after_the_grace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cancel's escalation: SIGTERM first, SIGKILL once the grace has passed."""
+    monkeypatch.setattr(job_service, "CANCEL_GRACE_S", 0.5)
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    try:
+        time.sleep(0.5)  # the handler is installed
+        assert job_service._signal(child.pid, signal.SIGTERM, group=True)
+        time.sleep(0.3)
+        assert child.poll() is None  # SIGTERM alone did not end it
+        job_service._kill_after_grace(child.pid, job_service._start_ticks(child.pid), True)
+        assert child.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
