@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from app.ui.navigation import DEFAULT_PAGE, SECTIONS
+from storage.settings import Settings, default_db_url, resolve_settings
 from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
+from tests.study.jobs_support import wait_for_jobs
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -29,8 +31,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def app_url(
     demo_workspace: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """Start ``driftlens app`` on a copy of the demo workspace and yield its base URL.
+) -> Iterator[tuple[str, Settings]]:
+    """Start ``driftlens app`` on a copy of the demo workspace; yield its URL and settings.
 
     The primary actions below launch runs and rounds; on a copy they cannot change what
     later modules see in the session's shared demo workspace.
@@ -38,8 +40,9 @@ def app_url(
     require_chromium()
     ws = tmp_path_factory.mktemp("browser") / "demo-copy"
     shutil.copytree(demo_workspace[0], ws, ignore=shutil.ignore_patterns("*.lock"))
+    settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
     with serve_app(ws) as url:
-        yield url
+        yield url, settings
 
 
 def _click(page: Page, name: str) -> None:
@@ -113,15 +116,16 @@ ACTIONS: dict[str, tuple[Callable[[Page], None], str | None]] = {
 
 @pytest.mark.parametrize(("file", "title"), PAGES)
 def test_page_loads_in_chromium_without_exception(
-    app_url: str, browser: Browser, file: str, title: str
+    app_url: tuple[str, Settings], browser: Browser, file: str, title: str
 ) -> None:
+    url, settings = app_url
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     path = "" if file == DEFAULT_PAGE else Path(file).stem
-    page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+    page.goto(f"{url}/{path}", wait_until="domcontentloaded")
     heading = "DriftLens Workbench" if file == DEFAULT_PAGE else title
     wait_for_streamlit(page, heading)
     page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}.png"), full_page=True)
@@ -131,11 +135,20 @@ def test_page_loads_in_chromium_without_exception(
     if action is not None:
         action(page)
         page.wait_for_timeout(500)
-        wait_for_streamlit(page, expect or heading)
+        try:
+            wait_for_streamlit(page, expect or heading)
+        except Exception as exc:  # say what the page showed instead (CI has no screenshots)
+            page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}-stuck.png"), full_page=True)
+            shown = page.locator('[data-testid="stMain"]').inner_text()[-1500:]
+            pytest.fail(f"{file}: {expect or heading!r} not shown ({exc!s:.200}); page:\n{shown}")
         page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}-action.png"), full_page=True)
         assert exceptions.count() == 0, exceptions.first.inner_text()
     assert not errors, errors
     context.close()
+    # A job this page's action started ends before the next page opens: on a loaded CI
+    # machine the Rounds and Validation jobs still running made the next pages' own work
+    # wait past the 60 s the checks allow.
+    wait_for_jobs(settings)
 
 
 def test_every_registered_page_has_a_primary_action() -> None:
