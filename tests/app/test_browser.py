@@ -145,9 +145,8 @@ def test_page_loads_in_chromium_without_exception(
         assert exceptions.count() == 0, exceptions.first.inner_text()
     assert not errors, errors
     context.close()
-    # A job this page's action started ends before the next page opens: on a loaded CI
-    # machine the Rounds and Validation jobs still running made the next pages' own work
-    # wait past the 60 s the checks allow.
+    # A job this page's action started ends before the next page opens, so no page's
+    # check competes with an earlier page's background work for the shared SQLite file.
     wait_for_jobs(settings)
 
 
