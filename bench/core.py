@@ -18,7 +18,7 @@ seed. Each row gives pairs per second on one core (best of ``--repeats`` runs):
    ``scipy.spatial.distance.jensenshannon(base=2, axis=1)`` on histograms made with
    ``np.bincount``. Encoding the inputs (strings, one-hot arrays) is left out of the
    library timings, which favours the libraries; the combination's time is the sum;
-3. ``pair_drift`` on :class:`~driftlens_core.metrics.PackedSequences` (all four metrics
+3. ``pair_drift`` on :class:`~driftlens_core.sequences.PackedSequences` (all four metrics
    in one pass) with the widest lane kernels the CPU runs and, for comparison, with the
    SSE2 and portable-C kernels; ``pair_drift`` on the Python lists (packing included);
    and ``pack_sequences`` alone.

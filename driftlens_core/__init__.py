@@ -14,15 +14,16 @@ from driftlens_core._impl import implementation, use_implementation
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
-    # drift metrics (metrics.py, compiled in _metrics.pyx)
+    # drift metrics (sequences.py, metrics.py with its twins in _metrics_python.py, compiled
+    # in _metrics.pyx)
     "dtw_distance": "driftlens_core.metrics",
     "levenshtein": "driftlens_core.metrics",
     "js_distance": "driftlens_core.metrics",
     "sri": "driftlens_core.metrics",
     "pair_drift": "driftlens_core.metrics",
     "PairDrift": "driftlens_core.metrics",
-    "pack_sequences": "driftlens_core.metrics",
-    "PackedSequences": "driftlens_core.metrics",
+    "pack_sequences": "driftlens_core.sequences",
+    "PackedSequences": "driftlens_core.sequences",
     # statistics and calibration (bootstrap.py, mixed_model.py, effects.py, calibration.py,
     # validity.py, agreement.py, rewards.py, analysis.py; compiled in _bootstrap.pyx)
     "cluster_bootstrap_sums": "driftlens_core.bootstrap",

@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Compiled kernels of :mod:`driftlens_core.metrics` (documentation lives there).
+"""Compiled kernels of :mod:`driftlens_core.metrics` and :mod:`driftlens_core.sequences`
+(documentation lives there; the pure-Python twins are in :mod:`driftlens_core._metrics_python`).
 
 Every function here trusts its caller: :mod:`driftlens_core.metrics` validates the
 input (non-negative int32 symbols below ``K``, monotone offsets) before calling in.
@@ -738,7 +739,7 @@ def pair_drift(const int32_t[::1] bsym, const int64_t[::1] boff,
     """DTW, normalised Levenshtein, JS distance and SRI of every pair ``(base_i, other_i)``.
 
     Returns four new float64 arrays. Inputs are packed, validated sequences with symbols
-    below ``K`` (see :class:`driftlens_core.metrics.PackedSequences`); ``bbytes`` and
+    below ``K`` (see :class:`driftlens_core.sequences.PackedSequences`); ``bbytes`` and
     ``obytes`` may give the same symbols as bytes (K <= 255) followed by 16 bytes of
     padding, which saves narrowing them here.
 
