@@ -196,7 +196,7 @@ def generation(args: argparse.Namespace, run: str) -> tuple[float, int, int]:
     from sqlmodel import select
 
     from storage.models import Response
-    from study.generation import GenerationOptions, run_generation
+    from study.reasoning.generation import GenerationOptions, run_generation
 
     options = GenerationOptions(
         model=f"openai-api/{args.service}/{args.model}",
@@ -229,7 +229,7 @@ def labeling(args: argparse.Namespace, run: str) -> tuple[float, int]:
 
 def sim_run(args: argparse.Namespace, run: str) -> None:
     """A simulated run whose responses have steps, for the labeling phases."""
-    from study.generation import GenerationOptions, run_generation
+    from study.reasoning.generation import GenerationOptions, run_generation
 
     with session_scope() as session:
         run_generation(

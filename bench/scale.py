@@ -212,7 +212,7 @@ PAGES_CODE = r"""
 import json, sys, time
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session, table_counts
-from study.browse import run_overview, question_responses
+from study.reasoning.browse import run_overview, question_responses
 from study.reasoning.stored import latest_analysis, analysis_examples
 
 runs = sys.argv[1].split(",")
@@ -225,11 +225,11 @@ def timed(name, fn):
     return value
 try:  # the per-revision cache keys (absent before the pages cached anything)
     from storage.workspace import counts_revision
-    from study.browse import run_revision
+    from study.reasoning.browse import run_revision
 except ImportError:
     counts_revision = run_revision = None
 try:  # later page paths (absent in older checkouts)
-    from study.browse import response_page
+    from study.reasoning.browse import response_page
     from study.downloads import run_judges
     from study.reasoning.analysis_index import list_analysis_entries
 except ImportError:

@@ -6,7 +6,7 @@ into the WAL, so committing every 8 rows wrote ~7x the database's size. Committi
 lose to one batch or a couple of seconds. Each commit also renews the run's lease (at most
 every ``HEARTBEAT_S``), so a process on another host sees this one alive.
 
-Generation (``study/generation.py``), memory conflicts and source reliance subclass it and
+Generation (``study/reasoning/generation.py``), memory conflicts and source reliance subclass it and
 say only how their pending rows are written (:meth:`BatchedWriter.write`).
 """
 

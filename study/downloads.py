@@ -1,6 +1,6 @@
 """Exports as bytes for a browser download (the app's download buttons).
 
-Each function reuses the export that writes files (``study.exports``,
+Each function reuses the export that writes files (``study.reasoning.exports``,
 ``study.benchmark_export``, ``study.reasoning.preferences``) into a temporary folder and
 returns what it wrote, so a download holds exactly what the CLI writes.
 """
@@ -18,8 +18,8 @@ from sqlmodel import Session, col, select
 from storage.errors import NotFoundError
 from storage.models import JudgeScore, Response
 from storage.repo.runs import require_run
-from study.exports import export_responses_jsonl
 from study.reasoning.benchmark_export import export_benchmark
+from study.reasoning.exports import export_responses_jsonl
 from study.reasoning.preferences import export_preferences
 
 if TYPE_CHECKING:

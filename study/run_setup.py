@@ -1,6 +1,6 @@
 """One run set-up for the instruments that store their answers as a generation run.
 
-Reasoning drift (:func:`study.generation.ensure_run`) and memory conflicts
+Reasoning drift (:func:`study.reasoning.generation.ensure_run`) and memory conflicts
 (:mod:`study.conflicts.plan`) both store a run as a ``GenerationRun`` of one model: the
 model's row (created on first use from its ``provider/model`` spec) and the run's row,
 created on first use and checked against what is stored on a resume (same model, prompt

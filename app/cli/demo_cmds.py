@@ -34,7 +34,7 @@ def demo_cmd(
     """
     from contextlib import ExitStack
 
-    from study.demo import DEMO_LABELER, DEMO_MODEL, DEMO_RUN, run_demo
+    from study.reasoning.demo import DEMO_LABELER, DEMO_MODEL, DEMO_RUN, run_demo
 
     conf = settings(ctx)
     out_dir = conf.workspace / "reports" / DEMO_RUN

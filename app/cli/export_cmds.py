@@ -27,7 +27,7 @@ def responses_cmd(
     out: Path = typer.Option(..., "--out", help="Output .jsonl file."),
 ) -> None:
     """Write one JSON object per response of a run (question_id, condition, steps, ...)."""
-    from study.exports import export_responses_jsonl
+    from study.reasoning.exports import export_responses_jsonl
 
     with session_for(ctx) as session:
         count = export_responses_jsonl(run, out, session=session)

@@ -20,7 +20,7 @@ from app.cli.progress import progress_callback
 from app.cli.request_limits import MAX_ATTEMPTS_OPTION, TIMEOUT_OPTION, request_limits
 
 if TYPE_CHECKING:
-    from study.generation import GenerationSummary
+    from study.reasoning.generation import GenerationSummary
 
 _out = out_console()
 _err = err_console(soft_wrap=True)
@@ -76,8 +76,8 @@ def generate_cmd(
     Exits non-zero (3) when requests failed, saying how many, of which kind, and whether
     running it again can help.
     """
-    from study.generation import GenerationOptions, run_generation
     from study.jobs.reporter import record_result
+    from study.reasoning.generation import GenerationOptions, run_generation
 
     apply_engine_args(engine_args)
     runner = executor_for(ctx, executor, address, model=model)

@@ -13,7 +13,8 @@ from llm.specs import parse_spec
 from ontology.schema import load_seed
 from storage.errors import DriftLensError
 from storage.repo.runs import list_runs
-from study.browse import (
+from study.questions import import_sample_questions
+from study.reasoning.browse import (
     ResponseView,
     RunOverview,
     question_responses,
@@ -21,7 +22,6 @@ from study.browse import (
     run_overview,
     run_revision,
 )
-from study.questions import import_sample_questions
 from study.reasoning.run_choices import reasoning_runs
 from study.sources.store import source_run_lines
 

@@ -4,7 +4,7 @@ The coordinator takes the run's lease (``generation_run:NAME``, the one a single
 ``generate`` takes, so the two exclude each other), creates or checks the run row, cuts
 the questions into shards and hands them to the executor. Each shard task opens its own
 session on the shared database, builds its own backend and runs
-:func:`study.generation.run_generation` on its questions under the shard's lease. Seeds
+:func:`study.reasoning.generation.run_generation` on its questions under the shard's lease. Seeds
 derive from (run seed, question, condition, sample) only, so the rows are those of the
 single-process run whatever the shard a unit lands in.
 """
@@ -26,7 +26,7 @@ from storage.workspace import open_workspace_session
 from study.cluster.coordinator import heartbeat_poll
 from study.cluster.executors import Executor
 from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
-from study.generation import (
+from study.reasoning.generation import (
     GenerationOptions,
     GenerationScope,
     GenerationSummary,
@@ -90,7 +90,7 @@ def run_generation_sharded(
     """Generate (or resume) a run with its shards on ``executor``.
 
     Args:
-        options: What to generate (as for :func:`study.generation.run_generation`).
+        options: What to generate (as for :func:`study.reasoning.generation.run_generation`).
         session: The coordinator's session.
         settings: The workspace settings every shard task opens its session with.
         executor: Who runs the shards.
@@ -99,7 +99,7 @@ def run_generation_sharded(
             read from the database, so it counts every worker's answers.
 
     Raises:
-        InputError, ConfigError, ServiceError: as :func:`study.generation.run_generation`,
+        InputError, ConfigError, ServiceError: as :func:`study.reasoning.generation.run_generation`,
             and a lost task (:mod:`study.cluster.ray_executor`).
     """
     resolved = resolve_run(options, session=session)

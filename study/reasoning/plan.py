@@ -4,7 +4,7 @@ Pure parts of a generation run: which perturbations a selection names
 (:func:`select_perturbations`), the plan of ``(question, condition, sample)`` keys
 (:func:`build_plan`), each key's seeded request (:func:`request_seed`, :func:`make_request`)
 and the response row an answer becomes (:func:`response_values`). The run itself (resume,
-leases, batched writes) is :mod:`study.generation`.
+leases, batched writes) is :mod:`study.reasoning.generation`.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ from app.cli.root import build_app
 from storage.models import Response, StepLabel
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from study.generation import GenerationOptions, run_generation
 from study.questions import QuestionRow, store_questions
 from study.reasoning.drift import build_drift_table
+from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.trajectories import label_run, load_trajectories
 
 QUESTIONS = [

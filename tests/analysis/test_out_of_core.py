@@ -18,9 +18,9 @@ from ontology.versions import seed_ontologies
 from storage.models import GenerationRun
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from study.generation import GenerationOptions, run_generation
 from study.questions import QuestionRow, store_questions
 from study.reasoning.analysis import analyze_run
+from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.out_of_core import question_slices
 from study.reasoning.trajectories import label_run
 

@@ -19,11 +19,11 @@ from storage.models import Question, Response, StepLabel
 from storage.repo.runs import require_run
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from study.generation import GenerationOptions, run_generation
 from study.questions import QuestionRow, store_questions
 from study.reasoning.drift import Trajectory, build_drift_table
 from study.reasoning.drift_files import condition_category, pair_frame
 from study.reasoning.examples import EXAMPLE_CLASSES, choose_examples
+from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.trajectories import (
     drift_table_by_run,
     label_run,

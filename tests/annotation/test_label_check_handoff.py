@@ -10,8 +10,8 @@ from annotation.client import LabelStudioConnection
 from ontology.rounds import run_round
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from study.generation import GenerationOptions, run_generation
 from study.questions import QuestionRow, store_questions
+from study.reasoning.generation import GenerationOptions, run_generation
 
 pytestmark = pytest.mark.labelstudio
 

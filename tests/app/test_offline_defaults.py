@@ -17,8 +17,8 @@ from ontology.versions import document, edit_leaf, get_version, seed_ontologies
 from storage.models import GenerationRun, ModelSpec
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from study.generation import GenerationOptions, run_generation
 from study.reasoning.analysis import analyze_run
+from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.trajectories import label_run
 from tests.app.apptest_support import APP
 from tests.app.test_ontology_pages import _small_run

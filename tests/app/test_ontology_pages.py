@@ -12,8 +12,8 @@ from tests.app.apptest_support import open_page, unescape
 def _small_run() -> None:
     from storage.settings import resolve_settings
     from storage.workspace import open_workspace_session
-    from study.generation import GenerationOptions, run_generation
     from study.questions import import_sample_questions
+    from study.reasoning.generation import GenerationOptions, run_generation
 
     with open_workspace_session(resolve_settings()) as session:
         import_sample_questions(session=session)

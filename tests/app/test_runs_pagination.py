@@ -8,7 +8,7 @@ from storage.errors import NotFoundError
 from storage.models import GenerationRun, ModelSpec, Question, Response
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from study.browse import response_page
+from study.reasoning.browse import response_page
 from tests.app.apptest_support import open_page
 
 N = 130

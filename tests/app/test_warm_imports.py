@@ -13,19 +13,20 @@ from app.ui.router import PAGES_DIR
 
 def test_page_imports_reads_the_import_statements_without_running_pages(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text(
-        "from __future__ import annotations\nimport json, os\nfrom study.browse import x\n"
-        "from . import sibling\nraise SystemExit('a page must not run')\n",
+        "from __future__ import annotations\nimport json, os\n"
+        "from study.reasoning.browse import x\nfrom . import sibling\n"
+        "raise SystemExit('a page must not run')\n",
         encoding="utf-8",
     )
     (tmp_path / "b.py").write_text(
         "import json\ndef f():\n    import lazily_imported\n", encoding="utf-8"
     )
-    assert warm_imports.page_imports(tmp_path) == ["json", "os", "study.browse"]
+    assert warm_imports.page_imports(tmp_path) == ["json", "os", "study.reasoning.browse"]
 
 
 def test_the_real_pages_list_the_modules_their_first_visit_needs() -> None:
     names = warm_imports.page_imports(PAGES_DIR)
-    assert {"study.jobs", "study.browse", "study.reasoning.stored"} <= set(names)
+    assert {"study.jobs", "study.reasoning.browse", "study.reasoning.stored"} <= set(names)
     assert len(names) == len(set(names))
 
 

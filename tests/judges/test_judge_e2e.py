@@ -18,8 +18,8 @@ from llm.sim.tasks import judge_verdict
 from storage.errors import NotFoundError
 from storage.models import JudgeScore, Question, Response
 from study.catalog.store import ensure_default_catalog
-from study.generation import GenerationOptions, run_generation
 from study.judges import judge_run, run_cases
+from study.reasoning.generation import GenerationOptions, run_generation
 from study.strict_json import REPAIR_SEPARATOR
 from tests.judges.conftest import ScriptedBackend
 

@@ -19,8 +19,8 @@ RUN = "demo"
 def _make_run(ws: Path) -> None:
     from storage.settings import resolve_settings
     from storage.workspace import open_workspace_session
-    from study.generation import GenerationOptions, run_generation
     from study.questions import import_sample_questions
+    from study.reasoning.generation import GenerationOptions, run_generation
 
     settings = resolve_settings(workspace=ws)
     with open_workspace_session(settings) as session:

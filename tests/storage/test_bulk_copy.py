@@ -21,8 +21,8 @@ from storage.engine import make_engine
 from storage.models import LLMCacheEntry, Response, StepLabel
 from storage.repo import _upsert
 from storage.repo._upsert import upsert
-from study.generation import GenerationOptions, run_generation
 from study.questions import read_questions, sample_questions_path, store_questions
+from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.trajectories import label_run
 
 COPY, EXECUTEMANY = 0, 10**9

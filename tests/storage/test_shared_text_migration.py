@@ -31,9 +31,9 @@ from storage.hashing import canonical_json, content_hash
 from storage.models import LLMCacheEntry, Prompt, Response
 from storage.repo.cache import cache_response
 from storage.repo.requests import cache_request, split_prefix, stored_request
-from study.exports import export_responses_jsonl
-from study.generation import GenerationOptions, run_generation
 from study.questions import read_questions, sample_questions_path, store_questions
+from study.reasoning.exports import export_responses_jsonl
+from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.preferences import export_preferences
 
 # The same populated workspace as the 0005 conversion test (runs, cache, judge scores).

@@ -19,9 +19,9 @@ from llm.sim.server import SimServer
 from storage.errors import ConfigError, InputError
 from storage.models import GenerationRun, Question, Response
 from storage.repo.requests import stored_request
-from study.exports import RESPONSE_FIELDS
-from study.generation import GenerationOptions, run_generation
 from study.prompts import INSTRUCTION, split_user_message
+from study.reasoning.exports import RESPONSE_FIELDS
+from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.parsing import STATUS_OK
 from study.reasoning.plan import build_plan, request_seed, select_perturbations
 from tests.study.counting_server import CountingServer

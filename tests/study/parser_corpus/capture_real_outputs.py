@@ -45,8 +45,8 @@ def main() -> None:
     from storage.models import Question, Response
     from storage.settings import resolve_settings
     from storage.workspace import open_workspace_session
-    from study.generation import GenerationOptions, run_generation
     from study.questions import import_questions
+    from study.reasoning.generation import GenerationOptions, run_generation
 
     # A loaded CPU server can take minutes per reply; the default 120 s would fail them.
     os.environ.setdefault("DRIFTLENS_REQUEST_TIMEOUT_S", "900")

@@ -31,10 +31,10 @@ from storage.repo.rounds import list_rounds
 from storage.repo.runs import require_run
 from study.catalog.document import catalog_to_yaml
 from study.catalog.store import catalog_document, ensure_default_catalog
-from study.generation import GenerationOptions, GenerationSummary, run_generation
 from study.questions import import_sample_questions
 from study.reasoning.analysis import AnalysisResult, analyze_run, report_folder_owner
 from study.reasoning.config import DEFAULT_SEED
+from study.reasoning.generation import GenerationOptions, GenerationSummary, run_generation
 from study.reasoning.question_filter import FilterSummary, filter_questions
 from study.reasoning.trajectories import LabelSummary, label_run
 from study.sim_endpoint import SimProcess
