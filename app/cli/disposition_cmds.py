@@ -391,7 +391,7 @@ def awareness_cmd(
             if unknown:
                 raise InputError(f"Study {study!r} has no arm {unknown[0]!r}.")
             rows = [a for a in rows if a.name in arm]
-        from study.run_lease import run_lease
+        from study.run_setup import run_lease
 
         # the study's one lease: a second process (or a concurrent run) would ask again
         what = f"Disposition study {study!r}"

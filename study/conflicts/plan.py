@@ -332,7 +332,7 @@ def generate_conflicts(
         ConfigError: the run exists with a different model, sampling or prompt.
     """
     from study import limits
-    from study.run_lease import run_lease
+    from study.run_setup import run_lease
 
     if options.track not in TRACKS:
         raise InputError(f"Unknown track {options.track!r}: use oracle, pipeline or no-memory.")

@@ -314,7 +314,7 @@ def judge_conflict_run(
     every case again); see :func:`_judge_conflict_run` for the arguments.
     """
     from study.limits import CONCURRENCY
-    from study.run_lease import run_lease
+    from study.run_setup import run_lease
 
     CONCURRENCY.check(concurrency)
     with run_lease(

@@ -151,7 +151,7 @@ def run_study(
         InputError: an asked-for arm is not in the study.
     """
     from study.limits import CONCURRENCY, check_plan_size
-    from study.run_lease import run_lease
+    from study.run_setup import run_lease
 
     CONCURRENCY.check(concurrency)
     rows = require_arms(study, session=session)

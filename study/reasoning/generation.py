@@ -26,7 +26,7 @@ from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from storage.models import GenerationRun, Perturbation, Question
-from storage.repo.leases import Lease, acquire_lease, release_lease
+from storage.repo.leases import Lease
 from storage.repo.requests import RequestInterner
 from storage.repo.runs import (
     existing_response_keys,
@@ -46,7 +46,7 @@ from study.reasoning.plan import (
     select_perturbations,
 )
 from study.request_failures import PERMANENT_KINDS
-from study.run_setup import ensure_model_run
+from study.run_setup import ensure_model_run, run_lease
 
 QUESTION_SELECTIONS: tuple[str, ...] = ("all", "core", "relaxed")
 
@@ -282,12 +282,11 @@ def run_generation(
     # The backend is built before anything is written: one that cannot start (missing
     # variables, no engine) leaves no run row behind.
     chat_backend = backend or _backend(options.model, resolved.all_perturbations)
-    lease = acquire_lease(
+    with run_lease(
         scope.lease_key if scope is not None else f"generation_run:{options.run}",
         session=session,
         what=f"Run {options.run!r}",
-    )
-    try:
+    ) as lease:
         return _generate(
             options,
             resolved=resolved,
@@ -299,9 +298,6 @@ def run_generation(
             commit_interval_s=commit_interval_s,
             set_status=scope is None,
         )
-    finally:
-        session.rollback()  # whatever failed mid-write must not block the release
-        release_lease(lease, session=session)
 
 
 def ensure_run(
