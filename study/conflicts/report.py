@@ -37,8 +37,14 @@ from study.conflicts.report_render import (
     render_markdown,
     report_sections,
 )
-from study.conflicts.score import refuse_mixed_settings, settings_by_judge, settings_lines
+from study.conflicts.score import settings_by_judge
 from study.judge_robustness.service import stored_robustness
+from study.judge_settings import (
+    SettingsByJudge,
+    collect_settings,
+    refuse_mixed_settings,
+    settings_lines,
+)
 from study.report.folder import staged_report_folder
 from study.safe_csv import write_frame_csv
 
@@ -257,19 +263,16 @@ def build_report(
     return replace(report, files={k: str(Path(out_dir) / v) for k, v in names.items()})
 
 
-def _settings_of(
-    run_names: Sequence[str], *, session: Session
-) -> dict[str, list[dict[str, Any] | None]]:
+def _settings_of(run_names: Sequence[str], *, session: Session) -> SettingsByJudge:
     from storage.repo.runs import list_responses, require_run
 
-    merged: dict[str, list[dict[str, Any] | None]] = {}
+    merged: SettingsByJudge = {}
     for name in run_names:
         run = require_run(name, session=session)
         assert run.id is not None
         responses = list_responses(run.id, session=session)
         for j, seen in settings_by_judge(responses, session=session).items():
-            into = merged.setdefault(j, [])
-            into.extend(x for x in seen if x not in into)
+            collect_settings(((j, x) for x in seen), into=merged)
     return merged
 
 

@@ -33,6 +33,7 @@ from storage.repo.conflicts import banks_by_question
 from storage.repo.judges import judge_scores_for, upsert_judge_scores
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import ConflictInstance
+from study.judge_settings import SettingsByJudge, collect_settings
 from study.strict_json import (
     StrictParseError,
     extract_json_object,
@@ -445,43 +446,9 @@ def stored_verdicts(
     return out
 
 
-def settings_by_judge(
-    responses: Sequence[Response], *, session: Session
-) -> dict[str, list[dict[str, Any] | None]]:
+def settings_by_judge(responses: Sequence[Response], *, session: Session) -> SettingsByJudge:
     """Per judge, the distinct judge settings its conflict verdicts were given under
     (``None``: verdicts stored before settings were recorded)."""
-    out: dict[str, list[dict[str, Any] | None]] = {}
     ids = [r.id for r in responses if r.id is not None]
-    for s in judge_scores_for(ids, kind="conflict_d3", session=session):
-        seen = out.setdefault(s.judge_model, [])
-        if s.settings not in seen:
-            seen.append(s.settings)
-    return out
-
-
-def _settings_text(settings: dict[str, Any] | None) -> str:
-    if settings is None:
-        return "settings not recorded"
-    return ", ".join(f"{k} {settings[k]}" for k in sorted(settings) if k != "model")
-
-
-def refuse_mixed_settings(by_judge: dict[str, list[dict[str, Any] | None]], *, what: str) -> None:
-    """Raise when one judge's verdicts were given under different settings.
-
-    Raises:
-        InputError: one sentence naming the judge and two of its settings.
-    """
-    from storage.errors import InputError
-
-    for judge, seen in sorted(by_judge.items()):
-        if len(seen) > 1:
-            raise InputError(
-                f"The verdicts of {judge} in {what} mix judge settings ({_settings_text(seen[0])}"
-                f" / {_settings_text(seen[1])}), so they are not pooled; judge the run again "
-                "under one setting or keep the judgements apart under another judge name."
-            )
-
-
-def settings_lines(by_judge: dict[str, list[dict[str, Any] | None]]) -> list[list[str]]:
-    """``[judge, settings]`` rows for the report's provenance."""
-    return [[j, _settings_text(seen[0])] for j, seen in sorted(by_judge.items()) if seen]
+    scores = judge_scores_for(ids, kind="conflict_d3", session=session)
+    return collect_settings((s.judge_model, s.settings) for s in scores)
