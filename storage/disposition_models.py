@@ -16,7 +16,7 @@ from sqlalchemy import Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 import storage.metadata  # noqa: F401  (constraint names are set before any table is declared)
-from storage.types import JSONType, created_at_field, updated_at_field
+from storage.types import JSONType, NullableJSONType, created_at_field, updated_at_field
 
 ARM_ROLE_VALUES = ("reference", "control", "treatment")
 REASONING_VALUES = ("on", "off", "budget", "filler")
@@ -109,4 +109,7 @@ class DispositionScore(SQLModel, table=True):
     stance_clear: bool | None = None
     raw_output: str | None = Field(default=None, sa_type=Text)
     parse_status: str = "ok"
+    # model, prompt version and hash, sampling and seed of the judging request
+    # (study/strict_json.judge_settings); None for scores stored before 0013
+    settings: dict[str, Any] | None = Field(default=None, sa_type=NullableJSONType)
     created_at: datetime = _created()

@@ -8,7 +8,7 @@ from sqlmodel import Field, SQLModel
 
 # No `from __future__ import annotations`: SQLModel reads the annotations at class creation.
 import storage.metadata  # noqa: F401  (constraint names are set before any table is declared)
-from storage.types import JSONType, UTCDateTime
+from storage.types import JSONType, NullableJSONType, UTCDateTime
 from storage.types import created_at_field as _created
 from storage.types import updated_at_field as _updated
 
@@ -106,6 +106,9 @@ class StepLabel(SQLModel, table=True):
     symbol: str
     parse_status: str = "ok"
     raw_output: str | None = Field(default=None, sa_type=Text)
+    # the LLM labeler's request settings (study/strict_json.judge_settings: model, prompt
+    # version and hash, sampling, seed); None for other labelers and labels before 0013
+    settings: dict[str, Any] | None = Field(default=None, sa_type=NullableJSONType)
     created_at: datetime = _created()
 
 

@@ -124,5 +124,8 @@ class SourceClaim(SQLModel, table=True):
     origin: str = "generated"
     # The imported file's path (None for generated claims).
     source: str | None = Field(default=None, sa_type=Text)
+    # the writer's request settings (study/strict_json.judge_settings); None for imported
+    # claims and claims stored before 0013
+    settings: dict[str, Any] | None = Field(default=None, sa_type=NullableJSONType)
     created_at: datetime = created_at_field()
     updated_at: datetime = updated_at_field()

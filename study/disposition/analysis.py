@@ -490,6 +490,8 @@ class StudyAnalysis:
     repeat_agreement: tuple[int, int] = (0, 0)
     #: the LLM test-awareness judge's per-arm ratings (``None`` when no answer was rated)
     awareness: AwarenessSummary | None = None
+    #: ``(judge (kind), settings)`` of every stored score (study/disposition/judge_settings)
+    judge_settings: tuple[tuple[str, str], ...] = ()
 
 
 def group_reference(arms: Sequence[Any]) -> Any | None:
@@ -521,10 +523,13 @@ def analyze_study(
 
     Raises:
         NotFoundError: the study has no arms.
+        InputError: one judge's scores of one kind mix judge settings (never pooled).
     """
     from storage.repo.disposition import require_arms
+    from study.disposition.judge_settings import study_judge_settings
 
     arms = require_arms(study, session=session)
+    settings = study_judge_settings(arms, session=session, what=f"study {study}")
     table, infos = stored_rate_table(arms, session=session)
     graded_all, _ = stored_rate_table(arms, session=session, kind="graded")
     groups: dict[str, list[Any]] = {}
@@ -562,6 +567,7 @@ def analyze_study(
         tuple(skipped),
         repeat_agreement(arms, session=session),
         awareness_summary(study, session=session),
+        settings,
     )
 
 

@@ -131,6 +131,7 @@ def rate_awareness(
         seed=seed,
         concurrency=concurrency,
         progress=progress,
+        prompt_version=AWARENESS_PROMPT_VERSION,
     )
 
 

@@ -22,9 +22,16 @@ from storage.disposition_models import DispositionArm, DispositionResponse
 from storage.repo.disposition import arm_responses, scores_for, upsert_scores
 from study.disposition.items import Battery, BatteryDocument
 from study.disposition.sim.judges import classifier_marker, grader_marker
-from study.strict_json import StrictParseError, extract_json_object, join_raw, run_with_repair
+from study.strict_json import (
+    StrictParseError,
+    extract_json_object,
+    join_raw,
+    judge_settings,
+    run_with_repair,
+)
 
 CLASSIFIER_PROMPT_VERSION = "disposition-classifier-v1"
+CLASSIFIER_MAX_TOKENS = 200
 STATUS_OK, STATUS_REPAIRED, STATUS_ERROR = "ok", "repaired", "error"
 
 SYSTEM_PROMPT = (
@@ -179,6 +186,11 @@ def classify_arms(
             for r in chosen
         ]
         rows: list[dict[str, Any]] = []
+        first = [build_messages(c) for c in cases]
+        settings = judge_settings(
+            judge_name, first[0], max_tokens=CLASSIFIER_MAX_TOKENS,
+            prompt_version=CLASSIFIER_PROMPT_VERSION,
+        )  # fmt: skip
 
         def on_answer(
             i: int,
@@ -189,6 +201,7 @@ def classify_arms(
             _cases: list[ClassifierCase] = cases,
             _rows: list[dict[str, Any]] = rows,
             _repeat: int = repeat,
+            _settings: dict[str, Any] = settings,
         ) -> None:
             case = _cases[i]
             status = (
@@ -210,13 +223,14 @@ def classify_arms(
                     "stance_clear": value[1] if value is not None else None,
                     "raw_output": join_raw(raws),
                     "parse_status": status,
+                    "settings": _settings,
                 }
             )
 
         tally["failed"] += run_with_repair(
             judge,
-            [build_messages(c) for c in cases],
-            max_tokens=200,
+            first,
+            max_tokens=CLASSIFIER_MAX_TOKENS,
             parse=_parser(cases),
             repair_message=lambda _i, exc: (
                 f"Your reply could not be used: {exc}. Reply again with only the JSON object."
@@ -315,6 +329,7 @@ def judge_share(
     concurrency: int = 16,
     max_tokens: int = 100,
     progress: Callable[[int, int], None] | None = None,
+    prompt_version: str,
 ) -> ScoreSummary:
     """A 1–7 judge (score + label) over a seeded share of the arms' answered responses.
 
@@ -335,6 +350,7 @@ def judge_share(
         concurrency: Requests in flight.
         max_tokens: Room for the reply.
         progress: ``progress(done, total)`` over the first requests.
+        prompt_version: The judge prompt's version (stored with each score's settings).
     """
     judge_name = judge if isinstance(judge, str) else judge.spec
     responses = [
@@ -357,6 +373,11 @@ def judge_share(
                 todo.append((int(r.id or 0), convo))
     rows: list[dict[str, Any]] = []
     tally = {"scored": 0, "repaired": 0, "errors": 0}
+    settings = (
+        judge_settings(judge_name, todo[0][1], max_tokens=max_tokens, prompt_version=prompt_version)
+        if todo
+        else None
+    )
 
     def on_answer(
         i: int, value: tuple[int, str] | None, raws: list[str], _error: StrictParseError | None
@@ -377,6 +398,7 @@ def judge_share(
                 "stance_clear": None,
                 "raw_output": join_raw(raws),
                 "parse_status": status,
+                "settings": settings,
             }
         )
 
@@ -433,4 +455,5 @@ def grade_arms(
     return judge_share(
         arms, kind="graded", messages=messages, parse=parse_grade, judge=judge,
         session=session, share=share, seed=seed, concurrency=concurrency,
+        prompt_version=GRADER_PROMPT_VERSION,
     )  # fmt: skip

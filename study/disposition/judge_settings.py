@@ -1,0 +1,68 @@
+"""The disposition judges' settings: collected per judge and score kind, never mixed.
+
+The category classifier, the graded review and the test-awareness judge each store their
+request's settings with every score (:func:`study.strict_json.judge_settings`). A study's
+analysis collects them through :mod:`study.judge_settings` (the mechanism every
+instrument uses), refuses a judge whose scores of one kind mix settings, and the report
+prints them as provenance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from study.judge_settings import collect_settings, refuse_mixed_settings, settings_lines
+
+#: How each score kind's judge is named in the provenance rows.
+KIND_NAMES = {"category": "classifier", "graded": "graded review", "awareness": "test awareness"}
+_COLS = [("judge", "judge", None), ("settings", "prompt, sampling and seed of every score", None)]
+NOTE = (
+    "Each judge's scores of one kind were all given under these settings (mixed settings are "
+    "refused, never pooled)."
+)
+
+
+def study_judge_settings(
+    arms: Sequence[Any], *, session: Any, what: str
+) -> tuple[tuple[str, str], ...]:
+    """``(judge (kind), settings)`` rows of every score stored for the arms' responses.
+
+    Raises:
+        InputError: one judge's scores of one kind were given under different settings.
+    """
+    from storage.repo.disposition import arm_responses, scores_for
+
+    ids = [int(r.id) for r in arm_responses([a.id for a in arms], session=session) if r.id]
+    by_judge = collect_settings(
+        (f"{s.judge_model} ({name})", s.settings)
+        for kind, name in KIND_NAMES.items()
+        for s in scores_for(ids, session=session, kind=kind)
+    )
+    refuse_mixed_settings(by_judge, what=what)
+    return tuple((j, t) for j, t in settings_lines(by_judge))
+
+
+def settings_frame(rows: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    """The provenance rows as the report's table."""
+    return pd.DataFrame(list(rows), columns=["judge", "settings"])
+
+
+def settings_sections(rows: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """The report's "Judge settings (provenance)" section as HTML parts and Markdown parts."""
+    from study.report.html import esc, table
+    from study.report.markdown import md_escape, md_table
+
+    title = "Judge settings (provenance)"
+    if not rows:
+        line = "No judge has scored these responses yet."
+        return [f"<h2>{title}</h2>", f"<p>{esc(line)}</p>"], [f"## {title}\n", line + "\n"]
+    frame = settings_frame(rows)
+    html = [
+        f"<h2>{title}</h2>",
+        f'<p class="muted">{esc(NOTE)}</p>',
+        table(frame, _COLS, text=("judge", "settings")),
+    ]
+    return html, [f"## {title}\n", md_escape(NOTE) + "\n", md_table(frame, _COLS)]
