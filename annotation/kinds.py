@@ -21,7 +21,7 @@ instrument in the tests) and imported by :func:`load_kinds` on the first lookup.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,26 @@ Applier = Callable[[StudyAggregate, Session, AggregationConfig], ApplyResult]
 
 
 @dataclass(frozen=True)
+class KeyedBuild:
+    """A kind's way to limit a large selection before building any task.
+
+    Building a task reads its texts; a kind whose selections match many rows (one task
+    per stored step label, say) lists just the tasks' keys, so the seeded ``limit`` is
+    chosen over keys and only the chosen tasks are built.
+
+    Attributes:
+        keys: ``(selection, session) -> (key, ref)`` pairs, one per task the selection
+            makes, every key distinct, in the builder's order (streamed: never held whole).
+        build: ``(selection, session, refs) -> tasks`` for those refs alone.
+        count: ``(selection, session) -> int``: how many pairs ``keys`` yields.
+    """
+
+    keys: Callable[[Selection, Session], Iterable[tuple[str, Any]]]
+    build: Callable[[Selection, Session, Sequence[Any]], list[TaskSpec]]
+    count: Callable[[Selection, Session], int]
+
+
+@dataclass(frozen=True)
 class StudyKind:
     """One kind of human study, as an instrument registers it.
 
@@ -80,6 +100,7 @@ class StudyKind:
         apply: ``(aggregate, session, config) -> result`` (writes back what it decides).
         result_type: the :class:`ApplyResult` subclass ``apply`` returns.
         fill_config: fills the template's dynamic parts (e.g. the ontology's leaves).
+        keyed: the kind's keys-first path for a limited selection (:class:`KeyedBuild`).
     """
 
     spec: StudySpec
@@ -88,6 +109,7 @@ class StudyKind:
     apply: Applier
     result_type: type[ApplyResult] = ApplyResult
     fill_config: Callable[[str], str] | None = None
+    keyed: KeyedBuild | None = None
 
     @property
     def name(self) -> str:
@@ -110,16 +132,27 @@ def register_kinds(
     configs: Path,
     *,
     fill: Mapping[str, Callable[[str], str]] | None = None,
+    keyed: Mapping[str, KeyedBuild] | None = None,
     **parts: tuple[TaskBuilder, Applier, type[ApplyResult]],
 ) -> None:
     """Register the kinds of one module: ``NAME=(build_tasks, apply, result_type)`` each.
 
-    A kind's spec is ``specs[NAME]``, its label config ``configs/NAME.xml`` and its config
-    filler ``fill[NAME]`` when given.
+    A kind's spec is ``specs[NAME]``, its label config ``configs/NAME.xml``, its config
+    filler ``fill[NAME]`` and its keys-first path ``keyed[NAME]`` when given.
     """
     for name, (build, apply, result) in parts.items():
         filler = (fill or {}).get(name)
-        register_kind(StudyKind(specs[name], configs / f"{name}.xml", build, apply, result, filler))
+        register_kind(
+            StudyKind(
+                specs[name],
+                configs / f"{name}.xml",
+                build,
+                apply,
+                result,
+                filler,
+                (keyed or {}).get(name),
+            )
+        )
 
 
 def add_kind_module(module: str) -> None:

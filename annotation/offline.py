@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from annotation.selection import Selection
-from annotation.tasks import build_tasks
+from annotation.tasks import build_tasks, count_tasks
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,9 @@ def preview_tasks(study: str, selection: Selection, *, session: Session) -> Task
     Raises:
         InputError: unknown study, or the selection names rows that do not exist.
     """
-    unlimited = build_tasks(study, selection.model_copy(update={"limit": None}), session=session)
-    shown = len(unlimited) if selection.limit is None else min(selection.limit, len(unlimited))
-    return TaskPreview(study=study, tasks=shown, available=len(unlimited))
+    available = count_tasks(study, selection, session=session)
+    shown = available if selection.limit is None else min(selection.limit, available)
+    return TaskPreview(study=study, tasks=shown, available=available)
 
 
 def tasks_json(study: str, selection: Selection, *, session: Session) -> bytes:

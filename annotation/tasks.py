@@ -7,19 +7,21 @@ ride along in the same data object.
 
 Each study kind (:mod:`annotation.kinds`) builds its own tasks; :func:`build_tasks` calls the
 kind's builder, drops repeated keys, applies the selection's seeded ``limit`` and stamps
-each task with its key. The helpers below select stored responses for the kinds that show
-generated answers (reasoning drift's and memory conflicts').
+each task with its key; a kind that lists its keys first has only the chosen tasks built.
+The helpers below select stored responses for the kinds that show generated answers
+(reasoning drift's and memory conflicts').
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import heapq
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlmodel import Session
 
-from annotation.kinds import get_kind
+from annotation.kinds import KeyedBuild, get_kind
 from annotation.selection import Selection, TaskSpec
 from storage.repo import studies as repo
 
@@ -30,22 +32,67 @@ CONFLICT_CLASS = "bank"
 def build_tasks(study: str, selection: Selection, *, session: Session) -> list[TaskSpec]:
     """Build the tasks of a study for a selection (deterministic order).
 
+    A kind with a keys-first path (:class:`~annotation.kinds.KeyedBuild`) and a ``limit``
+    builds only the chosen tasks: the limit is applied to keys streamed from the query.
+
     Raises:
         InputError: the study is unknown or the selection names rows that do not exist.
     """
-    tasks = get_kind(study).build_tasks(selection, session)
-    seen: set[str] = set()
-    unique = []
-    for t in tasks:
-        if t.key not in seen:
-            seen.add(t.key)
-            unique.append(t)
-    if selection.limit is not None and len(unique) > selection.limit:
-        unique.sort(key=lambda t: order_key(selection.seed, t.key))
-        unique = unique[: selection.limit]
+    kind = get_kind(study)
+    if kind.keyed is not None and selection.limit is not None:
+        unique = _limited_keyed(kind.keyed, selection, session)
+    else:
+        unique = []
+        seen: set[str] = set()
+        for t in kind.build_tasks(selection, session):
+            if t.key not in seen:
+                seen.add(t.key)
+                unique.append(t)
+        if selection.limit is not None and len(unique) > selection.limit:
+            unique.sort(key=lambda t: order_key(selection.seed, t.key))
+            unique = unique[: selection.limit]
     for t in unique:
         t.data["external_key"] = t.key
     return unique
+
+
+def _limited_keyed(keyed: KeyedBuild, selection: Selection, session: Session) -> list[TaskSpec]:
+    """The tasks :func:`build_tasks` keeps when it builds every task, chosen over keys.
+
+    Only ``limit`` keys are held at a time (a heap), however many rows the selection
+    matches. As there, a limit that cuts returns the seeded order, one that keeps every
+    task the builder's order.
+    """
+    assert selection.limit is not None
+    seed = selection.seed
+    total = 0
+
+    def ranked() -> Iterator[tuple[str, int, str, Any]]:
+        nonlocal total
+        for position, (key, ref) in enumerate(keyed.keys(selection, session)):
+            total = position + 1
+            yield order_key(seed, key), position, key, ref
+
+    chosen = heapq.nsmallest(selection.limit, ranked())
+    if total <= selection.limit:
+        chosen.sort(key=lambda c: c[1])
+    built = {t.key: t for t in keyed.build(selection, session, [c[3] for c in chosen])}
+    # a row deleted between the two queries is simply not there
+    return [built[key] for _, _, key, _ in chosen if key in built]
+
+
+def count_tasks(study: str, selection: Selection, *, session: Session) -> int:
+    """How many tasks the selection makes before its ``limit`` (none built where the kind
+    can count them: see :class:`~annotation.kinds.KeyedBuild`).
+
+    Raises:
+        InputError: the study is unknown or the selection names rows that do not exist.
+    """
+    kind = get_kind(study)
+    if kind.keyed is not None:
+        return kind.keyed.count(selection, session)
+    unlimited = selection.model_copy(update={"limit": None})
+    return len(build_tasks(study, unlimited, session=session))
 
 
 def order_key(seed: int, key: str) -> str:

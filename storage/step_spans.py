@@ -24,6 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import func
+from sqlmodel import Session
+
 #: Steps shorter than this stay strings: ``[1234,1250]`` costs about as much as they do.
 MIN_SPAN_CHARS = 12
 
@@ -93,3 +96,14 @@ def unpack_steps(text: str | None, stored: Sequence[Any] | None) -> list[str]:
 def has_spans(stored: Sequence[Any] | None) -> bool:
     """Whether a stored ``steps`` value holds any span (else it is the plain list)."""
     return any(not isinstance(item, str) for item in stored or ())
+
+
+def step_count_sql(session: Session, steps: Any) -> Any:
+    """SQL for the number of parsed steps in a stored ``steps`` column (its JSON array length).
+
+    The stored form keeps one element per step (see the module docstring), so no row needs
+    unpacking; PostgreSQL stores the column as ``jsonb``.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        return func.jsonb_array_length(steps)
+    return func.json_array_length(steps)

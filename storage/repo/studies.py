@@ -6,7 +6,9 @@ repository module it never commits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import delete, func
 from sqlalchemy import select as sa_select
@@ -29,6 +31,7 @@ from storage.models import (
     Study,
     StudyTask,
 )
+from storage.step_spans import step_count_sql
 
 
 def latest_study(name: str, *, session: Session) -> Study | None:
@@ -182,21 +185,30 @@ def select_responses(
     return [tuple(row) for row in session.execute(stmt.order_by(col(Response.id)))]
 
 
-def select_step_labels(
-    *,
+#: Step-label ids per ``IN`` list when reading chosen labels (well under any bound-parameter cap).
+_ID_CHUNK = 500
+
+
+def _step_label_filters(
+    stmt: Any,
     session: Session,
-    run: str | None = None,
-    labeler: str | None = None,
-    ontology_version_id: int | None = None,
-) -> list[tuple[StepLabel, LabelerSpec, OntologyVersion, Response, GenerationRun, Question]]:
-    """Step labels with what a label check shows (labeler by name or key)."""
+    run: str | None,
+    labeler: str | None,
+    ontology_version_id: int | None,
+) -> Any:
+    """The joins and filters a label check selects by, on a query that names ``StepLabel``.
+
+    A label whose step index lies outside its response's parsed steps (the steps were
+    parsed again since) is left out, in SQL, so counting needs no response loaded.
+    """
     stmt = (
-        sa_select(StepLabel, LabelerSpec, OntologyVersion, Response, GenerationRun, Question)
-        .join(LabelerSpec, col(LabelerSpec.id) == col(StepLabel.labeler_id))
+        stmt.join(LabelerSpec, col(LabelerSpec.id) == col(StepLabel.labeler_id))
         .join(OntologyVersion, col(OntologyVersion.id) == col(StepLabel.ontology_version_id))
         .join(Response, col(Response.id) == col(StepLabel.response_id))
         .join(GenerationRun, col(GenerationRun.id) == col(Response.run_id))
         .join(Question, col(Question.id) == col(Response.question_id))
+        .where(col(StepLabel.step_index) >= 0)
+        .where(col(StepLabel.step_index) < step_count_sql(session, Response.steps))
     )
     if run:
         stmt = stmt.where(col(GenerationRun.name) == run)
@@ -204,7 +216,93 @@ def select_step_labels(
         stmt = stmt.where((col(LabelerSpec.name) == labeler) | (col(LabelerSpec.key) == labeler))
     if ontology_version_id is not None:
         stmt = stmt.where(col(StepLabel.ontology_version_id) == ontology_version_id)
-    return [tuple(row) for row in session.execute(stmt.order_by(col(StepLabel.id)))]
+    return stmt
+
+
+def select_step_labels(
+    *,
+    session: Session,
+    run: str | None = None,
+    labeler: str | None = None,
+    ontology_version_id: int | None = None,
+    ids: Sequence[int] | None = None,
+) -> list[tuple[StepLabel, LabelerSpec, OntologyVersion, Response, GenerationRun, Question]]:
+    """Step labels with what a label check shows (labeler by name or key), by label id.
+
+    Only labels of a parsed step (see :func:`_step_label_filters`). ``ids`` reads just
+    those labels (a limited selection's), in chunks, instead of every label the filters match.
+    """
+    base = sa_select(StepLabel, LabelerSpec, OntologyVersion, Response, GenerationRun, Question)
+    stmt = _step_label_filters(base, session, run, labeler, ontology_version_id)
+    if ids is None:
+        return [tuple(row) for row in session.execute(stmt.order_by(col(StepLabel.id)))]
+    wanted = sorted(set(ids))
+    out: list[Any] = []
+    for start in range(0, len(wanted), _ID_CHUNK):
+        chunk = wanted[start : start + _ID_CHUNK]
+        part = stmt.where(col(StepLabel.id).in_(chunk)).order_by(col(StepLabel.id))
+        out.extend(tuple(row) for row in session.execute(part))
+    return out
+
+
+@dataclass(frozen=True)
+class StepLabelKey:
+    """What names one step label across workspaces (external ids and names), and its row id."""
+
+    id: int
+    run: str
+    question: str
+    condition: str
+    sample: int
+    step_index: int
+    labeler_key: str
+    ontology: str
+    version: int
+    repeat: int
+
+
+def iter_step_label_keys(
+    *,
+    session: Session,
+    run: str | None = None,
+    labeler: str | None = None,
+    ontology_version_id: int | None = None,
+) -> Iterator[StepLabelKey]:
+    """The labels :func:`select_step_labels` selects, as names only, streamed in id order.
+
+    Reads no response text or steps, so a limit can be chosen over a run's every label
+    without building (or holding) a task per label.
+    """
+    names = (
+        StepLabel.id,
+        GenerationRun.name,
+        Question.external_id,
+        Response.condition,
+        Response.sample,
+        StepLabel.step_index,
+        LabelerSpec.key,
+        OntologyVersion.name,
+        OntologyVersion.version,
+        StepLabel.repeat,
+    )
+    columns = sa_select(*(col(c) for c in names)).select_from(StepLabel)
+    stmt = _step_label_filters(columns, session, run, labeler, ontology_version_id)
+    rows = session.execute(stmt.order_by(col(StepLabel.id)).execution_options(yield_per=5_000))
+    for row in rows:
+        yield StepLabelKey(*row)
+
+
+def count_step_labels(
+    *,
+    session: Session,
+    run: str | None = None,
+    labeler: str | None = None,
+    ontology_version_id: int | None = None,
+) -> int:
+    """How many labels :func:`select_step_labels` selects (one COUNT query)."""
+    counted = sa_select(func.count(col(StepLabel.id))).select_from(StepLabel)
+    stmt = _step_label_filters(counted, session, run, labeler, ontology_version_id)
+    return int(session.execute(stmt).scalar_one())
 
 
 def leaf_definitions(version_id: int, *, session: Session) -> dict[str, OntologyLeaf]:

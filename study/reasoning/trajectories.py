@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import and_, func, or_
+from sqlalchemy import and_, or_
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -31,7 +31,7 @@ from storage.models import (
 )
 from storage.repo._upsert import bulk_insert
 from storage.repo.runs import get_run, require_run
-from storage.step_spans import unpack_steps
+from storage.step_spans import step_count_sql, unpack_steps
 from storage.types import utcnow
 from study.reasoning.drift import DRIFT_COLUMNS, DriftTable, Trajectory, build_drift_table
 
@@ -67,9 +67,7 @@ CHUNK = 5_000
 
 def _step_count(session: Session) -> Any:
     """SQL for the number of parsed steps of a response (JSON array length)."""
-    if session.get_bind().dialect.name == "postgresql":
-        return func.jsonb_array_length(Response.steps)
-    return func.json_array_length(Response.steps)
+    return step_count_sql(session, Response.steps)
 
 
 def _in_questions(question_ids: Collection[int] | None) -> tuple[Any, ...]:

@@ -12,7 +12,7 @@ Each kind registers itself with :mod:`annotation.kinds` when this module is impo
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
@@ -22,7 +22,7 @@ from xml.sax.saxutils import quoteattr
 from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, ItemOutcome, StudyAggregate
-from annotation.kinds import ApplyResult, register_kinds
+from annotation.kinds import ApplyResult, KeyedBuild, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import VOTE_CHOICES, QuestionSpec, StudySpec
 from annotation.tasks import CONFLICT_CLASS, response_key, selected_responses, steps_text
@@ -184,34 +184,107 @@ def _distraction(sel: Selection, session: Session) -> list[TaskSpec]:
     return out
 
 
-def _label_check(sel: Selection, session: Session) -> list[TaskSpec]:
-    version_id = None
-    if sel.ontology:
-        name, _, number = sel.ontology.partition("@")
-        version = repo.find_ontology_version(
-            name, int(number) if number.isdigit() else None, session=session
-        )
-        if version is None:
-            raise NotFoundError(f"No ontology version {sel.ontology!r}.")
-        version_id = version.id
-    rows = repo.select_step_labels(
+def _label_check_version(sel: Selection, session: Session) -> int | None:
+    """The ontology version id the selection names (None: every version).
+
+    Raises:
+        NotFoundError: no such version.
+    """
+    if not sel.ontology:
+        return None
+    name, _, number = sel.ontology.partition("@")
+    version = repo.find_ontology_version(
+        name, int(number) if number.isdigit() else None, session=session
+    )
+    if version is None:
+        raise NotFoundError(f"No ontology version {sel.ontology!r}.")
+    return version.id
+
+
+def _step_label_key(
+    run: str,
+    question: str,
+    condition: str,
+    sample: int,
+    step_index: int,
+    labeler_key: str,
+    ontology: str,
+    version: int,
+    repeat: int,
+) -> str:
+    """The stable key of one step label's task (the same whether built or only listed)."""
+    response = response_key(run, question, condition, sample)
+    return f"steplabel:{response}:{step_index}:{labeler_key}:{ontology}@{version}:{repeat}"
+
+
+def _label_check_keys(sel: Selection, session: Session) -> Iterator[tuple[str, int]]:
+    """Every label check task's key and step-label id, streamed (no text read)."""
+    version_id = _label_check_version(sel, session)
+    for k in repo.iter_step_label_keys(
         session=session, run=sel.run, labeler=sel.labeler, ontology_version_id=version_id
+    ):
+        key = _step_label_key(
+            k.run,
+            k.question,
+            k.condition,
+            k.sample,
+            k.step_index,
+            k.labeler_key,
+            k.ontology,
+            k.version,
+            k.repeat,
+        )
+        yield key, k.id
+
+
+def _label_check_count(sel: Selection, session: Session) -> int:
+    """How many label check tasks the selection makes (one per selected label; COUNT)."""
+    version_id = _label_check_version(sel, session)
+    return repo.count_step_labels(
+        session=session, run=sel.run, labeler=sel.labeler, ontology_version_id=version_id
+    )
+
+
+def _label_check(sel: Selection, session: Session) -> list[TaskSpec]:
+    return _label_check_tasks(sel, session, None)
+
+
+def _label_check_tasks(
+    sel: Selection, session: Session, ids: Sequence[int] | None
+) -> list[TaskSpec]:
+    """The label check tasks of the selection, or of just these step-label ids."""
+    version_id = _label_check_version(sel, session)
+    rows = repo.select_step_labels(
+        session=session,
+        run=sel.run,
+        labeler=sel.labeler,
+        ontology_version_id=version_id,
+        ids=ids,
     )
     leaves: dict[int, dict[str, Any]] = {}
     out = []
     for label, labeler, version, resp, run, q in rows:
-        if not (0 <= label.step_index < len(resp.steps)):
-            continue
+        # the query keeps parsed steps only; the steps were unpacked on load
         assert version.id is not None
         if version.id not in leaves:
             leaves[version.id] = repo.leaf_definitions(version.id, session=session)
         leaf = leaves[version.id].get(label.symbol)
         definition = leaf.definition if leaf is not None else "No step fits any leaf."
         labeler_name = labeler.name or labeler.key
+        key = _step_label_key(
+            run.name,
+            q.external_id,
+            resp.condition,
+            resp.sample,
+            label.step_index,
+            labeler.key,
+            version.name,
+            version.version,
+            label.repeat,
+        )
         out.append(
             TaskSpec(
-                f"steplabel:{response_key(run.name, q.external_id, resp.condition, resp.sample)}"
-                f":{label.step_index}:{labeler.key}:{version.name}@{version.version}:{label.repeat}",
+                key,
                 {
                     "question": q.text,
                     "step": resp.steps[label.step_index],
@@ -310,6 +383,8 @@ register_kinds(
     SPECS,
     CONFIGS,
     fill={"label_check": _label_config},
+    # a run holds one label per step and labeler: a limit is chosen over keys, then built
+    keyed={"label_check": KeyedBuild(_label_check_keys, _label_check_tasks, _label_check_count)},
     label_check=(_label_check, _apply_label_check, LabelCheckResult),
     helpfulness=(_helpfulness, _apply_helpfulness, HelpfulnessResult),
     distraction=(_distraction, _apply_distraction, DistractionResult),
