@@ -65,7 +65,12 @@ def _page(file: str, title: str, icon: str) -> InstrumentPage:
 #: The built-in instruments. Reasoning drift, the seed instrument, has its pages in the
 #: Workbench section and its commands among the generic ones (generate, label, analyze).
 BUILT_IN: tuple[Instrument, ...] = (
-    Instrument("reasoning", "Reasoning drift", human_module="study.reasoning.human"),
+    Instrument(
+        "reasoning",
+        "Reasoning drift",
+        sim_module="study.reasoning.sim",
+        human_module="study.reasoning.human",
+    ),
     Instrument(
         "conflicts",
         "Memory conflicts",

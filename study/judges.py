@@ -25,7 +25,7 @@ from statistics import mean
 from sqlmodel import Session, col, select
 
 from llm.limits import judge_max_tokens
-from llm.sim.tasks import JUDGE_TASK, task_marker
+from llm.sim.tasks import task_marker
 from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
@@ -34,6 +34,7 @@ from storage.repo.judges import judge_scores_for, upsert_judge_scores
 from storage.repo.requests import stored_messages
 from storage.repo.runs import require_run
 from study.prompts import split_user_message
+from study.reasoning.sim.tasks import JUDGE_TASK
 from study.strict_json import (
     StrictParseError,
     extract_json_object,

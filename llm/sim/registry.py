@@ -28,6 +28,7 @@ from storage.errors import ConfigError
 DRIFT_FAMILY = "drift"
 #: Modules that register an instrument's simulator (presets, task handlers) when imported.
 INSTRUMENT_SIM_MODULES: tuple[str, ...] = (
+    "study.reasoning.sim",
     "study.conflicts.sim",
     "study.disposition.sim",
     "study.sources.sim",

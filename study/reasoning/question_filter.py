@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from sqlmodel import Session
 
 from llm.limits import judge_max_tokens
-from llm.sim.tasks import QUESTION_FILTER_TASK, task_marker
+from llm.sim.tasks import task_marker
 from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.models import Question
 from storage.repo.questions import list_questions, set_filter_result
 from study.questions import DOMAINS
+from study.reasoning.sim.tasks import QUESTION_FILTER_TASK
 from study.strict_json import (
     StrictParseError,
     extract_json_object,

@@ -10,12 +10,12 @@ from sqlmodel import Session
 from typer.testing import Result
 
 from llm.sim.server import SimServer
-from llm.sim.tasks import filter_verdict
 from storage.errors import InputError
 from storage.models import Question
 from storage.repo.questions import list_questions
 from study.questions import import_sample_questions
 from study.reasoning.question_filter import filter_questions
+from study.reasoning.sim.tasks import filter_verdict
 from study.strict_json import REPAIR_SEPARATOR
 from tests.judges.conftest import ScriptedBackend
 

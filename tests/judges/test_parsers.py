@@ -183,9 +183,10 @@ def test_any_object_is_recovered_exactly_from_prose(
 
 
 def test_prompts_start_with_their_task_marker() -> None:
-    from llm.sim.tasks import JUDGE_TASK, QUESTION_FILTER_TASK, find_task
+    from llm.sim.tasks import find_task
     from study.judges import SYSTEM_PROMPT as JUDGE_PROMPT
     from study.reasoning.question_filter import SYSTEM_PROMPT as FILTER_PROMPT
+    from study.reasoning.sim.tasks import JUDGE_TASK, QUESTION_FILTER_TASK
 
     assert find_task([("system", FILTER_PROMPT)]) == QUESTION_FILTER_TASK
     assert find_task([("system", JUDGE_PROMPT)]) == JUDGE_TASK

@@ -12,19 +12,17 @@ from llm.sim.chat import simulate_chat
 from llm.sim.generator import baseline_steps, render
 from llm.sim.registry import get_preset
 from llm.sim.server import SimServer
-from llm.sim.tasks import (
-    JUDGE_TASK,
-    QUESTION_FILTER_TASK,
-    filter_verdict,
-    find_task,
-    judge_verdict,
-    registered_tasks,
-    task_marker,
-)
+from llm.sim.tasks import find_task, registered_tasks, task_marker
 from llm.types import ChatMessage
 from study.judges import JudgeCase, build_judge_messages, parse_judge_answer
 from study.reasoning.parsing import parse_response
 from study.reasoning.question_filter import build_filter_messages, parse_filter_answer
+from study.reasoning.sim.tasks import (
+    JUDGE_TASK,
+    QUESTION_FILTER_TASK,
+    filter_verdict,
+    judge_verdict,
+)
 
 QUESTION = "Should someone take a stable job or start a business? Weigh the trade-offs."
 NULL = get_preset("null")  # malformed_rate 0: every task reply is well-formed
