@@ -169,6 +169,7 @@ def label_responses(
                                 symbol=lab.symbol,
                                 parse_status=lab.parse_status,
                                 raw_output=lab.raw_output,
+                                settings=lab.settings,
                             )
                         )
                 finished += len(jobs[spec])

@@ -118,23 +118,13 @@ def judge_settings(
 ) -> dict[str, Any]:
     """What is stored with every verdict: the judge, its prompt and how it was asked.
 
-    The prompt hash covers the system message (the rubric or instructions), not the case,
-    so verdicts of one judging pass share it. Sampling and seed are those of
-    :func:`greedy_request`, which every judge request is.
+    :func:`llm.request_settings.request_settings` of the :func:`greedy_request` every
+    judge request is (the prompt hash covers the system message, not the case).
     """
-    import hashlib
+    from llm.request_settings import request_settings
 
-    system = next((m.content for m in messages if m.role == "system"), "")
     req = greedy_request(messages, max_tokens=max_tokens)
-    return {
-        "model": model,
-        "prompt_version": prompt_version,
-        "prompt_hash": hashlib.sha256(system.encode("utf-8")).hexdigest()[:16],
-        "temperature": req.sampling.temperature,
-        "top_p": req.sampling.top_p,
-        "max_tokens": max_tokens,
-        "seed": req.sampling.seed,
-    }
+    return request_settings(model, req.messages, req.sampling, prompt_version=prompt_version)
 
 
 def _with_attempt(request: ChatRequest, attempt: int | None) -> ChatRequest:

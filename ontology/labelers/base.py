@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ontology.schema import OntologyDoc
 
@@ -26,6 +26,8 @@ class StepLabelResult:
     symbol: str
     parse_status: str = "ok"
     raw_output: str | None = None
+    #: the request's settings (llm.request_settings) for a label an LLM gave; None otherwise
+    settings: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

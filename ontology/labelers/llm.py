@@ -17,6 +17,7 @@ from typing import Any
 
 from llm.batch import FollowUp
 from llm.limits import label_concurrency, labeler_max_tokens
+from llm.request_settings import request_settings
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from ontology.labelers.base import LabelItem, Progress, StepLabelResult
 from ontology.parsing import AnswerParseError, parse_label_answer
@@ -179,7 +180,16 @@ class LLMLabeler:
             p.error = str(outcome)
             return requests_for([p])[0]
 
-        chains = self._send(requests_for(pending), follow_up, session, progress)
+        first = requests_for(pending)
+        # one labeling pass, one setting (the prompt hash covers the ontology's system message)
+        settings = (
+            request_settings(
+                self.spec, first[0].messages, first[0].sampling, prompt_version=self.prompt_version
+            )
+            if first
+            else None
+        )
+        chains = self._send(first, follow_up, session, progress)
         for k, (p, chain) in enumerate(zip(pending, chains, strict=True)):
             steps = items[p.item].steps
             last = chain[-1]
@@ -200,6 +210,7 @@ class LLMLabeler:
                         UNMAPPED,
                         "unparseable" if s and s.strip() else "empty_step",
                         raw if s and s.strip() else None,
+                        settings,
                     )
                     for i, s in enumerate(steps)
                 ]
@@ -210,8 +221,10 @@ class LLMLabeler:
             for i in range(len(steps)):
                 if i + 1 in outcome:
                     category, leaf = outcome[i + 1]
-                    labels.append(StepLabelResult(i, category, leaf, status, raw))
+                    labels.append(StepLabelResult(i, category, leaf, status, raw, settings))
                 else:
-                    labels.append(StepLabelResult(i, UNMAPPED, UNMAPPED, "empty_step"))
+                    labels.append(
+                        StepLabelResult(i, UNMAPPED, UNMAPPED, "empty_step", None, settings)
+                    )
             out[p.item] = labels
         return out

@@ -13,7 +13,9 @@ from storage.models import LabelerSpec, StepLabel
 from storage.repo._upsert import get_or_create, row_values, upsert
 
 STEP_LABEL_KEY = ("response_id", "step_index", "labeler_id", "ontology_version_id", "repeat")
-_STEP_LABEL_UPDATE = ("category", "symbol", "parse_status", "raw_output", "round_id")
+_STEP_LABEL_UPDATE = (
+    "category", "symbol", "parse_status", "raw_output", "round_id", "settings",
+)  # fmt: skip
 
 
 def labeler_key(
@@ -135,3 +137,27 @@ def labeled_response_ids(
         .distinct()
     )
     return set(session.exec(stmt))
+
+
+def step_label_settings(
+    run_ids: Sequence[int], *, labeler_id: int, ontology_version_id: int, session: Session
+) -> list[dict[str, Any] | None]:
+    """The distinct request settings of a labeler's labels of the runs' responses.
+
+    Labels of empty steps are left out (no request was made for a response whose steps
+    were all empty, so they carry none); ``None`` stands for labels stored without settings.
+    """
+    from storage.models import Response
+
+    stmt = (
+        select(StepLabel.settings)
+        .join(Response, col(Response.id) == col(StepLabel.response_id))
+        .where(
+            col(Response.run_id).in_(list(run_ids)),
+            StepLabel.labeler_id == labeler_id,
+            StepLabel.ontology_version_id == ontology_version_id,
+            StepLabel.parse_status != "empty_step",
+        )
+        .distinct()
+    )
+    return [row[0] for row in session.execute(stmt)]

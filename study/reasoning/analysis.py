@@ -43,7 +43,7 @@ from study.assessable import Usable
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED, AnalysisConfig
 from study.reasoning.drift_files import compute_stats, pair_frame, stats_frame, stats_json_text
 from study.reasoning.examples import choose_examples, example_pairs
-from study.reasoning.provenance import analysis_provenance
+from study.reasoning.provenance import analysis_provenance, labeler_settings
 from study.reasoning.trajectories import Progress, drift_table_by_run, label_run, run_labels
 from study.report import (
     Provenance,
@@ -188,6 +188,7 @@ def analyze_run(
             )
     labeler = ensure_labeler_spec(labeler_spec, session=session)
     assert version.id is not None and labeler.id is not None
+    settings = labeler_settings(runs, labeler, version_id=version.id, session=session)
     config = AnalysisConfig(
         run=names[0],
         runs=tuple(names),
@@ -249,6 +250,7 @@ def analyze_run(
             config=config,
             n_pairs=built.n_pairs,
             skipped=built.skipped,
+            labeler_settings=settings,
         )
         files["provenance_json"] = work / "provenance.json"
         files["provenance_json"].write_text(

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import platform
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
+
+from sqlmodel import Session
 
 import driftlens_core
 from storage.models import GenerationRun, LabelerSpec, ModelSpec, OntologyVersion
@@ -54,6 +57,7 @@ def analysis_provenance(
     config: AnalysisConfig,
     n_pairs: int,
     skipped: dict[str, int],
+    labeler_settings: str | None = None,
 ) -> Provenance:
     records = [_run_record(run, model) for run, model in runs]
     first = records[0]
@@ -80,6 +84,8 @@ def analysis_provenance(
             "seed": labeler.seed,
             "prompt_version": labeler.prompt_version,
             "params": labeler.params,
+            # what every LLM label was asked with (labeler_settings); absent for the others
+            **({"settings": labeler_settings} if labeler_settings is not None else {}),
         },
         analysis={
             "bootstrap": config.bootstrap,
@@ -96,3 +102,32 @@ def analysis_provenance(
         drift_pairs=n_pairs,
         skipped=dict(skipped),
     )
+
+
+def labeler_settings(
+    runs: Sequence[GenerationRun], labeler: LabelerSpec, *, version_id: int, session: Session
+) -> str | None:
+    """The one request setting of an LLM labeler's labels of the runs, as a provenance line.
+
+    ``None`` for labelers that ask no model (keywords, embed). Goes through
+    :mod:`study.judge_settings`, the mechanism every judge's verdicts go through.
+
+    Raises:
+        InputError: the labels were made under different settings (never pooled).
+    """
+    from storage.repo.labels import step_label_settings
+    from study.judge_settings import collect_settings, refuse_mixed_settings, settings_lines
+
+    if labeler.kind not in ("llm", "sim") or labeler.id is None:
+        return None
+    name = labeler.name or labeler.key
+    seen = step_label_settings(
+        [r.id for r in runs if r.id is not None],
+        labeler_id=labeler.id,
+        ontology_version_id=version_id,
+        session=session,
+    )
+    by_judge = collect_settings((name, s) for s in seen)
+    refuse_mixed_settings(by_judge, what=f"run(s) {', '.join(r.name for r in runs)}")
+    lines = settings_lines(by_judge)
+    return lines[0][1] if lines else None

@@ -176,6 +176,7 @@ def label_run(
                         "category": result.category,
                         "symbol": result.symbol,
                         "parse_status": result.parse_status,
+                        "settings": result.settings,
                         "created_at": now,
                     }
                 )

@@ -346,7 +346,12 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
         f"<dt>Labeler</dt><dd>{esc(prov.labeler.get('name', ''))} (kind "
         f"{esc(prov.labeler.get('kind', ''))}, prompt "
         f"{esc(prov.labeler.get('prompt_version', ''))})</dd>"
-        f"<dt>Prompt version</dt><dd>{esc(prov.prompt_version)}</dd>"
+        + (
+            f"<dt>Labeler settings</dt><dd>{esc(prov.labeler['settings'])}</dd>"
+            if prov.labeler.get("settings")
+            else ""
+        )
+        + f"<dt>Prompt version</dt><dd>{esc(prov.prompt_version)}</dd>"
         f"<dt>Core implementation</dt><dd>{esc(prov.implementation)}</dd>"
         f"<dt>Software</dt><dd>{esc(soft)}</dd>"
         f"<dt>Compared pairs</dt><dd>{esc(prov.drift_pairs)}</dd>"

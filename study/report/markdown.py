@@ -176,7 +176,12 @@ def render_markdown(data: ReportData) -> str:
         f"- Ontology version: {md_escape(prov.ontology.get('name', ''))}@"
         f"{md_escape(prov.ontology.get('version', ''))}\n"
         f"- Labeler: {md_escape(prov.labeler.get('name', ''))}\n"
-        f"- Prompt version: {md_escape(prov.prompt_version)}\n"
+        + (
+            f"- Labeler settings: {md_escape(prov.labeler['settings'])}\n"
+            if prov.labeler.get("settings")
+            else ""
+        )
+        + f"- Prompt version: {md_escape(prov.prompt_version)}\n"
         f"- Core implementation: {md_escape(prov.implementation)}\n"
         f"- Software: {md_escape(soft)}\n"
         f"- Compared pairs: {prov.drift_pairs}; not compared: "
