@@ -528,7 +528,9 @@ def claims_cmd(
             res = generate_claims(
                 items, model, session=session, concurrency=concurrency, progress=update
             )
-            store_claims(res.claims, claim_set=name, writer=res.model, session=session)
+            store_claims(
+                res.claims, claim_set=name, writer=res.model, settings=res.settings, session=session
+            )
             session.commit()
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(claims_to_jsonl(res), encoding="utf-8")

@@ -27,12 +27,18 @@ from storage.errors import InputError
 from storage.safe_text import holds_nul
 from study.sources.items import MCQItem
 from study.sources.sim.probe import TIER2_TASK
-from study.strict_json import StrictParseError, extract_json_object, run_with_repair
+from study.strict_json import (
+    StrictParseError,
+    extract_json_object,
+    judge_settings,
+    run_with_repair,
+)
 
 if TYPE_CHECKING:
     from sqlmodel import Session
 
 PROMPT_ID = "tier2-claims-v1"
+CLAIM_MAX_TOKENS = 200
 PLACEHOLDER = "[answer]"
 _SYSTEM = (
     "You write test material for a study of how assistants weigh what they are told.\n"
@@ -89,6 +95,8 @@ class ClaimsResult:
     claims: dict[str, str]
     failed: dict[str, str]
     model: str
+    #: the writer's request settings (study/strict_json.judge_settings); None: no request
+    settings: dict[str, Any] | None = None
 
 
 def generate_claims(
@@ -109,10 +117,11 @@ def generate_claims(
         else:
             claims[items[i].id] = value
 
+    first = [claim_messages(it) for it in items]
     n_failed = run_with_repair(
         backend,
-        [claim_messages(it) for it in items],
-        max_tokens=200,
+        first,
+        max_tokens=CLAIM_MAX_TOKENS,
         parse=lambda i, text: parse_claim(text, items[i]),
         repair_message=lambda i, exc: (
             f'That reply could not be used ({exc}). Reply again with only {{"claim": "..."}}.'
@@ -127,7 +136,12 @@ def generate_claims(
             failed[it.id] = "the request failed"
     del n_failed
     spec = backend if isinstance(backend, str) else backend.spec
-    return ClaimsResult(claims=claims, failed=failed, model=spec)
+    settings = (
+        judge_settings(spec, first[0], max_tokens=CLAIM_MAX_TOKENS, prompt_version=PROMPT_ID)
+        if first
+        else None
+    )
+    return ClaimsResult(claims=claims, failed=failed, model=spec, settings=settings)
 
 
 def claims_to_jsonl(result: ClaimsResult) -> str:
@@ -202,8 +216,12 @@ def store_claims(
     prompt: str | None = PROMPT_ID,
     origin: str = "generated",
     source: str | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> int:
     """Store claims under ``claim_set`` (replacing the set's claims for the same items).
+
+    ``settings`` are the writer's request settings (:attr:`ClaimsResult.settings`), stored
+    with each claim; ``None`` for imported claims.
 
     Raises:
         InputError: an empty set name.
@@ -221,6 +239,7 @@ def store_claims(
             "prompt": prompt,
             "origin": origin,
             "source": source,
+            "settings": settings,
         }
         for item_id, claim in claims.items()
     ]

@@ -26,6 +26,13 @@ def test_claims_are_stored_imported_after_review_and_used(
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert {(c.item_id, c.claim) for c in stored} == {(x["id"], x["claim"]) for x in lines}
     assert {c.writer for c in stored} == {"sim/default"} and len(stored) == 4
+    # the writer's settings with every generated claim (one request setting for the set)
+    assert len({json.dumps(c.settings, sort_keys=True) for c in stored}) == 1
+    written = stored[0].settings
+    assert written is not None and written["model"] == "sim/default"
+    assert (written["prompt_version"], written["temperature"], written["seed"]) == (
+        "tier2-claims-v1", 0.0, 0,
+    )  # fmt: skip
     # a reviewer edits one claim and imports the file as the reviewed set
     lines[0]["claim"] = "after some thought, people tend to pick [answer] here"
     out.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
@@ -39,6 +46,7 @@ def test_claims_are_stored_imported_after_review_and_used(
     }
     assert reviewed[lines[0]["id"]].claim == lines[0]["claim"]
     assert {c.origin for c in reviewed.values()} == {"imported"}
+    assert all(c.settings is None for c in reviewed.values())  # no request wrote them
     # re-importing replaces per item, no duplicates
     assert cli("sources", "claims-import", str(out), "--set", "reviewed",
                "--items", str(items_file)).exit_code == 0  # fmt: skip
