@@ -17,7 +17,11 @@ compresses the effect of the true scores (strict judge: the true-score effect is
 in size than the judged one); the interval estimates the judged effect, so that is the
 target. Both are printed. The per-distractor drop of the default profiles is rescaled
 (bisection) so that the judged truth is exactly the target (−0.7 by default); the null
-preset has no drop.
+preset has no drop in the answers, but under ``judge-strict`` its judged truth is −0.20, not
+0: that judge marks down D3 and D4 of an answer citing a shown distractor (fitted to the
+seed's larger drop under its more interpretive judge, docs/conflicts.md), and only a dose
+above 0 shows one to cite. Its "excludes 0" share is then power against −0.20, not a
+false-positive rate.
 
 Four 95% intervals are computed on the same simulated studies:
 
@@ -68,6 +72,7 @@ from study.conflicts.sim.judge import (
     JUDGE_PROFILES,
     JudgeProfile,
     expected_judged_total,
+    judged_targets,
     noisy_score,
     simulate_judge_pairs,
 )
@@ -88,18 +93,19 @@ METHODS = ("expanded", "percentile", "bca", "t_cluster")
 def known_effect(profiles: list[ResponderProfile], judge: JudgeProfile, lo: int, hi: int) -> float:
     """Expected judged total at ``hi`` minus ``lo`` distractors, mean over models and types."""
     diffs = [
-        expected_judged_total(p.at_dose(t, hi), judge)
-        - expected_judged_total(p.at_dose(t, lo), judge)
+        expected_judged_total(p.at_dose(t, hi), judge, t, distractors_shown=hi > 0)
+        - expected_judged_total(p.at_dose(t, lo), judge, t, distractors_shown=lo > 0)
         for p in profiles
         for t in TYPES
     ]
     return float(np.mean(diffs))
 
 
-def expected_true_total(rates: TypeRates) -> float:
+def expected_true_total(rates: TypeRates, *, distractors_shown: bool) -> float:
     """Expected *true* D1–D5 total (no judge): the effect before any floor or ceiling."""
-    # a noiseless judge without leniency reports the truth exactly
-    return expected_judged_total(rates, JudgeProfile("truth", {}, sd_small=1e-9, p_large=0.0))
+    # a noiseless judge without leniency or penalty reports the truth exactly
+    truth = JudgeProfile("truth", {}, sd_small=1e-9, p_large=0.0)
+    return expected_judged_total(rates, truth, distractors_shown=distractors_shown)
 
 
 def true_effect(profiles: list[ResponderProfile], lo: int, hi: int) -> float:
@@ -107,7 +113,8 @@ def true_effect(profiles: list[ResponderProfile], lo: int, hi: int) -> float:
     return float(
         np.mean(
             [
-                expected_true_total(p.at_dose(t, hi)) - expected_true_total(p.at_dose(t, lo))
+                expected_true_total(p.at_dose(t, hi), distractors_shown=hi > 0)
+                - expected_true_total(p.at_dose(t, lo), distractors_shown=lo > 0)
                 for p in profiles
                 for t in TYPES
             ]
@@ -123,7 +130,10 @@ def scaled_profiles(target: float, judge: JudgeProfile) -> tuple[list[ResponderP
         return [replace(p, drop={m: p.drop.get(m, 0.0) * k for m in DEGRADING}) for p in base]
 
     if target == 0:
-        return with_scale(0.0), 0.0
+        # no drop in the answers' rates; the judged truth is still not 0 under a judge that
+        # marks down answers citing a shown distractor (judge-strict's distractor penalty)
+        none = with_scale(0.0)
+        return none, known_effect(none, judge, 0, 6)
     lo, hi = 0.0, 10.0
     for _ in range(60):
         mid = (lo + hi) / 2
@@ -155,9 +165,12 @@ def simulate_diffs(
                     high_risk=False,
                     rng=random.Random(stable_int("bench-moves", seed, rep, m, i)),
                 )
+                if dose == 0:  # no distractor shown to cite (as the served responder)
+                    moves = replace(moves, cite_distractor=False)
                 truth = true_scores(moves, high_risk=False)
+                target = judged_targets(truth, judge, cites_distractor=moves.cite_distractor)
                 jr = random.Random(stable_int("bench-judge", seed, rep, m, i, dose))
-                totals.append(sum(noisy_score(truth[d], judge, d, jr) for d in DIMS))
+                totals.append(sum(noisy_score(target[d], judge, d, jr, type_=type_) for d in DIMS))
             clusters.append(i)
             diffs.append(totals[1] - totals[0])
     return np.array(clusters), np.array(diffs, dtype=float)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from dataclasses import replace
 from itertools import product
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from study.conflicts.sim.judge import (
     JUDGE_PROFILES,
     expected_judged_total,
+    judged_targets,
     noisy_score,
     simulate_judge_pairs,
 )
@@ -23,6 +25,7 @@ from study.conflicts.sim.moves import (
     true_scores,
 )
 
+DIMS = ("d1", "d2", "d3", "d4", "d5")
 SIDE_A = ("Dana batch-cooks curries on her days off and portions them into containers.",)
 SIDE_B = ("During night shifts Dana cannot face heavy food and mostly snacks on fruit.",)
 
@@ -64,16 +67,25 @@ def test_true_scores_cover_the_whole_scale_on_every_dimension() -> None:
 
 
 def test_expected_judged_total_matches_simulation() -> None:
+    """The closed form, with the strict judge's distractor penalty and BOC's error share."""
     prof = RESPONDER_PROFILES["mc-hesitant"]
     judge = JUDGE_PROFILES["judge-strict"]
+    assert judge.distractor_penalty > 0
     rates = prof.at_dose("BOC", 4)
     rng = random.Random(11)
     totals = []
     for _ in range(20000):
-        t = true_scores(draw_moves(rates, high_risk=False, rng=rng), high_risk=False)
-        totals.append(sum(noisy_score(t[d], judge, d, rng) for d in ("d1", "d2", "d3", "d4", "d5")))
+        m = draw_moves(rates, high_risk=False, rng=rng)
+        t = judged_targets(
+            true_scores(m, high_risk=False), judge, cites_distractor=m.cite_distractor
+        )
+        totals.append(sum(noisy_score(t[d], judge, d, rng, type_="BOC") for d in DIMS))
     se = float(np.std(totals)) / np.sqrt(len(totals))
-    assert abs(float(np.mean(totals)) - expected_judged_total(rates, judge)) < 4 * se
+    expected = expected_judged_total(rates, judge, "BOC", distractors_shown=True)
+    assert abs(float(np.mean(totals)) - expected) < 4 * se
+    # the penalty is a visible part of it (about 10 SEs here), so the check can fail
+    twin = replace(judge, distractor_penalty=0.0)
+    assert expected_judged_total(rates, twin, "BOC", distractors_shown=True) - expected > 8 * se
 
 
 def test_simulated_judges_agree_about_as_well_as_the_seed_human_pairs() -> None:
