@@ -340,6 +340,11 @@ async def arun_chat_chains(
     one flat batch instead of idling between a round of first requests and a round of
     follow-ups. Other backends (in-process: simulator, vLLM) answer in rounds.
 
+    When the endpoint answers nothing for the stall budget
+    (:func:`llm.limits.stall_budget_s`, as :func:`run_chat_batch`), the call ends: every
+    chain still waiting gets a timeout result as its last (not cached, so a rerun asks it
+    again).
+
     Args:
         backend_or_spec: A backend or a ``provider/model`` spec.
         requests: The first request of every chain.
@@ -401,8 +406,13 @@ async def arun_chat_chains(
     # 2. The rest over the network; follow-ups join the feed as their replies come in.
     feed: asyncio.Queue[tuple[str, ChatRequest] | None] = asyncio.Queue()
     waiting: dict[str, list[int]] = {}  # key in flight -> chains waiting for its answer
+    in_flight: dict[str, ChatRequest] = {}  # key in flight -> its request
     answered: dict[str, ChatResult] = {}  # answered in this call (staged, maybe unflushed)
     sent: list[ChatResult] = []
+    # The stall budget of run_chat_batch: a stalled endpoint ends the call (its chains get
+    # a timeout result, asked again on a rerun) instead of holding it for hours.
+    budget = stall_budget_s()
+    last_answer = [time.monotonic()]
 
     def ask(i: int, req: ChatRequest | None) -> None:
         """Chain ``i`` needs ``req`` answered (``None``: the chain has ended)."""
@@ -416,6 +426,7 @@ async def arun_chat_chains(
                 res = cache.lookup([key]).get(key)
             if res is None:
                 waiting[key] = [i]
+                in_flight[key] = req
                 feed.put_nowait((key, req))
                 return
             chains[i].append(res)
@@ -425,6 +436,8 @@ async def arun_chat_chains(
             feed.put_nowait(None)
 
     def collect(key: str, req: ChatRequest, res: ChatResult) -> None:
+        last_answer[0] = time.monotonic()
+        in_flight.pop(key, None)
         res = store.keep(key, req, res)
         sent.append(res)
         if _answered(res):
@@ -433,10 +446,22 @@ async def arun_chat_chains(
             chains[i].append(res)
             ask(i, follow_up(i, req, res))
 
+    async def answer_feed() -> list[ChatResult]:
+        await backend.achat_feed(feed, concurrency=concurrency, on_result=collect)  # type: ignore[attr-defined]
+        return sent
+
     for i, req in to_send.items():
         ask(i, req)
     async with store.ticking():
-        await backend.achat_feed(feed, concurrency=concurrency, on_result=collect)  # type: ignore[attr-defined]
+        finished = await _within_stall_budget(answer_feed(), last_answer, budget)
+    if finished is None:  # stalled: every chain still waiting ends with a timeout
+        for key, req in list(in_flight.items()):
+            res = store.keep(key, req, _stalled(budget, backend.spec))
+            sent.append(res)
+            for i in waiting.pop(key, []):
+                chains[i].append(res)
+                end_chain()
+        return chains
     _raise_if_refused(sent)
     return chains
 

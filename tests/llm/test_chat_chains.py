@@ -139,3 +139,28 @@ def test_in_process_backends_answer_chains_in_rounds() -> None:
     assert chains[2][0].text == sim.answer(firsts[2]).text
     follow = repair_once(2, firsts[2], chains[2][0])
     assert follow is not None and chains[2][1].text == sim.answer(follow).text
+
+
+def test_a_stalled_chain_ends_with_a_timeout_after_the_stall_budget(
+    chaos: ChaosServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The feed path had no stall budget (issue 23 item 17): a stalled endpoint held the call.
+
+    Chain 0's first answer takes 3 s (chaos "slow"); with a 1 s budget the other chains end
+    and then nothing is answered for 1 s, so chain 0 ends with the stall budget's timeout.
+    """
+    monkeypatch.setenv("DRIFTLENS_STALL_BUDGET_S", "1")
+    firsts = [req("slowx1 chain 0")] + [req(f"ok chain {i}") for i in range(1, 4)]
+    ended: list[tuple[int, int]] = []
+    chains = run_chat_chains(
+        backend(chaos.url),
+        firsts,
+        follow_up=repair_once,
+        concurrency=4,
+        progress=lambda done, total: ended.append((done, total)),
+    )
+    assert [len(c) for c in chains] == [1, 2, 2, 2]
+    stalled = chains[0][0]
+    assert stalled.error_kind == "timeout" and "stall budget" in (stalled.error or "")
+    assert all(r.error is None for c in chains[1:] for r in c)
+    assert ended[-1] == (4, 4)  # every chain ended, the stalled one included
