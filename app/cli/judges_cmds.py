@@ -25,8 +25,10 @@ def register(app: typer.Typer) -> None:
 @judges_app.command("robustness")
 def robustness_cmd(
     ctx: typer.Context,
-    instrument: str = typer.Option(..., "--instrument", help="conflicts"),
-    run: str = typer.Option(..., "--run", help="The stored, judged run."),
+    instrument: str = typer.Option(..., "--instrument", help="conflicts or disposition"),
+    run: str = typer.Option(
+        ..., "--run", help="The stored, judged run (disposition: the study's name)."
+    ),
     resamples: int = typer.Option(
         3,
         "--resamples",
@@ -42,9 +44,13 @@ def robustness_cmd(
     seed: int = typer.Option(0, "--seed"),
     concurrency: int = typer.Option(16, "--concurrency", min=1),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    batteries: Path | None = typer.Option(
+        None, "--batteries", help="Disposition: the study's batteries (default: the sample)."
+    ),
 ) -> None:
     """Re-judge a stratified sample: flip rates, the interval with and without judge noise,
     and conclusions that flip under another judge; kept for the instrument's report."""
+    from app.cli.disposition_batteries_cmds import read_batteries_arg
     from study.judge_robustness.report import robustness_lines
     from study.judge_robustness.service import judge_robustness
 
@@ -60,6 +66,7 @@ def robustness_cmd(
             bootstrap=bootstrap,
             seed=seed,
             concurrency=concurrency,
+            batteries=read_batteries_arg(batteries) if instrument == "disposition" else None,
         )
     if as_json:
         echo_json(result.to_dict())

@@ -39,7 +39,7 @@ from study.conflicts.setup import (
     study_argv,
 )
 from study.judge_robustness.report import robustness_lines
-from study.judge_robustness.service import stored_robustness
+from study.judge_robustness.result import stored_robustness
 from study.model_choices import check_model
 
 _COLOURS = {"core": "#1f5fa8", "background": "#777777", "distractor": "#c06000"}

@@ -38,7 +38,7 @@ from study.conflicts.report_render import (
     report_sections,
 )
 from study.conflicts.score import settings_by_judge
-from study.judge_robustness.service import stored_robustness
+from study.judge_robustness.result import stored_robustness
 from study.judge_settings import (
     SettingsByJudge,
     collect_settings,

@@ -24,7 +24,7 @@ from study.conflicts.analysis import (
 )
 from study.judge_robustness.report import HEADING as ROBUSTNESS_HEADING
 from study.judge_robustness.report import robustness_lines
-from study.judge_robustness.service import RobustnessResult
+from study.judge_robustness.result import RobustnessResult
 from study.report.html import esc
 from study.report.markdown import md_escape
 

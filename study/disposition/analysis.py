@@ -25,6 +25,7 @@ from driftlens_core.rates import RateComparison, RateNoise, compare_rates, rate_
 from storage.errors import InputError
 from study.assessable import Usable
 from study.disposition.awareness import AwarenessSummary, awareness_summary
+from study.judge_robustness.result import RobustnessResult, stored_robustness
 from study.safe_csv import unguard_frame
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("battery", "stem", "probe", "arm", "sample", "aligned")
@@ -492,6 +493,8 @@ class StudyAnalysis:
     awareness: AwarenessSummary | None = None
     #: ``(judge (kind), settings)`` of every stored score (study/disposition/judge_settings)
     judge_settings: tuple[tuple[str, str], ...] = ()
+    #: the kept ``judges robustness --instrument disposition`` result (None: not assessed)
+    robustness: RobustnessResult | None = None
 
 
 def group_reference(arms: Sequence[Any]) -> Any | None:
@@ -568,6 +571,7 @@ def analyze_study(
         repeat_agreement(arms, session=session),
         awareness_summary(study, session=session),
         settings,
+        stored_robustness("disposition", study, session=session),
     )
 
 

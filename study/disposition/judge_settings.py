@@ -66,3 +66,14 @@ def settings_sections(rows: Sequence[tuple[str, str]]) -> tuple[list[str], list[
         table(frame, _COLS, text=("judge", "settings")),
     ]
     return html, [f"## {title}\n", md_escape(NOTE) + "\n", md_table(frame, _COLS)]
+
+
+def robustness_sections(result: Any) -> tuple[list[str], list[str]]:
+    """The report's "Judge robustness" section (the kept result, or "not assessed")."""
+    from study.judge_robustness.report import HEADING, robustness_lines
+    from study.report.html import esc
+    from study.report.markdown import md_escape
+
+    lines = robustness_lines([result] if result is not None else [])
+    html = [f"<h2>{HEADING}</h2>", *(f"<p>{esc(line)}</p>" for line in lines)]
+    return html, [f"## {HEADING}\n", *(md_escape(line) + "\n" for line in lines)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from study.judge_robustness.service import RobustnessResult
+from study.judge_robustness.result import RobustnessResult
 
 HEADING = "Judge robustness"
 

@@ -20,8 +20,7 @@ instrument's report shows it, and says "not assessed" while it has not been run.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,90 +28,10 @@ from sqlmodel import Session
 
 from driftlens_core.judge_noise import flip_rate, two_stage_bootstrap
 from storage.errors import InputError
-from storage.repo.meta import get_meta, set_meta
+from storage.repo.meta import set_meta
+from study.judge_robustness.result import JudgeLine, RobustnessResult, meta_key
 
-INSTRUMENTS: tuple[str, ...] = ("conflicts",)
-VERSION = 1
-
-
-@dataclass(frozen=True)
-class JudgeLine:
-    """One judgement column: its flip rate against the stored one and its own interval."""
-
-    judge: str
-    kind: str  # "stored", "resample" or "alternative"
-    flip_rate: float | None
-    mean: float
-    ci_low: float
-    ci_high: float
-    conclusion: str
-
-
-@dataclass(frozen=True)
-class RobustnessResult:
-    """What ``judges robustness`` found for one run (JSON via :meth:`to_dict`)."""
-
-    instrument: str
-    run: str
-    primary: str
-    alternatives: tuple[str, ...]
-    resamples: int
-    n_items: int
-    strata: dict[str, int]
-    measure: str
-    midpoint: float
-    mean: float
-    judge_free: tuple[float, float]
-    judge_inclusive: tuple[float, float]
-    judge_share: float
-    resample_flip_rate: float | None
-    lines: tuple[JudgeLine, ...]
-    conclusion_flips: tuple[str, ...]
-    bootstrap: int
-    seed: int
-    version: int = VERSION
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (NaN becomes ``null``)."""
-        out: dict[str, Any] = _clean(asdict(self))
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RobustnessResult:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            **{
-                **d,
-                "alternatives": tuple(d["alternatives"]),
-                "judge_free": tuple(d["judge_free"]),
-                "judge_inclusive": tuple(d["judge_inclusive"]),
-                "lines": tuple(JudgeLine(**ln) for ln in d["lines"]),
-                "conclusion_flips": tuple(d["conclusion_flips"]),
-            }
-        )
-
-    @property
-    def widths(self) -> tuple[float, float]:
-        """``(judge-free, judge-inclusive)`` interval widths."""
-        return (
-            self.judge_free[1] - self.judge_free[0],
-            self.judge_inclusive[1] - self.judge_inclusive[0],
-        )
-
-
-def _clean(x: Any) -> Any:
-    if isinstance(x, float) and not np.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_clean(v) for v in x]
-    return x
-
-
-def meta_key(instrument: str, run: str) -> str:
-    """Where the result of one run is kept."""
-    return f"judge_robustness:{instrument}:{run}"
+INSTRUMENTS: tuple[str, ...] = ("conflicts", "disposition")
 
 
 def _conclusion(lo: float, hi: float, midpoint: float) -> str:
@@ -136,6 +55,7 @@ def summarize(
     midpoint: float,
     bootstrap: int,
     seed: int,
+    conclusions: Sequence[Mapping[str, str]] = (),
 ) -> RobustnessResult:
     """The result from the matrices (the instrument adapters gather them).
 
@@ -151,6 +71,9 @@ def summarize(
         midpoint: The scale's midpoint (the conclusion's reference).
         bootstrap: Replicates.
         seed: Seed.
+        conclusions: The instrument's own conclusions, one ``{name: value}`` per column
+            (e.g. a drift's sign and significance, a ranking); any value that differs from
+            column 0's is a conclusion flip.
 
     Raises:
         InputError: no item has a verdict in every column.
@@ -190,6 +113,14 @@ def summarize(
         for ln in lines[1:]
         if ln.conclusion != lines[0].conclusion
     )
+    if conclusions:
+        base = conclusions[0]
+        flipped += tuple(
+            f"{label}: {name} {found.get(name, 'not read')} (stored judgement: {value})"
+            for label, found in zip(labels[1:], conclusions[1:], strict=True)
+            for name, value in base.items()
+            if found.get(name) != value
+        )
     counts: dict[str, int] = {}
     for st, ok in zip(strata, complete, strict=True):
         if ok:
@@ -228,6 +159,7 @@ def judge_robustness(
     bootstrap: int = 2000,
     seed: int = 0,
     concurrency: int = 16,
+    batteries: Any = None,
 ) -> RobustnessResult:
     """Re-judge a stratified sample of ``run`` and keep the summary (see the module doc).
 
@@ -243,6 +175,9 @@ def judge_robustness(
         bootstrap: Replicates.
         seed: Seed of the sample and the bootstrap.
         concurrency: Requests in flight.
+        batteries: Disposition only: the study's
+            :class:`~study.disposition.items.BatteryDocument` (default: the shipped sample);
+            ``run`` is then the study's name.
 
     Raises:
         InputError: unknown instrument, bad counts, or no usable primary judge.
@@ -255,16 +190,18 @@ def judge_robustness(
         raise InputError("--resamples, --sample and --bootstrap must be at least 1.")
     if resamples == 1 and not judges:
         raise InputError("Give --resamples of 2 or more, or an alternative --judge.")
+    if instrument == "disposition":
+        result = _disposition(
+            run, session=session, resamples=resamples, judges=judges, primary=primary,
+            sample=sample, bootstrap=bootstrap, seed=seed, concurrency=concurrency,
+            batteries=batteries,
+        )  # fmt: skip
+        set_meta(meta_key(instrument, run), json.dumps(result.to_dict()), session=session)
+        session.commit()
+        return result
     from study.conflicts.robustness import conflicts_judgements, stored_judges
 
-    if primary is None:
-        stored = stored_judges(run, session=session)
-        if len(stored) != 1:
-            raise InputError(
-                f"Run {run!r} was scored by {len(stored)} judges "
-                f"({', '.join(stored) or 'none'}); name the one to test with --primary."
-            )
-        primary = stored[0]
+    primary = _primary(stored_judges(run, session=session), f"Run {run!r}", primary)
     got = conflicts_judgements(
         run,
         primary=primary,
@@ -295,10 +232,62 @@ def judge_robustness(
     return result
 
 
-def stored_robustness(instrument: str, run: str, *, session: Session) -> RobustnessResult | None:
-    """The kept result of ``run``, or ``None`` when robustness was not assessed."""
-    raw = get_meta(meta_key(instrument, run), session=session)
-    if raw is None:
-        return None
-    data = json.loads(raw)
-    return RobustnessResult.from_dict(data) if data.get("version") == VERSION else None
+def _primary(stored: Sequence[str], what: str, primary: str | None) -> str:
+    if primary is not None:
+        return primary
+    if len(stored) != 1:
+        raise InputError(
+            f"{what} was scored by {len(stored)} judges ({', '.join(stored) or 'none'}); "
+            "name the one to test with --primary."
+        )
+    return stored[0]
+
+
+def _disposition(
+    study: str,
+    *,
+    session: Session,
+    resamples: int,
+    judges: Sequence[str],
+    primary: str | None,
+    sample: int,
+    bootstrap: int,
+    seed: int,
+    concurrency: int,
+    batteries: Any,
+) -> RobustnessResult:
+    """The classifier's robustness for a disposition study (study/disposition/robustness)."""
+    from study.disposition.items import load_sample_batteries
+    from study.disposition.robustness import (
+        conclusions,
+        disposition_judgements,
+        stored_classifiers,
+    )
+
+    primary = _primary(stored_classifiers(study, session=session), f"Study {study!r}", primary)
+    got, arms = disposition_judgements(
+        study,
+        batteries if batteries is not None else load_sample_batteries(),
+        primary=primary,
+        alternatives=[j for j in dict.fromkeys(judges) if j != primary],
+        resamples=resamples,
+        sample=sample,
+        seed=seed,
+        session=session,
+        concurrency=concurrency,
+    )
+    n_alt = len(got.labels) - resamples
+    return summarize(
+        instrument="disposition",
+        run=study,
+        labels=got.labels,
+        kinds=["stored", *["resample"] * (resamples - 1), *["alternative"] * n_alt],
+        values=got.aligned,
+        verdicts=got.codes,
+        strata=got.strata,
+        measure="aligned (1) or not (0) per answer, the classifier's category",
+        midpoint=0.5,
+        bootstrap=bootstrap,
+        seed=seed,
+        conclusions=conclusions(got, arms, bootstrap=bootstrap, seed=seed),
+    )

@@ -16,7 +16,7 @@ from pathlib import Path
 from sqlmodel import Session
 from typer.testing import Result
 
-from study.judge_robustness.service import stored_robustness
+from study.judge_robustness.result import stored_robustness
 
 
 def test_lenient_run_checked_against_strict_judge(
@@ -73,4 +73,4 @@ def test_unknown_instrument_is_a_user_error(cli: Callable[..., Result]) -> None:
     bad = cli("judges", "robustness", "--instrument", "nope", "--run", "x", "--judge", "sim/a")
     # a DriftLensError: app.cli.main prints it as one line, no traceback
     assert bad.exit_code != 0 and isinstance(bad.exception, DriftLensError)
-    assert "covers conflicts so far" in str(bad.exception)
+    assert "covers conflicts, disposition so far" in str(bad.exception)
