@@ -24,9 +24,9 @@ from driftlens_core.rewards import (
     lexical_diversity,
     sri_reward,
 )
-from llm.sim import simulate
-from llm.sim.bank import LEAF_NAMES
 from study.reasoning.parsing import parse_response
+from study.reasoning.sim.bank import LEAF_NAMES
+from study.reasoning.sim.generator import simulate
 
 QUESTION = "Is it better to rent or to buy a home when both are affordable? Weigh the trade-offs."
 #: Symbol of each value leaf (1..11, SPEC §6 uses integer symbols).

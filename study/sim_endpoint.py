@@ -24,9 +24,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from llm.sim.classify import Classifier, classifier_from_catalog
+from llm.sim.response import Classifier
 from storage.errors import ServiceError
 from study.catalog.document import CatalogEntry, load_default_catalog, read_catalog_file
+from study.reasoning.sim.classify import classifier_from_catalog
 
 
 def catalog_classifier(entries: Iterable[CatalogEntry]) -> Classifier:

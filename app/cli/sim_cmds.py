@@ -12,7 +12,7 @@ from rich.table import Table
 from app.cli.console import SafeConsole
 
 if TYPE_CHECKING:
-    from llm.sim.classify import Classifier
+    from llm.sim.response import Classifier
 
 _out = SafeConsole(highlight=False)
 _err = SafeConsole(stderr=True, highlight=False)
@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
 
 def _catalog_classifier() -> Classifier | None:
     """Classify memory lines exactly by the shipped catalog (heuristic for other lines)."""
-    from llm.sim.classify import classifier_from_catalog
+    from study.reasoning.sim.classify import classifier_from_catalog
 
     try:
         from study.catalog.document import load_default_catalog

@@ -1,17 +1,18 @@
-"""The built-in drift simulator (SPEC §8 "known doses"): presets, generator, backends."""
+"""The generic simulator (SPEC §8 "known doses"): presets, registry, chat plumbing, backends.
 
-from llm.sim.classify import default_classify_memory, split_user_message
-from llm.sim.generator import SimEdit, SimResponse, simulate
+What a simulated model writes is each instrument's knowledge and lives in its folder
+(``study/<instrument>/sim/``); reasoning drift's stepped answers are
+:mod:`study.reasoning.sim`.
+"""
+
 from llm.sim.presets import PRESETS, SimPreset
 from llm.sim.registry import get_preset
+from llm.sim.response import SimEdit, SimResponse
 
 __all__ = [
     "PRESETS",
     "SimEdit",
     "SimPreset",
     "SimResponse",
-    "default_classify_memory",
     "get_preset",
-    "simulate",
-    "split_user_message",
 ]

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 from llm.seeds import request_seed
 from llm.sim.chat import simulate_reply
-from llm.sim.classify import Classifier
 from llm.sim.extras import SimExtras
 from llm.sim.presets import SimPreset
 from llm.sim.registry import get_preset
+from llm.sim.response import Classifier
 from llm.types import ChatRequest, ChatResult, ResultCallback
 
 
@@ -50,7 +50,7 @@ class InProcessBackend:
 
 
 class SimBackend(InProcessBackend):
-    """Answers chat requests with :func:`llm.sim.simulate` in the calling process.
+    """Answers chat requests with the simulator (:mod:`llm.sim.chat`) in the calling process.
 
     Every answer depends only on (preset, messages, sample index, seed): two runs of the
     same batch give identical text, and ``ChatResult.simulated`` is always True.

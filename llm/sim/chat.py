@@ -6,7 +6,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from llm.sim.classify import Classifier, split_user_message
 from llm.sim.extras import (
     SimExtras,
     apply_stop,
@@ -15,8 +14,9 @@ from llm.sim.extras import (
     sim_logprobs,
     split_prefill,
 )
-from llm.sim.generator import SimResponse, simulate
 from llm.sim.presets import SimPreset
+from llm.sim.registry import stepped_responder
+from llm.sim.response import Classifier, SimResponse
 from llm.sim.tasks import Answerer, answer_task
 from llm.types import TokenLogprob
 
@@ -33,18 +33,6 @@ class SimChatAnswer:
 def word_count(text: str) -> int:
     """Approximate a token count by whitespace-separated words (the simulator has no tokenizer)."""
     return len(text.split())
-
-
-def prompt_parts(messages: Sequence[tuple[str, str]]) -> tuple[str, str]:
-    """Return ``(memory_line, question)`` of a conversation given as ``(role, content)`` pairs.
-
-    The last user message carries the memory line and the question (see
-    :func:`~llm.sim.classify.split_user_message`); system messages are instructions.
-    """
-    for role, content in reversed(messages):
-        if role == "user":
-            return split_user_message(content)
-    return "", ""
 
 
 def simulate_chat(
@@ -77,10 +65,10 @@ def simulate_chat(
         prompt_tokens = sum(word_count(content) for _, content in messages)
         return SimChatAnswer(task, prompt_tokens, word_count(task.text))
 
-    memory, question = prompt_parts(messages)
-    resp = simulate(
-        question,
-        memory,
+    # every other request asks for a stepped answer: the registered responder's (reasoning
+    # drift's, study/reasoning/sim, which llm may not import)
+    resp = stepped_responder()(
+        messages,
         preset=preset,
         sample_index=sample_index,
         seed=seed,

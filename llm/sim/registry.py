@@ -20,9 +20,10 @@ imported yet, in the process that serves the simulator as in the one that runs a
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from llm.sim.presets import PRESETS, SimPreset
+from llm.sim.response import StepResponder
 from storage.errors import ConfigError
 
 DRIFT_FAMILY = "drift"
@@ -37,6 +38,9 @@ INSTRUMENT_SIM_MODULES: tuple[str, ...] = (
 _FAMILIES: dict[str, dict[str, SimPreset]] = {}
 _extra_modules: list[str] = []
 _loaded: set[str] = set()
+# the one stepped responder and its sentence bank (reasoning drift's, study/reasoning/sim)
+_responder: list[StepResponder] = []
+_step_bank: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]] = {}
 
 
 def add_instrument_module(module: str) -> None:
@@ -120,3 +124,44 @@ def get_preset(name: str) -> SimPreset:
         known = ", ".join(sorted(all_presets()))
         raise ConfigError(f"Unknown simulator preset {name!r}; known presets: {known}.")
     return found
+
+
+def register_responder(responder: StepResponder) -> StepResponder:
+    """Register the answerer of conversations that carry no task marker (a decorator).
+
+    One instrument writes stepped answers (reasoning drift); registering again replaces
+    it (module reloads).
+    """
+    _responder[:] = [responder]
+    return responder
+
+
+def stepped_responder() -> StepResponder:
+    """The registered stepped responder (the instruments are imported first).
+
+    Raises:
+        ConfigError: No instrument registers one.
+    """
+    if not _responder:
+        load_instruments()
+    if not _responder:
+        raise ConfigError("No instrument registers the simulator's stepped answers.")
+    return _responder[0]
+
+
+def register_step_bank(leaves: Sequence[str], sentences: Mapping[str, Sequence[str]]) -> None:
+    """Register the leaves the stepped answers use and the sentences that express each."""
+    _step_bank["steps"] = (tuple(leaves), {k: tuple(v) for k, v in sentences.items()})
+
+
+def step_bank() -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """``(leaf names in symbol order, sentences by leaf)`` of the stepped answers.
+
+    Raises:
+        ConfigError: No instrument registers one.
+    """
+    if "steps" not in _step_bank:
+        load_instruments()
+    if "steps" not in _step_bank:
+        raise ConfigError("No instrument registers the simulator's sentence bank.")
+    return _step_bank["steps"]

@@ -27,11 +27,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from llm.sim.chat import simulate_reply
-from llm.sim.classify import Classifier
 from llm.sim.extras import MAX_TOP_LOGPROBS, SimExtras
 from llm.sim.memory_system import DEFAULT_EMBEDDING_DIMS, hashed_embedding
 from llm.sim.presets import SimPreset
 from llm.sim.registry import all_presets
+from llm.sim.response import Classifier
 from llm.sim.tasks import Answerer
 from llm.types import TokenLogprob
 from storage.errors import ConfigError

@@ -33,9 +33,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from llm.sim.generator import SimResponse
 from llm.sim.presets import SimPreset
 from llm.sim.registry import load_instruments
+from llm.sim.response import SimResponse
 
 Messages = Sequence[tuple[str, str]]
 TaskHandler = Callable[[Messages, SimPreset, int, int | None], str]
@@ -121,7 +121,7 @@ def answer_task(
     """Answer a task request, or return ``None`` when the conversation has no known task.
 
     Registered task markers come first; then each of ``answerers`` may claim the request.
-    The answer is wrapped in a :class:`~llm.sim.generator.SimResponse` with no steps, so
+    The answer is wrapped in a :class:`~llm.sim.response.SimResponse` with no steps, so
     callers keep one return type; ``condition_class`` is ``"task"`` and ``category`` the
     task name (``"external"`` for an answerer's reply).
     """

@@ -1,7 +1,8 @@
 """The simulator's labeler: a simulated model that answers the studio's requests.
 
 The drift simulator renders every step from a bank of sentences whose leaf is known
-(:mod:`llm.sim.bank`), so a labeler that looks a step up in that bank knows its true leaf.
+(reasoning drift's, registered with :func:`llm.sim.registry.register_step_bank`), so a
+labeler that looks a step up in that bank knows its true leaf.
 :class:`SimStudioBackend` is a chat backend (the :class:`llm.types.ChatBackend` protocol)
 that recognises the studio's requests by the marker in their system message and answers:
 
@@ -42,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llm.seeds import stable_int
 from llm.sim.backend import InProcessBackend
-from llm.sim.bank import LEAF_NAMES, STEP_SENTENCES
+from llm.sim.registry import step_bank
 from llm.types import ChatRequest, ChatResult
 from ontology.prompts import LABELING_MARKER, PARAPHRASE_MARKER, REWRITE_MARKER, passage_steps
 from ontology.schema import UNMAPPED
@@ -82,12 +83,13 @@ class SimLabelConfig(BaseModel):
 def resolve_leaf(ref: str) -> str:
     """A leaf given by symbol number (SPEC §5 order) or by exact name."""
     ref = ref.strip()
+    leaf_names = step_bank()[0]
     if ref.isdigit():
         k = int(ref)
-        if not 1 <= k <= len(LEAF_NAMES):
-            raise ConfigError(f"leaf symbol {k} is outside 1..{len(LEAF_NAMES)}")
-        return LEAF_NAMES[k - 1]
-    for name in LEAF_NAMES:
+        if not 1 <= k <= len(leaf_names):
+            raise ConfigError(f"leaf symbol {k} is outside 1..{len(leaf_names)}")
+        return leaf_names[k - 1]
+    for name in leaf_names:
         if name.lower() == ref.lower():
             return name
     raise ConfigError(f"unknown leaf {ref!r} in a sim labeler spec")
@@ -141,7 +143,8 @@ def _normalise(text: str) -> str:
 
 @cache
 def _truth_table() -> dict[str, str]:
-    return {_normalise(s): leaf for leaf, sentences in STEP_SENTENCES.items() for s in sentences}
+    sentences_by_leaf = step_bank()[1]
+    return {_normalise(s): leaf for leaf, sentences in sentences_by_leaf.items() for s in sentences}
 
 
 def true_leaf(step: str) -> str | None:

@@ -146,7 +146,7 @@ def _backend(spec: str, perturbations: Sequence[Perturbation]) -> ChatBackend:
     info = parse_spec(spec)
     if info.provider == "sim":
         from llm.sim.backend import SimBackend
-        from llm.sim.classify import classifier_from_catalog
+        from study.reasoning.sim.classify import classifier_from_catalog
 
         classify = classifier_from_catalog(
             (p.text, p.condition_class, p.category) for p in perturbations

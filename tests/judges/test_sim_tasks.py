@@ -9,7 +9,6 @@ import openai
 import pytest
 
 from llm.sim.chat import simulate_chat
-from llm.sim.generator import baseline_steps, render
 from llm.sim.registry import get_preset
 from llm.sim.server import SimServer
 from llm.sim.tasks import find_task, registered_tasks, task_marker
@@ -17,6 +16,7 @@ from llm.types import ChatMessage
 from study.judges import JudgeCase, build_judge_messages, parse_judge_answer
 from study.reasoning.parsing import parse_response
 from study.reasoning.question_filter import build_filter_messages, parse_filter_answer
+from study.reasoning.sim.generator import baseline_steps, render
 from study.reasoning.sim.tasks import (
     JUDGE_TASK,
     QUESTION_FILTER_TASK,

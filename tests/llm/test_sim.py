@@ -8,13 +8,15 @@ import statistics
 import pytest
 
 from llm.batch import run_chat_batch
-from llm.sim import PRESETS, SimPreset, get_preset, simulate, split_user_message
+from llm.sim import PRESETS, SimPreset, get_preset
 from llm.sim.backend import SimBackend
-from llm.sim.bank import LEAF_NAMES, STEP_SENTENCES
-from llm.sim.classify import classifier_from_catalog, default_classify_memory
 from llm.sim.presets import MALFORMED_KINDS
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.errors import ConfigError
+from study.reasoning.sim.bank import LEAF_NAMES, STEP_SENTENCES
+from study.reasoning.sim.classify import classifier_from_catalog, default_classify_memory
+from study.reasoning.sim.generator import simulate
+from study.reasoning.sim.responder import prompt_parts
 
 QUESTIONS = [f"Question {i}: should I pick option A or option B, and why?" for i in range(150)]
 NOISE = [" ", "\n", "... ", "Hi. ", "Uh, ", "Okay. "]
@@ -187,12 +189,13 @@ def test_catalog_classifier_takes_precedence() -> None:
     assert (r.category, r.dose) == ("appearance", PRESETS["default"].category_doses["appearance"])
 
 
-def test_split_agrees_with_the_study_prompt() -> None:
-    prompts = pytest.importorskip("study.prompts")
+def test_the_responder_reads_memory_and_question_back_from_the_study_prompt() -> None:
+    from study import prompts
+
     question = "Should I rent or buy?"
     for line in ["", *NOISE, *ATTRIBUTES, *LIFE_EVENTS]:
-        msg = prompts.build_user_message(question, line)
-        assert split_user_message(msg) == prompts.split_user_message(msg) == (line, question)
+        convo = [(m.role, m.content) for m in prompts.build_messages(question, line)]
+        assert prompt_parts(convo) == (line, question)
 
 
 def test_presets_validate_doses() -> None:

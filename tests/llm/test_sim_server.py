@@ -9,11 +9,11 @@ import openai
 import pytest
 
 from llm.batch import run_chat_batch
-from llm.sim import simulate
 from llm.sim.registry import all_presets
 from llm.sim.server import SimServer
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.errors import ServiceError
+from study.reasoning.sim.generator import simulate
 
 KEY = "sim-test-key"
 QUESTION = "Should I take the stable job or start my own business?"

@@ -7,7 +7,6 @@ import json
 import pytest
 from sqlmodel import Session
 
-from llm.sim.bank import STEP_SENTENCES
 from ontology.labelers.base import LabelItem, label_items
 from ontology.labelers.embed import EmbedLabeler
 from ontology.labelers.llm import LLMLabeler
@@ -22,6 +21,7 @@ from ontology.parsing import AnswerParseError, parse_label_answer, split_definit
 from ontology.prompts import LABELING_MARKER, labeling_messages, passage_steps
 from ontology.schema import UNMAPPED, load_seed
 from storage.errors import ConfigError
+from study.reasoning.sim.bank import STEP_SENTENCES
 
 DOC = load_seed()
 SEC = "Security and stability"

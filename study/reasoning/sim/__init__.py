@@ -1,10 +1,16 @@
-"""The reasoning-drift instrument's simulator tasks: the question filter and the response judge.
+"""The reasoning-drift instrument's simulator: stepped answers with known drift, and its tasks.
 
-:mod:`~study.reasoning.sim.tasks` registers both task handlers in :mod:`llm.sim.tasks` when
-imported. The generic simulator names this package in
-``llm.sim.registry.INSTRUMENT_SIM_MODULES`` and imports it on the first task lookup.
+:mod:`~study.reasoning.sim.bank` holds the value leaves and the sentences that express
+them, :mod:`~study.reasoning.sim.classify` the memory-line classifier,
+:mod:`~study.reasoning.sim.generator` the seeded trajectories and their dosed edits,
+:mod:`~study.reasoning.sim.responder` the stepped responder (registered in
+:mod:`llm.sim.registry` with the sentence bank) and :mod:`~study.reasoning.sim.tasks` the
+question filter and response judge (registered in :mod:`llm.sim.tasks`). The doses
+themselves are the built-in drift presets of :mod:`llm.sim.presets`. The generic simulator
+names this package in ``llm.sim.registry.INSTRUMENT_SIM_MODULES`` and imports it on the
+first stepped answer or task lookup.
 """
 
-from study.reasoning.sim import tasks
+from study.reasoning.sim import responder, tasks
 
-__all__ = ["tasks"]
+__all__ = ["responder", "tasks"]

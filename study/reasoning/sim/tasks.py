@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from llm.seeds import stable_int
-from llm.sim.bank import STEP_SENTENCES
-from llm.sim.generator import baseline_steps
 from llm.sim.presets import SimPreset
 from llm.sim.tasks import Messages, attempt_of, case_payload, malformed_draw, register_task
+from study.reasoning.sim.bank import STEP_SENTENCES
+from study.reasoning.sim.generator import baseline_steps
 
 QUESTION_FILTER_TASK = "question-filter"
 JUDGE_TASK = "judge"

@@ -12,64 +12,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import dataclass
 
 from llm.seeds import stable_int
-from llm.sim.bank import ANSWER_SENTENCES, LEAF_NAMES, ROOT_OF, STEP_SENTENCES
-from llm.sim.classify import CATEGORY_AFFINITY, Classifier, default_classify_memory
 from llm.sim.presets import EDIT_KINDS, MALFORMED_KINDS, SimPreset
 from llm.sim.registry import get_preset
+from llm.sim.response import Classifier, SimEdit, SimResponse
+from study.reasoning.sim.bank import ANSWER_SENTENCES, LEAF_NAMES, ROOT_OF, STEP_SENTENCES
+from study.reasoning.sim.classify import CATEGORY_AFFINITY, default_classify_memory
 
 MAX_STEPS_AFTER_EDITS = 10  # inserts stop here so responses stay a plausible length
-
-
-@dataclass(frozen=True)
-class SimEdit:
-    """One edit of a trajectory.
-
-    Attributes:
-        kind: ``substitute``, ``insert``, ``delete`` or ``reorder``.
-        position: Step index (0-based) in the trajectory being edited, at edit time.
-        before: The leaf there before (``None`` for an insert).
-        after: The leaf there after (``None`` for a delete; for a reorder the leaf that
-            moved into ``position``).
-        source: ``dose`` (caused by the memory line) or ``model_noise``.
-    """
-
-    kind: str
-    position: int
-    before: str | None
-    after: str | None
-    source: str
-
-
-@dataclass(frozen=True)
-class SimResponse:
-    """A simulated response and its ground truth.
-
-    Attributes:
-        text: The response text (SPEC §4 format unless ``malformed`` is set).
-        leaves: The true leaf of every step present in ``text``, in order.
-        edits: Edits caused by the memory line (empty for the baseline and dose 0).
-        noise_edits: Edits from model noise.
-        baseline_leaves: The question's baseline trajectory before any edit.
-        condition_class: ``baseline``, ``noise``, ``attribute`` or ``life_event``.
-        category: The perturbation category, if known.
-        dose: The dose that was applied.
-        malformed: Which format break was applied, or ``None``.
-        model: The model id (``sim/<preset>``).
-    """
-
-    text: str
-    leaves: tuple[str, ...]
-    edits: tuple[SimEdit, ...]
-    noise_edits: tuple[SimEdit, ...]
-    baseline_leaves: tuple[str, ...]
-    condition_class: str
-    category: str | None
-    dose: float
-    malformed: str | None
-    model: str
 
 
 _Step = tuple[str, int]  # (leaf, sentence index in the bank)
@@ -234,7 +185,7 @@ def simulate(
         sample_index: Repeated-sample index; changes edits and noise, never the baseline.
         seed: The request's sampling seed (``None`` counts as its own value).
         classify_memory: Maps the memory line to ``(condition_class, category)``; the
-            default is :func:`~llm.sim.classify.default_classify_memory`.
+            default is :func:`~study.reasoning.sim.classify.default_classify_memory`.
 
     Returns:
         The response text with its ground truth.

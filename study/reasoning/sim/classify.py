@@ -1,16 +1,18 @@
-"""Find the condition behind a prompt: split the user message, classify the memory line.
+"""Find the condition behind a prompt: classify the memory line of a reasoning-drift request.
 
 The study's perturbation catalog knows every stimulus exactly; callers that have it pass
-a ``classify_memory`` callable built from it. :func:`default_classify_memory` is the
-fallback heuristic, good enough for the built-in stimuli and hand-typed demos.
+a ``classify_memory`` callable built from it (:func:`classifier_from_catalog`).
+:func:`default_classify_memory` is the fallback heuristic, good enough for the built-in
+stimuli and hand-typed demos. The user message itself is split by
+:func:`study.prompts.split_user_message`, the inverse of the prompt that built it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-Classifier = Callable[[str], tuple[str, str | None]]
+from llm.sim.response import Classifier
 
 _FILLER_WORDS = frozenset(
     {
@@ -294,34 +296,6 @@ CATEGORY_AFFINITY: dict[str, tuple[str, ...]] = {
     "natural_disaster": ("Protection of people and environment", "Security and stability"),
     "pandemic": ("Protection of people and environment", "Ethical responsibility"),
 }
-
-
-MEMORY_SEPARATOR = "\n\n"
-
-
-def split_user_message(text: str) -> tuple[str, str]:
-    r"""Split a user message into ``(memory_line, question)``.
-
-    Mirrors ``study.prompts.split_user_message`` (prompt ``steps-v1``: the user message is
-    ``f"{memory_line}\n\n{question}"``, or the question alone for the baseline); ``llm``
-    may not import ``study``, so the rule is repeated here and a test checks both agree.
-    The first separator splits, except that leading newlines after it belong to the
-    memory line (a newline stimulus gives ``"\n\n\n<question>"``). Change only this
-    function if the prompt layout changes.
-
-    Args:
-        text: The user message.
-
-    Returns:
-        The memory line (``""`` for the baseline) and the question.
-    """
-    if MEMORY_SEPARATOR not in text:
-        return "", text
-    question_start = len(text) - len(text.lstrip("\n"))
-    if question_start >= len(MEMORY_SEPARATOR):
-        return text[: question_start - len(MEMORY_SEPARATOR)], text[question_start:]
-    memory, _, question = text.partition(MEMORY_SEPARATOR)
-    return memory, question
 
 
 def classifier_from_catalog(
