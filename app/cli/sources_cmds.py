@@ -193,13 +193,18 @@ def items_cmd(
     try:
         from study.sources.items import answer_balance, items_to_jsonl, read_items
 
-        items = read_items(path, fmt=fmt, dataset=dataset)
+        notes: list[str] = []
+        items = read_items(path, fmt=fmt, dataset=dataset, notes=notes)
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(items_to_jsonl(items), encoding="utf-8")
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc, path) from None
     _out.print(f"{len(items)} items read from {_term(path)}.")
+    for note in notes[:3]:
+        _out.print(f"  note: {_term(note)}")
+    if len(notes) > 3:
+        _out.print(f"  note: {len(notes) - 3} more items repeat an earlier question text")
     for ds, shares in answer_balance(items).items():
         parts = ", ".join(f"{k} {v:.1%}" for k, v in shares.items())
         _out.print(f"  {_term(ds)}: correct answer at {parts}")

@@ -190,7 +190,12 @@ def _records(text: str, source: str, kind: str) -> Iterable[tuple[int, Mapping[s
 
 
 def parse_items(
-    text: str, *, source: str, fmt: str = "auto", dataset: str | None = None
+    text: str,
+    *,
+    source: str,
+    fmt: str = "auto",
+    dataset: str | None = None,
+    notes: list[str] | None = None,
 ) -> list[MCQItem]:
     """Parse items from file contents.
 
@@ -200,6 +205,9 @@ def parse_items(
         fmt: One of :data:`FORMATS` (``auto``: by the first record's keys; CSV when the
             source ends in ``.csv``).
         dataset: Dataset name for items that carry none.
+        notes: When given, one sentence is appended per item that repeats an earlier
+            item's question text with other options (kept: the question block tells
+            them apart, but the file may hold a copy-paste slip).
 
     Returns:
         The items, in file order.
@@ -214,6 +222,7 @@ def parse_items(
     items: list[MCQItem] = []
     seen: dict[str, int] = {}
     blocks: dict[tuple[str, tuple[str, ...]], int] = {}
+    texts: dict[str, int] = {}
     detected = fmt
     for n, (line, obj) in enumerate(_records(text, source, kind)):
         if detected == "auto":
@@ -243,16 +252,28 @@ def parse_items(
                 f"item {item.id!r} repeats the question and options of line {blocks[block]}; "
                 "a model cannot tell the two apart (reword one or drop it)",
             )
+        if notes is not None and item.question in texts:
+            notes.append(
+                f"{source}, line {line}: item {item.id!r} repeats the question text of line "
+                f"{texts[item.question]} with other options (kept: told apart by its options)"
+            )
         seen[item.id] = line
         blocks[block] = line
+        texts.setdefault(item.question, line)
         items.append(item)
     if not items:
         raise InputError(f"{source} holds no items.")
     return items
 
 
-def read_items(path: Path, *, fmt: str = "auto", dataset: str | None = None) -> list[MCQItem]:
-    """Read items from a JSONL or CSV file (see :func:`parse_items`).
+def read_items(
+    path: Path,
+    *,
+    fmt: str = "auto",
+    dataset: str | None = None,
+    notes: list[str] | None = None,
+) -> list[MCQItem]:
+    """Read items from a JSONL or CSV file (see :func:`parse_items`, ``notes`` too).
 
     Raises:
         InputError: the file is missing, unreadable or invalid.
@@ -263,7 +284,7 @@ def read_items(path: Path, *, fmt: str = "auto", dataset: str | None = None) -> 
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text.") from None
-    return parse_items(text, source=str(path), fmt=fmt, dataset=dataset)
+    return parse_items(text, source=str(path), fmt=fmt, dataset=dataset, notes=notes)
 
 
 def shipped_items() -> list[MCQItem]:
