@@ -12,6 +12,12 @@ from rich.table import Table
 from rich.text import Text
 
 from app.cli.console import SafeConsole
+from app.cli.executor_args import (
+    ADDRESS_OPTION,
+    EXECUTOR_OPTION,
+    SHARD_QUESTIONS_OPTION,
+    executor_for,
+)
 from app.cli.failures import exit_if_failed
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
@@ -211,11 +217,19 @@ def generate_cmd(
     ),
     seed: int | None = typer.Option(None, "--seed", help="Run seed (default: from the name)."),
     concurrency: int = typer.Option(16, "--concurrency", min=1, help="Requests in flight."),
+    executor: str | None = EXECUTOR_OPTION,
+    address: str | None = ADDRESS_OPTION,
+    shard_banks: int = SHARD_QUESTIONS_OPTION,
 ) -> None:
-    """Answer every imported bank at each distractor dose (cached, resumable)."""
-    from app.cli.context import session_for
+    """Answer every imported bank at each distractor dose (cached, resumable).
+
+    With ``--executor`` the banks are cut into shards (``--shard-questions`` banks each).
+    """
+    from app.cli.context import session_for, settings
     from app.cli.progress import progress_callback
     from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts, parse_doses
+
+    runner = executor_for(ctx, executor, address, model=model)
 
     opts = ConflictGenerationOptions(
         model=model,
@@ -231,7 +245,19 @@ def generate_cmd(
         concurrency=concurrency,
     )
     with session_for(ctx) as session, progress_callback(f"conflicts {run}") as bar:
-        s = generate_conflicts(opts, session=session, progress=bar)
+        if runner is None:
+            s = generate_conflicts(opts, session=session, progress=bar)
+        else:
+            from study.cluster.conflicts import generate_conflicts_sharded
+
+            s = generate_conflicts_sharded(
+                opts,
+                session=session,
+                settings=settings(ctx),
+                executor=runner,
+                per_shard=shard_banks,
+                progress=bar,
+            )
     _out.print(
         f"Run {s.run} ({s.model}): {s.planned} planned, {s.already_done} already stored, "
         f"{s.requested} requested now, {s.failed} failed; status {s.status}.",
@@ -248,16 +274,39 @@ def judge_cmd(
     run: str = typer.Option(..., "--run", help="The conflicts run."),
     judge: list[str] = typer.Option(..., "--judge", help="Judge model (repeat for several)."),
     concurrency: int = typer.Option(16, "--concurrency", min=1, help="Requests in flight."),
+    executor: str | None = EXECUTOR_OPTION,
+    address: str | None = ADDRESS_OPTION,
+    shard_banks: int = SHARD_QUESTIONS_OPTION,
 ) -> None:
-    """Score every answer on D1-D5 (and D6 on high-risk banks); each judge kept separately."""
-    from app.cli.context import session_for
+    """Score every answer on D1-D5 (and D6 on high-risk banks); each judge kept separately.
+
+    With ``--executor`` each judge's pass is cut into shards of banks.
+    """
+    from app.cli.context import session_for, settings
     from app.cli.progress import progress_callback
     from study.conflicts.score import judge_conflict_run
 
     failed = requested = 0
     for j in judge:
+        runner = executor_for(ctx, executor, address, model=j)
         with session_for(ctx) as session, progress_callback(f"judging with {j}") as bar:
-            s = judge_conflict_run(run, j, session=session, concurrency=concurrency, progress=bar)
+            if runner is None:
+                s = judge_conflict_run(
+                    run, j, session=session, concurrency=concurrency, progress=bar
+                )
+            else:
+                from study.cluster.conflicts import judge_conflicts_sharded
+
+                s = judge_conflicts_sharded(
+                    run,
+                    j,
+                    session=session,
+                    settings=settings(ctx),
+                    executor=runner,
+                    concurrency=concurrency,
+                    per_shard=shard_banks,
+                    progress=bar,
+                )
         _out.print(
             f"{s.judge}: {s.requested} answer(s) judged now ({s.ok} ok, {s.repaired} repaired, "
             f"{s.errors} unreadable after one repair, {s.failed} failed at the endpoint); "

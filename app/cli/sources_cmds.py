@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from app.cli.console import SafeConsole
+from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.failures import exit_if_failed
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
@@ -307,11 +308,17 @@ def run_cmd(
     out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
     bootstrap: int = bootstrap_option(2000),
     seed: int | None = typer.Option(0, "--seed"),
+    executor: str | None = EXECUTOR_OPTION,
+    address: str | None = ADDRESS_OPTION,
+    shard_items: int = typer.Option(
+        25, "--shard-items", min=1, help="Items per shard with --executor."
+    ),
 ) -> None:
     """Probe a model with the 13 variants (bare first), store, read letters, analyse, report.
 
     Every probe is stored in the database as it arrives; a killed run resumes where it
     stopped when run again with the same settings (and --run name, if one was given).
+    With ``--executor`` the items are cut into shards (``--shard-items`` each).
     """
     from app.cli.context import session_for, settings
     from app.cli.progress import progress_callback
@@ -354,18 +361,37 @@ def run_cmd(
         if target.exists() and not target.is_dir():  # said before any probe is asked
             raise DriftLensError(f"{target} is a file; --out needs a folder.")
         CONCURRENCY.check(concurrency)
+        runner = executor_for(ctx, executor, address, model=model)
         backend = backend_for(model, items)
         with session_for(ctx) as session:
-            summary = run_stored_sources(
-                run_name,
-                items,
-                backend,
-                cfgs,
-                session=session,
-                claims=claims,
-                concurrency=concurrency,
-                progress_for=progress_callback,
-            )
+            if runner is None:
+                summary = run_stored_sources(
+                    run_name,
+                    items,
+                    backend,
+                    cfgs,
+                    session=session,
+                    claims=claims,
+                    concurrency=concurrency,
+                    progress_for=progress_callback,
+                )
+            else:
+                from study.cluster.sources import run_sources_sharded
+
+                with progress_callback(f"probing {model}") as update:
+                    summary = run_sources_sharded(
+                        run_name,
+                        items,
+                        model,
+                        cfgs,
+                        session=session,
+                        settings=settings(ctx),
+                        executor=runner,
+                        claims=claims,
+                        concurrency=concurrency,
+                        per_shard=shard_items,
+                        progress=update,
+                    )
             runs = load_sources_runs(summary.name, session=session)
         _out.print(
             f"Run {_term(summary.name)} ({summary.status}): {summary.already_stored} probes "

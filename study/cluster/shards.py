@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from storage.errors import InputError
+
+K = TypeVar("K", bound=Hashable)
 
 #: Questions per shard when the caller does not say: small enough that a lost shard costs
 #: little, large enough that a task's start-up (session, backend) is paid rarely.
@@ -42,3 +45,30 @@ def shard_by_question(
         Shard(index=i, question_ids=tuple(ids[start : start + per_shard]))
         for i, start in enumerate(range(0, len(ids), per_shard))
     ]
+
+
+@dataclass(frozen=True)
+class ShardScope(Generic[K]):
+    """What one shard task of an instrument's run does: these units, under this lease.
+
+    ``keys`` are the natural ids the instrument shards by (a conflicts bank's question id,
+    a source-reliance item id, a disposition probe's stem). The coordinator holds the
+    run-level lease, creates the run row and sets its status; a scoped call does neither.
+    """
+
+    keys: frozenset[K]
+    lease_key: str
+
+
+def shard_keys(
+    keys: Iterable[K], *, per_shard: int = DEFAULT_SHARD_QUESTIONS
+) -> list[tuple[K, ...]]:
+    """Cut ``keys``, sorted, into groups of ``per_shard`` (the same keys, the same groups).
+
+    Raises:
+        InputError: ``per_shard`` is below 1.
+    """
+    if per_shard < 1:
+        raise InputError("--shard-questions must be at least 1.")
+    ids = sorted(set(keys))  # type: ignore[type-var]
+    return [tuple(ids[i : i + per_shard]) for i in range(0, len(ids), per_shard)]

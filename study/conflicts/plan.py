@@ -45,6 +45,7 @@ from storage.repo.runs import (
 from study.batched_writer import BatchedWriter
 from study.catalog.contexts import RenderedContext
 from study.catalog.memory_bank import MemoryBankContext, bank_condition
+from study.cluster.shards import ShardScope
 from study.conflicts.dialogues import Dialogue, read_dialogues
 from study.conflicts.items import ConflictInstance, stored_instances
 from study.conflicts.real_systems import (
@@ -324,8 +325,12 @@ def generate_conflicts(
     session: Session,
     backend: ChatBackend | None = None,
     progress: ProgressCallback | None = None,
+    scope: ShardScope[int] | None = None,
 ) -> ConflictGenerationSummary:
     """Generate (or resume) a conflicts run; every response is stored as it arrives.
+
+    ``scope``: only these banks (question ids), under the shard's lease, leaving the run's
+    status to the coordinator that created the run (:mod:`study.cluster.instruments`).
 
     Raises:
         InputError: no banks imported, bad doses, samples or track.
@@ -350,11 +355,16 @@ def generate_conflicts(
         len(instances) * len(options.doses) * options.samples,
         what=f"{len(instances)} banks x {len(options.doses)} doses x {options.samples} samples",
     )
-    with run_lease(
-        f"conflicts_run:{options.run}", session=session, what=f"Conflicts run {options.run!r}"
-    ) as lease:
+    key = f"conflicts_run:{options.run}" if scope is None else scope.lease_key
+    with run_lease(key, session=session, what=f"Conflicts run {options.run!r}") as lease:
         return _generate(
-            options, instances, session=session, backend=backend, progress=progress, lease=lease
+            options,
+            instances,
+            session=session,
+            backend=backend,
+            progress=progress,
+            lease=lease,
+            scope=scope,
         )
 
 
@@ -366,6 +376,7 @@ def _generate(
     backend: ChatBackend | None,
     progress: ProgressCallback | None,
     lease: Lease,
+    scope: ShardScope[int] | None = None,
 ) -> ConflictGenerationSummary:
     info = parse_spec(options.model)
     existing = get_run(options.run, session=session)
@@ -411,7 +422,10 @@ def _generate(
     )
     assert run.id is not None
     run_id = run.id
-    set_run_status(run_id, "running", session=session)
+    if scope is None:
+        set_run_status(run_id, "running", session=session)
+    else:  # one shard's banks; the checks above saw them all
+        instances = [(q, inst) for q, inst in instances if q in scope.keys]
     session.commit()
 
     plan_args: dict[str, Any] = {
@@ -505,7 +519,7 @@ def _generate(
         raise
     finally:
         writer.flush()
-        stored = session.get(GenerationRun, run_id)
+        stored = session.get(GenerationRun, run_id) if scope is None else None
         if stored is not None:
             stored.status = status
             session.add(stored)

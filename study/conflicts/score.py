@@ -32,6 +32,7 @@ from storage.models import JudgeScore, Response
 from storage.repo.conflicts import banks_by_question
 from storage.repo.judges import judge_scores_for, upsert_judge_scores
 from storage.repo.runs import list_responses, require_run
+from study.cluster.shards import ShardScope
 from study.conflicts.items import ConflictInstance
 from study.judge_settings import SettingsByJudge, collect_settings
 from study.strict_json import (
@@ -236,6 +237,7 @@ def run_judge_batch(
     backend: ChatBackend | None,
     flush_every: int = 200,
     prompt_version: str = JUDGE_PROMPT_VERSION,
+    settings_basis: Sequence[ChatMessage] | None = None,
 ) -> ConflictJudgeSummary:
     """Ask one judge about every case (one repair each) and store its rows as they settle.
 
@@ -244,13 +246,15 @@ def run_judge_batch(
     ``rows_for(i, value, raw, status)`` turns case ``i``'s settled reply (``value`` is
     ``None`` for an error; ``raw`` holds every reply) into the :class:`JudgeScore` rows
     to store. Rows are upserted and committed every ``flush_every`` rows and at the end,
-    so an interruption keeps what was judged.
+    so an interruption keeps what was judged. The stored settings are those of the pass's
+    first case, or of ``settings_basis`` (a shard's pass: the whole run's first case).
     """
     counts = {"ok": 0, "repaired": 0, "error": 0}
     pending: list[JudgeScore] = []
+    basis = settings_basis if settings_basis is not None else (first[0] if first else None)
     settings = (
-        judge_settings(judge_model, first[0], max_tokens=max_tokens, prompt_version=prompt_version)
-        if first
+        judge_settings(judge_model, basis, max_tokens=max_tokens, prompt_version=prompt_version)
+        if first and basis is not None
         else None
     )
 
@@ -308,18 +312,24 @@ def judge_conflict_run(
     concurrency: int = 16,
     progress: Callable[[int, int], None] | None = None,
     backend: ChatBackend | None = None,
+    scope: ShardScope[int] | None = None,
+    settings_basis: Sequence[ChatMessage] | None = None,
 ) -> ConflictJudgeSummary:
     """Score every answer of a conflicts run with one judge, under the run's judge lease.
 
     A second process judging the same run with the same judge is refused (it would ask
-    every case again); see :func:`_judge_conflict_run` for the arguments.
+    every case again); see :func:`_judge_conflict_run` for the arguments. ``scope``: only
+    the answers to these banks (question ids), under the shard's lease instead
+    (:mod:`study.cluster.conflicts`), and ``settings_basis`` the messages whose settings
+    every verdict stores (:func:`first_case_messages`).
     """
     from study.limits import CONCURRENCY
     from study.run_setup import run_lease
 
     CONCURRENCY.check(concurrency)
+    key = f"conflicts_judge:{run_name}:{judge_model}"
     with run_lease(
-        f"conflicts_judge:{run_name}:{judge_model}",
+        key if scope is None else scope.lease_key,
         session=session,
         what=f"Judging conflicts run {run_name!r} with {judge_model}",
     ):
@@ -330,7 +340,34 @@ def judge_conflict_run(
             concurrency=concurrency,
             progress=progress,
             backend=backend,
+            bank_ids=None if scope is None else scope.keys,
+            settings_basis=settings_basis,
         )
+
+
+def first_case_messages(
+    run_name: str, judge_model: str, *, session: Session
+) -> tuple[ChatMessage, ...] | None:
+    """The messages of the run's first case still to judge (``None``: nothing to judge).
+
+    A sharded pass stores the settings of this case with every shard's verdicts, as one
+    process judging the whole run does (:func:`run_judge_batch`).
+    """
+    rows, cases, _skipped = _pending_cases(run_name, judge_model, session=session)
+    return _settings_case(rows, cases)
+
+
+def _settings_case(
+    rows: Sequence[Response], cases: Sequence[dict[str, Any]]
+) -> tuple[ChatMessage, ...] | None:
+    """The messages of the case with the smallest (bank, dose, sample) key: the same in one
+    process and in any cut into shards, whatever order the answers were stored in."""
+    if not cases:
+        return None
+    first = min(
+        range(len(rows)), key=lambda i: (rows[i].question_id, rows[i].condition, rows[i].sample)
+    )
+    return tuple(judge_messages(cases[first]))
 
 
 def _judge_conflict_run(
@@ -341,6 +378,8 @@ def _judge_conflict_run(
     concurrency: int,
     progress: Callable[[int, int], None] | None,
     backend: ChatBackend | None,
+    bank_ids: frozenset[int] | None = None,
+    settings_basis: Sequence[ChatMessage] | None = None,
 ) -> ConflictJudgeSummary:
     """Score every answer of a conflicts run with one judge (scored answers are skipped).
 
@@ -351,29 +390,10 @@ def _judge_conflict_run(
         concurrency: Requests in flight.
         progress: ``progress(done, total)`` over the first requests.
         backend: A backend to use instead of building one from ``judge_model``.
+        bank_ids: Only the answers to these banks (question ids): one shard's.
+        settings_basis: See :func:`run_judge_batch`.
     """
-    run = require_run(run_name, session=session)
-    assert run.id is not None
-    responses = [r for r in list_responses(run.id, session=session) if r.parse_status == "ok"]
-    scored = {
-        s.response_id
-        for s in judge_scores_for(
-            [r.id for r in responses if r.id is not None],
-            kind="conflict_d3",
-            judge_model=judge_model,
-            session=session,
-        )
-    }
-    todo = [r for r in responses if r.id not in scored]
-    banks = banks_by_question([r.question_id for r in todo], session=session)
-    cases: list[dict[str, Any]] = []
-    rows: list[Response] = []
-    for r in todo:
-        bank = banks.get(r.question_id)
-        if bank is None:
-            continue
-        cases.append(judge_case(ConflictInstance.model_validate(bank.content), r))
-        rows.append(r)
+    rows, cases, skipped = _pending_cases(run_name, judge_model, session=session, bank_ids=bank_ids)
 
     def parse(i: int, text: str) -> Verdict:
         c = cases[i]
@@ -424,13 +444,52 @@ def _judge_conflict_run(
         parse=parse,
         repair_message=repair,
         rows_for=rows_for,
-        skipped=len(responses) - len(todo),
+        skipped=skipped,
         max_tokens=MAX_TOKENS,
         session=session,
         concurrency=concurrency,
         progress=progress,
         backend=backend,
+        settings_basis=settings_basis
+        if settings_basis is not None
+        else _settings_case(rows, cases),
     )
+
+
+def _pending_cases(
+    run_name: str, judge_model: str, *, session: Session, bank_ids: frozenset[int] | None = None
+) -> tuple[list[Response], list[dict[str, Any]], int]:
+    """The run's answers still to judge (of ``bank_ids`` only, when given), their cases
+    and how many were judged before."""
+    run = require_run(run_name, session=session)
+
+    assert run.id is not None
+    responses = [
+        r
+        for r in list_responses(run.id, session=session)
+        if r.parse_status == "ok" and (bank_ids is None or r.question_id in bank_ids)
+    ]
+    scored = {
+        s.response_id
+        for s in judge_scores_for(
+            [r.id for r in responses if r.id is not None],
+            kind="conflict_d3",
+            judge_model=judge_model,
+            session=session,
+        )
+    }
+    todo = [r for r in responses if r.id not in scored]
+    banks = banks_by_question([r.question_id for r in todo], session=session)
+    cases: list[dict[str, Any]] = []
+    rows: list[Response] = []
+    for r in todo:
+        bank = banks.get(r.question_id)
+        if bank is None:
+            continue
+        cases.append(judge_case(ConflictInstance.model_validate(bank.content), r))
+        rows.append(r)
+
+    return rows, cases, len(responses) - len(todo)
 
 
 def stored_verdicts(

@@ -47,6 +47,7 @@ from storage.repo.sources import (
 )
 from storage.source_models import NO_TIER, SourceProbe, SourceRun
 from study.batched_writer import BatchedWriter
+from study.cluster.shards import ShardScope
 from study.sources.analysis import analyze_sources_table
 from study.sources.first_batch import LogprobsUnusable
 from study.sources.items import MCQItem, items_to_jsonl
@@ -228,6 +229,7 @@ def run_stored_sources(
     progress_for: ProgressFor | None = None,
     commit_every: int = 500,
     commit_interval_s: float = 2.0,
+    scope: ShardScope[str] | None = None,
 ) -> StoredRunSummary:
     """Run (or resume) a stored source-reliance run, writing every probe as it arrives.
 
@@ -243,6 +245,10 @@ def run_stored_sources(
             ``progress(done, total)`` callback (the CLI's progress bar).
         commit_every: Commit after this many new probes...
         commit_interval_s: ...or when this long has passed since the last commit.
+        scope: Probe only these items (ids), under the shard's lease; the run's status and
+            the endpoint's repeat check are left to the coordinator
+            (:mod:`study.cluster.instruments`), which calls with no items first to
+            create the run row.
 
     Raises:
         ConfigError: the run exists with another model, other items or other settings,
@@ -265,17 +271,25 @@ def run_stored_sources(
                 f"Run {name!r} exists with other {', '.join(differ)}; run it as it was "
                 "started or pick another --run name."
             )
-    lease = acquire_lease(f"source_run:{name}", session=session, what=f"Source run {name!r}")
+    lease = acquire_lease(
+        f"source_run:{name}" if scope is None else scope.lease_key,
+        session=session,
+        what=f"Source run {name!r}",
+    )
+    probed = items if scope is None else [it for it in items if it.id in scope.keys]
     try:
         run = existing or add_source_run(
             name, model=spec, config=config, simulated=spec.startswith("sim/"), session=session
         )
         assert run.id is not None
         run_id = run.id
-        set_source_run_status(run_id, "running", session=session)
+        if scope is None:
+            set_source_run_status(run_id, "running", session=session)
         session.commit()
         stored = _stored_records(run_id, session=session, include_failed=False)
-        already = sum(len(v) for v in stored.values())
+        already = sum(
+            1 for v in stored.values() for key in v if scope is None or key[1] in scope.keys
+        )
         writer = _ProbeWriter(
             session, every=commit_every, interval_s=commit_interval_s, lease=lease
         )
@@ -284,7 +298,7 @@ def run_stored_sources(
         status = "interrupted"
         repeat_warning: str | None = None
         try:
-            for cfg in configs:
+            for cfg in configs if probed else ():
 
                 def store(rec: ProbeRecord, cfg: SourcesConfig = cfg) -> None:
                     failed[0] += rec.error is not None
@@ -299,7 +313,7 @@ def run_stored_sources(
                 label = f"probing {spec} ({cfg.instruction})"
                 with progress_for(label) if progress_for else nullcontext(None) as update:
                     run_sources(
-                        items,
+                        probed,
                         backend,
                         config=cfg,
                         claims=claims,
@@ -311,8 +325,8 @@ def run_stored_sources(
                         on_tick=writer.flush_if_due,
                     )
             status = "done" if failed[0] == 0 else "incomplete"
-            if fresh[0]:
-                repeat_warning = _repeat_warning(backend, items[0], configs[0], claims)
+            if fresh[0] and scope is None:
+                repeat_warning = repeat_warning_of(backend, items[0], configs[0], claims)
         except LogprobsUnusable:
             # the endpoint cannot serve this instrument: nothing was stored, say so
             status = "failed"
@@ -320,7 +334,8 @@ def run_stored_sources(
         finally:
             # whatever happened, what arrived is kept
             writer.flush()
-            set_source_run_status(run_id, status, session=session)
+            if scope is None:
+                set_source_run_status(run_id, status, session=session)
             session.commit()
     finally:
         session.rollback()
@@ -336,7 +351,7 @@ def run_stored_sources(
     )
 
 
-def _repeat_warning(
+def repeat_warning_of(
     backend: ChatBackend | str, item: MCQItem, cfg: SourcesConfig, claims: dict[str, str]
 ) -> str | None:
     """The warning of an endpoint whose two identical bare probes disagree."""

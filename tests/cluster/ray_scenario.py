@@ -67,6 +67,32 @@ def study(env: dict[str, str], questions: Path, run: str, out: Path, *ray: str) 
     }
 
 
+def instruments(env: dict[str, str], out: Path, *ray: str) -> dict[str, Any]:
+    """A tiny conflicts run (generated, judged, reported) and a tiny sources run.
+
+    Their simulators run inside whichever process asks (a Ray worker with ``ray``). With
+    ``ray`` each command runs twice: the second must find everything stored.
+    """
+    banks = ("--shard-questions", "8") if ray else ()
+    items = ("--shard-items", "2") if ray else ()
+    gen = ("conflicts", "generate", "--model", "sim/mc-balanced", "--run", "c")
+    gen += ("--distractors", "0,6", "--seed", "7", *ray, *banks)
+    src = ("sources", "run", "--model", "sim/src-rigid", "--limit", "4", "--run", "s")
+    src += ("--out", str(out / "sources"), "--bootstrap", "200", *ray, *items)
+    cli(env, "conflicts", "import", "--sample")
+    made = {"conflicts": cli(env, *gen).stdout, "sources": cli(env, *src).stdout}
+    cli(env, "conflicts", "judge", "--run", "c", "--judge", "sim/judge-lenient", *ray, *banks)
+    again = {"conflicts": cli(env, *gen).stdout, "sources": cli(env, *src).stdout} if ray else {}
+    cli(env, "conflicts", "report", "--run", "c", "--out", str(out / "conflicts"))
+    files = {
+        f"{d.name}/{f.name}": f.read_text(encoding="utf-8")
+        for d in (out / "conflicts", out / "sources")
+        for f in sorted(d.iterdir())
+        if f.suffix in (".csv", ".json", ".jsonl")
+    }
+    return {"made": made, "again": again, "files": files}
+
+
 def killer(url: str, stop: threading.Event, record: dict[str, Any]) -> None:
     """Kill the holder of the first shard lease once its shard is partly stored."""
     from sqlalchemy import create_engine, text
@@ -123,6 +149,7 @@ def main(out_json: Path) -> None:
         env["DRIFTLENS_DB_URL"] = single_url
         timings["simulators"] = time.monotonic() - t0
         single = study(env, questions, "r", stack.tmp / "out-single", "--concurrency", "32")
+        single["instruments"] = instruments(env, stack.tmp / "inst-single")
         timings["single"] = time.monotonic() - t0
 
         # The head and its workers get the endpoints from their own environment.
@@ -142,10 +169,18 @@ def main(out_json: Path) -> None:
         stop.set()
         watcher.join(timeout=5)
         timings["ray"] = time.monotonic() - t0
+        clustered["instruments"] = instruments(env_ray, stack.tmp / "inst-ray", "--executor", "ray")
+        timings["ray_instruments"] = time.monotonic() - t0
 
         engine = create_engine(ray_url)
         with engine.connect() as conn:
             counts = {
+                "study_responses": conn.execute(
+                    text(
+                        "SELECT count(*) FROM response WHERE run_id = "
+                        "(SELECT id FROM generation_run WHERE name = 'r')"
+                    )
+                ).scalar_one(),
                 "responses": conn.execute(text("SELECT count(*) FROM response")).scalar_one(),
                 "distinct_keys": conn.execute(
                     text(
@@ -154,6 +189,20 @@ def main(out_json: Path) -> None:
                     )
                 ).scalar_one(),
                 "labels": conn.execute(text("SELECT count(*) FROM step_label")).scalar_one(),
+                "probes": conn.execute(text("SELECT count(*) FROM source_probe")).scalar_one(),
+                "distinct_probes": conn.execute(
+                    text(
+                        "SELECT count(*) FROM (SELECT DISTINCT run_id, instruction, tier, "
+                        "item_id, variant FROM source_probe) k"
+                    )
+                ).scalar_one(),
+                "scores": conn.execute(text("SELECT count(*) FROM judge_score")).scalar_one(),
+                "distinct_scores": conn.execute(
+                    text(
+                        "SELECT count(*) FROM (SELECT DISTINCT response_id, judge_model, kind "
+                        "FROM judge_score) k"
+                    )
+                ).scalar_one(),
                 "leases_left": conn.execute(text("SELECT count(*) FROM work_lease")).scalar_one(),
             }
         engine.dispose()

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,13 +39,15 @@ def _missing() -> str | None:
     return None
 
 
-def test_ray_run_killed_mid_shard_equals_the_single_process_run(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The scenario's report: one Ray head, PostgreSQL and simulators for the module."""
     reason = _missing()
     if reason is not None:
         if os.environ.get("DRIFTLENS_REQUIRE_RAY") == "1":
             pytest.fail(reason)
         pytest.skip(reason)
-    out = tmp_path / "report.json"
+    out = tmp_path_factory.mktemp("ray") / "report.json"
     done = subprocess.run(
         [*NETNS, sys.executable, str(SCENARIO), str(out)],
         capture_output=True,
@@ -52,7 +55,11 @@ def test_ray_run_killed_mid_shard_equals_the_single_process_run(tmp_path: Path) 
         timeout=540,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    report = json.loads(out.read_text(encoding="utf-8"))
+    loaded: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return loaded
+
+
+def test_ray_run_killed_mid_shard_equals_the_single_process_run(report: dict[str, Any]) -> None:
     kill, counts = report["kill"], report["counts"]
     gen = report["ray"]["generate"]
     # one worker was killed while its shard was partly stored, and the shard was retried
@@ -61,10 +68,31 @@ def test_ray_run_killed_mid_shard_equals_the_single_process_run(tmp_path: Path) 
     assert gen["status"] == "done" and gen["failed"] == 0
     assert gen["planned"] == report["single"]["generate"]["planned"] == 360
     # nothing stored twice, nothing missing, every lease released
-    assert counts["responses"] == counts["distinct_keys"] == 360
+    assert counts["study_responses"] == 360
+    assert counts["responses"] == counts["distinct_keys"]  # the conflicts run's too
     assert counts["leases_left"] == 0
     assert report["ray"]["label"]["failed"] == 0
     # the bar: the same drift table and statistics, byte for byte
     assert report["ray"]["drift_csv"] == report["single"]["drift_csv"]
     assert report["ray"]["stats_json"] == report["single"]["stats_json"]
     assert report["ray"]["drift_csv"].count("\n") > 300
+
+
+def _instruments(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    return report["single"]["instruments"], report["ray"]["instruments"]
+
+
+def test_ray_instrument_runs_equal_the_single_process_runs(report: dict[str, Any]) -> None:
+    """conflicts generate/judge and sources run with --executor ray."""
+    single, clustered = _instruments(report)
+    counts = report["counts"]
+    # every file of each instrument's report, byte for byte
+    assert clustered["files"] == single["files"]
+    assert {"conflicts/conflict_scores.csv", "sources/probes.csv"} <= set(single["files"])
+    assert single["files"]["sources/probes.csv"].count("\n") > 40
+    # rerun on the cluster: every shard finds its units stored and asks nothing
+    assert " 0 requested now, 0 failed" in clustered["again"]["conflicts"]
+    assert " 0 answered now, 0 failed" in clustered["again"]["sources"]
+    assert counts["probes"] == counts["distinct_probes"] > 40
+    assert counts["scores"] == counts["distinct_scores"] > 100
+    assert counts["leases_left"] == 0

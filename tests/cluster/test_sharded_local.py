@@ -93,3 +93,67 @@ def test_sharded_run_stores_what_one_process_stores(
     assert scores["one"] == scores["sharded"] and len(scores["one"]) > 100
     statuses = session.exec(select(GenerationRun.name, GenerationRun.status)).all()
     assert sorted(statuses) == [("one", "done"), ("sharded", "done")]
+
+
+def _conflicts_report(run: str, out: Path, *, session: Session) -> dict[str, str]:
+    """The conflicts report's CSV and JSON files of ``run`` (text by name)."""
+    from study.conflicts.report import build_report
+
+    rep = build_report([run], session=session, out_dir=out, bootstrap=200)
+    return {
+        name: Path(path).read_text(encoding="utf-8")
+        for name, path in sorted(rep.files.items())
+        if Path(path).suffix in (".csv", ".json")
+    }
+
+
+def test_sharded_conflicts_run_reports_what_one_process_reports(
+    tmp_path: Path, cli: Callable[..., object], session: Session
+) -> None:
+    assert cli("conflicts", "import", "--sample").exit_code == 0  # type: ignore[attr-defined]
+    for run, extra in (("one", ()), ("sharded", ("--executor", "local", "--shard-questions", "2"))):
+        args = ("--model", "sim/mc-balanced", "--run", run, "--distractors", "0,6", "--seed", "7")
+        gen = cli("conflicts", "generate", *args, *extra)
+        assert gen.exit_code == 0, gen.output  # type: ignore[attr-defined]
+        judge = cli("conflicts", "judge", "--run", run, "--judge", "sim/judge-lenient", *extra)
+        assert judge.exit_code == 0, judge.output  # type: ignore[attr-defined]
+    # a rerun of the sharded run asks nothing again (every shard skips what is stored)
+    again = cli(
+        "conflicts",
+        "generate",
+        "--model",
+        "sim/mc-balanced",
+        "--run",
+        "sharded",
+        "--distractors",
+        "0,6",
+        "--executor",
+        "local",
+        "--shard-questions",
+        "2",
+    )
+    assert "0 requested now" in again.output, again.output  # type: ignore[attr-defined]
+    one = _conflicts_report("one", tmp_path / "one", session=session)
+    sharded = _conflicts_report("sharded", tmp_path / "sharded", session=session)
+    assert one == sharded and len(one) >= 2
+    statuses = dict(session.exec(select(GenerationRun.name, GenerationRun.status)).all())
+    assert statuses == {"one": "done", "sharded": "done"}
+
+
+def test_sharded_sources_run_writes_the_files_one_process_writes(
+    tmp_path: Path, cli: Callable[..., object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = ("sources", "run", "--model", "sim/src-rigid", "--limit", "5", "--bootstrap", "200")
+    sharded = ("--executor", "local", "--shard-items", "2")
+    for run, extra in (("one", ()), ("sharded", sharded)):
+        # a workspace each: probes.jsonl says whether an answer came from the cache
+        monkeypatch.setenv("DRIFTLENS_WORKSPACE", str(tmp_path / f"ws-{run}"))
+        res = cli(*base, "--run", "r", "--out", str(tmp_path / run), *extra)
+        assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+    again = cli(*base, "--run", "r", "--out", str(tmp_path / "again"), *sharded)
+    assert "answered now" in again.output and " 0 answered now" in again.output  # type: ignore[attr-defined]
+    names = ("probes.csv", "probes.jsonl", "stats.json")
+    one = {n: (tmp_path / "one" / n).read_text(encoding="utf-8") for n in names}
+    assert one == {n: (tmp_path / "sharded" / n).read_text(encoding="utf-8") for n in names}
+    assert one == {n: (tmp_path / "again" / n).read_text(encoding="utf-8") for n in names}
+    assert one["probes.csv"].count("\n") > 60

@@ -1,0 +1,177 @@
+"""``sources run`` on an executor: shards of items.
+
+A source-reliance item's probes (its bare probe first, then every tier and variant) stay
+in one shard: the bare answer fixes the wrong option the other variants assert, and the
+seeds derive from the item and the settings only (:mod:`study.sources.plan`), so an item's
+probes are the same whichever shard asks them. The coordinator takes the run's lease
+(``source_run:NAME``, the one a single-process ``sources run`` takes), checks the
+settings and creates the run row with an empty scope (nothing is asked), hands out the
+shards, sets the status and runs the endpoint's repeat check once; each task calls
+:func:`study.sources.store.run_stored_sources` with its scope, which upserts probes keyed
+by (run, instruction, tier, item, variant), so a retried shard stores nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from storage.repo.sources import set_source_run_status
+from storage.settings import Settings
+from storage.source_models import SourceProbe
+from storage.workspace import open_workspace_session
+from study.cluster.coordinator import run_coordinated
+from study.cluster.executors import Executor
+from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, ShardScope, shard_keys
+from study.sources.items import MCQItem
+from study.sources.plan import SourcesConfig
+from study.sources.store import StoredRunSummary
+
+
+@dataclass(frozen=True)
+class SourcesShardTask:
+    """One shard of a source-reliance run: every probe of its items."""
+
+    settings: Settings
+    name: str
+    model: str
+    items: tuple[MCQItem, ...]
+    configs: tuple[SourcesConfig, ...]
+    concurrency: int
+    scope: ShardScope[str]
+    claims: dict[str, str] = field(default_factory=dict)
+
+
+def sources_shard(task: SourcesShardTask) -> StoredRunSummary:
+    """Probe one shard's items (in a worker process): own session, own backend."""
+    from study.sources.sim.wiring import backend_for
+    from study.sources.store import run_stored_sources
+
+    with open_workspace_session(task.settings, migrate=False) as session:
+        return run_stored_sources(
+            task.name,
+            task.items,
+            backend_for(task.model, task.items),
+            task.configs,
+            session=session,
+            claims=task.claims,
+            concurrency=task.concurrency,
+            scope=task.scope,
+        )
+
+
+def planned_probes(items: Sequence[MCQItem], configs: Sequence[SourcesConfig]) -> int:
+    """Probes of the whole plan: per instruction, each item's bare probe and its variants."""
+    return sum(
+        len(items) * (1 + len(c.tiers) * sum(v != "bare" for v in c.variants)) for c in configs
+    )
+
+
+def run_sources_sharded(
+    name: str | None,
+    items: Sequence[MCQItem],
+    model: str,
+    configs: Sequence[SourcesConfig],
+    *,
+    session: Session,
+    settings: Settings,
+    executor: Executor,
+    claims: dict[str, str] | None = None,
+    concurrency: int = 16,
+    per_shard: int = DEFAULT_SHARD_QUESTIONS,
+    progress: Callable[[int, int], None] | None = None,
+) -> StoredRunSummary:
+    """Run (or resume) a stored source-reliance run with its item shards on ``executor``.
+
+    ``progress(done, total)``: the run's stored probes (every worker's) over the plan.
+
+    Raises:
+        ConfigError, InputError: as :func:`study.sources.store.run_stored_sources`.
+        ServiceError: a lost task (:mod:`study.cluster.ray_executor`).
+    """
+    from study.sources.sim.wiring import backend_for
+    from study.sources.store import (
+        default_run_name,
+        repeat_warning_of,
+        run_config,
+        run_stored_sources,
+    )
+
+    claims = claims or {}
+    backend = backend_for(model, items)
+    spec = backend if isinstance(backend, str) else backend.spec
+    name = name or default_run_name(run_config(spec, items, configs, claims))
+    parent = f"source_run:{name}"
+    run_id, status = [0], ["interrupted"]  # set by before() and after()
+    total = planned_probes(items, configs)
+
+    def before() -> None:
+        # the settings checked and the run row created here, once: no shard races to it
+        setup = ShardScope[str](keys=frozenset(), lease_key=f"{parent}#setup")
+        made = run_stored_sources(
+            name, items, backend, configs, session=session, claims=claims, scope=setup
+        )
+        run_id[0] = made.run_id
+        set_source_run_status(made.run_id, "running", session=session)
+        session.commit()
+
+    def tasks() -> list[SourcesShardTask]:
+        return [
+            SourcesShardTask(
+                settings=settings,
+                name=name,
+                model=model,
+                items=tuple(items),
+                configs=tuple(configs),
+                concurrency=concurrency,
+                scope=ShardScope(frozenset(g), f"{parent}#shard:{i}"),
+                claims=claims,
+            )
+            for i, g in enumerate(shard_keys([it.id for it in items], per_shard=per_shard))
+        ]
+
+    def report() -> None:
+        assert progress is not None
+        session.commit()  # a fresh snapshot: every worker's committed probes
+        stored = session.exec(
+            select(func.count())
+            .select_from(SourceProbe)
+            .where(col(SourceProbe.run_id) == run_id[0])
+            .where(col(SourceProbe.status) != "failed")
+        ).one()
+        progress(int(stored), total)
+
+    def after(parts: list[StoredRunSummary] | None) -> None:
+        if parts is not None:
+            status[0] = "done" if all(p.failed == 0 for p in parts) else "incomplete"
+        if run_id[0]:
+            set_source_run_status(run_id[0], status[0], session=session)
+            session.commit()
+
+    parts = run_coordinated(
+        parent,
+        f"Source run {name!r}",
+        session=session,
+        executor=executor,
+        fn=sources_shard,
+        tasks=tasks,
+        report=report if progress else None,
+        before=before,
+        after=after,
+    )
+    answered = sum(p.answered for p in parts)
+    return StoredRunSummary(
+        name=name,
+        run_id=run_id[0],
+        status=status[0],
+        already_stored=sum(p.already_stored for p in parts),
+        answered=answered,
+        failed=sum(p.failed for p in parts),
+        # once per run, as one process checks it (two identical bare probes)
+        repeat_warning=repeat_warning_of(backend, items[0], configs[0], claims)
+        if answered
+        else None,
+    )
