@@ -112,3 +112,29 @@ def calibration_cmd(
 
         write_frame_csv(pd.DataFrame(run.triage, columns=["item", "judge", "human"]), triage_out)
         _out.print(f"Wrote {triage_out}", markup=False, highlight=False)
+
+
+@judges_app.command("calibration-table")
+def calibration_table_cmd(
+    ctx: typer.Context,
+    study: str = typer.Argument(..., help="The Label Studio study (e.g. disposition_check)."),
+    out: Path = typer.Option(..., "--out", help="The CSV to write (item, judge, human)."),
+) -> None:
+    """Each item's judge label beside the human majority of a pulled Label Studio study:
+    the table `driftlens judges calibration` reads."""
+    import shlex
+
+    from study.judge_robustness.human_table import calibration_table
+    from study.safe_csv import write_frame_csv
+
+    with session_for(ctx) as session:
+        got = calibration_table(study, session=session)
+    write_frame_csv(got.table, out)
+    _out.print(
+        f"Wrote {out}: {len(got.table)} items judged by {got.judge} with a human majority "
+        f"({got.no_majority} without a majority, {got.no_judge_label} without a judge label).",
+        markup=False,
+        highlight=False,
+    )
+    command = ["driftlens", "judges", "calibration", str(out), "--levels", ",".join(got.levels)]
+    _out.print(f"Next: {shlex.join(command)}", markup=False, highlight=False)

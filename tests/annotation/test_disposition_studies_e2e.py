@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from statistics import mean
 from typing import Any
 
 import krippendorff
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 from sqlmodel import select
@@ -42,8 +44,28 @@ def _annotate(
             )
 
 
+def _calibration_from_the_study(
+    run_cli: Any, tmp_path: Path, judge: list[str], human: list[str], levels: list[str]
+) -> None:
+    """The pulled study's judge-vs-majority table feeds ``judges calibration``: κ as sklearn."""
+    table = tmp_path / "calibration.csv"
+    res = run_cli("judges", "calibration-table", "disposition_check", "--out", str(table))
+    assert res.code == 0, res.err
+    said = " ".join(res.out.split())  # the console wraps long lines
+    assert "5 items judged by" in said and "1 without a majority" in said
+    got = pd.read_csv(table, dtype=str, keep_default_na=False)
+    assert sorted(zip(got["judge"], got["human"], strict=True)) == sorted(
+        zip(judge, human, strict=True)
+    )
+    assert f"--levels {','.join(levels)}" in said
+    res = run_cli("judges", "calibration", str(table), "--levels", ",".join(levels))
+    assert res.code == 0, res.err
+    kappa = cohen_kappa_score(judge, human)
+    assert f"Cohen's kappa {kappa:.3f}" in " ".join(res.out.split()), res.out
+
+
 def test_disposition_classifier_check_and_test_awareness(
-    run_cli: Any, ls_client: LabelStudioClient
+    run_cli: Any, ls_client: LabelStudioClient, tmp_path: Path
 ) -> None:
     res = run_cli("annotate", "push", "disposition_check", "--json")
     assert res.code == 2 and "disposition=STUDY" in res.err
@@ -101,6 +123,7 @@ def test_disposition_classifier_check_and_test_awareness(
     assert humans["kappa"] == pytest.approx(cohen_kappa_score(ann1, ann2))
     res = run_cli("annotate", "apply", "disposition_check")
     assert res.code == 0 and "humans" in res.out
+    _calibration_from_the_study(run_cli, tmp_path, machine[1:], ann1[1:], cats)
 
     res = run_cli(
         "annotate", "push", "test_awareness", "--select", "disposition=dcheck", "--json"

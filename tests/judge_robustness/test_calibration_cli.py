@@ -58,3 +58,12 @@ def test_a_missing_column_is_one_sentence(
     path = _table(tmp_path)
     res = cli("judges", "calibration", str(path), "--levels", "0,1", f"--{column}-column", "x")
     assert isinstance(res.exception, DriftLensError) and "no column 'x'" in str(res.exception)
+
+
+def test_calibration_table_of_an_uncovered_study_is_one_sentence(
+    cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    bad = cli("judges", "calibration-table", "helpfulness", "--out", str(tmp_path / "t.csv"))
+    assert bad.exit_code != 0 and isinstance(bad.exception, DriftLensError)
+    assert "covers disposition_check so far, not 'helpfulness'" in str(bad.exception)
+    assert not (tmp_path / "t.csv").exists()
