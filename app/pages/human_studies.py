@@ -150,8 +150,9 @@ selection_text = st.text_area(
 selection: Selection | None = None
 try:
     selection = parse_selection([ln for ln in selection_text.splitlines() if ln.strip()])
-    # Building every task of a large run takes seconds (label_check: one per stored step
-    # label); say so in the page (the status widget is hidden) and count once per revision.
+    # Counting can take a moment on a large workspace (kinds without a keys-first path build
+    # every task to count them); say so in the page (the status widget is hidden) and count
+    # once per revision.
     with st.spinner("Counting the tasks this selection makes…", show_time=True):
         preview = _preview(settings.db_url, study, selection.model_dump_json(), _revision())
 except DriftLensError as exc:
@@ -176,12 +177,13 @@ else:
 if pushed_now and selection is not None:
     try:
         client = _client()
-        # Tasks first: a selection that makes none never creates a project.
-        with page_session() as session:
-            tasks = tasks_to_push(study, selection, session=session)
-            project = ensure_project(study, client=client, session=session)
-        with page_session() as session:
-            pushed = push(study, tasks, client=client, session=session)
+        with st.spinner("Building the tasks and pushing them to Label Studio…", show_time=True):
+            # Tasks first: a selection that makes none never creates a project.
+            with page_session() as session:
+                tasks = tasks_to_push(study, selection, session=session)
+                project = ensure_project(study, client=client, session=session)
+            with page_session() as session:
+                pushed = push(study, tasks, client=client, session=session)
         st.success(
             f"{'Created' if project.created else 'Reused'} project {pushed.project_id}: "
             f"imported {pushed.imported} of {pushed.selected} tasks "

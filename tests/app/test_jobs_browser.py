@@ -2,7 +2,8 @@
 job that a reload does not stop, shows again after the reload, and ends where it should.
 
 One served workspace for the module (sample questions, nothing else); the tests build on
-each other in file order: C generates and labels the run that D analyses.
+each other in file order: C generates and labels the run that D analyses. The Jobs page
+cancels a running job (its row and its process) and resumes a killed one.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,11 +25,19 @@ from sqlmodel import col, func, select
 
 from storage.models import Analysis, GenerationRun, Response, StepLabel
 from storage.paths import resolve_stored_path
+from storage.repo.leases import pid_alive
 from storage.settings import Settings, default_db_url, resolve_settings
 from storage.workspace import open_workspace_session
 from study.jobs import JobRecord, get_job, list_jobs, submit_job
+from study.jobs.service import CANCEL_GRACE_S
 from study.questions import import_sample_questions
-from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
+from tests.app.browser_support import (
+    IDLE_JS,
+    free_port,
+    require_chromium,
+    serve_app,
+    wait_for_streamlit,
+)
 from tests.study.jobs_support import wait_for_jobs, wait_for_progress
 
 if TYPE_CHECKING:
@@ -190,11 +202,12 @@ def _job_after(served: Served, job_id: int) -> None:
     raise AssertionError(f"no job was submitted after job {job_id}")
 
 
-def _slow_job(served: Served, run: str, perturbations: str = "noise") -> JobRecord:
-    """A submitted generation that has reported its first unit (Cancel is tested on real
-    processes in tests/jobs; its click here did not reach the server reliably)."""
-    # ten samples of each condition at one request in flight: long enough to act on
-    argv = ["generate", "--model", "sim/default", "--run", run, "--perturbations", perturbations]
+def _slow_job(
+    served: Served, run: str, perturbations: str = "noise", *, model: str = "sim/default"
+) -> JobRecord:
+    """A submitted generation that has reported its first unit."""
+    # ten samples of each condition at one request in flight
+    argv = ["generate", "--model", model, "--run", run, "--perturbations", perturbations]
     argv += ["--samples", "10", "--concurrency", "1"]
     with open_workspace_session(served.settings) as session:
         job = submit_job(
@@ -207,6 +220,80 @@ def _slow_job(served: Served, run: str, perturbations: str = "noise") -> JobReco
             scope={"run": run},
         )
     return wait_for_progress(served.settings, job.id)
+
+
+def _wait_until(what: str, check: Callable[[], bool], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} within {seconds:.0f} s")
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def slow_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The simulator served over HTTP with 200 ms per answer, as ``openai-api/slow/…``.
+
+    A job on it runs for minutes while using almost no CPU (the sim in-process answers a
+    whole run in about two seconds, before a page could show it running). The variables go
+    to the jobs this test submits (they inherit its environment).
+    """
+    port = free_port()
+    driftlens = Path(sys.executable).with_name("driftlens")
+    server = subprocess.Popen(
+        [str(driftlens), "sim", "serve", "--port", str(port), "--delay-ms", "200"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "no simulator"
+                time.sleep(0.2)
+        monkeypatch.setenv("SLOW_BASE_URL", f"http://127.0.0.1:{port}/v1")
+        monkeypatch.setenv("SLOW_API_KEY", "any")
+        yield "openai-api/slow/default"
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+
+
+def test_jobs_page_cancel_stops_a_running_job(
+    served: Served, page: Page, slow_endpoint: str
+) -> None:
+    running = _slow_job(served, "cancelled", model=slow_endpoint)
+    assert running.running and pid_alive(running.pid), running
+    page.goto(f"{served.url}/jobs?job={running.id}", wait_until="domcontentloaded")
+    main = page.locator('[data-testid="stMain"]')
+    cancel = main.get_by_role("button", name="Cancel", exact=True)
+    cancel.wait_for(timeout=60_000)  # the sidebar names "Jobs" before the page has run
+    wait_for_streamlit(page, "Jobs")
+    assert cancel.count() == 1, _text(page)
+    # A click while the script runs is lost (the widgets are being replaced): click once
+    # the app is idle, and only once, so a click that does not reach the server fails here.
+    page.wait_for_function(IDLE_JS, timeout=60_000)
+    cancel.click()
+
+    def state() -> str:
+        with open_workspace_session(served.settings) as session:
+            return get_job(running.id, session=session).state
+
+    _wait_until("the job row was not marked cancelled", lambda: state() == "cancelled", 60)
+    # SIGTERM, then SIGKILL after the grace period: the process is gone either way
+    _wait_until(
+        f"process {running.pid} was still alive",
+        lambda: not pid_alive(running.pid),
+        CANCEL_GRACE_S + 20,
+    )
+    main.get_by_text("cancelled").first.wait_for()
+    page.screenshot(path=str(ARTIFACTS / "jobs-cancelled.png"), full_page=True)
+    _no_exception(page)
+    assert state() == "cancelled"  # the process's end did not overwrite it
 
 
 def test_jobs_page_resumes_an_interrupted_job(served: Served, page: Page) -> None:
