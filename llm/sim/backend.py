@@ -12,7 +12,7 @@ from llm.sim.extras import SimExtras
 from llm.sim.presets import SimPreset
 from llm.sim.registry import get_preset
 from llm.sim.response import Classifier
-from llm.types import ChatRequest, ChatResult, ResultCallback
+from llm.types import ChatRequest, ChatResult, ResultCallback, TokenLogprob
 
 
 class InProcessBackend:
@@ -29,6 +29,53 @@ class InProcessBackend:
     def answer(self, request: ChatRequest) -> ChatResult:
         """Answer one request synchronously."""
         raise NotImplementedError
+
+    def result(
+        self,
+        request: ChatRequest,
+        text: str | None,
+        *,
+        started: float,
+        seed: int | None,
+        finish_reason: str | None = "stop",
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        logprobs: tuple[TokenLogprob, ...] | None = None,
+        error: str | None = None,
+    ) -> ChatResult:
+        """The result of an answer given in-process: one attempt, simulated, not cached here.
+
+        Args:
+            request: The request answered.
+            text: The reply (``None`` with ``error``).
+            started: ``time.perf_counter()`` when answering began.
+            seed: The sampling seed the answer used.
+            finish_reason: Why the reply ended.
+            prompt_tokens: Defaults to the words of the request's messages.
+            completion_tokens: Defaults to the words of ``text``.
+            logprobs: Per-token logprobs, when asked for.
+            error: Why the request is refused (a ``bad_request``).
+        """
+        if prompt_tokens is None:
+            prompt_tokens = sum(len(m.content.split()) for m in request.messages)
+        if completion_tokens is None:
+            completion_tokens = len(text.split()) if text else 0
+        return ChatResult(
+            text=text,
+            finish_reason=finish_reason,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            error=error,
+            cached=False,
+            cache_key="",
+            attempts=1,
+            model=self.spec,
+            simulated=True,
+            error_kind="bad_request" if error else None,
+            seed=seed,
+            logprobs=logprobs,
+        )
 
     async def achat(
         self,
@@ -85,18 +132,13 @@ class SimBackend(InProcessBackend):
             extras=SimExtras.from_request(request),
             classify_memory=self._classify,
         )
-        return ChatResult(
-            text=out.text,
+        return self.result(
+            request,
+            out.text,
+            started=start,
+            seed=seed,
             finish_reason=out.finish_reason,
             prompt_tokens=out.prompt_tokens,
             completion_tokens=out.completion_tokens,
-            latency_ms=(time.perf_counter() - start) * 1000.0,
-            error=None,
-            cached=False,
-            cache_key="",
-            attempts=1,
-            model=self.spec,
-            simulated=True,
-            seed=seed,
             logprobs=out.logprobs,
         )

@@ -357,20 +357,13 @@ class SimStudioBackend(InProcessBackend):
             text, error = self._paraphrase(user), None
         else:
             text, error = None, "the simulated studio model only answers studio requests"
-        return ChatResult(
-            text=text,
-            finish_reason="stop" if text is not None else None,
-            prompt_tokens=sum(len(c.split()) for _, c in messages),
-            completion_tokens=len(text.split()) if text else 0,
-            latency_ms=(time.perf_counter() - start) * 1000.0,
-            error=error,
-            cached=False,
-            cache_key="",
-            attempts=1,
-            model=self.spec,
-            simulated=True,
-            error_kind="bad_request" if error else None,
+        return self.result(
+            request,
+            text,
+            started=start,
             seed=request.sampling.seed,
+            finish_reason="stop" if text is not None else None,
+            error=error,
         )
 
 

@@ -391,17 +391,6 @@ class DispositionSimBackend(InProcessBackend):
             stop=tuple(request.stop or ()),
         )
         assert out is not None
-        return ChatResult(
-            text=out.text,
-            finish_reason=out.finish_reason,
-            prompt_tokens=sum(len(m.content.split()) for m in request.messages),
-            completion_tokens=len(out.text.split()),
-            latency_ms=(time.perf_counter() - start) * 1000.0,
-            error=None,
-            cached=False,
-            cache_key="",
-            attempts=1,
-            model=self.spec,
-            simulated=True,
-            seed=seed,
+        return self.result(
+            request, out.text, started=start, seed=seed, finish_reason=out.finish_reason
         )

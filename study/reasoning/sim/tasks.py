@@ -27,19 +27,6 @@ from study.reasoning.sim.generator import baseline_steps
 QUESTION_FILTER_TASK = "question-filter"
 JUDGE_TASK = "judge"
 
-#: The domains of SPEC §2, in the order the filter reports them.
-FILTER_DOMAINS: tuple[str, ...] = (
-    "career",
-    "education",
-    "health",
-    "finance",
-    "relationship",
-    "ethics and morality",
-    "personal decision",
-    "other",
-)
-
-
 # --------------------------------------------------------------------- question filter
 
 # A question that opens like these asks for a fact, not for reasoning.

@@ -119,20 +119,8 @@ class SourceSimBackend(InProcessBackend):
             seed=request.sampling.seed,
             top_logprobs=k,
         )
-        return ChatResult(
-            text=out.text,
-            finish_reason="stop",
-            prompt_tokens=sum(len(m.content.split()) for m in request.messages),
-            completion_tokens=len(out.text.split()),
-            latency_ms=(time.perf_counter() - start) * 1000.0,
-            error=None,
-            cached=False,
-            cache_key="",
-            attempts=1,
-            model=self.spec,
-            simulated=True,
-            seed=request.sampling.seed,
-            logprobs=out.logprobs,
+        return self.result(
+            request, out.text, started=start, seed=request.sampling.seed, logprobs=out.logprobs
         )
 
 
