@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from app.cli.console import SafeConsole
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.failures import exit_if_failed
 from app.cli.request_limits import bootstrap_option
+from app.cli.sources_render import num, render_stats, term
 from study.request_failures import RequestFailures
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
@@ -35,23 +34,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(sources_app, name="sources")
 
 
-def _term(text: object) -> str:
-    """Untrusted text for the terminal: no control characters, no rich markup."""
-    s = "".join(
-        ch if unicodedata.category(ch)[0] != "C" else "\N{REPLACEMENT CHARACTER}"
-        for ch in str(text)
-    )
-    return escape(s)
-
-
-def _f(x: Any, digits: int = 2) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
-
-
 def _fail(exc: BaseException, path: Path | None = None) -> typer.Exit:
     from app.cli.errors import report_user_error
     from storage.errors import DriftLensError
@@ -61,76 +43,6 @@ def _fail(exc: BaseException, path: Path | None = None) -> typer.Exit:
     if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
         exc = DriftLensError(f"{exc.filename or path}: {exc.strerror or exc}")
     return typer.Exit(report_user_error(exc, debug=False))
-
-
-def render_stats(result: dict[str, Any]) -> None:
-    """Print the per-(model, dataset) summary tables of a stats result."""
-    from study.sources.report import effect_lines
-
-    meta = result["meta"]
-    for model, datasets in result["models"].items():
-        for dataset, c in datasets.items():
-            table = Table(
-                title=(
-                    f"{_term(model)} · {_term(dataset)} — {c['n_questions']} questions, "
-                    f"bare accuracy {_f(c['bare_accuracy'])} (B = {meta['bootstrap']})"
-                ),
-                title_justify="left",
-            )
-            for col in ("source", "PAR+", "SDR+", "PAR-", "SDR-", "type", "P(type)"):
-                table.add_column(col, justify="left" if col in ("source", "type") else "right")
-            for s in ("user", "doc"):
-                b = c["behaviour"][s]
-                ci = c["rate_ci"][s]
-                t = b["type"]
-                table.add_row(
-                    s,
-                    f"{_f(c['par_plus'][s])} [{_f(ci['par_plus'][0])}, {_f(ci['par_plus'][1])}]",
-                    f"{_f(c['sdr_plus'][s])} [{_f(ci['sdr_plus'][0])}, {_f(ci['sdr_plus'][1])}]",
-                    _f(c["par_minus"][s]),
-                    _f(c["sdr_minus"][s]),
-                    t or ("undefined" if c.get("usable", {}).get("assessable", True) else "–"),
-                    _f(b["share"][t]) if t else "–",
-                )
-            _out.print(table)
-            o = c["odds_ratios"]
-            if c.get("separation"):
-                # a (quasi-)separated fit has no finite odds ratio: a number such as 4.3e17
-                # next to its shares would read as a measurement
-                _out.print(
-                    "  odds ratios and Self%/U%/D%: not estimable (separation: some variant "
-                    "is answered the same way every time; more items are needed)"
-                )
-            else:
-                _out.print(
-                    f"  odds ratios: parametric {_f(o['parametric'])}, user {_f(o['user'])}, "
-                    f"doc {_f(o['doc'])}; Self% {_f(c['self_pct'], 1)}, "
-                    f"U% {_f(c['user_pct'], 1)}, D% {_f(c['doc_pct'], 1)}, "
-                    f"U%/D% {_f(c['u_over_d'])}"
-                )
-            nb = c.get("without_bare")
-            if nb:
-                _out.print(
-                    f"  without bare rows: Self% {_f(nb['self_pct'], 1)}, "
-                    f"U%/D% {_f(nb['u_over_d'])}"
-                )
-            for instr, e in (c.get("instruction_effect") or {}).items():
-                _out.print(
-                    f"  instruction {instr}: PAR+ user {_f(e['par_plus']['user'])} doc "
-                    f"{_f(e['par_plus']['doc'])}, SDR+ user {_f(e['sdr_plus']['user'])} doc "
-                    f"{_f(e['sdr_plus']['doc'])}, Self% {_f(e['self_pct'], 1)}"
-                )
-            for line in effect_lines(c):
-                _out.print(f"  {_term(line)}")
-            if c["kl"]:
-                kl = ", ".join(f"{v} {_f(x)}" for v, x in c["kl"].items())
-                _out.print(f"  KL vs bare (bits): {kl}")
-            for r in c["regressions"]:
-                if r.get("error"):
-                    _out.print(
-                        f"  regression tier {_term(r['tier'])!r} {r['ordering'] or '-'}: "
-                        f"not fitted ({_term(r['error'])})"
-                    )
 
 
 @sources_app.command("stats")
@@ -176,7 +88,7 @@ def stats_cmd(
         raise _fail(exc, table) from None
     render_stats(result)
     if json_out is not None:
-        _out.print(f"Wrote {_term(json_out)}")
+        _out.print(f"Wrote {term(json_out)}")
 
 
 @sources_app.command("items")
@@ -201,16 +113,16 @@ def items_cmd(
             out.write_text(items_to_jsonl(items), encoding="utf-8")
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc, path) from None
-    _out.print(f"{len(items)} items read from {_term(path)}.")
+    _out.print(f"{len(items)} items read from {term(path)}.")
     for note in notes[:3]:
-        _out.print(f"  note: {_term(note)}")
+        _out.print(f"  note: {term(note)}")
     if len(notes) > 3:
         _out.print(f"  note: {len(notes) - 3} more items repeat an earlier question text")
     for ds, shares in answer_balance(items).items():
         parts = ", ".join(f"{k} {v:.1%}" for k, v in shares.items())
-        _out.print(f"  {_term(ds)}: correct answer at {parts}")
+        _out.print(f"  {term(ds)}: correct answer at {parts}")
     if out is not None:
-        _out.print(f"Wrote {_term(out)}")
+        _out.print(f"Wrote {term(out)}")
 
 
 def _stored_runs(ctx: typer.Context, name: str) -> list[Any]:
@@ -265,8 +177,8 @@ def _finish_run(
     render_stats(result)
     _out.print(
         f"{n} probes ({unknown} unknown, {failed} failed). "
-        f"Wrote {_term(out_dir / 'probes.csv')}, probes.jsonl, stats.json and "
-        f"{_term(out_dir / files.html.name)}"
+        f"Wrote {term(out_dir / 'probes.csv')}, probes.jsonl, stats.json and "
+        f"{term(out_dir / files.html.name)}"
     )
 
 
@@ -394,11 +306,11 @@ def run_cmd(
                     )
             runs = load_sources_runs(summary.name, session=session)
         _out.print(
-            f"Run {_term(summary.name)} ({summary.status}): {summary.already_stored} probes "
+            f"Run {term(summary.name)} ({summary.status}): {summary.already_stored} probes "
             f"already stored, {summary.answered} answered now, {summary.failed} failed."
         )
         if summary.repeat_warning:
-            _out.print(f"Warning: {_term(summary.repeat_warning)}")
+            _out.print(f"Warning: {term(summary.repeat_warning)}")
         # one rule for all (as generate): failed probes exit 3 with the cause, and no
         # report is written from an incomplete run
         exit_if_failed(RequestFailures(summary.failed, summary.answered + summary.failed))
@@ -450,8 +362,8 @@ def runs_cmd(ctx: typer.Context) -> None:
         table.add_column(col)
     for ln in lines:
         table.add_row(
-            _term(ln.name),
-            _term(ln.model) + (" (SIMULATED)" if ln.simulated else ""),
+            term(ln.name),
+            term(ln.model) + (" (SIMULATED)" if ln.simulated else ""),
             ln.status,
             str(ln.items),
             ln.instructions,
@@ -482,16 +394,16 @@ def demo_cmd(
     _out.print("[bold red]SIMULATED DATA[/] — every answer comes from the built-in simulator.")
     for name, by in res.types.items():
         parts = "; ".join(
-            f"{s}: {b['type']} (P {_f(b['share'][b['type']])})" for s, b in by.items()
+            f"{s}: {b['type']} (P {num(b['share'][b['type']])})" for s, b in by.items()
         )
-        _out.print(f"  {_term(name)} — {parts}")
+        _out.print(f"  {term(name)} — {parts}")
     _out.print("\n[bold]Next:[/]")
-    _out.print(f"  open the report      {_term(res.report.html.resolve())}")
+    _out.print(f"  open the report      {term(res.report.html.resolve())}")
     _out.print(
-        f"  re-run the stats     .venv/bin/driftlens sources stats {_term(res.table_csv)} "
+        f"  re-run the stats     .venv/bin/driftlens sources stats {term(res.table_csv)} "
         "--json stats.json"
     )
-    _out.print(f"  SFT mixture (JSONL)  {_term(res.sft_jsonl)}")
+    _out.print(f"  SFT mixture (JSONL)  {term(res.sft_jsonl)}")
 
 
 @sources_app.command("export-sft")
@@ -526,7 +438,7 @@ def export_sft_cmd(
         out.write_text(sft_jsonl(rows), encoding="utf-8")
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc, out) from None
-    _out.print(f"Wrote {len(rows)} examples ({strategy}) to {_term(out)}")
+    _out.print(f"Wrote {len(rows)} examples ({strategy}) to {term(out)}")
 
 
 @sources_app.command("claims")
@@ -568,11 +480,11 @@ def claims_cmd(
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc, out) from None
     _out.print(
-        f"Wrote {len(res.claims)} claims to {_term(out)} and claim set {_term(name)}; "
+        f"Wrote {len(res.claims)} claims to {term(out)} and claim set {term(name)}; "
         f"{len(res.failed)} items without."
     )
     for k, why in list(res.failed.items())[:5]:
-        _out.print(f"  {_term(k)}: {_term(why)}")
+        _out.print(f"  {term(k)}: {term(why)}")
 
 
 @sources_app.command("claims-import")
@@ -606,4 +518,4 @@ def claims_import_cmd(
             session.commit()
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc, path) from None
-    _out.print(f"Stored {n} claims from {_term(path)} in claim set {_term(claim_set)}.")
+    _out.print(f"Stored {n} claims from {term(path)} in claim set {term(claim_set)}.")

@@ -1,0 +1,107 @@
+"""How ``driftlens sources`` prints: untrusted text for the terminal and the statistics.
+
+The ``stats`` and ``run`` commands print the same result (``stats.json``'s dictionary):
+per model and dataset the PAR/SDR table by source, the odds ratios and shares, the
+instruction variants, notes, KL against the bare condition and the regressions' state.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from app.cli.console import SafeConsole
+
+_out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
+
+
+def term(text: object) -> str:
+    """Untrusted text for the terminal: no control characters, no rich markup."""
+    s = "".join(
+        ch if unicodedata.category(ch)[0] != "C" else "\N{REPLACEMENT CHARACTER}"
+        for ch in str(text)
+    )
+    return escape(s)
+
+
+def num(x: Any, digits: int = 2) -> str:
+    """A number for a table cell (``–`` for none)."""
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def render_stats(result: dict[str, Any]) -> None:
+    """Print the per-(model, dataset) summary tables of a stats result."""
+    from study.sources.report import effect_lines
+
+    meta = result["meta"]
+    for model, datasets in result["models"].items():
+        for dataset, c in datasets.items():
+            table = Table(
+                title=(
+                    f"{term(model)} · {term(dataset)} — {c['n_questions']} questions, "
+                    f"bare accuracy {num(c['bare_accuracy'])} (B = {meta['bootstrap']})"
+                ),
+                title_justify="left",
+            )
+            for col in ("source", "PAR+", "SDR+", "PAR-", "SDR-", "type", "P(type)"):
+                table.add_column(col, justify="left" if col in ("source", "type") else "right")
+            for s in ("user", "doc"):
+                b = c["behaviour"][s]
+                ci = c["rate_ci"][s]
+                t = b["type"]
+                table.add_row(
+                    s,
+                    f"{num(c['par_plus'][s])} [{num(ci['par_plus'][0])}, {num(ci['par_plus'][1])}]",
+                    f"{num(c['sdr_plus'][s])} [{num(ci['sdr_plus'][0])}, {num(ci['sdr_plus'][1])}]",
+                    num(c["par_minus"][s]),
+                    num(c["sdr_minus"][s]),
+                    t or ("undefined" if c.get("usable", {}).get("assessable", True) else "–"),
+                    num(b["share"][t]) if t else "–",
+                )
+            _out.print(table)
+            o = c["odds_ratios"]
+            if c.get("separation"):
+                # a (quasi-)separated fit has no finite odds ratio: a number such as 4.3e17
+                # next to its shares would read as a measurement
+                _out.print(
+                    "  odds ratios and Self%/U%/D%: not estimable (separation: some variant "
+                    "is answered the same way every time; more items are needed)"
+                )
+            else:
+                _out.print(
+                    f"  odds ratios: parametric {num(o['parametric'])}, user {num(o['user'])}, "
+                    f"doc {num(o['doc'])}; Self% {num(c['self_pct'], 1)}, "
+                    f"U% {num(c['user_pct'], 1)}, D% {num(c['doc_pct'], 1)}, "
+                    f"U%/D% {num(c['u_over_d'])}"
+                )
+            nb = c.get("without_bare")
+            if nb:
+                _out.print(
+                    f"  without bare rows: Self% {num(nb['self_pct'], 1)}, "
+                    f"U%/D% {num(nb['u_over_d'])}"
+                )
+            for instr, e in (c.get("instruction_effect") or {}).items():
+                _out.print(
+                    f"  instruction {instr}: PAR+ user {num(e['par_plus']['user'])} doc "
+                    f"{num(e['par_plus']['doc'])}, SDR+ user {num(e['sdr_plus']['user'])} doc "
+                    f"{num(e['sdr_plus']['doc'])}, Self% {num(e['self_pct'], 1)}"
+                )
+            for line in effect_lines(c):
+                _out.print(f"  {term(line)}")
+            if c["kl"]:
+                kl = ", ".join(f"{v} {num(x)}" for v, x in c["kl"].items())
+                _out.print(f"  KL vs bare (bits): {kl}")
+            for r in c["regressions"]:
+                if r.get("error"):
+                    _out.print(
+                        f"  regression tier {term(r['tier'])!r} {r['ordering'] or '-'}: "
+                        f"not fitted ({term(r['error'])})"
+                    )
