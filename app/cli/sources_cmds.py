@@ -463,7 +463,7 @@ def claims_cmd(
 
     try:
         from study.sources.items import read_items, shipped_items
-        from study.sources.tier2 import claims_to_jsonl, generate_claims, store_claims
+        from study.sources.tier2 import claims_to_jsonl, generate_claims, store_generated
 
         items = read_items(items_path) if items_path else shipped_items()
         name = claim_set or model
@@ -471,9 +471,7 @@ def claims_cmd(
             res = generate_claims(
                 items, model, session=session, concurrency=concurrency, progress=update
             )
-            store_claims(
-                res.claims, claim_set=name, writer=res.model, settings=res.settings, session=session
-            )
+            store_generated(res, claim_set=name, session=session)
             session.commit()
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(claims_to_jsonl(res), encoding="utf-8")
@@ -502,19 +500,12 @@ def claims_import_cmd(
 
     try:
         from study.sources.items import read_items, shipped_items
-        from study.sources.tier2 import read_claims, store_claims
+        from study.sources.tier2 import read_claims, store_imported
 
         items = read_items(items_path) if items_path else shipped_items()
         claims = read_claims(path, items, known_only=True)
         with session_for(ctx) as session:
-            n = store_claims(
-                claims,
-                claim_set=claim_set,
-                session=session,
-                prompt=None,
-                origin="imported",
-                source=str(path),
-            )
+            n = store_imported(claims, claim_set=claim_set, source=path, session=session)
             session.commit()
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc, path) from None

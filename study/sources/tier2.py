@@ -247,6 +247,24 @@ def store_claims(
     return len(rows)
 
 
+def store_generated(result: ClaimsResult, *, claim_set: str, session: Session) -> int:
+    """Store written claims with their writer and its request settings (``sources claims``)."""
+    return store_claims(
+        result.claims, claim_set=claim_set, writer=result.model, settings=result.settings,
+        session=session,
+    )  # fmt: skip
+
+
+def store_imported(
+    claims: dict[str, str], *, claim_set: str, source: Path, session: Session
+) -> int:
+    """Store a reviewed file's claims (``sources claims-import``): no writer, no settings."""
+    return store_claims(
+        claims, claim_set=claim_set, session=session, prompt=None, origin="imported",
+        source=str(source),
+    )  # fmt: skip
+
+
 def stored_claims(
     claim_set: str, *, session: Session, items: Sequence[MCQItem] | None = None
 ) -> dict[str, str]:
