@@ -495,6 +495,8 @@ class StudyAnalysis:
     judge_settings: tuple[tuple[str, str], ...] = ()
     #: the kept ``judges robustness --instrument disposition`` result (None: not assessed)
     robustness: RobustnessResult | None = None
+    #: the classifier against the human check's majority (study/disposition/judge_calibration)
+    calibration: tuple[str, ...] = ()
 
 
 def group_reference(arms: Sequence[Any]) -> Any | None:
@@ -529,6 +531,7 @@ def analyze_study(
         InputError: one judge's scores of one kind mix judge settings (never pooled).
     """
     from storage.repo.disposition import require_arms
+    from study.disposition.judge_calibration import classifier_calibration
     from study.disposition.judge_settings import study_judge_settings
 
     arms = require_arms(study, session=session)
@@ -572,6 +575,7 @@ def analyze_study(
         awareness_summary(study, session=session),
         settings,
         stored_robustness("disposition", study, session=session),
+        classifier_calibration(study, session=session, bootstrap=n_boot, seed=seed or 0),
     )
 
 

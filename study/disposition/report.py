@@ -27,6 +27,7 @@ import pandas as pd
 
 from study.disposition.analysis import ArmInfo, StudyAnalysis
 from study.disposition.awareness import agreement_line, awareness_frame_rows
+from study.disposition.judge_calibration import calibration_sections
 from study.disposition.judge_settings import robustness_sections, settings_sections
 from study.disposition.prereg import AnalysisPlan, plan_status, scorecard
 from study.report.figures import _figure, _save, plain_label
@@ -443,7 +444,8 @@ def write_disposition_report(
     ]
     settings_html, settings_md = settings_sections(analysis.judge_settings)
     robust_html, robust_md = robustness_sections(analysis.robustness)
-    html_parts += [*robust_html, *settings_html]
+    calib_html, calib_md = calibration_sections(analysis.calibration)
+    html_parts += [*robust_html, *calib_html, *settings_html]
     if analysis.skipped:
         html_parts.append(
             f'<p class="muted">Not analysed (one arm or no answers): '
@@ -484,7 +486,7 @@ def write_disposition_report(
     md += ["## Classifier check\n", repeat_line + "\n"]
     md += ["## Null test\n", null_line + "\n", md_table(null_show, null_cols)]
     md += ["## Noise shares\n", md_escape(noise_note) + "\n", md_table(noise_show, noise_cols)]
-    md += ["## Arms\n", md_table(arm_rows, arm_cols), *robust_md, *settings_md]
+    md += ["## Arms\n", md_table(arm_rows, arm_cols), *robust_md, *calib_md, *settings_md]
     md_path = out_dir / "disposition.md"
     md_path.write_text("\n".join(md), encoding="utf-8")
     files["report_html"] = html_path

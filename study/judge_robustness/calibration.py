@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -75,10 +76,28 @@ def calibrate_table(
         human.append(_level(hv.strip(), ordinal))
     if not judge:
         raise InputError(f"{path} has no rows.")
+    return calibrate_rows(
+        list(df[item_col]), judge, human, levels=scale, ordinal=ordinal, bootstrap=bootstrap,
+        seed=seed,
+    )  # fmt: skip
+
+
+def calibrate_rows(
+    items: Sequence[str],
+    judge: Sequence[Any],
+    human: Sequence[Any],
+    *,
+    levels: Sequence[Any],
+    ordinal: bool,
+    bootstrap: int,
+    seed: int,
+) -> CalibrationRun:
+    """The statistics and the triage order of labels already on the scale ``levels``."""
     result = judge_calibration(
-        judge, human, levels=scale, ordinal=ordinal, n_boot=bootstrap, seed=seed
-    )
-    rows = list(zip(df[item_col], judge, human, strict=True))
+        list(judge), list(human), levels=list(levels), ordinal=ordinal, n_boot=bootstrap,
+        seed=seed,
+    )  # fmt: skip
+    rows = list(zip(items, judge, human, strict=True))
 
     def gap(r: tuple[str, object, object]) -> float:
         if r[1] == r[2]:

@@ -37,8 +37,13 @@ class HumanTable:
     no_judge_label: int
 
 
-def calibration_table(study: str, *, session: Session) -> HumanTable:
+def calibration_table(
+    study: str, *, session: Session, disposition_study: str | None = None
+) -> HumanTable:
     """The study's calibration table (see the module docstring).
+
+    ``disposition_study`` keeps the items of one disposition study only (a
+    ``disposition_check`` project may hold several).
 
     Raises:
         InputError: a study this does not cover, or one without any item that has both a
@@ -59,7 +64,12 @@ def calibration_table(study: str, *, session: Session) -> HumanTable:
     levels: list[str] = []
     judges: set[str] = set()
     no_majority = no_judge = 0
-    for it in agg.items:
+    items = [
+        it
+        for it in agg.items
+        if disposition_study is None or it.payload.get("study") == disposition_study
+    ]
+    for it in items:
         for c in it.payload.get("categories") or []:
             value = str(c.get("value", "")) if isinstance(c, dict) else str(c)
             if value and value not in levels:

@@ -62,6 +62,15 @@ def _calibration_from_the_study(
     assert res.code == 0, res.err
     kappa = cohen_kappa_score(judge, human)
     assert f"Cohen's kappa {kappa:.3f}" in " ".join(res.out.split()), res.out
+    # the disposition report's section: the same statistics for this study's items
+    from study.disposition.analysis import analyze_study
+    from study.disposition.report import write_disposition_report
+
+    with open_workspace_session(resolve_settings()) as s:
+        files = write_disposition_report(analyze_study("dcheck", session=s, n_boot=100), tmp_path)
+    html = " ".join(files["report_html"].read_text("utf-8").split())
+    assert "Judge–human calibration (classifier)" in html
+    assert f"5 items; Cohen&#x27;s kappa {kappa:.3f}" in html and "triage: 1 disagreements" in html
 
 
 def test_disposition_classifier_check_and_test_awareness(

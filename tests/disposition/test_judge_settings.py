@@ -65,6 +65,7 @@ def test_scores_carry_settings_report_shows_them_mixing_is_refused(
     shown = f"prompt_version {CLASSIFIER_PROMPT_VERSION}, seed 0, temperature 0.0"
     for text, line in ((html, shown), (md, md_escape(shown))):
         assert "Judge settings (provenance)" in text and line in text
+    assert "Not assessed: no human check of the classifier" in html
 
     # half of the classifier's verdicts re-given at another temperature: not pooled
     category = [r for r in rows if r.kind == "category" and r.settings is not None]
