@@ -2,7 +2,7 @@
 
 The coordinator takes the judging lease ``judge_run:RUN:MODEL`` and hands out shards of
 the run's questions; each task judges its shard's responses under the shard's lease with
-:func:`study.judges.judge_run`, which skips responses already scored by this judge and
+:func:`study.reasoning.judges.judge_run`, which skips responses already scored by this judge and
 upserts scores keyed by (response, judge, kind), so a retried shard stores nothing twice.
 """
 
@@ -22,7 +22,7 @@ from storage.settings import Settings
 from study.cluster.coordinator import heartbeat_poll, under_shard_lease
 from study.cluster.executors import Executor
 from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
-from study.judges import JudgeSummary, judge_run, summarize_run
+from study.reasoning.judges import JudgeSummary, judge_run, summarize_run
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,8 @@ from storage.models import (
 )
 from storage.repo.requests import stored_messages
 from storage.repo.runs import require_run
-from study.judges import ACKNOWLEDGEMENT, DISTRACTION, HELPFULNESS
 from study.prompts import build_messages
+from study.reasoning.judges import ACKNOWLEDGEMENT, DISTRACTION, HELPFULNESS
 
 MAX_HELPFULNESS = 4
 

@@ -17,8 +17,8 @@ from llm.sim.server import SimServer
 from storage.errors import NotFoundError
 from storage.models import JudgeScore, Question, Response
 from study.catalog.store import ensure_default_catalog
-from study.judges import judge_run, run_cases
 from study.reasoning.generation import GenerationOptions, run_generation
+from study.reasoning.judges import judge_run, run_cases
 from study.reasoning.sim.tasks import judge_verdict
 from study.strict_json import REPAIR_SEPARATOR
 from tests.judges.conftest import ScriptedBackend

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from study.judges import PERTURBED_KINDS, parse_judge_answer
+from study.reasoning.judges import PERTURBED_KINDS, parse_judge_answer
 from study.reasoning.question_filter import MAX_REASON_WORDS, parse_filter_answer
 from study.strict_json import StrictParseError, extract_json_object
 
@@ -184,7 +184,7 @@ def test_any_object_is_recovered_exactly_from_prose(
 
 def test_prompts_start_with_their_task_marker() -> None:
     from llm.sim.tasks import find_task
-    from study.judges import SYSTEM_PROMPT as JUDGE_PROMPT
+    from study.reasoning.judges import SYSTEM_PROMPT as JUDGE_PROMPT
     from study.reasoning.question_filter import SYSTEM_PROMPT as FILTER_PROMPT
     from study.reasoning.sim.tasks import JUDGE_TASK, QUESTION_FILTER_TASK
 

@@ -13,7 +13,7 @@ from llm.sim.registry import get_preset
 from llm.sim.server import SimServer
 from llm.sim.tasks import find_task, registered_tasks, task_marker
 from llm.types import ChatMessage
-from study.judges import JudgeCase, build_judge_messages, parse_judge_answer
+from study.reasoning.judges import JudgeCase, build_judge_messages, parse_judge_answer
 from study.reasoning.parsing import parse_response
 from study.reasoning.question_filter import build_filter_messages, parse_filter_answer
 from study.reasoning.sim.generator import baseline_steps, render

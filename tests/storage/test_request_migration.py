@@ -26,10 +26,10 @@ from storage.hashing import canonical_json, content_hash
 from storage.models import LLMCacheEntry, Prompt, Response
 from storage.repo import requests as repo_requests
 from storage.repo.requests import cache_request, split_prefix, split_request, stored_request
-from study.judges import judge_run
 from study.questions import read_questions, sample_questions_path, store_questions
 from study.reasoning.exports import export_responses_jsonl
 from study.reasoning.generation import GenerationOptions, run_generation
+from study.reasoning.judges import judge_run
 from study.reasoning.preferences import export_preferences
 
 REVISION = "0005_normalised_requests"

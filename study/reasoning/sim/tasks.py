@@ -6,7 +6,7 @@ scores a response against the simulator's baseline trajectory of its question (t
 leaves are read back from the sentence bank they were rendered from). The handlers register
 their markers in :mod:`llm.sim.tasks` when this module is imported (the generic simulator
 names :mod:`study.reasoning.sim` in ``llm.sim.registry.INSTRUMENT_SIM_MODULES``); the real
-side's prompts (:mod:`study.reasoning.question_filter`, :mod:`study.judges`) carry the
+side's prompts (:mod:`study.reasoning.question_filter`, :mod:`study.reasoning.judges`) carry the
 markers named here.
 """
 
