@@ -1,9 +1,14 @@
 """Reasoning drift: the first instrument (step trajectories compared with a baseline).
 
-Its own modules live here; what every instrument shares (questions, the catalog and its
-context families, generation, prompts and parsing, strict-JSON judges, the report kit,
-exports, browse views) stays in :mod:`study`'s root.
+Its own modules live here, those it was first to need included; what two or more
+instruments share (questions, the catalog and its context families, prompts, the run
+set-up, strict-JSON judge plumbing, the report kit, downloads) stays in :mod:`study`'s root.
 
+* :mod:`study.reasoning.generation` — resumable generation runs (baseline + perturbed);
+* :mod:`study.reasoning.judges` — the response judge (helpfulness, distraction, acknowledgement);
+* :mod:`study.reasoning.exports` / :mod:`study.reasoning.browse` — JSONL exports, app views;
+* :mod:`study.reasoning.demo` — the whole pipeline on the embedded default, offline;
+* :mod:`study.reasoning.sim` — its simulator (stepped answers with known drift, tasks);
 * :mod:`study.reasoning.trajectories` — label a run's steps, read trajectories back;
 * :mod:`study.reasoning.drift` — every response's trajectory against its baseline;
 * :mod:`study.reasoning.drift_files` — the pair table as ``drift.csv`` / ``pairs.csv`` rows;
