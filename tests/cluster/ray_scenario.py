@@ -205,8 +205,16 @@ def main(out_json: Path) -> None:
                 ).scalar_one(),
                 "leases_left": conn.execute(text("SELECT count(*) FROM work_lease")).scalar_one(),
             }
+            # each command's job row (a shell command opens its own at its first bar):
+            # the coordinator's progress, read from every worker's rows, lands there
+            jobs = [
+                dict(r._mapping, argv=json.loads(r.argv) if isinstance(r.argv, str) else r.argv)
+                for r in conn.execute(
+                    text("SELECT argv, state, stage, done, total FROM job ORDER BY id")
+                ).all()
+            ]
         engine.dispose()
-    result = {"single": single, "ray": clustered, "kill": kill, "counts": counts}
+    result = {"single": single, "ray": clustered, "kill": kill, "counts": counts, "jobs": jobs}
     out_json.write_text(json.dumps(result | {"timings": timings}), encoding="utf-8")
 
 

@@ -78,6 +78,15 @@ def test_ray_run_killed_mid_shard_equals_the_single_process_run(report: dict[str
     assert report["ray"]["drift_csv"].count("\n") > 300
 
 
+def test_ray_commands_report_their_progress_into_their_job_rows(report: dict[str, Any]) -> None:
+    """What the Jobs page shows of a Ray-executed command: every worker's stored units."""
+    jobs = {(j["argv"] or ["?"])[0]: j for j in report["jobs"] if "ray" in j["argv"]}
+    gen = jobs["generate"]
+    assert gen["state"] == "done" and gen["stage"] == "generating r"
+    assert gen["done"] == gen["total"] == 360
+    assert jobs["label"]["done"] == jobs["label"]["total"] == 360
+
+
 def _instruments(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return report["single"]["instruments"], report["ray"]["instruments"]
 
