@@ -150,14 +150,27 @@ def reliance_shares(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Self%, U%, D% (each OR over the sum of the three, in percent) and U%/D%.
 
+    A share is NaN where an odds ratio is not finite (a separated fit gives ``+inf``) or
+    the three sum to 0, and U%/D% where ``or_doc`` is 0 or either of the two is not finite:
+    those are "not estimable", never numpy's divide-by-zero or ``inf/inf``.
+
     Returns:
         ``(self_pct, user_pct, doc_pct, u_over_d)`` as float arrays (scalars in, 0-d out).
     """
     p = np.asarray(or_parametric, dtype=np.float64)
     u = np.asarray(or_user, dtype=np.float64)
     d = np.asarray(or_doc, dtype=np.float64)
+    p, u, d = np.broadcast_arrays(p, u, d)
     total = p + u + d
-    return 100.0 * p / total, 100.0 * u / total, 100.0 * d / total, u / d
+    # divide only where the quotient is a number: an infinite OR or an empty sum is no share
+    ok = np.isfinite(total) & (total > 0)
+    ok_ud = np.isfinite(u) & np.isfinite(d) & (d > 0)
+    nan = np.full(total.shape, np.nan)
+
+    def part(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.divide(100.0 * x, total, out=nan.copy(), where=ok)
+
+    return part(p), part(u), part(d), np.divide(u, d, out=nan.copy(), where=ok_ud)
 
 
 @dataclass(frozen=True)
