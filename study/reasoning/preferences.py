@@ -17,7 +17,8 @@ reads): ``prompt`` is the list of chat messages the model was sent (system instr
 then the user message with the memory line before the question), ``chosen`` and
 ``rejected`` are one-message lists ``[{"role": "assistant", "content": <response text>}]``.
 Metadata keys sit beside them: ``question_id``, ``condition``, ``condition_class``,
-``memory``, ``run``, ``model``, ``judge_model``, ``chosen_sample``, ``rejected_sample``,
+``memory``, ``run``, ``model``, ``judge_model``, ``judge_settings`` (the judge's request
+settings, :mod:`study.judge_settings`), ``chosen_sample``, ``rejected_sample``,
 ``chosen_scores`` and ``rejected_scores`` (``{helpfulness, distraction, acknowledgement}``).
 """
 
@@ -45,6 +46,7 @@ from storage.models import (
 )
 from storage.repo.requests import stored_messages
 from storage.repo.runs import require_run
+from study.judge_settings import SettingsByJudge, collect_settings, refuse_mixed_settings
 from study.prompts import build_messages
 from study.reasoning.judges import ACKNOWLEDGEMENT, DISTRACTION, HELPFULNESS
 
@@ -146,9 +148,12 @@ def export_preferences(
 ) -> PreferenceSummary:
     """Write the DPO pairs of a run, judged by ``judge_model``, to ``out`` (JSONL, atomic).
 
+    Each pair records the judge's settings (``judge_settings``; ``null`` for scores stored
+    before they were recorded).
+
     Raises:
-        InputError: ``out`` does not end in ``.jsonl``, or the judge scored nothing in
-            this run (run ``driftlens judge`` first).
+        InputError: ``out`` does not end in ``.jsonl``, the judge scored nothing in this
+            run (run ``driftlens judge`` first), or its scores mix judge settings.
         NotFoundError: No run of that name.
     """
     from llm.specs import parse_spec
@@ -170,6 +175,7 @@ def export_preferences(
         if resp.id is not None and resp.text:
             info[resp.id] = (resp, qkey, qtext, memory or "")
     scores: dict[int, dict[str, float | None]] = {rid: {} for rid in info}
+    by_judge: SettingsByJudge = {}
     ids = list(info)
     for start in range(0, len(ids), 500):
         for s in session.exec(
@@ -179,6 +185,7 @@ def export_preferences(
             )
         ):
             scores[s.response_id][s.kind] = s.value
+            collect_settings([(spec, s.settings)], into=by_judge)
     judged = sum(1 for v in scores.values() if v)
     if judged == 0:
         raise InputError(
@@ -186,6 +193,9 @@ def export_preferences(
             f"run `{shlex.join(['driftlens', 'judge', '--run', run_name, '--model', spec])}` "
             "first."
         )
+    # one judge, one setting: a pair is never chosen from scores given under two
+    refuse_mixed_settings(by_judge, what=f"run {run_name}")
+    settings = by_judge[spec][0]
     rows = [
         ScoredResponse(
             response_id=rid,
@@ -217,6 +227,7 @@ def export_preferences(
                     "run": run_name,
                     "model": model_row.spec if model_row is not None else None,
                     "judge_model": spec,
+                    "judge_settings": settings,
                     "chosen_sample": good.sample,
                     "rejected_sample": bad.sample,
                     "chosen_scores": _scores(good),

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session
+from sqlmodel import Session, select
 from typer.testing import Result
 
 from storage.errors import InputError
@@ -147,6 +147,7 @@ def test_export_writes_conversational_pairs(session: Session, tmp_path: Path) ->
     assert rec["question_id"] == "q-1" and rec["condition"] == "age/1"
     assert rec["memory"] == "I am 70 years old." and rec["model"] == "sim/default"
     assert rec["judge_model"] == JUDGE and rec["run"] == "prefs"
+    assert rec["judge_settings"] is None  # scores written without settings (before 0012)
     assert (rec["chosen_sample"], rec["rejected_sample"]) == (0, 1)
     assert rec["chosen_scores"] == {"helpfulness": 4, "distraction": 0, "acknowledgement": 1}
     assert rec["rejected_scores"] == {"helpfulness": 2, "distraction": 1, "acknowledgement": 1}
@@ -158,6 +159,17 @@ def test_export_errors(session: Session, tmp_path: Path) -> None:
         export_preferences("prefs", JUDGE, tmp_path / "pairs.csv", session=session)
     with pytest.raises(InputError, match="has scored no response"):
         export_preferences("prefs", "sim/strong", tmp_path / "p.jsonl", session=session)
+    assert not (tmp_path / "p.jsonl").exists()
+    # one score re-given under recorded settings beside the others': never paired
+    one = session.exec(select(JudgeScore)).first()
+    assert one is not None
+    one.settings = {"model": JUDGE, "temperature": 0.0, "seed": 0}
+    session.add(one)
+    session.commit()
+    with pytest.raises(InputError, match=r"^The verdicts of \S+ in run prefs mix judge") as err:
+        export_preferences("prefs", JUDGE, tmp_path / "p.jsonl", session=session)
+    said = str(err.value)
+    assert "seed 0, temperature 0.0" in said and "settings not recorded" in said
     assert not (tmp_path / "p.jsonl").exists()
 
 
