@@ -27,6 +27,7 @@ from annotation.selection import Selection, TaskSpec
 from annotation.studies import VOTE_CHOICES, QuestionSpec, StudySpec
 from annotation.tasks import CONFLICT_CLASS, response_key, selected_responses, steps_text
 from storage.errors import NotFoundError
+from storage.models import GenerationRun, ModelSpec, Question, Response
 from storage.repo import studies as repo
 
 NO_MEMORY = "(no memory)"
@@ -147,16 +148,25 @@ def _helpfulness(sel: Selection, session: Session) -> list[TaskSpec]:
                     "question": q.text,
                     "memory": pert.text if pert is not None else NO_MEMORY,
                     "response": answer,
-                    "question_id": q.external_id,
-                    "run": run.name,
-                    "model": model.spec,
-                    "condition": resp.condition,
-                    "condition_class": resp.condition_class,
-                    "sample": resp.sample,
+                    **_provenance(resp, run, model, q),
                 },
             )
         )
     return out
+
+
+def _provenance(
+    resp: Response, run: GenerationRun, model: ModelSpec, q: Question
+) -> dict[str, Any]:
+    """Where a response task's item comes from (the fields every response study shows)."""
+    return {
+        "question_id": q.external_id,
+        "run": run.name,
+        "model": model.spec,
+        "condition": resp.condition,
+        "condition_class": resp.condition_class,
+        "sample": resp.sample,
+    }
 
 
 def _distraction(sel: Selection, session: Session) -> list[TaskSpec]:
@@ -172,12 +182,7 @@ def _distraction(sel: Selection, session: Session) -> list[TaskSpec]:
                     "memory": pert.text,
                     "steps_text": steps_text(resp.steps),
                     "n_steps": len(resp.steps),
-                    "question_id": q.external_id,
-                    "run": run.name,
-                    "model": model.spec,
-                    "condition": resp.condition,
-                    "condition_class": resp.condition_class,
-                    "sample": resp.sample,
+                    **_provenance(resp, run, model, q),
                 },
             )
         )
