@@ -10,11 +10,15 @@ is refused.
 
 Plugins, not imports: ``llm`` never imports an instrument. Each instrument's simulator
 lives in its own folder (``study/<instrument>/sim/``) and registers its presets here and its
-task handlers in :mod:`llm.sim.tasks` when imported. The modules to import are *named* in
-:data:`INSTRUMENT_SIM_MODULES` (plus any added with :func:`add_instrument_module`, e.g. a
-toy instrument in the tests) and imported by :func:`load_instruments` on the first lookup of
-a preset or a task, so a preset or task resolves whether or not its instrument was
-imported yet, in the process that serves the simulator as in the one that runs a study.
+task handlers in :mod:`llm.sim.tasks` when imported; reasoning drift's also registers the
+stepped responder that answers every conversation without a task marker
+(:func:`register_responder`) and the sentence bank its steps come from
+(:func:`register_step_bank`, read back by the ontology's simulated labeler). The modules
+to import are *named* in :data:`INSTRUMENT_SIM_MODULES` (plus any added with
+:func:`add_instrument_module`, e.g. a toy instrument in the tests) and imported by
+:func:`load_instruments` on the first lookup of a preset, a task or the responder, so each
+resolves whether or not its instrument was imported yet, in the process that serves the
+simulator as in the one that runs a study.
 """
 
 from __future__ import annotations
