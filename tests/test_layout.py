@@ -2,6 +2,8 @@
 
 * ``annotation/`` (the generic Label Studio layer) and ``llm/`` (the model room, with the
   generic simulator) never import an instrument: no import of ``study`` (or ``app``) there;
+* every import between rooms points down the levels of docs/architecture.md (app, study,
+  annotation and ontology, llm, storage and the core);
 * no import cycle anywhere among our modules, directly or through others, counting the
   imports inside functions too (a lazy import still ties two modules together);
 * no ``.py`` module outside ``tests/`` and the Alembic revisions is over 600 lines (the
@@ -125,6 +127,41 @@ def test_generic_rooms_import_no_instrument() -> None:
         if t.split(".")[0] in ("study", "app")
     )
     assert upward == []
+
+
+#: The rooms of docs/architecture.md from the top down; a room imports only rooms below it
+#: (rooms on one level, like annotation and ontology, import neither the other).
+LEVELS: dict[str, int] = {
+    "app": 5,
+    "study": 4,
+    "annotation": 3,
+    "ontology": 3,
+    "llm": 2,
+    "storage": 1,
+    "driftlens_core": 1,
+}
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from a room into one on its level or above it."""
+    return sorted(
+        f"{m} imports {t}"
+        for m, targets in graph.items()
+        for t in targets
+        if m.split(".")[0] != t.split(".")[0] and LEVELS[m.split(".")[0]] <= LEVELS[t.split(".")[0]]
+    )
+
+
+def test_every_import_points_down() -> None:
+    assert upward_imports(_graph()) == []
+
+
+def test_the_arrow_check_sees_an_import_up_and_one_across() -> None:
+    graph = {"ontology.x": {"study.y", "annotation.z", "llm.w"}, "app.a": {"study.y"}}
+    assert upward_imports(graph) == [
+        "ontology.x imports annotation.z",
+        "ontology.x imports study.y",
+    ]
 
 
 def test_no_import_cycle() -> None:
