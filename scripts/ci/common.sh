@@ -21,6 +21,23 @@ pick_port() {
   die "no free TCP port found on 127.0.0.1"
 }
 
+# The default state folder of server NAME ($1: pg, ls, vllm) for this checkout:
+# /tmp/driftlens-NAME-UID-HASH, HASH from the checkout's real path. Keyed by the checkout,
+# because two checkouts on one machine shared /tmp/driftlens-NAME-UID, so one's --stop
+# stopped the servers the other's tests were using. The caches (~/.cache/driftlens/...)
+# stay shared: they are filled under lock_cache. DRIFTLENS_*_STATE overrides it (e.g. the
+# old /tmp/driftlens-NAME-UID, to reach a server started before this change).
+checkout_state_dir() {
+  local root digest
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+  if command -v sha256sum >/dev/null 2>&1; then
+    digest="$(printf '%s' "$root" | sha256sum | cut -c1-12)"
+  else
+    digest="$(printf '%s' "$root" | cksum | cut -d' ' -f1)"
+  fi
+  echo "/tmp/driftlens-$1-$(id -u)-$digest"
+}
+
 # Hold the server's lock (${STATE_DIR}.lock) until the script exits: one start, stop or
 # status at a time. Several checkouts and test runs share these servers; two starts racing
 # on one state folder stopped each other's server, and a --status during a start saw no
@@ -75,7 +92,7 @@ main() {
       lock_state
       if running; then export_line; else exit 1; fi
       ;;
-    -h | --help) sed -n '2,15p' "$0" ;;
+    -h | --help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p;}' "$0" ;;
     *) die "unknown option $1 (use --stop, --status or nothing)" ;;
   esac
 }

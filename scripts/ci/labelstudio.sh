@@ -11,18 +11,19 @@
 # and its legacy API token are generated here; only the export line goes to stdout, and
 # the state file holding the token is readable by its owner only.
 #
-# Environment: DRIFTLENS_LS_STATE (state folder, default /tmp/driftlens-ls-$UID),
+# Environment: DRIFTLENS_LS_STATE (state folder, default one per checkout:
+#              /tmp/driftlens-ls-$UID-<hash of the checkout's path>),
 #              DRIFTLENS_LABELSTUDIO_VENV (virtual environment), PYTHON (to create it).
 set -euo pipefail
 
 LS_VERSION="1.23.2"
-STATE_DIR="${DRIFTLENS_LS_STATE:-/tmp/driftlens-ls-$(id -u)}"
 VENV="${DRIFTLENS_LABELSTUDIO_VENV:-$HOME/.cache/driftlens/labelstudio-${LS_VERSION}/venv}"
 PY="${PYTHON:-python3}"
 
 LOG_NAME=labelstudio.sh
 # shellcheck source=scripts/ci/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+STATE_DIR="${DRIFTLENS_LS_STATE:-$(checkout_state_dir ls)}"
 
 installed_version() {
   [ -x "$VENV/bin/python" ] || return 1

