@@ -15,6 +15,11 @@ Why these numbers:
   the bound); ``B = 10⁹`` asked for 551 GiB.
 - samples ≤ 1,000 per item, and a plan of ≤ 2,000,000 requests per run: a plan row is
   built in memory before the first request; the 792k-response scale workspace fits.
+
+A plan within the bound is still said before it is built: ``generate``, ``conflicts
+generate``, ``disposition run`` and ``sources run`` print ``Plan: <how the size comes
+about> = N requests`` (:func:`plan_line`) first, so a plan far larger than meant is seen
+(and can be stopped) before its first request. ``generate --json`` prints it on stderr.
 """
 
 from __future__ import annotations
@@ -86,12 +91,20 @@ CONCURRENCY = Bound("--concurrency", 1, 1_024)
 PLAN_REQUESTS = 2_000_000
 
 
-def check_plan_size(requests: int, *, what: str) -> None:
+def plan_line(requests: int, *, what: str) -> str:
+    """The line a command prints before it builds its plan (``Plan: ... = N requests``)."""
+    return f"Plan: {what} = {requests:,} requests"
+
+
+def check_plan_size(requests: int, *, what: str) -> str:
     """Refuse a plan larger than :data:`PLAN_REQUESTS` before it is built.
 
     Args:
         requests: the number of requests the plan would hold.
         what: how the plan's size came about, e.g. ``"42 banks x 7 doses x 1 sample"``.
+
+    Returns:
+        The plan's line (:func:`plan_line`), for the command to print before it builds it.
 
     Raises:
         LimitError: the plan is too large to build.
@@ -101,3 +114,4 @@ def check_plan_size(requests: int, *, what: str) -> None:
             f"the plan would hold {requests:,} requests ({what}), more than the "
             f"{PLAN_REQUESTS:,} one run may plan; ask for fewer samples or items."
         )
+    return plan_line(requests, what=what)

@@ -246,7 +246,12 @@ def generate_cmd(
     )
     with session_for(ctx) as session, progress_callback(f"conflicts {run}") as bar:
         if runner is None:
-            s = generate_conflicts(opts, session=session, progress=bar)
+            s = generate_conflicts(
+                opts,
+                session=session,
+                progress=bar,
+                on_plan=lambda line: _out.print(line, markup=False),
+            )
         else:
             from study.cluster.conflicts import generate_conflicts_sharded
 

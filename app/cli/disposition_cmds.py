@@ -324,6 +324,7 @@ def run_cmd(
             grade_share=grade_share,
             awareness_share=awareness_share,
             stage=lambda name: stack.enter_context(progress_callback(name)),
+            on_plan=lambda line: _out.print(line, markup=False),
         )
     for g in gens:
         _out.print(

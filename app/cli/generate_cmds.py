@@ -102,7 +102,13 @@ def generate_cmd(
         progress_callback(f"generating {run}", rate=True) as update,
     ):
         if runner is None:
-            summary = run_generation(options, session=session, progress=update)
+            # said before the plan is built; with --json stdout carries the JSON alone
+            summary = run_generation(
+                options,
+                session=session,
+                progress=update,
+                on_plan=lambda line: typer.echo(line, err=as_json),
+            )
         else:
             from app.cli.context import settings
             from study.cluster.generate import run_generation_sharded

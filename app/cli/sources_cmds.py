@@ -286,6 +286,7 @@ def run_cmd(
                     claims=claims,
                     concurrency=concurrency,
                     progress_for=progress_callback,
+                    on_plan=lambda line: _out.print(line, markup=False),
                 )
             else:
                 from study.cluster.sources import run_sources_sharded

@@ -326,11 +326,13 @@ def generate_conflicts(
     backend: ChatBackend | None = None,
     progress: ProgressCallback | None = None,
     scope: ShardScope[int] | None = None,
+    on_plan: Callable[[str], None] | None = None,
 ) -> ConflictGenerationSummary:
     """Generate (or resume) a conflicts run; every response is stored as it arrives.
 
     ``scope``: only these banks (question ids), under the shard's lease, leaving the run's
     status to the coordinator that created the run (:mod:`study.cluster.instruments`).
+    ``on_plan`` is called with the plan's size as one line before the plan is built.
 
     Raises:
         InputError: no banks imported, bad doses, samples or track.
@@ -351,10 +353,12 @@ def generate_conflicts(
             "`driftlens conflicts import FILE` (or --sample)."
         )
     # the plan's size is known before it is built (or the run row is stored)
-    limits.check_plan_size(
+    plan = limits.check_plan_size(
         len(instances) * len(options.doses) * options.samples,
         what=f"{len(instances)} banks x {len(options.doses)} doses x {options.samples} samples",
     )
+    if on_plan is not None:
+        on_plan(plan)
     key = f"conflicts_run:{options.run}" if scope is None else scope.lease_key
     with run_lease(key, session=session, what=f"Conflicts run {options.run!r}") as lease:
         return _generate(

@@ -139,18 +139,21 @@ def run_study(
     grade_share: float = 0.0,
     awareness_share: float = 0.0,
     stage: StageFactory | None = None,
+    on_plan: Callable[[str], None] | None = None,
 ) -> tuple[list[ArmRunSummary], ScoreSummary]:
     """Generate every (chosen) arm of ``study`` and classify the answers (resumable).
 
     ``grade_share`` > 0 also asks the judge for the 1–7 graded review of that share of the
     answered responses (final answer only); ``awareness_share`` > 0 asks it to rate that
-    share's test awareness (1–7, :mod:`study.disposition.awareness`).
+    share's test awareness (1–7, :mod:`study.disposition.awareness`). ``on_plan`` is
+    called with the generation plan's size as one line before it is built (re-asks and
+    classification come on top).
 
     Raises:
         NotFoundError: the study has no arms.
         InputError: an asked-for arm is not in the study.
     """
-    from study.limits import CONCURRENCY, check_plan_size
+    from study.limits import CONCURRENCY, check_plan_size, plan_line
     from study.run_setup import run_lease
 
     CONCURRENCY.check(concurrency)
@@ -165,6 +168,13 @@ def run_study(
         check_plan_size(
             probes * arm.samples, what=f"arm {arm.name}: {probes} probes x {arm.samples} samples"
         )
+    if on_plan is not None:
+        samples = sorted({a.samples for a in rows})
+        each = f"{samples[0]} samples" if len(samples) == 1 else f"{samples[0]}-{samples[-1]}"
+        if len(samples) > 1:
+            each += " samples (by arm)"
+        total = sum(probes * a.samples for a in rows)
+        on_plan(plan_line(total, what=f"{len(rows)} arms x {probes} probes x {each}"))
     # one process per study: a second would ask every request of the plan again
     with run_lease(
         f"disposition_run:{study}", session=session, what=f"Disposition study {study!r}"

@@ -193,6 +193,8 @@ class ResolvedRun:
     all_perturbations: list[Perturbation]
     chosen: list[Perturbation]
     questions: list[Question]
+    #: The plan's size as one line (:func:`study.limits.plan_line`), known before it is built.
+    plan: str = ""
 
 
 def resolve_run(options: GenerationOptions, *, session: Session) -> ResolvedRun:
@@ -230,7 +232,7 @@ def resolve_run(options: GenerationOptions, *, session: Session) -> ResolvedRun:
     # The plan's size is known before it is built: refuse one too large to hold in memory
     from study.limits import check_plan_size
 
-    check_plan_size(
+    plan = check_plan_size(
         len(questions) * (1 + len(chosen)) * options.samples,
         what=f"{len(questions)} questions x {1 + len(chosen)} conditions x "
         f"{options.samples} samples",
@@ -244,6 +246,7 @@ def resolve_run(options: GenerationOptions, *, session: Session) -> ResolvedRun:
         all_perturbations=all_perturbations,
         chosen=chosen,
         questions=questions,
+        plan=plan,
     )
 
 
@@ -256,6 +259,7 @@ def run_generation(
     commit_every: int = 1000,
     commit_interval_s: float = 2.0,
     scope: GenerationScope | None = None,
+    on_plan: Callable[[str], None] | None = None,
 ) -> GenerationSummary:
     """Generate (or resume) a run and store every response as it arrives.
 
@@ -268,6 +272,7 @@ def run_generation(
         commit_interval_s: ...or when this long has passed since the last commit.
         scope: Generate only these questions under this lease (one shard of a cluster
             run, whose coordinator created the run row and sets its status).
+        on_plan: Called with the plan's size as one line before the plan is built.
 
     Raises:
         InputError: Bad selection, or no questions to answer.
@@ -275,6 +280,8 @@ def run_generation(
         ServiceError: The endpoint refused every request (bad key, unknown model...).
     """
     resolved = resolve_run(options, session=session)
+    if on_plan is not None:
+        on_plan(resolved.plan)
     if scope is not None:
         resolved = replace(
             resolved, questions=[q for q in resolved.questions if q.id in scope.question_ids]

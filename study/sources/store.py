@@ -217,6 +217,24 @@ class StoredRunSummary:
 ProgressFor = Callable[[str], AbstractContextManager[ProgressCallback | None]]
 
 
+def _plan_size(n_items: int, configs: Sequence[SourcesConfig]) -> str:
+    """The plan's line: per instruction one bare probe per item, the other variants per
+    tier, two requests a probe with reasoning (refused when too large to build)."""
+    from study.limits import check_plan_size
+
+    total = sum(
+        n_items * (1 + (len(c.variants) - 1) * len(c.tiers)) * (2 if c.reasoning else 1)
+        for c in configs
+    )
+    c0 = configs[0]
+    what = (
+        f"{n_items} items x {len(c0.variants)} variants x {len(c0.tiers)} tiers x "
+        f"{len(configs)} instructions (bare once per instruction"
+        f"{'; reasoning: 2 requests a probe' if c0.reasoning else ''})"
+    )
+    return check_plan_size(total, what=what)
+
+
 def run_stored_sources(
     name: str | None,
     items: Sequence[MCQItem],
@@ -230,6 +248,7 @@ def run_stored_sources(
     commit_every: int = 500,
     commit_interval_s: float = 2.0,
     scope: ShardScope[str] | None = None,
+    on_plan: Callable[[str], None] | None = None,
 ) -> StoredRunSummary:
     """Run (or resume) a stored source-reliance run, writing every probe as it arrives.
 
@@ -249,6 +268,7 @@ def run_stored_sources(
             the endpoint's repeat check are left to the coordinator
             (:mod:`study.cluster.instruments`), which calls with no items first to
             create the run row.
+        on_plan: Called with the plan's size as one line before anything is stored.
 
     Raises:
         ConfigError: the run exists with another model, other items or other settings,
@@ -261,6 +281,9 @@ def run_stored_sources(
         raise InputError("No items to probe.")
     if not configs or len({c.instruction for c in configs}) != len(configs):
         raise ConfigError("Give each system instruction once.")
+    plan = _plan_size(len(items), configs)
+    if on_plan is not None:
+        on_plan(plan)
     config = run_config(spec, items, configs, claims)
     name = name or default_run_name(config)
     existing = get_source_run(name, session=session)

@@ -72,7 +72,7 @@ def test_generate_stores_every_response_with_its_parse_status(
     ]  # fmt: skip
     result = cli(*args)
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)
+    summary = json.loads(result.stdout)  # the plan line goes to stderr with --json
     assert (summary["planned"], summary["succeeded"], summary["failed"]) == (2, 2, 0)
     rows = list(session.exec(select(Response)).all())
     assert len(rows) == 2
@@ -83,7 +83,7 @@ def test_generate_stores_every_response_with_its_parse_status(
         assert row.completion_tokens is not None and 0 < row.completion_tokens <= 24
         assert row.prompt_tokens and row.prompt_tokens > 20  # instruction + question
     # Resuming sends nothing: every answer is stored.
-    again = json.loads(cli(*args).output)
+    again = json.loads(cli(*args).stdout)
     assert (again["already_done"], again["requested"]) == (2, 0)
 
 

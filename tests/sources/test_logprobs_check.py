@@ -76,9 +76,14 @@ def test_unreadable_logprobs_stop_the_run_with_nothing_stored(
     with BrokenLogprobsServer(mode) as url:
         result = _run(cli, url, monkeypatch)
     assert result.exit_code != 0
-    lines = [line for line in result.output.splitlines() if line.strip()]
+    # one line says why; before it, stdout said only the plan's size (4 items x 13 probes)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.output
     assert says in lines[0] and "--no-logprobs" in lines[0]
+    assert [ln for ln in result.stdout.splitlines() if ln.strip()] == [
+        "Plan: 4 items x 13 variants x 1 tiers x 1 instructions (bare once per instruction) "
+        "= 52 requests"
+    ], result.stdout
     assert "Traceback" not in result.output
     run = session.exec(select(SourceRun).where(SourceRun.name == "broken")).one()
     assert run.status == "failed"

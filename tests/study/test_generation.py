@@ -202,8 +202,9 @@ def test_cli_generate_in_process_sim_and_export(
         "--json",
     )
     assert res.exit_code == 0, res.output
-    summary = json.loads(res.output)
+    summary = json.loads(res.stdout)  # stdout is the JSON alone (the plan line: stderr)
     assert summary["planned"] == 3 * (1 + 8 + 3) * 2 and summary["simulated"] is True
+    assert "Plan: 3 questions x 12 conditions x 2 samples = 72 requests" in res.stderr
     out = tmp_path / "out" / "demo.jsonl"
     res = cli("export", "responses", "--run", "demo", "--out", str(out))
     assert res.exit_code == 0, res.output
