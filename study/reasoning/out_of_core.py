@@ -37,11 +37,10 @@ from driftlens_core.analysis import analyze_by_model
 from driftlens_core.stats_input import StatsInput
 from storage.errors import InputError
 from storage.models import GenerationRun, OntologyVersion, Question, Response
-from study.reasoning.drift import build_drift_table
 from study.reasoning.drift_files import pair_frame, stats_frame
 from study.reasoning.examples import choose_examples
 from study.reasoning.stats_table import read_stats_csv, stats_input
-from study.reasoning.trajectories import load_trajectories
+from study.reasoning.trajectories import drift_table_by_run
 from study.report import question_table
 from study.safe_csv import frame_csv_text, unguard_frame
 
@@ -187,24 +186,13 @@ def build_drift_files(
     run_ids = [r.id for r in run_of.values() if r.id is not None]
     for piece in question_slices(run_ids, session=session, chunk=chunk):
         ids = [i for i, _ in piece]
-        frames = []
-        for label, run in run_of.items():
-            trajectories = load_trajectories(
-                run.name,
-                labeler_spec,
-                session=session,
-                ontology_version=version.id,
-                model_label=label,
-                question_ids=ids,
-            )
-            table = build_drift_table(trajectories, alpha=alpha)
-            del trajectories
-            skipped.update(table.skipped)
-            if not table.rows.empty:
-                frames.append(table.rows)
-        if not frames:
+        table = drift_table_by_run(
+            run_of, labeler_spec, session=session, version=version, alpha=alpha, question_ids=ids
+        )
+        skipped.update(table.skipped)
+        if table.rows.empty:
             continue
-        rows = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        rows = table.rows
         n_pairs += len(rows)
         # every category's best pair of this slice: the study's best are among them
         candidates.extend(choose_examples(rows, per_class=len(rows)))
@@ -221,7 +209,7 @@ def build_drift_files(
             ).all()
         }
         q_tables.append(question_table(drift, texts))
-        del rows, drift, pairs
+        del rows, drift, pairs, table
     drift_csv, pairs_csv = work / "drift.csv", work / "pairs.csv"
     parts = drift_parts.join(drift_csv)
     pair_files = tuple(p for _m, p in pair_parts.join(pairs_csv))

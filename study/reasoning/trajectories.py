@@ -362,12 +362,14 @@ def drift_table_by_run(
     session: Session,
     version: OntologyVersion,
     alpha: float,
+    question_ids: Collection[int] | None = None,
 ) -> DriftTable:
     """The drift table of several runs, built one run (model) at a time.
 
     Pairs never cross models (each response is compared with its own model's baseline), so
     building per run and concatenating gives the same rows and skip counts as one batch
     over every trajectory, while only one run's trajectories are held at a time.
+    ``question_ids`` limits it to those questions (one slice of the out-of-core analysis).
     """
     parts: list[pd.DataFrame] = []
     skipped: Counter[str] = Counter()
@@ -378,6 +380,7 @@ def drift_table_by_run(
             session=session,
             ontology_version=version.id,
             model_label=label,
+            question_ids=question_ids,
         )
         table = build_drift_table(trajectories, alpha=alpha)
         del trajectories
