@@ -13,7 +13,9 @@
 #
 # Environment: DRIFTLENS_PG_STATE (state folder, default one per checkout:
 #              /tmp/driftlens-pg-$UID-<hash of the checkout's path>),
-#              DRIFTLENS_PG_DB (database name, default driftlens_test).
+#              DRIFTLENS_PG_DB (database name, default driftlens_test),
+#              DRIFTLENS_PG_IDLE_S / DRIFTLENS_PG_START_CAP_S (start-up: give up after
+#              60 s without a new byte in its log or data folder, or 900 s in all).
 set -euo pipefail
 
 DB_NAME="${DRIFTLENS_PG_DB:-driftlens_test}"
@@ -44,6 +46,26 @@ install_postgres() {
   [ "$(id -u)" = 0 ] || die "initdb/pg_ctl not found and not root: install Debian's 'postgresql' package."
   log "installing Debian postgresql (apt-get)..."
   apt_install postgresql
+}
+
+# Wait until the server ($1 bindir, $2 data folder, $3 port, $4 log) accepts connections
+# (its log says so; a connection attempt during start-up would log a FATAL line itself):
+# as long as its log or data folder still grows (DRIFTLENS_PG_IDLE_S, default 60 s
+# without progress; DRIFTLENS_PG_START_CAP_S, default 900 s in all). Fails at once when the
+# postmaster has exited (a port taken meanwhile: the caller tries another).
+wait_accepting() {
+  local seen=0
+  startup_clock "${DRIFTLENS_PG_IDLE_S:-60}" "${DRIFTLENS_PG_START_CAP_S:-900}"
+  while still_starting "$4" "$2"; do
+    if grep -q "ready to accept connections" "$4" 2>/dev/null; then return 0; fi
+    if [ -f "$2/postmaster.pid" ]; then
+      seen=1
+    elif [ "$seen" = 1 ]; then
+      return 1  # it started and exited (its log says why)
+    fi
+    sleep 0.5
+  done
+  return 1
 }
 
 # Run a command as the cluster owner.
@@ -130,11 +152,16 @@ start() {
 
   for attempt in 1 2 3 4 5; do
     port="$(pick_port)"
-    if as_owner "$bindir/pg_ctl" -D "$data" -l "$root/server.log" -w -t 60 \
+    # started without pg_ctl's fixed wait (-t 60 failed on a loaded machine while the
+    # server was still recovering): wait while its log or data folder grows, as for
+    # Label Studio and vLLM, and give up only when it stops without accepting connections
+    as_owner "$bindir/pg_ctl" -D "$data" -l "$root/server.log" -W \
       -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
-      start >/dev/null 2>&1 9>&-; then
+      start >/dev/null 2>&1 9>&- || true
+    if wait_accepting "$bindir" "$data" "$port" "$root/server.log"; then
       break
     fi
+    as_owner "$bindir/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
     log "start on port $port failed (attempt $attempt)"
     port=""
   done
