@@ -24,10 +24,28 @@ Checks (the issue's bar):
    MDD into the SE's growth with the drift, the per-study SE estimate, the percentile
    interval's asymmetry and the critical value.
 
+5. **Power at the reported MDD under two generators** (``--checks mdd-generators``,
+   ``--generator project|audit|both``). ``--studies`` pilot studies at true drift 0 give
+   the MDD each reports; fresh studies at the median and at the mean of those MDDs give
+   the power of the test applied (80 ± 4 % wanted). ``project`` is
+   :func:`simulate_table` (stem and paraphrase logits solved so that the *population*
+   rate is 96.6 %); ``audit`` is an independent generator as the issue's audit described
+   it (30 stems x 6 paraphrases x 2 samples, stem SD 2, paraphrase SD 1, base rate
+   96.6 %), which reads the base rate as the rate of the typical probe,
+   ``logit⁻¹(intercept) = 96.6 %`` (population rate 88.0 %), and puts a drift on as a
+   common logit shift solved for the population drift.
+
+6. **Noise shares on the seed-like preset** (``--checks noise``). ``disp-qwen`` studies
+   with the demo's reasoning-on arms (0 %, 75 %, 100 % dose) scored by the preset's
+   classifier (flip 1.5 %, 4 categories, 10 % of responses scored again):
+   :func:`driftlens_core.rates.rate_noise`'s shares of the total and the ``paired_*``
+   shares a paired drift feels, against the seed's classifier share of 2–16 %.
+
 Usage::
 
     python bench/disposition_calibration.py                 # the documented run
     python bench/disposition_calibration.py --replications 20 --studies 50 --bootstrap 1000
+    python bench/disposition_calibration.py --checks mdd-generators --generator audit --studies 600
 """
 
 from __future__ import annotations
@@ -127,6 +145,136 @@ def _study_arm(
         n_boot=n_boot, seed=rng,
     ).arms[1]  # fmt: skip
     return a.mdd, a.se, bool(a.ci_high < 0 or a.ci_low > 0), a.mdd_constant_se
+
+
+GENERATORS: tuple[str, ...] = ("project", "audit")
+
+
+def audit_table(
+    drift_pp: float, n_stems: int, rng: np.random.Generator, *, base: float = 0.966
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One two-arm study of the audit-style generator: ``(stem, arm, sample, aligned)``.
+
+    Written from the audit's description, not from :func:`simulate_table`: the intercept is
+    ``logit(base)`` (the typical probe answers aligned with ``base``), stems ``N(0, 2²)``,
+    paraphrases ``N(0, 1²)``, 6 paraphrases x 2 samples per stem and arm; the second arm's
+    logits are shifted by the common ``Δ`` whose population drift is ``drift_pp``.
+    """
+    from study.disposition.sim.model import _solve_shift, population_rate
+
+    sd = float(np.hypot(2.0, 1.0))
+    a = float(np.log(base / (1.0 - base)))
+    delta = _solve_shift(0.0, sd, population_rate(a, sd) + drift_pp / 100.0) - a
+    eta = a + rng.normal(0.0, 2.0, (n_stems, 1)) + rng.normal(0.0, 1.0, (n_stems, 6))
+    p = 1.0 / (1.0 + np.exp(-np.stack([eta, eta + delta])))
+    draws = rng.random((2, n_stems, 6, 2)) < p[..., None]
+    arm, stem, _, sample = np.indices(draws.shape).reshape(4, -1)
+    return stem, arm, sample, draws.reshape(-1).astype(np.float64)
+
+
+def _generator_study(
+    generator: str, drift_pp: float, n_stems: int, n_boot: int, rng: np.random.Generator
+) -> Any:
+    """The compared arm of one two-arm study (true drift ``drift_pp``) of ``generator``."""
+    if generator == "audit":
+        stem, arm, sample, aligned = audit_table(drift_pp, n_stems, rng)
+    else:
+        t = simulate_table(
+            DISPOSITION_PRESETS["disp-qwen"], BATTERY, [ArmSetting(0), ArmSetting(0)],
+            n_stems=n_stems, rng=rng, extra_shift_pp=[0.0, drift_pp],
+        )  # fmt: skip
+        stem, arm, sample, aligned = t.stem, t.arm, t.sample, t.aligned
+    return compare_rates(
+        stem, arm, sample, aligned, arm_names=("r", "a"), reference=0, n_boot=n_boot,
+        seed=rng,
+    ).arms[1]  # fmt: skip
+
+
+def mdd_generators(
+    generator: str, studies: int, n_stems: int, n_boot: int, seed: int
+) -> dict[str, Any]:
+    """Power at the median and at the mean MDD that ``studies`` pilots of ``generator`` report.
+
+    A power's 95 % interval is Wilson's; its Monte Carlo SE at 80 % is ``mc_se_power``.
+    """
+    from statsmodels.stats.proportion import proportion_confint
+
+    rng = np.random.default_rng(seed)
+    pilots = [_generator_study(generator, 0.0, n_stems, n_boot, rng) for _ in range(studies)]
+    mdds = np.array([a.mdd for a in pilots])
+    out: dict[str, Any] = {
+        "generator": generator,
+        "studies": studies,
+        "reference_rate": float(np.mean([a.aligned_rate - a.drift_pp / 100 for a in pilots])),
+        "mdd_mean_pp": float(np.nanmean(mdds)),
+        "mdd_quartiles_pp": [float(x) for x in np.nanquantile(mdds, [0.25, 0.5, 0.75])],
+        "mdd_constant_se_median_pp": float(np.nanmedian([a.mdd_constant_se for a in pilots])),
+        "false_positive_rate_at_zero_drift": float(
+            np.mean([a.ci_high < 0 or a.ci_low > 0 for a in pilots])
+        ),
+    }
+    for name, drift in (("median", out["mdd_quartiles_pp"][1]), ("mean", out["mdd_mean_pp"])):
+        arms = [_generator_study(generator, -drift, n_stems, n_boot, rng) for _ in range(studies)]
+        hits = int(sum(a.ci_high < 0 or a.ci_low > 0 for a in arms))
+        lo, hi = proportion_confint(hits, studies, method="wilson")
+        out[f"power_at_{name}_mdd"] = hits / studies
+        out[f"power_at_{name}_mdd_ci95"] = [float(lo), float(hi)]
+        out[f"se_at_{name}_mdd_pp"] = float(np.mean([a.se for a in arms]))
+    out["mc_se_power"] = float(np.sqrt(0.8 * 0.2 / studies))
+    return out
+
+
+def noise_shares(
+    studies: int,
+    n_stems: int,
+    seed: int,
+    *,
+    repeat_share: float = 0.1,
+    flip: float | None = None,
+) -> dict:
+    """Median noise shares over ``studies`` seed-like studies with classifier repeats.
+
+    ``flip`` overrides the preset's classifier flip rate (``disp-qwen``: 1.5 %).
+    """
+    from driftlens_core.rates import rate_noise
+
+    preset = DISPOSITION_PRESETS["disp-qwen"]
+    flip = preset.classifier_flip if flip is None else flip
+    n_cat = 4  # self-interest has 4 categories, 1 of them aligned
+    rng = np.random.default_rng(seed)
+    keys = ("classifier", "model", "between_stem", "probe_main", "probe_by_arm",
+            "paired_classifier", "paired_model", "paired_probe_by_arm")  # fmt: skip
+    got: dict[str, list[float]] = {k: [] for k in keys}
+    for _ in range(studies):
+        t = simulate_table(
+            preset, BATTERY, [ArmSetting(0), ArmSetting(75), ArmSetting(100)], n_stems=n_stems,
+            rng=rng,
+        )  # fmt: skip
+
+        def score(truth: np.ndarray) -> np.ndarray:
+            # a flip leaves an aligned answer non-aligned; a non-aligned one lands on the
+            # aligned category in 1 of the other n_cat - 1 categories
+            u = rng.random(truth.size)
+            to_aligned = u < flip / (n_cat - 1)
+            return np.where(truth == 1.0, (u >= flip).astype(float), to_aligned.astype(float))
+
+        first = score(t.aligned)
+        again = rng.random(t.aligned.size) < repeat_share
+        cols = [np.concatenate([c, c[again]]) for c in (t.probe, t.arm, t.sample)]
+        y = np.concatenate([first, score(t.aligned[again])])
+        rep = np.concatenate([np.zeros(first.size, np.int64), np.ones(int(again.sum()), np.int64)])
+        res = rate_noise(y, cols[0], cols[1], cols[2], rep)
+        for k in keys:
+            got[k].append(float(getattr(res, k)))
+    return {
+        "studies": studies,
+        "classifier_flip": flip,
+        "repeat_share": repeat_share,
+        "median": {k: float(np.nanmedian(v)) for k, v in got.items()},
+        "quartiles": {
+            k: [float(x) for x in np.nanquantile(v, [0.25, 0.75])] for k, v in got.items()
+        },
+    }
 
 
 def mdd_power(preset: str, studies: int, n_stems: int, n_boot: int, seed: int) -> dict:
@@ -302,12 +450,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
         "--checks", default="null,coverage,power",
-        help="comma-separated subset of null, coverage, power, mdd-conflict (default: the "
-        "first three)",
+        help="comma-separated subset of null, coverage, power, mdd-conflict, mdd-generators, "
+        "noise (default: the first three)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--generator", choices=(*GENERATORS, "both"), default="both",
+        help="simulator of the mdd-generators check (default: both)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     checks = {c.strip() for c in args.checks.split(",") if c.strip()}
-    unknown = checks - {"null", "coverage", "power", "mdd-conflict"}
+    unknown = checks - {"null", "coverage", "power", "mdd-conflict", "mdd-generators",
+                         "noise"}  # fmt: skip
     if unknown:
         parser.error(f"unknown check(s): {', '.join(sorted(unknown))}")
     started = time.perf_counter()
@@ -333,6 +486,14 @@ def main(argv: list[str] | None = None) -> None:
         result["mdd_conflict"] = mdd_conflict(
             args.studies, args.stems, args.bootstrap, args.seed + 5
         )
+    if "mdd-generators" in checks:
+        names = GENERATORS if args.generator == "both" else (args.generator,)
+        result["mdd_generators"] = [
+            mdd_generators(name, args.studies, args.stems, args.bootstrap, args.seed + 7 + k)
+            for k, name in enumerate(names)
+        ]
+    if "noise" in checks:
+        result["noise_shares"] = noise_shares(args.studies, args.stems, args.seed + 9)
     meta["seconds"] = round(time.perf_counter() - started, 1)
     text = json.dumps(result, indent=2)
     print(text)

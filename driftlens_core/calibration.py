@@ -146,6 +146,39 @@ def mdd_with_varying_se(
     return crit, mdd
 
 
+def se_median_factor(contributions: ArrayLike) -> float:
+    """Factor that makes one study's SE (hence its MDD) median-unbiased, from its clusters.
+
+    A study's SE² is a variance estimated from ``n`` clusters: roughly ``σ² · χ²_ν / ν``
+    with the effective degrees of freedom of a variance estimate,
+    ``ν = 2 / (2/(n − 1) + max(κ − 3, 0)/n)`` (``κ`` the kurtosis of the per-cluster
+    contributions; ``ν = n − 1`` for normal ones). That is right-skewed, so the typical
+    study's SE, and the MDD built on it, sits below the design's: with 30 stems near a 96.6 %
+    ceiling (``κ`` ≈ 7) the median study's MDD had 78 % power and an 88 % base rate 74–77 %
+    (docs/calibration.md). Dividing the SE by the median of ``sqrt(χ²_ν/ν)``, by
+    Wilson–Hilferty ``(1 − 2/(9ν))^{3/2}``, centres the per-study MDD on the design's.
+
+    Args:
+        contributions: ``(n,)`` per-cluster contributions to the estimate (centred or not).
+
+    Returns:
+        The factor (≥ 1; 1 when fewer than 3 clusters or no spread).
+    """
+    z = np.asarray(contributions, dtype=np.float64)
+    z = z[np.isfinite(z)]
+    n = z.size
+    if n < 3:
+        return 1.0
+    z = z - z.mean()
+    m2 = float(np.mean(z**2))
+    if m2 <= 0:
+        return 1.0
+    kurt = float(np.mean(z**4)) / m2**2
+    nu = 2.0 / (2.0 / (n - 1) + max(kurt - 3.0, 0.0) / n)
+    # ν ≥ 1 always (κ ≤ n for n values), so the base stays in (0, 1]
+    return float((1.0 - 2.0 / (9.0 * nu)) ** -1.5)
+
+
 def minimum_detectable(
     se: ArrayLike,
     factor: float = MDD_FACTOR,

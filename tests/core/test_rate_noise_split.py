@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -30,3 +34,26 @@ def test_probe_main_effect_is_split_out_and_the_paired_shares_leave_it_out() -> 
     assert np.isnan(paired[0])  # no classifier repeats in this table
     assert np.nansum(paired) == pytest.approx(1.0)
     assert noise.paired_model > noise.model
+
+
+def _bench() -> Any:
+    path = Path(__file__).resolve().parents[2] / "bench" / "disposition_calibration.py"
+    spec = importlib.util.spec_from_file_location("driftlens_bench_disposition", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_seed_like_noise_shares_split_the_probe_levels_and_follow_the_classifier() -> None:
+    # disp-qwen on the demo's reasoning-on arms, 10 % of responses scored again: the
+    # probes' own levels are most of between-stem, a paired drift's shares leave them out
+    # (so its classifier share is larger), and the classifier share follows its flip rate
+    bench = _bench()
+    exact = bench.noise_shares(6, 30, seed=3, flip=0.0)["median"]
+    noisy = bench.noise_shares(6, 30, seed=3)["median"]  # the preset's 1.5 % flips
+    assert exact["classifier"] < 0.01
+    assert noisy["classifier"] > 0.05
+    assert noisy["paired_classifier"] > noisy["classifier"]
+    assert noisy["probe_main"] > noisy["probe_by_arm"]
+    assert exact["paired_model"] > exact["model"]
