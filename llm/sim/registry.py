@@ -24,7 +24,7 @@ simulator as in the one that runs a study.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from llm.sim.presets import PRESETS, SimPreset
 from llm.sim.response import StepResponder
@@ -53,9 +53,18 @@ def add_instrument_module(module: str) -> None:
         _extra_modules.append(module)
 
 
-def load_instruments() -> None:
-    """Import every instrument simulator module not imported yet (they register themselves)."""
+def load_instruments(until: Callable[[], bool] | None = None) -> None:
+    """Import the instrument simulator modules not imported yet (they register themselves).
+
+    Args:
+        until: Stop as soon as this holds (checked before each import), so a lookup that one
+            instrument answers imports no more than it needs: the stepped responder is
+            reasoning drift's, the first module named, and the others (seconds of imports
+            between them) load only when a preset or task of theirs is asked for.
+    """
     for module in (*INSTRUMENT_SIM_MODULES, *_extra_modules):
+        if until is not None and until():
+            return
         if module not in _loaded:
             # marked first: a module that looks a preset up while it registers must not
             # import itself again
@@ -147,7 +156,7 @@ def stepped_responder() -> StepResponder:
         ConfigError: No instrument registers one.
     """
     if not _responder:
-        load_instruments()
+        load_instruments(until=lambda: bool(_responder))
     if not _responder:
         raise ConfigError("No instrument registers the simulator's stepped answers.")
     return _responder[0]
@@ -165,7 +174,7 @@ def step_bank() -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
         ConfigError: No instrument registers one.
     """
     if "steps" not in _step_bank:
-        load_instruments()
+        load_instruments(until=lambda: "steps" in _step_bank)
     if "steps" not in _step_bank:
         raise ConfigError("No instrument registers the simulator's sentence bank.")
     return _step_bank["steps"]

@@ -37,3 +37,23 @@ def test_a_taken_name_is_refused_and_unknown_lists_every_family() -> None:
     with pytest.raises(ConfigError) as err:
         get_preset("sim/nope")
     assert "judge-strict" in str(err.value) and "default" in str(err.value)
+
+
+def test_a_stepped_answer_imports_reasoning_drifts_simulator_alone() -> None:
+    # a fresh interpreter: this one imported every instrument already
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from llm.sim.backend import SimBackend\n"
+        "from llm.types import ChatMessage, ChatRequest, SamplingParams\n"
+        "req = ChatRequest(messages=(ChatMessage(role='user', content='Rent or buy?'),),"
+        " sampling=SamplingParams(seed=1))\n"
+        "assert SimBackend('default').answer(req).text\n"
+        "print(sorted(m for m in sys.modules if m.endswith('.sim') and m.startswith('study.')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "['study.reasoning.sim']"
