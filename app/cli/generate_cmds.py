@@ -120,6 +120,7 @@ def generate_cmd(
                 executor=runner,
                 per_shard=shard_questions,
                 progress=update,
+                on_plan=lambda line: typer.echo(line, err=as_json),
             )
     record_result(run=run)
     labeled = _label_after(ctx, run, label) if label and not summary.failed else None

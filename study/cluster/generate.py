@@ -86,6 +86,7 @@ def run_generation_sharded(
     executor: Executor,
     per_shard: int = DEFAULT_SHARD_QUESTIONS,
     progress: Callable[[int, int], None] | None = None,
+    on_plan: Callable[[str], None] | None = None,
 ) -> GenerationSummary:
     """Generate (or resume) a run with its shards on ``executor``.
 
@@ -97,12 +98,15 @@ def run_generation_sharded(
         per_shard: Questions per shard.
         progress: ``progress(done, total)``: stored responses of the run over the plan,
             read from the database, so it counts every worker's answers.
+        on_plan: Called with the plan's size as one line before the plan is built.
 
     Raises:
         InputError, ConfigError, ServiceError: as :func:`study.reasoning.generation.run_generation`,
             and a lost task (:mod:`study.cluster.ray_executor`).
     """
     resolved = resolve_run(options, session=session)
+    if on_plan is not None:
+        on_plan(resolved.plan)
     shards = shard_by_question(
         [q.id for q in resolved.questions if q.id is not None], per_shard=per_shard
     )

@@ -63,13 +63,17 @@ def test_sharded_run_stores_what_one_process_stores(
     questions = tmp_path / "q.jsonl"
     questions.write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")
     assert cli("questions", "import", str(questions)).exit_code == 0  # type: ignore[attr-defined]
+    plans = []
     for run, extra in (("one", ()), ("sharded", ("--executor", "local", "--shard-questions", "3"))):
         gen = cli("generate", "--model", "sim/default", "--run", run, *STUDY, *extra)
         assert gen.exit_code == 0, gen.output  # type: ignore[attr-defined]
+        out = gen.output  # type: ignore[attr-defined]
+        plans.append([ln for ln in out.splitlines() if ln.startswith("Plan: 5 questions x ")])
         lab = cli("label", "--run", run, "--labeler", "keywords", *extra)
         assert lab.exit_code == 0, lab.output  # type: ignore[attr-defined]
         judge = cli("judge", "--run", run, "--model", "sim/default", *extra)
         assert judge.exit_code == 0, judge.output  # type: ignore[attr-defined]
+    assert len(plans[0]) == 1 and plans[0] == plans[1]  # the same plan line
     one = _drift_csv("one", session=session)
     assert one == _drift_csv("sharded", session=session)
     assert len(one.splitlines()) > 100
