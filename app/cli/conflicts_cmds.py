@@ -244,14 +244,13 @@ def generate_cmd(
         seed=seed,
         concurrency=concurrency,
     )
+
+    def say(line: str) -> None:  # the plan's size, before it is built
+        _out.print(line, markup=False)
+
     with session_for(ctx) as session, progress_callback(f"conflicts {run}") as bar:
         if runner is None:
-            s = generate_conflicts(
-                opts,
-                session=session,
-                progress=bar,
-                on_plan=lambda line: _out.print(line, markup=False),
-            )
+            s = generate_conflicts(opts, session=session, progress=bar, on_plan=say)
         else:
             from study.cluster.conflicts import generate_conflicts_sharded
 
@@ -262,6 +261,7 @@ def generate_cmd(
                 executor=runner,
                 per_shard=shard_banks,
                 progress=bar,
+                on_plan=say,
             )
     _out.print(
         f"Run {s.run} ({s.model}): {s.planned} planned, {s.already_done} already stored, "

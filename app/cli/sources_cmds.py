@@ -304,6 +304,7 @@ def run_cmd(
                         concurrency=concurrency,
                         per_shard=shard_items,
                         progress=update,
+                        on_plan=lambda line: _out.print(line, markup=False),
                     )
             runs = load_sources_runs(summary.name, session=session)
         _out.print(

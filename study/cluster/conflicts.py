@@ -107,10 +107,12 @@ def generate_conflicts_sharded(
     executor: Executor,
     per_shard: int = DEFAULT_SHARD_QUESTIONS,
     progress: Callable[[int, int], None] | None = None,
+    on_plan: Callable[[str], None] | None = None,
 ) -> ConflictGenerationSummary:
     """Generate (or resume) a conflicts run with its bank shards on ``executor``.
 
-    ``progress(done, total)``: the run's stored responses (every worker's) over the plan.
+    ``progress(done, total)``: the run's stored responses (every worker's) over the plan;
+    ``on_plan`` gets the plan's size as one line before the run row is made.
 
     Raises:
         InputError, ConfigError: as :func:`study.conflicts.plan.generate_conflicts`.
@@ -127,7 +129,7 @@ def generate_conflicts_sharded(
     def before() -> None:
         # the options checked and the run row created here, once: no shard races to it
         setup = ShardScope[int](keys=frozenset(), lease_key=f"{parent}#setup")
-        generate_conflicts(options, session=session, scope=setup)
+        generate_conflicts(options, session=session, scope=setup, on_plan=on_plan)
         run = get_run(options.run, session=session)
         assert run is not None and run.id is not None
         run_id[0] = run.id

@@ -83,10 +83,12 @@ def run_sources_sharded(
     concurrency: int = 16,
     per_shard: int = DEFAULT_SHARD_QUESTIONS,
     progress: Callable[[int, int], None] | None = None,
+    on_plan: Callable[[str], None] | None = None,
 ) -> StoredRunSummary:
     """Run (or resume) a stored source-reliance run with its item shards on ``executor``.
 
-    ``progress(done, total)``: the run's stored probes (every worker's) over the plan.
+    ``progress(done, total)``: the run's stored probes (every worker's) over the plan;
+    ``on_plan`` gets the plan's size as one line before the run row is made.
 
     Raises:
         ConfigError, InputError: as :func:`study.sources.store.run_stored_sources`.
@@ -112,7 +114,14 @@ def run_sources_sharded(
         # the settings checked and the run row created here, once: no shard races to it
         setup = ShardScope[str](keys=frozenset(), lease_key=f"{parent}#setup")
         made = run_stored_sources(
-            name, items, backend, configs, session=session, claims=claims, scope=setup
+            name,
+            items,
+            backend,
+            configs,
+            session=session,
+            claims=claims,
+            scope=setup,
+            on_plan=on_plan,
         )
         run_id[0] = made.run_id
         set_source_run_status(made.run_id, "running", session=session)

@@ -223,7 +223,7 @@ def _plan_size(n_items: int, configs: Sequence[SourcesConfig]) -> str:
     from study.limits import check_plan_size
 
     total = sum(
-        n_items * (1 + (len(c.variants) - 1) * len(c.tiers)) * (2 if c.reasoning else 1)
+        n_items * (1 + len(c.tiers) * sum(v != "bare" for v in c.variants)) * (1 + c.reasoning)
         for c in configs
     )
     c0 = configs[0]

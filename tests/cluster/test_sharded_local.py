@@ -119,6 +119,8 @@ def test_sharded_conflicts_run_reports_what_one_process_reports(
         args = ("--model", "sim/mc-balanced", "--run", run, "--distractors", "0,6", "--seed", "7")
         gen = cli("conflicts", "generate", *args, *extra)
         assert gen.exit_code == 0, gen.output  # type: ignore[attr-defined]
+        # the same plan line from one process and from the coordinator
+        assert "Plan: 42 banks x 2 doses x 1 samples = 84 requests" in gen.output  # type: ignore[attr-defined]
         judge = cli("conflicts", "judge", "--run", run, "--judge", "sim/judge-lenient", *extra)
         assert judge.exit_code == 0, judge.output  # type: ignore[attr-defined]
     # a rerun of the sharded run asks nothing again (every shard skips what is stored)
@@ -154,6 +156,8 @@ def test_sharded_sources_run_writes_the_files_one_process_writes(
         monkeypatch.setenv("DRIFTLENS_WORKSPACE", str(tmp_path / f"ws-{run}"))
         res = cli(*base, "--run", "r", "--out", str(tmp_path / run), *extra)
         assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+        # 5 items x 13 probes, from one process and from the coordinator
+        assert " = 65 requests" in res.output.split("\n")[0]  # type: ignore[attr-defined]
     again = cli(*base, "--run", "r", "--out", str(tmp_path / "again"), *sharded)
     assert "answered now" in again.output and " 0 answered now" in again.output  # type: ignore[attr-defined]
     names = ("probes.csv", "probes.jsonl", "stats.json")
