@@ -12,9 +12,10 @@ Three simulated parties, all answering through the task registry of :mod:`llm.si
   the four "reasoning" moves fall by a known amount per distractor shown. The true rubric
   score of an answer follows from its moves by :func:`true_scores`.
 * **Judge** (task ``conflict-judge``): recovers the moves of the judged answer, computes
-  the true scores and adds rater noise — a heavy-tailed mixture (SD 0.35 with probability
-  0.8, SD 2.8 otherwise), a per-judge leniency on D2 and D4, rounding and clipping to
-  0–4. It quotes the decisive sentence per dimension, scores D6 only on high-risk cases,
+  the true scores and adds rater noise — a heavy-tailed mixture (SD 0.38, or SD 2.8 with a
+  share that depends on the conflict type), a per-judge leniency on D2 and D4 and
+  ``judge-strict``'s penalty on answers citing a shown distractor, rounding and clipping
+  to 0–4. It quotes the decisive sentence per dimension, scores D6 only on high-risk cases,
   and returns ``null`` for D1/D2 when the case says the bank kept no conflict. A seeded
   share of replies breaks the format (the preset's ``malformed_rate``).
 * **Lossy extractor** (:func:`lossy_extract`): drops each conflict-bearing memory with a
