@@ -50,7 +50,8 @@ def test_src_paper_reads_the_seeds_mean_u_over_d_below_one() -> None:
 
     One 4,000-question study (4 options) from the simulator; its U%/D% varies with the
     draw by SD 0.028 (six seeds: 0.833-0.913, mean 0.880), so the tolerance is ±0.08
-    (docs/sources.md). Without the document weight the same draws read above 1.
+    (docs/sources.md). Without the document weight (0.5) a 2,000-question study read
+    0.95-1.08 (four seeds); the test above checks that mechanism on its own.
     """
     from study.sources.analysis import analyze_sources_table
     from tests.sources.simtable import probe_table
@@ -63,4 +64,3 @@ def test_src_paper_reads_the_seeds_mean_u_over_d_below_one() -> None:
     paper = get_source_preset("src-paper")
     got = u_over_d(paper)
     assert got < 1 and abs(got - 0.895) <= 0.08, got
-    assert u_over_d(paper.model_copy(update={"doc_weight": 0.5})) > 1

@@ -146,10 +146,13 @@ def test_a_stalled_chain_ends_with_a_timeout_after_the_stall_budget(
 ) -> None:
     """The feed path had no stall budget (issue 23 item 17): a stalled endpoint held the call.
 
-    Chain 0's first answer takes 3 s (chaos "slow"); with a 1 s budget the other chains end
-    and then nothing is answered for 1 s, so chain 0 ends with the stall budget's timeout.
+    Chain 0's first answer takes 3 s (chaos "slow"); with a 1.5 s budget the call ends
+    before it comes, and chain 0 ends with the stall budget's timeout (before the budget
+    existed it waited and got the answer and its follow-up). The quick chains normally end
+    first with both answers; on a loaded machine their answers may miss the budget too, and
+    then end the same way, never hang.
     """
-    monkeypatch.setenv("DRIFTLENS_STALL_BUDGET_S", "1")
+    monkeypatch.setenv("DRIFTLENS_STALL_BUDGET_S", "1.5")
     firsts = [req("slowx1 chain 0")] + [req(f"ok chain {i}") for i in range(1, 4)]
     ended: list[tuple[int, int]] = []
     chains = run_chat_chains(
@@ -159,8 +162,12 @@ def test_a_stalled_chain_ends_with_a_timeout_after_the_stall_budget(
         concurrency=4,
         progress=lambda done, total: ended.append((done, total)),
     )
-    assert [len(c) for c in chains] == [1, 2, 2, 2]
-    stalled = chains[0][0]
-    assert stalled.error_kind == "timeout" and "stall budget" in (stalled.error or "")
-    assert all(r.error is None for c in chains[1:] for r in c)
+
+    def stalled(r: ChatResult) -> bool:
+        return r.error_kind == "timeout" and "stall budget" in (r.error or "")
+
+    assert len(chains[0]) == 1 and stalled(chains[0][0]), chains[0]
+    for chain in chains[1:]:
+        complete = len(chain) == 2 and all(r.error is None for r in chain)
+        assert complete or stalled(chain[-1]), chain
     assert ended[-1] == (4, 4)  # every chain ended, the stalled one included
