@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,11 +68,14 @@ def study(env: dict[str, str], questions: Path, run: str, out: Path, *ray: str) 
     }
 
 
-def instruments(env: dict[str, str], out: Path, *ray: str) -> dict[str, Any]:
+def instruments(run: Callable[..., str], out: Path, *ray: str) -> dict[str, Any]:
     """A tiny conflicts run (generated, judged, reported) and a tiny sources run.
 
-    Their simulators run inside whichever process asks (a Ray worker with ``ray``). With
-    ``ray`` each command runs twice: the second must find everything stored.
+    ``run(*args)`` runs ``driftlens ARGS`` and returns its output: here a process on the
+    Ray stack's database; the one-process reference runs in the test's own process on
+    SQLite (test_ray_cluster.py), which spares the namespace five process starts. Their
+    simulators run inside whichever process asks (a Ray worker with ``ray``). A rerun
+    asking nothing is checked with the local executor (test_sharded_local.py).
     """
     banks = ("--shard-questions", "8") if ray else ()
     items = ("--shard-items", "2") if ray else ()
@@ -79,18 +83,17 @@ def instruments(env: dict[str, str], out: Path, *ray: str) -> dict[str, Any]:
     gen += ("--distractors", "0,6", "--seed", "7", *ray, *banks)
     src = ("sources", "run", "--model", "sim/src-rigid", "--limit", "4", "--run", "s")
     src += ("--out", str(out / "sources"), "--bootstrap", "200", *ray, *items)
-    cli(env, "conflicts", "import", "--sample")
-    made = {"conflicts": cli(env, *gen).stdout, "sources": cli(env, *src).stdout}
-    cli(env, "conflicts", "judge", "--run", "c", "--judge", "sim/judge-lenient", *ray, *banks)
-    again = {"conflicts": cli(env, *gen).stdout, "sources": cli(env, *src).stdout} if ray else {}
-    cli(env, "conflicts", "report", "--run", "c", "--out", str(out / "conflicts"))
+    run("conflicts", "import", "--sample")
+    made = {"conflicts": run(*gen), "sources": run(*src)}
+    run("conflicts", "judge", "--run", "c", "--judge", "sim/judge-lenient", *ray, *banks)
+    run("conflicts", "report", "--run", "c", "--out", str(out / "conflicts"), "--bootstrap", "200")
     files = {
         f"{d.name}/{f.name}": f.read_text(encoding="utf-8")
         for d in (out / "conflicts", out / "sources")
         for f in sorted(d.iterdir())
         if f.suffix in (".csv", ".json", ".jsonl")
     }
-    return {"made": made, "again": again, "files": files}
+    return {"made": made, "files": files}
 
 
 def killer(url: str, stop: threading.Event, record: dict[str, Any]) -> None:
@@ -149,7 +152,6 @@ def main(out_json: Path) -> None:
         env["DRIFTLENS_DB_URL"] = single_url
         timings["simulators"] = time.monotonic() - t0
         single = study(env, questions, "r", stack.tmp / "out-single", "--concurrency", "32")
-        single["instruments"] = instruments(env, stack.tmp / "inst-single")
         timings["single"] = time.monotonic() - t0
 
         # The head and its workers get the endpoints from their own environment.
@@ -169,7 +171,9 @@ def main(out_json: Path) -> None:
         stop.set()
         watcher.join(timeout=5)
         timings["ray"] = time.monotonic() - t0
-        clustered["instruments"] = instruments(env_ray, stack.tmp / "inst-ray", "--executor", "ray")
+        clustered["instruments"] = instruments(
+            lambda *args: cli(env_ray, *args).stdout, stack.tmp / "inst-ray", "--executor", "ray"
+        )
         timings["ray_instruments"] = time.monotonic() - t0
 
         engine = create_engine(ray_url)
