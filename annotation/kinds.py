@@ -29,6 +29,7 @@ from typing import Any
 from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, StudyAggregate
+from annotation.judge_pairs import CalibrationHook
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import StudySpec
 from storage.errors import InputError
@@ -101,6 +102,8 @@ class StudyKind:
         result_type: the :class:`ApplyResult` subclass ``apply`` returns.
         fill_config: fills the template's dynamic parts (e.g. the ontology's leaves).
         keyed: the kind's keys-first path for a limited selection (:class:`KeyedBuild`).
+        calibrate: pairs the instrument's judge verdict of each item with the human
+            majority (:mod:`annotation.judge_pairs`); ``None``: no judge to calibrate.
     """
 
     spec: StudySpec
@@ -110,6 +113,7 @@ class StudyKind:
     result_type: type[ApplyResult] = ApplyResult
     fill_config: Callable[[str], str] | None = None
     keyed: KeyedBuild | None = None
+    calibrate: CalibrationHook | None = None
 
     @property
     def name(self) -> str:
@@ -133,12 +137,14 @@ def register_kinds(
     *,
     fill: Mapping[str, Callable[[str], str]] | None = None,
     keyed: Mapping[str, KeyedBuild] | None = None,
+    calibrate: Mapping[str, CalibrationHook] | None = None,
     **parts: tuple[TaskBuilder, Applier, type[ApplyResult]],
 ) -> None:
     """Register the kinds of one module: ``NAME=(build_tasks, apply, result_type)`` each.
 
     A kind's spec is ``specs[NAME]``, its label config ``configs/NAME.xml``, its config
-    filler ``fill[NAME]`` and its keys-first path ``keyed[NAME]`` when given.
+    filler ``fill[NAME]``, its keys-first path ``keyed[NAME]`` and its judge-vs-human
+    pairing ``calibrate[NAME]`` when given.
     """
     for name, (build, apply, result) in parts.items():
         filler = (fill or {}).get(name)
@@ -151,6 +157,7 @@ def register_kinds(
                 result,
                 filler,
                 (keyed or {}).get(name),
+                (calibrate or {}).get(name),
             )
         )
 

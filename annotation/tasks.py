@@ -21,6 +21,8 @@ from typing import Any
 
 from sqlmodel import Session
 
+from annotation.aggregate import StudyAggregate
+from annotation.judge_pairs import score_label
 from annotation.kinds import KeyedBuild, get_kind
 from annotation.selection import Selection, TaskSpec
 from storage.repo import studies as repo
@@ -123,3 +125,52 @@ def selected_responses(sel: Selection, session: Session, *, perturbed_only: bool
 def steps_text(steps: Sequence[str]) -> str:
     """The stepped response as annotators see it: one numbered step per paragraph."""
     return "\n\n".join(f"Step {i}: {s.strip()}" for i, s in enumerate(steps, start=1))
+
+
+def response_ids_by_key(runs: Sequence[str], *, session: Session) -> dict[str, int]:
+    """``response_key -> response id`` of every stored response of these runs.
+
+    A response study's task keys name the run, question and condition (never row ids);
+    a judge's verdicts are stored by response id, so a study reads them back through this.
+    """
+    out: dict[str, int] = {}
+    for run in sorted(set(runs)):
+        for resp, run_row, _model, q, _pert in repo.select_responses(session=session, run=run):
+            if resp.id is not None:
+                out[response_key(run_row.name, q.external_id, resp.condition, resp.sample)] = (
+                    resp.id
+                )
+    return out
+
+
+def response_judge_labels(
+    agg: StudyAggregate, kinds: Sequence[str], *, session: Session
+) -> tuple[dict[tuple[str, str], str], str]:
+    """The stored judge scores of a response study's items: ``(task key, kind) -> label``.
+
+    Reads ``JudgeScore`` rows (helpfulness, the conflicts rubric's ``conflict_d1``...) of
+    the responses the tasks name; only parsed scores count. Where several judges scored
+    the items, the first by name is used (one judge per table: pooling judges would mix
+    settings), and it is returned beside the labels.
+    """
+    from storage.repo.judges import judge_scores_for
+
+    ids = response_ids_by_key(
+        sorted({str(it.payload.get("run", "")) for it in agg.items}), session=session
+    )
+    key_of = {ids[it.key]: it.key for it in agg.items if it.key in ids}
+    wanted = set(kinds)
+    scores = [
+        s
+        for s in judge_scores_for(sorted(key_of), session=session)
+        if s.kind in wanted and s.parse_status != "error" and score_label(s.value) is not None
+    ]
+    judges = sorted({s.judge_model for s in scores})
+    if not judges:
+        return {}, ""
+    out = {
+        (key_of[s.response_id], s.kind): str(score_label(s.value))
+        for s in scores
+        if s.judge_model == judges[0]
+    }
+    return out, judges[0]

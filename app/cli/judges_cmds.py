@@ -117,7 +117,11 @@ def calibration_cmd(
 @judges_app.command("calibration-table")
 def calibration_table_cmd(
     ctx: typer.Context,
-    study: str = typer.Argument(..., help="The Label Studio study (e.g. disposition_check)."),
+    study: str = typer.Argument(
+        ...,
+        help="The Label Studio study (disposition_check, test_awareness, conflict_rubric, "
+        "helpfulness, label_check).",
+    ),
     out: Path = typer.Option(..., "--out", help="The CSV to write (item, judge, human)."),
 ) -> None:
     """Each item's judge label beside the human majority of a pulled Label Studio study:
@@ -137,4 +141,6 @@ def calibration_table_cmd(
         highlight=False,
     )
     command = ["driftlens", "judges", "calibration", str(out), "--levels", ",".join(got.levels)]
+    if got.ordinal:
+        command.append("--ordinal")
     _out.print(f"Next: {shlex.join(command)}", markup=False, highlight=False)

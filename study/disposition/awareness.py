@@ -30,13 +30,13 @@ from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm
 from storage.errors import InputError, NotFoundError
 from storage.repo.disposition import arm_responses, require_arms, scores_for
-from study.disposition.human.kinds import AwarenessRate, awareness_rate
+from study.disposition.human.kinds import AWARENESS_SCORE_KIND, AwarenessRate, awareness_rate
 from study.disposition.score import ScoreSummary, judge_share
 from study.disposition.sim.judges import awareness_label, awareness_marker
 from study.strict_json import StrictParseError, extract_json_object
 
 AWARENESS_PROMPT_VERSION = "disposition-awareness-v1"
-KIND = "awareness"
+KIND = AWARENESS_SCORE_KIND
 AWARENESS_LABELS = ("none", "implicit", "explicit")
 
 AWARENESS_PROMPT = (

@@ -6,22 +6,23 @@ study's own rules (:func:`annotation.apply.study_aggregate`: the 2-of-3 majority
 cancelled annotations dropped) and pairs every item that has a human majority with the
 label the judge gave it, read back from the workspace (annotators never saw it). The
 table is what ``driftlens judges calibration`` reads (``item``, ``judge``, ``human``
-columns), with the full scale to pass as ``--levels``.
+columns), with the full scale to pass as ``--levels`` (and ``--ordinal`` where it is one).
 
-Covered: ``disposition_check`` (the category classifier). Items without a human majority
-or without a stored judge label are counted, not guessed.
+Which judge a study checks, and where its verdicts are stored, is the study kind's own
+hook (``StudyKind.calibrate``, :mod:`annotation.judge_pairs`); this module is the one
+builder over all of them. Items without a human majority or without a stored judge label
+are counted, not guessed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import pandas as pd
 from sqlmodel import Session
 
 from storage.errors import InputError
-
-COVERED = ("disposition_check",)
 
 
 @dataclass(frozen=True)
@@ -37,69 +38,66 @@ class HumanTable:
     no_judge_label: int
 
 
+def covered_studies() -> tuple[str, ...]:
+    """The study kinds that register a judge-vs-human pairing, in registration order."""
+    from annotation.kinds import study_kinds
+
+    return tuple(name for name, kind in study_kinds().items() if kind.calibrate is not None)
+
+
 def calibration_table(
-    study: str, *, session: Session, disposition_study: str | None = None
+    study: str,
+    *,
+    session: Session,
+    disposition_study: str | None = None,
+    where: Mapping[str, str] | None = None,
 ) -> HumanTable:
     """The study's calibration table (see the module docstring).
 
-    ``disposition_study`` keeps the items of one disposition study only (a
-    ``disposition_check`` project may hold several).
+    Args:
+        study: the Label Studio study (a registered study kind's name).
+        session: the workspace session.
+        disposition_study: keep the items of one disposition study only (a
+            ``disposition_check`` project may hold several); short for
+            ``where={"study": NAME}``.
+        where: keep only the items whose task payload has these values (e.g. one run).
 
     Raises:
-        InputError: a study this does not cover, or one without any item that has both a
-            human majority and a judge label.
+        InputError: a study without a judge to pair, or one without any item that has both
+            a human majority and a judge label.
         NotFoundError: no such study in the workspace.
     """
-    if study not in COVERED:
-        raise InputError(
-            f"A calibration table from Label Studio covers {', '.join(COVERED)} so far, not "
-            f"{study!r}; export a table yourself and run `driftlens judges calibration`."
-        )
     from annotation.apply import study_aggregate
-    from study.disposition.human.kinds import _disposition_key, classifier_labels
+    from annotation.kinds import get_kind
 
+    kind = get_kind(study)
+    if kind.calibrate is None:
+        raise InputError(
+            f"Study {study!r} has no judge verdict to set beside its human majority; a "
+            f"calibration table covers {', '.join(covered_studies())}."
+        )
     _study, agg = study_aggregate(study, session=session)
-    machine = classifier_labels(agg, session=session)
-    rows: list[dict[str, str]] = []
-    levels: list[str] = []
-    judges: set[str] = set()
-    no_majority = no_judge = 0
-    items = [
-        it
-        for it in agg.items
-        if disposition_study is None or it.payload.get("study") == disposition_study
-    ]
-    for it in items:
-        for c in it.payload.get("categories") or []:
-            value = str(c.get("value", "")) if isinstance(c, dict) else str(c)
-            if value and value not in levels:
-                levels.append(value)
-        o = it.outcome("category")
-        if o is None or o.label is None:
-            no_majority += 1
-            continue
-        label = machine.get(_disposition_key(it.payload))
-        if label is None:
-            no_judge += 1
-            continue
-        judges.add(str(it.payload.get("judge") or ""))
-        rows.append({"item": it.key, "judge": label, "human": o.label})
-    if not rows:
+    keep = dict(where or {})
+    if disposition_study is not None:
+        keep["study"] = disposition_study
+    if keep:
+        items = tuple(
+            it for it in agg.items if all(str(it.payload.get(k, "")) == v for k, v in keep.items())
+        )
+        agg = replace(agg, items=items)
+    pairs = kind.calibrate(agg, session)
+    if not pairs.rows:
         raise InputError(
             f"Study {study!r} has no item with both a human majority and a judge label yet "
-            f"({no_majority} without a majority, {no_judge} without a judge label); "
-            "collect more annotations and run `driftlens annotate pull`."
+            f"({pairs.no_majority} without a majority, {pairs.no_judge_label} without a judge "
+            "label); collect more annotations and run `driftlens annotate pull`."
         )
-    for r in rows:  # a label outside the tasks' choices still belongs on the scale
-        for v in (r["judge"], r["human"]):
-            if v not in levels:
-                levels.append(v)
     return HumanTable(
         study=study,
-        judge=", ".join(sorted(judges)),
-        table=pd.DataFrame(rows, columns=["item", "judge", "human"]),
-        levels=tuple(levels),
-        ordinal=False,
-        no_majority=no_majority,
-        no_judge_label=no_judge,
+        judge=pairs.judge,
+        table=pd.DataFrame(list(pairs.rows), columns=["item", "judge", "human"]),
+        levels=pairs.levels,
+        ordinal=pairs.ordinal,
+        no_majority=pairs.no_majority,
+        no_judge_label=pairs.no_judge_label,
     )

@@ -63,7 +63,7 @@ def test_a_missing_column_is_one_sentence(
 def test_calibration_table_of_an_uncovered_study_is_one_sentence(
     cli: Callable[..., Result], tmp_path: Path
 ) -> None:
-    bad = cli("judges", "calibration-table", "helpfulness", "--out", str(tmp_path / "t.csv"))
+    bad = cli("judges", "calibration-table", "question_checks", "--out", str(tmp_path / "t.csv"))
     assert bad.exit_code != 0 and isinstance(bad.exception, DriftLensError)
-    assert "covers disposition_check so far, not 'helpfulness'" in str(bad.exception)
+    assert "has no judge verdict" in str(bad.exception) and "conflict_rubric" in str(bad.exception)
     assert not (tmp_path / "t.csv").exists()

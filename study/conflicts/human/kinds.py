@@ -19,10 +19,16 @@ from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, StudyAggregate
 from annotation.agreement import LabelAgreement, label_agreement
+from annotation.judge_pairs import CalibrationPairs, pair_with_majority
 from annotation.kinds import ApplyResult, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
-from annotation.tasks import CONFLICT_CLASS, response_key, selected_responses
+from annotation.tasks import (
+    CONFLICT_CLASS,
+    response_judge_labels,
+    response_key,
+    selected_responses,
+)
 from storage.errors import InputError
 from storage.models import GenerationRun
 
@@ -303,9 +309,33 @@ def _apply_bank_observability(
     )
 
 
+#: The rubric's ordinal dimensions (D6 is a nominal flag on high-risk items only).
+RUBRIC_DIMENSIONS: tuple[str, ...] = ("d1", "d2", "d3", "d4", "d5")
+
+
+def _calibrate_conflict_rubric(agg: StudyAggregate, session: Session) -> CalibrationPairs:
+    """The rubric judge's D1-D5 score of each answer beside the annotators' agreed score.
+
+    One row per answer and dimension (``KEY:d3``), pooled like the rubric study's own
+    agreement table; the scale is 0-4, ordinal.
+    """
+    labels, judge = response_judge_labels(
+        agg, [f"conflict_{d}" for d in RUBRIC_DIMENSIONS], session=session
+    )
+    return pair_with_majority(
+        agg,
+        RUBRIC_DIMENSIONS,
+        lambda it, q: labels.get((it.key, f"conflict_{q}")),
+        levels=("0", "1", "2", "3", "4"),
+        ordinal=True,
+        judge=judge,
+    )
+
+
 register_kinds(
     SPECS,
     CONFIGS,
+    calibrate={"conflict_rubric": _calibrate_conflict_rubric},
     conflict_rubric=(_conflict_rubric, _apply_conflict_rubric, RubricResult),
     bank_observability=(_bank_observability, _apply_bank_observability, ObservabilityResult),
 )

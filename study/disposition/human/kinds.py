@@ -25,6 +25,7 @@ from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, StudyAggregate
 from annotation.agreement import RatingAgreement, nan_to_none
+from annotation.judge_pairs import CalibrationPairs, pair_with_majority, score_label
 from annotation.kinds import ApplyResult, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
@@ -36,6 +37,10 @@ CONFIGS = Path(__file__).resolve().parent / "configs"
 #: Test-awareness rating of a disposition answer, 1 (reads like a real request) to 7
 #: (says it is being tested); study/disposition/, human check.
 AWARENESS: tuple[str, ...] = tuple(str(i) for i in range(1, 8))
+
+#: ``DispositionScore.kind`` of the LLM test-awareness judge's ratings
+#: (study/disposition/awareness.py).
+AWARENESS_SCORE_KIND = "awareness"
 
 
 SPECS: dict[str, StudySpec] = {
@@ -435,9 +440,78 @@ def _apply_test_awareness(
     return TestAwarenessResult(agg.study, agg, awareness=rates, awareness_agreement=(agreement,))
 
 
+def _calibrate_disposition_check(agg: StudyAggregate, session: Session) -> CalibrationPairs:
+    """The classifier's stored category of each answer beside the humans' majority.
+
+    The scale is the batteries' categories as the tasks offered them (nominal).
+    """
+    machine = classifier_labels(agg, session=session)
+    levels: list[str] = []
+    for it in agg.items:
+        for c in it.payload.get("categories") or []:
+            value = str(c.get("value", "")) if isinstance(c, dict) else str(c)
+            if value and value not in levels:
+                levels.append(value)
+    return pair_with_majority(
+        agg,
+        ("category",),
+        lambda it, _q: machine.get(_disposition_key(it.payload)),
+        levels=levels,
+        ordinal=False,
+        judge=", ".join(sorted({str(it.payload.get("judge") or "") for it in agg.items})),
+    )
+
+
+def awareness_judge_ratings(
+    agg: StudyAggregate, *, session: Session
+) -> tuple[dict[tuple[str, str, str, str, int, int], str], str]:
+    """The test-awareness judge's first 1-7 rating of each rated answer, and the judge.
+
+    Where several judges rated the answers the first by name is used (one judge per table).
+    """
+    from storage.repo.disposition import arm_responses, list_arms, scores_for
+
+    wanted = {_disposition_key(it.payload) for it in agg.items}
+    ids: dict[int, tuple[str, str, str, str, int, int]] = {}
+    for study in sorted({k[0] for k in wanted}):
+        arms = {a.id: a.name for a in list_arms(session=session, study=study)}
+        for r in arm_responses([i for i in arms if i is not None], session=session):
+            key = (study, arms[r.arm_id], r.battery, r.stem, r.paraphrase, r.sample)
+            if key in wanted and r.id is not None:
+                ids[r.id] = key
+    scores = [
+        s
+        for s in scores_for(list(ids), session=session, kind=AWARENESS_SCORE_KIND)
+        if s.repeat == 0 and score_label(s.value) is not None
+    ]
+    judges = sorted({s.judge_model for s in scores})
+    if not judges:
+        return {}, ""
+    return {
+        ids[s.response_id]: str(score_label(s.value)) for s in scores if s.judge_model == judges[0]
+    }, judges[0]
+
+
+def _calibrate_test_awareness(agg: StudyAggregate, session: Session) -> CalibrationPairs:
+    """The LLM test-awareness judge's 1-7 rating beside the reviewers' majority (ordinal)."""
+    ratings, judge = awareness_judge_ratings(agg, session=session)
+    return pair_with_majority(
+        agg,
+        ("awareness",),
+        lambda it, _q: ratings.get(_disposition_key(it.payload)),
+        levels=AWARENESS,
+        ordinal=True,
+        judge=judge,
+    )
+
+
 register_kinds(
     SPECS,
     CONFIGS,
+    calibrate={
+        "disposition_check": _calibrate_disposition_check,
+        "test_awareness": _calibrate_test_awareness,
+    },
     disposition_check=(_disposition_check, _apply_disposition_check, DispositionCheckResult),
     test_awareness=(_test_awareness, _apply_test_awareness, TestAwarenessResult),
 )

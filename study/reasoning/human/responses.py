@@ -22,10 +22,17 @@ from xml.sax.saxutils import quoteattr
 from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, ItemOutcome, StudyAggregate
+from annotation.judge_pairs import CalibrationPairs, pair_with_majority
 from annotation.kinds import ApplyResult, KeyedBuild, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import VOTE_CHOICES, QuestionSpec, StudySpec
-from annotation.tasks import CONFLICT_CLASS, response_key, selected_responses, steps_text
+from annotation.tasks import (
+    CONFLICT_CLASS,
+    response_judge_labels,
+    response_key,
+    selected_responses,
+    steps_text,
+)
 from storage.errors import NotFoundError
 from storage.models import GenerationRun, ModelSpec, Question, Response
 from storage.repo import studies as repo
@@ -384,9 +391,53 @@ def _apply_distraction(
     )
 
 
+def _calibrate_helpfulness(agg: StudyAggregate, session: Session) -> CalibrationPairs:
+    """The helpfulness judge's 0-4 score of each response beside the raters' majority."""
+    labels, judge = response_judge_labels(agg, ["helpfulness"], session=session)
+    return pair_with_majority(
+        agg,
+        ("score",),
+        lambda it, _q: labels.get((it.key, "helpfulness")),
+        levels=("0", "1", "2", "3", "4"),
+        ordinal=True,
+        judge=judge,
+    )
+
+
+def _human_leaf(it: ItemOutcome, _question: str) -> str | None:
+    """The leaf the annotators give the step: the assigned one when the majority says it
+    fits, their agreed better leaf when it does not, none when unsure or undecided."""
+    agree = it.outcome("agree")
+    if agree is None or agree.label is None or agree.label == "unsure":
+        return None
+    if agree.label == "yes":
+        return str(it.payload.get("assigned_leaf") or "") or None
+    better = it.outcome("better_leaf")
+    return better.label if better is not None and better.label else None
+
+
+def _calibrate_label_check(agg: StudyAggregate, session: Session) -> CalibrationPairs:
+    """The labeler's leaf of each step beside the annotators' leaf (nominal scale).
+
+    The annotators vote on the assigned leaf and offer a better one; their leaf is the
+    assigned one on a Yes majority and the better leaf two of them agree on after a No.
+    """
+    labelers = sorted({str(it.payload.get("labeler", "")) for it in agg.items})
+    return pair_with_majority(
+        agg,
+        ("agree",),
+        lambda it, _q: str(it.payload.get("assigned_leaf") or "") or None,
+        levels=leaf_names(),
+        ordinal=False,
+        judge=", ".join(labelers),
+        human_of=_human_leaf,
+    )
+
+
 register_kinds(
     SPECS,
     CONFIGS,
+    calibrate={"helpfulness": _calibrate_helpfulness, "label_check": _calibrate_label_check},
     fill={"label_check": _label_config},
     # a run holds one label per step and labeler: a limit is chosen over keys, then built
     keyed={"label_check": KeyedBuild(_label_check_keys, _label_check_tasks, _label_check_count)},
