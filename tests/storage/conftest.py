@@ -51,6 +51,13 @@ def session(engine: Engine) -> Iterator[Session]:
         s.rollback()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_url(request: pytest.FixtureRequest) -> str:
+    """A new database's URL: SQLite, then PostgreSQL (skipped as ``pg_url`` says)."""
+    name = "sqlite_url" if request.param == "sqlite" else "pg_url"
+    return str(request.getfixturevalue(name))
+
+
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """URL of a new, empty PostgreSQL database on ``$DRIFTLENS_TEST_PG_URL``'s server.

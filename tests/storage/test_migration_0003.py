@@ -10,26 +10,11 @@ from sqlmodel import Session
 from storage import migrate
 from storage.engine import make_engine
 from storage.models import Response, WorkLease
-
-_ROWS = [
-    "INSERT INTO question (id, external_id, text, domains, created_at, updated_at) "
-    "VALUES (1, 'q-1', 'Rent or buy?', '[]', '2026-01-01', '2026-01-01')",
-    "INSERT INTO model_spec (id, spec, provider, model, simulated, params, created_at) "
-    "VALUES (1, 'sim/default', 'sim', 'default', false, '{}', '2026-01-01')",
-    "INSERT INTO generation_run (id, name, model_spec_id, prompt_version, sampling, config, "
-    "simulated, status, created_at, updated_at) VALUES (1, 'r', 1, 'v1', '{}', '{}', false, "
-    "'done', '2026-01-01', '2026-01-01')",
-    "INSERT INTO response (id, run_id, question_id, condition, condition_class, sample, "
-    "request, steps, parse_status, attempts, text, created_at, updated_at) VALUES (1, 1, 1, "
-    "'baseline', 'none', 0, '{}', '[\"a\"]', 'ok', 1, 'kept', '2026-01-01', '2026-01-01')",
-]
+from tests.storage._migration_support import BASE_ROWS, insert_at
 
 
 def _upgrade_populated(engine: Engine) -> None:
-    assert migrate.upgrade(engine, "0002_conflict_bank") == "0002_conflict_bank"
-    with engine.begin() as conn:
-        for sql in _ROWS:
-            conn.execute(text(sql))
+    insert_at(engine, "0002_conflict_bank", BASE_ROWS)
     assert migrate.upgrade(engine) == migrate.head_revision()
     assert migrate.schema_diff(engine) == []
     with Session(engine) as session:

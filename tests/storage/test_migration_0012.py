@@ -10,18 +10,10 @@ from sqlmodel import Session
 from storage import migrate
 from storage.engine import make_engine
 from storage.models import JudgeScore
+from tests.storage._migration_support import BASE_ROWS, insert_at
 
 _ROWS = [
-    "INSERT INTO question (id, external_id, text, domains, created_at, updated_at) "
-    "VALUES (1, 'q-1', 'Rent or buy?', '[]', '2026-01-01', '2026-01-01')",
-    "INSERT INTO model_spec (id, spec, provider, model, simulated, params, created_at) "
-    "VALUES (1, 'sim/default', 'sim', 'default', false, '{}', '2026-01-01')",
-    "INSERT INTO generation_run (id, name, model_spec_id, prompt_version, sampling, config, "
-    "simulated, status, created_at, updated_at) VALUES (1, 'r', 1, 'v1', '{}', '{}', false, "
-    "'done', '2026-01-01', '2026-01-01')",
-    "INSERT INTO response (id, run_id, question_id, condition, condition_class, sample, "
-    "request, steps, parse_status, attempts, text, created_at, updated_at) VALUES (1, 1, 1, "
-    "'baseline', 'none', 0, '{}', '[\"a\"]', 'ok', 1, 'kept', '2026-01-01', '2026-01-01')",
+    *BASE_ROWS,
     "INSERT INTO judge_score (id, response_id, judge_model, kind, value, raw_output, "
     "parse_status, created_at) VALUES (1, 1, 'sim/judge-strict', 'conflict_d3', 3.0, 'raw', "
     "'ok', '2026-01-01')",
@@ -29,10 +21,7 @@ _ROWS = [
 
 
 def _upgrade_populated(engine: Engine) -> None:
-    assert migrate.upgrade(engine, "0011_jobs") == "0011_jobs"
-    with engine.begin() as conn:
-        for sql in _ROWS:
-            conn.execute(text(sql))
+    insert_at(engine, "0011_jobs", _ROWS)
     assert migrate.upgrade(engine, "0012_judge_settings") == "0012_judge_settings"
     with Session(engine) as session:
         row = session.get(JudgeScore, 1)

@@ -11,19 +11,11 @@ from sqlmodel import Session
 from storage import migrate
 from storage.engine import make_engine
 from storage.models import DispositionScore, SourceClaim, StepLabel
+from tests.storage._migration_support import BASE_ROWS, insert_at
 
 _T = "'2026-01-01'"
 _ROWS = [
-    "INSERT INTO question (id, external_id, text, domains, created_at, updated_at) "
-    f"VALUES (1, 'q-1', 'Rent or buy?', '[]', {_T}, {_T})",
-    "INSERT INTO model_spec (id, spec, provider, model, simulated, params, created_at) "
-    f"VALUES (1, 'sim/default', 'sim', 'default', false, '{{}}', {_T})",
-    "INSERT INTO generation_run (id, name, model_spec_id, prompt_version, sampling, config, "
-    f"simulated, status, created_at, updated_at) VALUES (1, 'r', 1, 'v1', '{{}}', '{{}}', "
-    f"false, 'done', {_T}, {_T})",
-    "INSERT INTO response (id, run_id, question_id, condition, condition_class, sample, "
-    "request, steps, parse_status, attempts, text, created_at, updated_at) VALUES (1, 1, 1, "
-    f"'baseline', 'none', 0, '{{}}', '[\"a\"]', 'ok', 1, 'kept', {_T}, {_T})",
+    *BASE_ROWS,
     "INSERT INTO ontology_version (id, name, version, content, content_hash, created_at) "
     f"VALUES (1, 'o', 1, '{{}}', 'h', {_T})",
     "INSERT INTO labeler_spec (id, key, kind, prompt_version, params, created_at) "
@@ -48,10 +40,7 @@ _SETTINGS = {"model": "sim/cls", "prompt_hash": "ab", "temperature": 0.0, "seed"
 
 
 def _upgrade_populated(engine: Engine) -> None:
-    assert migrate.upgrade(engine, "0012_judge_settings") == "0012_judge_settings"
-    with engine.begin() as conn:
-        for sql in _ROWS:
-            conn.execute(text(sql))
+    insert_at(engine, "0012_judge_settings", _ROWS)
     assert migrate.upgrade(engine, "0013_judge_settings_everywhere") == (
         "0013_judge_settings_everywhere"
     )

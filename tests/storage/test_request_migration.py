@@ -9,13 +9,10 @@ must change nothing. SQLite always; PostgreSQL when ``DRIFTLENS_TEST_PG_URL`` is
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-import pytest
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -31,19 +28,11 @@ from study.reasoning.exports import export_responses_jsonl
 from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.judges import judge_run
 from study.reasoning.preferences import export_preferences
+from tests.storage._migration_support import revision_module
 
 REVISION = "0005_normalised_requests"
 PREVIOUS = "0004_disposition"
 RUNS = ("m-default", "m-strong")
-
-
-def _revision_module() -> ModuleType:
-    path = migrate.MIGRATIONS_DIR / "versions" / f"{REVISION}.py"
-    spec = importlib.util.spec_from_file_location("rev_0005", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _populate(engine: Engine) -> None:
@@ -59,20 +48,26 @@ def _populate(engine: Engine) -> None:
         session.commit()
 
 
-def _exports(engine: Engine, out: Path) -> dict[str, Any]:
-    """Every export and stored request/cache entry, as comparable text."""
+def _run_exports(session: Session, out: Path) -> dict[str, Any]:
+    """Both runs' response exports, the preferences and every stored request, as text."""
     out.mkdir(parents=True, exist_ok=True)
     got: dict[str, Any] = {}
+    for run in RUNS:
+        export_responses_jsonl(run, out / f"{run}.jsonl", session=session)
+        got[f"responses {run}"] = (out / f"{run}.jsonl").read_text(encoding="utf-8")
+    export_preferences(RUNS[0], "sim/default", out / "prefs.jsonl", session=session)
+    got["preferences"] = (out / "prefs.jsonl").read_text(encoding="utf-8")
+    got["requests"] = [
+        canonical_json(stored_request(r, session=session))
+        for r in session.exec(select(Response).order_by(col(Response.id)))
+    ]
+    return got
+
+
+def _exports(engine: Engine, out: Path) -> dict[str, Any]:
+    """Every export and stored request/cache entry, as comparable text."""
     with Session(engine) as session:
-        for run in RUNS:
-            export_responses_jsonl(run, out / f"{run}.jsonl", session=session)
-            got[f"responses {run}"] = (out / f"{run}.jsonl").read_text(encoding="utf-8")
-        export_preferences(RUNS[0], "sim/default", out / "prefs.jsonl", session=session)
-        got["preferences"] = (out / "prefs.jsonl").read_text(encoding="utf-8")
-        got["requests"] = [
-            canonical_json(stored_request(r, session=session))
-            for r in session.exec(select(Response).order_by(col(Response.id)))
-        ]
+        got = _run_exports(session, out)
         entries = session.exec(select(LLMCacheEntry).order_by(col(LLMCacheEntry.key))).all()
         got["cache"] = [
             canonical_json(
@@ -105,12 +100,6 @@ def _legacy_rows(engine: Engine) -> tuple[list[dict[str, Any]], list[tuple[str, 
             for k, r in conn.execute(text("SELECT key, request FROM llm_cache_entry"))
         ]
     return responses, cache
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_url(request: pytest.FixtureRequest) -> str:
-    name = "sqlite_url" if request.param == "sqlite" else "pg_url"
-    return str(request.getfixturevalue(name))
 
 
 def test_populated_workspace_converts_in_place_with_identical_exports(
@@ -146,7 +135,7 @@ def test_populated_workspace_converts_in_place_with_identical_exports(
         assert len(session.exec(select(Prompt)).all()) == len(distinct)
 
     # Running the conversion again is a no-op, and so is upgrading again.
-    module = _revision_module()
+    module = revision_module(REVISION)
     with engine.begin() as conn:
         assert module.convert(conn) == 0
     assert migrate.upgrade(engine) == migrate.head_revision()
@@ -154,7 +143,7 @@ def test_populated_workspace_converts_in_place_with_identical_exports(
 
 
 def test_frozen_split_in_the_revision_matches_the_repository() -> None:
-    module = _revision_module()
+    module = revision_module(REVISION)
     records: list[dict[str, Any]] = [
         {},
         {"m": 1},

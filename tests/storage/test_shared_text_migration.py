@@ -10,14 +10,11 @@ when ``DRIFTLENS_TEST_PG_URL`` is set.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-import pytest
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -30,26 +27,16 @@ from storage.engine import make_engine
 from storage.hashing import canonical_json, content_hash
 from storage.models import LLMCacheEntry, Prompt, Response
 from storage.repo.cache import cache_response
-from storage.repo.requests import cache_request, split_prefix, stored_request
+from storage.repo.requests import cache_request, split_prefix
 from study.questions import read_questions, sample_questions_path, store_questions
-from study.reasoning.exports import export_responses_jsonl
 from study.reasoning.generation import GenerationOptions, run_generation
-from study.reasoning.preferences import export_preferences
+from tests.storage._migration_support import revision_module
 
 # The same populated workspace as the 0005 conversion test (runs, cache, judge scores).
-from tests.storage.test_request_migration import RUNS, _populate
+from tests.storage.test_request_migration import RUNS, _populate, _run_exports
 
 REVISION = "0007_shared_texts"
 PREVIOUS = "0006_ontology_loop"
-
-
-def _revision_module() -> ModuleType:
-    path = migrate.MIGRATIONS_DIR / "versions" / f"{REVISION}.py"
-    spec = importlib.util.spec_from_file_location("rev_0007", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class _Counting:
@@ -77,18 +64,8 @@ class _Counting:
 
 def _exports(engine: Engine, out: Path) -> dict[str, Any]:
     """Every export, stored request and whole cache entry, as comparable text."""
-    out.mkdir(parents=True, exist_ok=True)
-    got: dict[str, Any] = {}
     with Session(engine) as session:
-        for run in RUNS:
-            export_responses_jsonl(run, out / f"{run}.jsonl", session=session)
-            got[f"responses {run}"] = (out / f"{run}.jsonl").read_text(encoding="utf-8")
-        export_preferences(RUNS[0], "sim/default", out / "prefs.jsonl", session=session)
-        got["preferences"] = (out / "prefs.jsonl").read_text(encoding="utf-8")
-        got["requests"] = [
-            canonical_json(stored_request(r, session=session))
-            for r in session.exec(select(Response).order_by(col(Response.id)))
-        ]
+        got = _run_exports(session, out)
         entries = session.exec(select(LLMCacheEntry).order_by(col(LLMCacheEntry.key))).all()
         got["cache"] = [
             canonical_json(
@@ -119,12 +96,6 @@ def _raw_cache(engine: Engine) -> list[dict[str, Any]]:
             json.loads(r) if isinstance(r, str) else r
             for (r,) in conn.execute(text("SELECT response FROM llm_cache_entry"))
         ]
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_url(request: pytest.FixtureRequest) -> str:
-    name = "sqlite_url" if request.param == "sqlite" else "pg_url"
-    return str(request.getfixturevalue(name))
 
 
 def test_populated_workspace_converts_in_place_with_identical_exports(
@@ -161,7 +132,7 @@ def test_populated_workspace_converts_in_place_with_identical_exports(
         assert len({p.prefix_id for p in shared}) < len(shared) / 10
         assert all(split_prefix(p.messages)[0] is None for p in prompts)
 
-    module = _revision_module()
+    module = revision_module(REVISION)
     with engine.begin() as conn:
         assert module.convert(conn) == 0
     assert migrate.upgrade(engine) == migrate.head_revision()

@@ -11,13 +11,10 @@ running the conversion again changes nothing. SQLite always; PostgreSQL when
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-import pytest
 from sqlalchemy import delete, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -29,6 +26,7 @@ from storage.repo.runs import require_run, upsert_responses
 from storage.step_spans import has_spans, pack_steps, unpack_steps
 from study.reasoning.parsing import parse_response
 from study.reasoning.trajectories import label_run
+from tests.storage._migration_support import revision_module
 from tests.storage.test_request_migration import RUNS, _populate
 from tests.storage.test_shared_text_migration import _exports
 
@@ -41,21 +39,6 @@ ODD_TEXT = (
     "<think><step_1>rent &amp; buy cost the same here</step_1><step_2>so</step_2>"
     "<step_3>the tie-breaker is how long I stay</step_3></think><answer>rent</answer>"
 )
-
-
-def _revision_module() -> ModuleType:
-    path = migrate.MIGRATIONS_DIR / "versions" / f"{REVISION}.py"
-    spec = importlib.util.spec_from_file_location("rev_0010", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_url(request: pytest.FixtureRequest) -> str:
-    name = "sqlite_url" if request.param == "sqlite" else "pg_url"
-    return str(request.getfixturevalue(name))
 
 
 def _add_odd_response(engine: Engine) -> None:
@@ -136,14 +119,14 @@ def test_populated_workspace_converts_in_place_with_identical_exports(
     assert _raw_steps(engine) == written
     assert _exports(engine, tmp_path / "after") | _steps_and_labels(engine) == before
 
-    module = _revision_module()
+    module = revision_module(REVISION)
     with engine.begin() as conn:
         assert module.convert(conn) == 0
     assert _raw_steps(engine) == written
 
 
 def test_the_revision_packs_as_the_application_does() -> None:
-    module = _revision_module()
+    module = revision_module(REVISION)
     steps = list(parse_response(ODD_TEXT).steps)
     for text_value in (ODD_TEXT, None, "", "so"):
         assert module.pack(text_value, steps) == pack_steps(text_value, steps)
