@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, is_dataclass
+from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +104,8 @@ class StudyKind:
         keyed: the kind's keys-first path for a limited selection (:class:`KeyedBuild`).
         calibrate: pairs the instrument's judge verdict of each item with the human
             majority (:mod:`annotation.judge_pairs`); ``None``: no judge to calibrate.
+        triage_of: set on a kind's triage twin (:func:`triage_name`): the kind whose
+            judge-human disagreements its project holds.
     """
 
     spec: StudySpec
@@ -114,6 +116,7 @@ class StudyKind:
     fill_config: Callable[[str], str] | None = None
     keyed: KeyedBuild | None = None
     calibrate: CalibrationHook | None = None
+    triage_of: str | None = None
 
     @property
     def name(self) -> str:
@@ -126,9 +129,43 @@ _extra_modules: list[str] = []
 _loaded: set[str] = set()
 
 
+def triage_name(name: str) -> str:
+    """The study holding ``name``'s judge-human disagreements (``driftlens judges triage``)."""
+    return f"{name}_triage"
+
+
+def _triage_twin(kind: StudyKind) -> StudyKind:
+    """A judged kind's triage study: the same form, answers, apply and pairing, its own project.
+
+    Its tasks are the judged kind's own (same keys and data), chosen by
+    ``driftlens judges triage``, so a selection push is refused in one sentence.
+    """
+    name = triage_name(kind.name)
+
+    def refuse(_sel: Selection, _session: Session) -> list[TaskSpec]:
+        raise InputError(
+            f"{name} holds the judge-human disagreements of {kind.name}; push it with "
+            f"`driftlens judges triage {kind.name}`."
+        )
+
+    spec = replace(
+        kind.spec,
+        name=name,
+        title=f"{kind.spec.title} (triage)",
+        summary=f"Judge-human disagreements first, for a second look. {kind.spec.summary}",
+    )
+    return replace(kind, spec=spec, build_tasks=refuse, keyed=None, triage_of=kind.name)
+
+
 def register_kind(kind: StudyKind) -> None:
-    """Register a study kind; registering the same name again replaces it (module reloads)."""
+    """Register a study kind; registering the same name again replaces it (module reloads).
+
+    A kind with a judge to calibrate also registers its triage twin (:func:`triage_name`).
+    """
     _KINDS[kind.name] = kind
+    if kind.calibrate is not None and kind.triage_of is None:
+        twin = _triage_twin(kind)
+        _KINDS[twin.name] = twin
 
 
 def register_kinds(

@@ -144,3 +144,50 @@ def calibration_table_cmd(
     if got.ordinal:
         command.append("--ordinal")
     _out.print(f"Next: {shlex.join(command)}", markup=False, highlight=False)
+
+
+@judges_app.command("triage")
+def triage_cmd(
+    ctx: typer.Context,
+    study: str = typer.Argument(..., help="The pulled Label Studio study (as calibration-table)."),
+    new_project: bool = typer.Option(
+        False, "--new-project", help="Create a fresh triage project even if one is recorded."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Push the judge-human disagreements, largest first, as a Label Studio project of their
+    own (STUDY_triage); pushing again adds only what is not there yet."""
+    from dataclasses import asdict
+
+    from annotation.sync import ensure_project, push
+    from app.cli.annotate_cmds import _client
+    from study.judge_robustness.triage import triage_tasks
+
+    # The tasks are chosen first: a study with nothing to triage stops before a project exists.
+    with session_for(ctx) as session:
+        plan = triage_tasks(study, session=session)
+    client = _client(ctx)
+    with session_for(ctx) as session:
+        project = ensure_project(plan.triage_study, client=client, session=session, new=new_project)
+    with session_for(ctx) as session:
+        result = push(plan.triage_study, list(plan.tasks), client=client, session=session)
+    if as_json:
+        echo_json(
+            {
+                **asdict(result),
+                "project_created": project.created,
+                "judge": plan.judge,
+                "compared": plan.compared,
+                "disagreeing": plan.disagreeing,
+            }
+        )
+        return
+    verb = "Created" if project.created else "Reused"
+    _out.print(
+        f"{plan.disagreeing} of {plan.compared} judge-human pairs of {study} disagree "
+        f"(judge {plan.judge}); {verb.lower()} project {result.project_id} "
+        f"({plan.triage_study}): imported {result.imported} of {result.selected} tasks "
+        f"({result.already_present} were already there). Open {result.project_url}",
+        markup=False,
+        highlight=False,
+    )

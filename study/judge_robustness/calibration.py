@@ -97,16 +97,24 @@ def calibrate_rows(
         list(judge), list(human), levels=list(levels), ordinal=ordinal, n_boot=bootstrap,
         seed=seed,
     )  # fmt: skip
+    return CalibrationRun(result=result, triage=triage_order(items, judge, human, ordinal=ordinal))
+
+
+def label_gap(judge: object, human: object, *, ordinal: bool) -> float:
+    """How far apart two labels are: 0 when equal, the distance on an ordinal scale, else 1."""
+    if judge == human:
+        return 0.0
+    return abs(float(judge) - float(human)) if ordinal else 1.0  # type: ignore[arg-type]
+
+
+def triage_order(
+    items: Sequence[str], judge: Sequence[Any], human: Sequence[Any], *, ordinal: bool
+) -> tuple[tuple[str, str, str], ...]:
+    """Every row, the disagreements first (the largest first on an ordinal scale), then in
+    table order."""
     rows = list(zip(items, judge, human, strict=True))
-
-    def gap(r: tuple[str, object, object]) -> float:
-        if r[1] == r[2]:
-            return 0.0
-        return abs(float(r[1]) - float(r[2])) if ordinal else 1.0  # type: ignore[arg-type]
-
-    order = sorted(range(len(rows)), key=lambda i: (-gap(rows[i]), i))
-    triage = tuple((str(rows[i][0]), str(rows[i][1]), str(rows[i][2])) for i in order)
-    return CalibrationRun(result=result, triage=triage)
+    order = sorted(range(len(rows)), key=lambda i: (-label_gap(*rows[i][1:], ordinal=ordinal), i))
+    return tuple((str(rows[i][0]), str(rows[i][1]), str(rows[i][2])) for i in order)
 
 
 def calibration_lines(run: CalibrationRun, *, show: int = 10) -> list[str]:

@@ -42,7 +42,11 @@ def covered_studies() -> tuple[str, ...]:
     """The study kinds that register a judge-vs-human pairing, in registration order."""
     from annotation.kinds import study_kinds
 
-    return tuple(name for name, kind in study_kinds().items() if kind.calibrate is not None)
+    return tuple(
+        name
+        for name, kind in study_kinds().items()
+        if kind.calibrate is not None and kind.triage_of is None
+    )
 
 
 def calibration_table(
