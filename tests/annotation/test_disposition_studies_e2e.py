@@ -104,7 +104,7 @@ def test_disposition_classifier_check_and_test_awareness(
         )
         stored = {(a, r.stem, r.paraphrase, r.sample): lab for a, r, lab in s.exec(stmt)}
     machine = [
-        stored[(t.data["arm"], t.data["stem"], t.data["paraphrase"], t.data["sample"])]
+        str(stored[(t.data["arm"], t.data["stem"], t.data["paraphrase"], t.data["sample"])])
         for t in tasks
     ]
     cats = [c["value"] for c in data["categories"]]

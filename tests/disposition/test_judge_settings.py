@@ -70,7 +70,7 @@ def test_scores_carry_settings_report_shows_them_mixing_is_refused(
     # half of the classifier's verdicts re-given at another temperature: not pooled
     category = [r for r in rows if r.kind == "category" and r.settings is not None]
     for r in category[: len(category) // 2]:
-        r.settings = {**r.settings, "temperature": 0.7}
+        r.settings = {**(r.settings or {}), "temperature": 0.7}
         session.add(r)
     session.commit()
     with pytest.raises(

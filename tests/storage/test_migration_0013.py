@@ -45,16 +45,24 @@ def _upgrade_populated(engine: Engine) -> None:
         "0013_judge_settings_everywhere"
     )
     with Session(engine) as session:
-        rows = [session.get(m, 1) for m in (DispositionScore, StepLabel, SourceClaim)]
+        rows = [
+            session.get(DispositionScore, 1),
+            session.get(StepLabel, 1),
+            session.get(SourceClaim, 1),
+        ]
         for row in rows:
             assert row is not None and row.settings is None  # stored before: unknown
             row.settings = dict(_SETTINGS)
             session.add(row)
         session.commit()
     with Session(engine) as session:
-        for m in (DispositionScore, StepLabel, SourceClaim):
-            again = session.get(m, 1)
-            assert again is not None and again.settings == _SETTINGS
+        again = [
+            session.get(DispositionScore, 1),
+            session.get(StepLabel, 1),
+            session.get(SourceClaim, 1),
+        ]
+        for row in again:
+            assert row is not None and row.settings == _SETTINGS
     assert migrate.upgrade(engine) == migrate.head_revision()
     assert migrate.schema_diff(engine) == []  # the tables equal today's models
     migrate.downgrade(engine, "0012_judge_settings")
