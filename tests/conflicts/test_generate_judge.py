@@ -3,34 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 
 from sqlmodel import Session
 
 from llm.sim.backend import SimBackend
 from llm.sim.registry import get_preset
-from llm.types import ChatRequest, ChatResult, ResultCallback
 from storage.repo.judges import judge_scores_for
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import import_bank_file, stored_instances
 from study.conflicts.plan import ConflictGenerationOptions, build_plan, generate_conflicts
 from study.conflicts.score import judge_conflict_run
-
-
-class CountingBackend(SimBackend):
-    """The in-process simulator, counting what is actually sent."""
-
-    sent = 0
-
-    async def achat(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        concurrency: int,
-        on_result: ResultCallback | None = None,
-    ) -> list[ChatResult]:
-        CountingBackend.sent += len(requests)
-        return await super().achat(requests, concurrency=concurrency, on_result=on_result)
+from tests.counting_backend import CountingBackend
 
 
 def test_rerun_sends_nothing_and_renders_identical_prompts(session: Session) -> None:
@@ -39,12 +22,11 @@ def test_rerun_sends_nothing_and_renders_identical_prompts(session: Session) -> 
 
     register_instances(inst for _, inst in stored_instances(session=session))
     opts = ConflictGenerationOptions(model="sim/mc-balanced", run="c1", doses=(0, 6), samples=1)
-    backend = CountingBackend("mc-balanced")
-    CountingBackend.sent = 0
+    backend = CountingBackend(SimBackend("mc-balanced"))
     first = generate_conflicts(opts, session=session, backend=backend)
-    assert first.requested == 84 and first.failed == 0 and CountingBackend.sent == 84
+    assert first.requested == 84 and first.failed == 0 and backend.sent == 84
     again = generate_conflicts(opts, session=session, backend=backend)
-    assert again.requested == 0 and CountingBackend.sent == 84
+    assert again.requested == 0 and backend.sent == 84
     run = require_run("c1", session=session)
     assert run.id is not None
     stored = {

@@ -11,7 +11,6 @@ when ``DRIFTLENS_TEST_PG_URL`` is set.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ from sqlmodel import Session, col, select
 
 from llm.backends import get_backend
 from llm.cache import ChatCache
-from llm.types import ChatRequest, ChatResult, ResultCallback
 from storage import migrate
 from storage.engine import make_engine
 from storage.hashing import canonical_json, content_hash
@@ -30,6 +28,7 @@ from storage.repo.cache import cache_response
 from storage.repo.requests import cache_request, split_prefix
 from study.questions import read_questions, sample_questions_path, store_questions
 from study.reasoning.generation import GenerationOptions, run_generation
+from tests.counting_backend import CountingBackend
 from tests.storage._migration_support import revision_module
 
 # The same populated workspace as the 0005 conversion test (runs, cache, judge scores).
@@ -37,29 +36,6 @@ from tests.storage.test_request_migration import RUNS, _populate, _run_exports
 
 REVISION = "0007_shared_texts"
 PREVIOUS = "0006_ontology_loop"
-
-
-class _Counting:
-    """A backend that counts the requests it is sent (the sim answers them)."""
-
-    def __init__(self, spec: str) -> None:
-        self._inner = get_backend(spec)
-        self.spec = self._inner.spec
-        self.simulated = self._inner.simulated
-        self.sent = 0
-
-    def endpoint(self) -> str:
-        return self._inner.endpoint()
-
-    async def achat(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        concurrency: int,
-        on_result: ResultCallback | None = None,
-    ) -> list[ChatResult]:
-        self.sent += len(requests)
-        return await self._inner.achat(requests, concurrency=concurrency, on_result=on_result)
 
 
 def _exports(engine: Engine, out: Path) -> dict[str, Any]:
@@ -144,12 +120,12 @@ def test_generation_rerun_sends_nothing_and_a_lost_text_is_a_miss(sqlite_url: st
     migrate.upgrade(engine)
     with Session(engine, expire_on_commit=False) as session:
         store_questions(read_questions(sample_questions_path())[:2], session=session, source="t")
-        first = _Counting("sim/default")
+        first = CountingBackend(get_backend("sim/default"))
         options = GenerationOptions(model="sim/default", run="a", perturbations="filler", seed=3)
         run_generation(options, session=session, backend=first)
         assert first.sent > 0
         # Another run with the same seed asks exactly the same requests: all cached.
-        again = _Counting("sim/default")
+        again = CountingBackend(get_backend("sim/default"))
         run_generation(
             GenerationOptions(model="sim/default", run="b", perturbations="filler", seed=3),
             session=session,
