@@ -10,7 +10,13 @@ from llm.sim.registry import get_preset
 from storage.repo.requests import stored_messages
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import import_bank_file, load_sample_banks
-from study.conflicts.policy import action_mixture, heuristic_answer, parse_action, run_policy
+from study.conflicts.policy import (
+    PolicySummary,
+    action_mixture,
+    heuristic_answer,
+    parse_action,
+    run_policy,
+)
 from study.conflicts.sim.responder import action_mix
 from study.strict_json import StrictParseError
 
@@ -44,23 +50,20 @@ def test_action_outside_the_set_is_rejected() -> None:
 def test_caap_two_stages_cached_stored_and_mixture_near_preset(session: Session) -> None:
     import_bank_file(None, session=session)
     backbone = SimBackend(get_preset("mc-balanced").model_copy(update={"malformed_rate": 0.1}))
-    s = run_policy(
-        "caap",
-        "caap-1",
-        session=session,
-        backbone="sim/mc-balanced",
-        doses=(0, 3, 6),
-        backend=backbone,
-    )
+
+    def run_caap() -> PolicySummary:
+        return run_policy(
+            "caap",
+            "caap-1",
+            session=session,
+            backbone="sim/mc-balanced",
+            doses=(0, 3, 6),
+            backend=backbone,
+        )
+
+    s = run_caap()
     assert s.planned == 126 and s.written + s.select_errors == 126
-    again = run_policy(
-        "caap",
-        "caap-1",
-        session=session,
-        backbone="sim/mc-balanced",
-        doses=(0, 3, 6),
-        backend=backbone,
-    )
+    again = run_caap()  # the same policy run again: everything already done
     assert again.already_done == 126 and again.written == 0
     run = require_run("caap-1", session=session)
     assert run.id is not None

@@ -7,7 +7,7 @@ import json
 from sqlmodel import Session
 
 from ontology.rewrite import list_proposals, require_proposal
-from ontology.rounds import run_round
+from ontology.rounds import RoundResult, run_round
 from ontology.schema import UNMAPPED
 from ontology.versions import document, get_version, new_version, replace_definitions
 from storage.errors import InputError
@@ -28,22 +28,25 @@ def _rewrite_args(number: int, pair: tuple[str, str]) -> list[str]:
     ]
 
 
-def _disjoint_pairs(confused: list[tuple[str, str]]) -> tuple[tuple[str, str], tuple[str, str]]:
-    first = confused[0]
-    second = next(p for p in confused[1:] if not set(p) & set(first))
-    return first, second
-
-
-def test_cli_accepts_two_proposals_of_one_round_on_top_of_each_other(
-    sim_run: str, session: Session, cli
-) -> None:
+def _round_with_two_disjoint_pairs(
+    sim_run: str, session: Session
+) -> tuple[RoundResult, tuple[tuple[str, str], tuple[str, str]]]:
+    """A labeling round and two of its most confused leaf pairs sharing no leaf."""
     result = run_round(sim_run, ["sim", "keywords"], session=session, sample=120, seed=2)
     confused = [
         (p.leaf_a, p.leaf_b)
         for p in result.agreement.most_confused
         if UNMAPPED not in (p.leaf_a, p.leaf_b)
     ]
-    first, second = _disjoint_pairs(confused)
+    first = confused[0]
+    second = next(p for p in confused[1:] if not set(p) & set(first))
+    return result, (first, second)
+
+
+def test_cli_accepts_two_proposals_of_one_round_on_top_of_each_other(
+    sim_run: str, session: Session, cli
+) -> None:
+    result, (first, second) = _round_with_two_disjoint_pairs(sim_run, session)
     ids = []
     for pair in (first, second):
         out = cli_json(cli(*_rewrite_args(result.round, pair)))
@@ -82,13 +85,7 @@ def _edit_definition(session: Session, leaf: str, text: str) -> None:
 def test_accept_keeps_newer_edits_and_refuses_when_its_own_leaf_changed(
     sim_run: str, session: Session, cli
 ) -> None:
-    result = run_round(sim_run, ["sim", "keywords"], session=session, sample=120, seed=2)
-    confused = [
-        (p.leaf_a, p.leaf_b)
-        for p in result.agreement.most_confused
-        if UNMAPPED not in (p.leaf_a, p.leaf_b)
-    ]
-    first, second = _disjoint_pairs(confused)
+    result, (first, second) = _round_with_two_disjoint_pairs(sim_run, session)
     ids = [
         cli_json(cli(*_rewrite_args(result.round, pair)))["proposal"] for pair in (first, second)
     ]

@@ -213,25 +213,22 @@ def round_trip(session: Session) -> None:
     annotator = studies.get_or_create_annotator(3, email="a@example.org", session=session)
     assert task.id is not None and annotator.id is not None
     when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    r1 = studies.upsert_human_annotation(
-        ls_annotation_id=99,
-        study_task_id=task.id,
-        annotator_id=annotator.id,
-        result=[{"value": {"choices": ["4"]}}],
-        lead_time=12.0,
-        ls_updated_at=when,
-        session=session,
-    )
+    task_id, annotator_id = task.id, annotator.id
+
+    def store() -> studies.AnnotationUpsert:
+        return studies.upsert_human_annotation(
+            ls_annotation_id=99,
+            study_task_id=task_id,
+            annotator_id=annotator_id,
+            result=[{"value": {"choices": ["4"]}}],
+            lead_time=12.0,
+            ls_updated_at=when,
+            session=session,
+        )
+
+    r1 = store()
     session.commit()
-    r2 = studies.upsert_human_annotation(
-        ls_annotation_id=99,
-        study_task_id=task.id,
-        annotator_id=annotator.id,
-        result=[{"value": {"choices": ["4"]}}],
-        lead_time=12.0,
-        ls_updated_at=when,
-        session=session,
-    )
+    r2 = store()  # the same annotation pulled again
     assert (r1.status, r2.status) == ("inserted", "unchanged")
     stored_ann = session.exec(select(HumanAnnotation)).one()
     assert stored_ann.ls_updated_at == when
