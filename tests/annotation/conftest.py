@@ -8,9 +8,7 @@ reason, but fail in CI (``CI`` set), where skipping would hide a broken setup.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,38 +17,16 @@ from typing import Any
 import pytest
 
 from annotation.client import LabelStudioClient, LabelStudioConnection
+from tests.cli_runner import CliOutcome, cli_runner
 
-
-@dataclass(frozen=True)
-class CliResult:
-    """Exit status and output of one ``driftlens`` invocation."""
-
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        """The standard output parsed as JSON."""
-        return json.loads(self.out)
+# The outcome type under the name this room's tests know.
+CliResult = CliOutcome
 
 
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
     """Run ``driftlens ARGS`` exactly as the console script does (errors → one line, exit code)."""
-    from app.cli import main
-
-    def run(*args: str) -> CliResult:
-        capsys.readouterr()
-        monkeypatch.setattr(sys, "argv", ["driftlens", *args])
-        code = 0
-        try:
-            main()
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        captured = capsys.readouterr()
-        return CliResult(code, captured.out, captured.err)
-
-    return run
+    return cli_runner(capsys, monkeypatch, wide=False)
 
 
 @pytest.fixture(scope="session")
@@ -94,6 +70,36 @@ def choices(values: dict[str, str], to_name: str) -> list[dict[str, Any]]:
         {"from_name": name, "to_name": to_name, "type": "choices", "value": {"choices": [v]}}
         for name, v in values.items()
     ]
+
+
+def annotate_each(
+    client: LabelStudioClient,
+    users: Sequence[tuple[int, str]],
+    tasks: Sequence[Any],
+    question: str,
+    labels: Sequence[Sequence[str | None]],
+    to_name: str = "answer",
+) -> None:
+    """Each user answers ``question`` on every task with one choice (``None``: skips it).
+
+    Args:
+        client: The Label Studio client.
+        users: ``make_users``'s users, one per row of ``labels``.
+        tasks: The project's tasks, in the order of each row's labels.
+        question: The choice control's name (``from_name``).
+        labels: One row per user, one choice per task.
+        to_name: The object the choice is about.
+    """
+    for (user, _), values in zip(users, labels, strict=True):
+        for task, value in zip(tasks, values, strict=True):
+            if value is None:
+                continue
+            client.create_annotation(
+                task.id,
+                result=choices({question: value}, to_name),
+                completed_by=user,
+                lead_time=30.0,
+            )
 
 
 def export_project(conn: LabelStudioConnection, project_id: int) -> list[dict[str, Any]]:

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import pytest
 
+from tests.cli_runner import CliOutcome, cli_runner
 
-@dataclass(frozen=True)
-class Outcome:
-    """Exit status and the two streams of one command."""
-
-    code: int
-    out: str
-    err: str
-
-    def one_line(self) -> str:
-        """The single error line (asserts there is exactly one, and no traceback)."""
-        assert self.code != 0, self
-        assert "Traceback" not in self.err + self.out, self.err
-        lines = [ln for ln in self.err.splitlines() if ln.strip()]
-        assert len(lines) == 1, self.err
-        return lines[0]
+# The outcome type under the name this room's tests import.
+Outcome = CliOutcome
 
 
 @pytest.fixture
@@ -31,19 +17,4 @@ def run_main(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., Outcome]:
     """``driftlens ARGS`` through ``app.cli.main`` (the console script's path)."""
-    from app.cli import main
-
-    def run(*args: str) -> Outcome:
-        monkeypatch.setattr(sys, "argv", ["driftlens", *args])
-        monkeypatch.setenv("COLUMNS", "200")
-        monkeypatch.delenv("DRIFTLENS_DEBUG", raising=False)
-        capsys.readouterr()
-        code = 0
-        try:
-            main()
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out = capsys.readouterr()
-        return Outcome(code, out.out, out.err)
-
-    return run
+    return cli_runner(capsys, monkeypatch)
