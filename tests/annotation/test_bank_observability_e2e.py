@@ -10,7 +10,7 @@ from annotation.client import LabelStudioClient
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from study.conflicts.observability import observability_banks, stored_observability
-from tests.annotation.conftest import choices, make_users
+from tests.annotation.conftest import annotate_each, make_users
 
 pytestmark = pytest.mark.labelstudio
 
@@ -41,14 +41,7 @@ def test_observability_study_humans_extractor_and_llm_judge(
     ann1 = truth
     ann2 = [other[truth[0]], *truth[1:]]
     users = make_users(ls_client, n=2)
-    for (user, _), labels in zip(users, (ann1, ann2), strict=True):
-        for task, label in zip(tasks, labels, strict=True):
-            ls_client.create_annotation(
-                task.id,
-                result=choices({"observability": label}, "extracted"),
-                completed_by=user,
-                lead_time=30.0,
-            )
+    annotate_each(ls_client, users, tasks, "observability", [ann1, ann2], "extracted")
     res = run_cli("annotate", "apply", "bank_observability", "--json")
     assert res.code == 0, res.err
     rows = {(r["rater_a"], r["rater_b"]): r for r in res.json()["observability_agreement"]}

@@ -10,7 +10,7 @@ import pytest
 
 from annotation.client import LabelStudioClient
 from study.sources.items import items_to_jsonl, shipped_items
-from tests.annotation.conftest import choices, make_users
+from tests.annotation.conftest import annotate_each, make_users
 
 pytestmark = pytest.mark.labelstudio
 
@@ -45,14 +45,7 @@ def test_claim_check_pushes_a_stored_set_and_summarises_two_reviewers(
     rev1 = ["supports", "supports", "leaks", "unusable"]
     rev2 = ["supports", "supports", "leaks", "wrong_option"]
     users = make_users(ls_client, n=2)
-    for (user, _), verdicts in zip(users, (rev1, rev2), strict=True):
-        for task, verdict in zip(tasks, verdicts, strict=True):
-            ls_client.create_annotation(
-                task.id,
-                result=choices({"verdict": verdict}, "claim"),
-                completed_by=user,
-                lead_time=30.0,
-            )
+    annotate_each(ls_client, users, tasks, "verdict", [rev1, rev2], "claim")
     res = run_cli("annotate", "apply", "claim_check", "--json")
     assert res.code == 0, res.err
     out = res.json()

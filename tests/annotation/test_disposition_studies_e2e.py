@@ -19,29 +19,10 @@ from annotation.client import LabelStudioClient
 from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from tests.annotation.conftest import choices, make_users
+from tests.annotation.conftest import annotate_each, make_users
 from tests.annotation.seed import DISPOSITION_JUDGE, seed_disposition
 
 pytestmark = pytest.mark.labelstudio
-
-
-def _annotate(
-    client: LabelStudioClient,
-    users: list[tuple[int, str]],
-    tasks: list[Any],
-    question: str,
-    labels: list[list[str | None]],
-) -> None:
-    for (user, _), values in zip(users, labels, strict=True):
-        for task, value in zip(tasks, values, strict=True):
-            if value is None:  # this annotator skips the task
-                continue
-            client.create_annotation(
-                task.id,
-                result=choices({question: value}, "answer"),
-                completed_by=user,
-                lead_time=30.0,
-            )
 
 
 def _calibration_from_the_study(
@@ -114,7 +95,7 @@ def test_disposition_classifier_check_and_test_awareness(
     ann1 = [machine[0], other[machine[1]], *machine[2:]]
     ann2 = [other[machine[0]], other[machine[1]], *machine[2:]]
     users = make_users(ls_client, n=2)
-    _annotate(ls_client, users, tasks, "category", [ann1, ann2])
+    annotate_each(ls_client, users, tasks, "category", [ann1, ann2])
     res = run_cli("annotate", "apply", "disposition_check", "--json")
     assert res.code == 0, res.err
     rows = {
@@ -148,7 +129,7 @@ def test_disposition_classifier_check_and_test_awareness(
     r1 = [1 + (3 * i) % 7 for i in range(len(tasks))]
     r2: list[int | None] = [min(7, v + (i % 3 == 0)) for i, v in enumerate(r1)]
     r2[5] = None
-    _annotate(
+    annotate_each(
         ls_client, users, tasks, "awareness",
         [[str(v) for v in r1], [None if v is None else str(v) for v in r2]],
     )  # fmt: skip

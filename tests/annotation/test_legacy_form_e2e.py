@@ -13,7 +13,7 @@ from annotation.studies import config_hash
 from storage.models import Study
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from tests.annotation.conftest import choices, make_users
+from tests.annotation.conftest import annotate_each, make_users
 from tests.annotation.seed import seed_disposition
 
 pytestmark = pytest.mark.labelstudio
@@ -58,13 +58,8 @@ def test_old_yes_no_test_awareness_project_is_named_not_misread(
         s.commit()
     tasks = sorted(ls_client.list_tasks(project), key=lambda t: t.id)
     users = make_users(ls_client, n=2)
-    for (user, _), values in zip(users, (["aware", "not_aware", "aware"], ["aware"] * 3),
-                                 strict=True):  # fmt: skip
-        for task, value in zip(tasks, values, strict=True):
-            ls_client.create_annotation(
-                task.id, result=choices({"awareness": value}, "answer"), completed_by=user,
-                lead_time=30.0,
-            )  # fmt: skip
+    labels = [["aware", "not_aware", "aware"], ["aware"] * 3]
+    annotate_each(ls_client, users, tasks, "awareness", labels)
 
     res = run_cli("annotate", "pull", "test_awareness")
     assert res.code == 0, res.err  # the human work is mirrored all the same
