@@ -38,6 +38,7 @@ from study.conflicts.report_render import (
     report_sections,
 )
 from study.conflicts.score import settings_by_judge
+from study.judge_robustness.human_section import calibration_section_lines
 from study.judge_robustness.result import stored_robustness
 from study.judge_settings import (
     SettingsByJudge,
@@ -232,6 +233,16 @@ def build_report(
             rb
             for name in oracle_runs
             if (rb := stored_robustness("conflicts", name, session=session)) is not None
+        ),
+        calibration=calibration_section_lines(
+            "conflict_rubric",
+            session=session,
+            judge_noun="rubric judge",
+            push_hint="driftlens annotate push conflict_rubric --select run=RUN, then annotate "
+            "pull",
+            where={"run": set(oracle_runs)},
+            bootstrap=bootstrap,
+            seed=seed,
         ),
     )
     table = oracle[list(TABLE_COLUMNS)].copy()

@@ -28,6 +28,9 @@ from study.judge_robustness.result import RobustnessResult
 from study.report.html import esc
 from study.report.markdown import md_escape
 
+#: The heading of the rubric judge's judge-human calibration section.
+CALIBRATION_HEADING = "Judge–human calibration (rubric)"
+
 DIM_NAMES: dict[str, str] = {
     "d1": "D1 perception",
     "d2": "D2 causal reasoning",
@@ -74,6 +77,9 @@ class ConflictReport:
     usable: tuple[tuple[str, Usable], ...] = ()
     # per judge: the settings its verdicts were given under (model, prompt, sampling, seed)
     judge_settings: tuple[tuple[str, str], ...] = ()
+    # the rubric judge against the human majority of a pulled conflict_rubric study
+    # (study/judge_robustness/human_section.py); "Not assessed" lines without one
+    calibration: tuple[str, ...] = ()
     # the no-memory baseline (study/conflicts/baseline.py): judge × measure rows
     baseline: tuple[dict[str, Any], ...] = ()
     #: some answer or judgement came from the workbench's simulator (banner on top)
@@ -377,6 +383,16 @@ def report_sections(report: ConflictReport) -> list[tuple[str, list[str], list[l
             "stratified sample of answers.",
         )
     )
+    if report.calibration:
+        out.append(
+            (
+                CALIBRATION_HEADING,
+                ["finding"],
+                [[line] for line in report.calibration],
+                "The rubric judge's D1-D5 scores of the report's answers beside the "
+                "annotators' agreed score (a row per answer and dimension, 0-4 ordinal).",
+            )
+        )
     return out
 
 

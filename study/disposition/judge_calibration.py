@@ -20,29 +20,19 @@ def classifier_calibration(
     study: str, *, session: Any, bootstrap: int = 2000, seed: int = 0
 ) -> tuple[str, ...]:
     """The section's plain lines (escaped by the report writers)."""
-    from storage.errors import InputError, NotFoundError
-    from study.judge_robustness.calibration import calibrate_rows, calibration_lines
-    from study.judge_robustness.human_table import calibration_table
+    from study.judge_robustness.human_section import calibration_section_lines
 
-    try:
-        got = calibration_table(STUDY, session=session, disposition_study=study)
-    except NotFoundError:
-        return (
-            "Not assessed: no human check of the classifier (driftlens annotate push "
-            f"{STUDY} --select disposition={study}, then annotate apply).",
-        )
-    except InputError as exc:
-        return (f"Not assessed: {exc}",)
-    run = calibrate_rows(
-        list(got.table["item"]), list(got.table["judge"]), list(got.table["human"]),
-        levels=got.levels, ordinal=False, bootstrap=bootstrap, seed=seed,
-    )  # fmt: skip
-    head = (
-        f"The classifier ({got.judge}) against the human majority of study {STUDY}: "
-        f"{got.no_majority} items without a majority and {got.no_judge_label} without a "
-        "classifier label are left out."
+    return calibration_section_lines(
+        STUDY,
+        session=session,
+        judge_noun="classifier",
+        push_hint=(
+            f"driftlens annotate push {STUDY} --select disposition={study}, then annotate apply"
+        ),
+        where={"study": study},
+        bootstrap=bootstrap,
+        seed=seed,
     )
-    return (head, *calibration_lines(run))
 
 
 def calibration_sections(lines: tuple[str, ...]) -> tuple[list[str], list[str]]:

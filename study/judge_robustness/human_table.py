@@ -16,7 +16,7 @@ are counted, not guessed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -54,7 +54,7 @@ def calibration_table(
     *,
     session: Session,
     disposition_study: str | None = None,
-    where: Mapping[str, str] | None = None,
+    where: Mapping[str, str | Collection[str]] | None = None,
 ) -> HumanTable:
     """The study's calibration table (see the module docstring).
 
@@ -64,7 +64,8 @@ def calibration_table(
         disposition_study: keep the items of one disposition study only (a
             ``disposition_check`` project may hold several); short for
             ``where={"study": NAME}``.
-        where: keep only the items whose task payload has these values (e.g. one run).
+        where: keep only the items whose task payload has these values (one value, e.g. a
+            run's name, or a collection of them).
 
     Raises:
         InputError: a study without a judge to pair, or one without any item that has both
@@ -81,12 +82,14 @@ def calibration_table(
             f"calibration table covers {', '.join(covered_studies())}."
         )
     _study, agg = study_aggregate(study, session=session)
-    keep = dict(where or {})
+    keep: dict[str, Collection[str]] = {
+        k: {v} if isinstance(v, str) else set(v) for k, v in (where or {}).items()
+    }
     if disposition_study is not None:
-        keep["study"] = disposition_study
+        keep["study"] = {disposition_study}
     if keep:
         items = tuple(
-            it for it in agg.items if all(str(it.payload.get(k, "")) == v for k, v in keep.items())
+            it for it in agg.items if all(str(it.payload.get(k, "")) in v for k, v in keep.items())
         )
         agg = replace(agg, items=items)
     pairs = kind.calibrate(agg, session)
