@@ -32,6 +32,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -488,37 +489,26 @@ def main(argv: list[str] | None = None) -> int:
         for kind in kinds:
             workdir = base / kind
             workdir.mkdir(parents=True, exist_ok=True)
+            # The same measurement on either backend: only the URL and the size probe differ.
+            bench = functools.partial(
+                bench_database,
+                kind,
+                workdir=workdir,
+                models=models,
+                questions=questions,
+                samples=args.samples,
+                perturbations=args.perturbations,
+                bootstrap=bootstrap,
+                profile=args.profile,
+            )
             if kind == "sqlite":
                 db_path = workdir / "ws" / "driftlens.db"
                 db_path.parent.mkdir(parents=True, exist_ok=True)
-                db_url = f"sqlite:///{db_path}"
-                stages = bench_database(
-                    kind,
-                    db_url,
-                    workdir=workdir,
-                    models=models,
-                    questions=questions,
-                    samples=args.samples,
-                    perturbations=args.perturbations,
-                    bootstrap=bootstrap,
-                    profile=args.profile,
-                    size_of=lambda p=db_path: sqlite_bytes(p),
-                )
+                stages = bench(f"sqlite:///{db_path}", size_of=lambda p=db_path: sqlite_bytes(p))
             else:
                 db_url, name = pg_create(args.pg_url)
                 try:
-                    stages = bench_database(
-                        kind,
-                        db_url,
-                        workdir=workdir,
-                        models=models,
-                        questions=questions,
-                        samples=args.samples,
-                        perturbations=args.perturbations,
-                        bootstrap=bootstrap,
-                        profile=args.profile,
-                        size_of=lambda u=db_url: pg_bytes(u),
-                    )
+                    stages = bench(db_url, size_of=lambda u=db_url: pg_bytes(u))
                 finally:
                     pg_drop(args.pg_url, name)
             print_table(kind, stages)
