@@ -26,7 +26,7 @@ child generators spawned from the one seed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +40,6 @@ from driftlens_core.bootstrap import (
     as_generator,
     bootstrap_flags,
     drel_bootstrap,
-    question_sums,
 )
 from driftlens_core.calibration import (
     NoiseDecomposition,
@@ -48,11 +47,17 @@ from driftlens_core.calibration import (
     equivalence_bound,
     minimum_detectable,
     minimum_detectable_drel,
-    noise_decomposition,
-    null_test,
 )
-from driftlens_core.effects import bh_adjust, cohens_d, separability
+from driftlens_core.effects import bh_adjust, separability
 from driftlens_core.mixed_model import MixedModelResult, fit_random_intercept_sums
+from driftlens_core.row_sums import (
+    ModelRowSums,
+    RowChunk,
+    cohens_d_from_sums,
+    noise_decomposition_from_sums,
+    null_test_from_sums,
+    reduce_rows,
+)
 from driftlens_core.stats_input import (
     StatsInput,
     json_number,
@@ -249,11 +254,51 @@ def _analyze_model(
     c_keys, c = _compact(c_all)
     names = tuple(inp.condition_names[k] for k in c_keys)
     classes = tuple(inp.condition_classes[k] for k in c_keys)
-    n_q, n_c = q_keys.size, c_keys.size
+    n_q = q_keys.size
     noise = np.array([k == "noise" for k in classes])
     if not noise.any():
         raise ValueError(f"model {model_name!r} has no noise rows: the floor cannot be estimated")
-    qs = question_sums(q, c, x, noise, n_questions=n_q)
+    chunk = RowChunk(question=q, condition=c, values=x, sample=samp)
+    sums = reduce_rows(
+        lambda: (chunk,),
+        n_questions=n_q,
+        noise=noise,
+        n_metrics=x.shape[1],
+        labeled=labs is not None,
+    )
+    return _model_from_sums(
+        sums,
+        model_name,
+        names=names,
+        classes=classes,
+        metrics=inp.metrics,
+        sample_names=tuple(inp.sample_names),
+        has_sample=samp is not None,
+        n_boot=n_boot,
+        rng=rng,
+        alpha=alpha,
+        margin=margin,
+    )
+
+
+def _model_from_sums(
+    sums: ModelRowSums,
+    model_name: str,
+    *,
+    names: tuple[str, ...],
+    classes: tuple[str, ...],
+    metrics: tuple[str, ...],
+    sample_names: tuple[str, ...],
+    has_sample: bool,
+    n_boot: int,
+    rng: np.random.Generator,
+    alpha: float,
+    margin: float,
+) -> ModelStats:
+    """One model's statistics from its row reductions (:mod:`driftlens_core.row_sums`)."""
+    qs = sums.qs
+    n_c = len(names)
+    noise = qs.noise
     boot = drel_bootstrap(qs, n_boot=n_boot, seed=rng)
     n_rows = qs.n.sum(axis=0)
     n_quest = (qs.n > 0).sum(axis=0)
@@ -268,19 +313,18 @@ def _analyze_model(
         if none_codes
         else (f"no 'none' condition: mixed-model reference is noise condition {names[ref]!r}",)
     )
-    none_rows = np.isin(c, none_codes)
     # questions informing each condition's test (as in drel_bootstrap's expanded interval)
     n_noise_q = int((qs.n[:, noise].sum(axis=1) > 0).sum())
     n_inform = np.minimum(n_quest, n_noise_q)
-    sumsq = ((x - qs.shift) ** 2).sum(axis=0)
+    sumsq = sums.sumsq
+    none_arr = np.array(none_codes, dtype=np.int64)
     metric_results = []
-    for m, metric in enumerate(inp.metrics):
+    for m, metric in enumerate(metrics):
         p = boot.p_value[:, m].copy()
         p[n_quest < 2] = np.nan
         p_adj = np.full(n_c, np.nan)
         p_adj[in_family] = bh_adjust(p[in_family])
         sep = separability([q_means[qs.n[:, j] > 0, j, m] for j in range(n_c)], names, alpha=alpha)
-        none_x = x[none_rows, m]
         # the MDD of the test actually applied: t with n - 1 df, n the informing questions;
         # the d_rel test is the test of the raw difference (same sign in every replicate),
         # so its MDD is the raw MDD in noise-SD units (calibration.minimum_detectable_drel)
@@ -309,7 +353,7 @@ def _analyze_model(
             detected = bool(p_adj[j] < alpha) if np.isfinite(p_adj[j]) else False
             eq_j = float("nan") if detected or not np.isfinite(p_adj[j]) else float(eq[j])
             cd = (
-                cohens_d(x[c == j, m], none_x)
+                cohens_d_from_sums(sums, j, none_arr, m)
                 if none_codes and classes[j] != "none"
                 else float("nan")
             )
@@ -346,18 +390,12 @@ def _analyze_model(
         except (ValueError, np.linalg.LinAlgError) as exc:
             mixed_err = str(exc)
             mflags.append(f"mixed model not fitted: {exc}")
-        nt = null_test(
-            x[:, m],
-            q,
-            c,
-            samp,
-            condition_names=names,
-            sample_names=tuple(inp.sample_names),
+        nt = null_test_from_sums(
+            sums, m, condition_names=names, sample_names=sample_names, has_sample=has_sample
         )
-        try:
-            nd: NoiseDecomposition | None = noise_decomposition(x[:, m], q, c, samp, labs)
-        except ValueError:
-            nd = None
+        nd: NoiseDecomposition | None = noise_decomposition_from_sums(
+            sums, m, has_sample=has_sample
+        )
         validity = MetricValidity(
             specificity=specificity(
                 names,
@@ -385,7 +423,7 @@ def _analyze_model(
                 flags=tuple(mflags),
             )
         )
-    conv = convergent_validity({metric: means[:, k] for k, metric in enumerate(inp.metrics)})
+    conv = convergent_validity({metric: means[:, k] for k, metric in enumerate(metrics)})
     mv = ModelValidity(
         metrics=tuple((r.metric, r.validity) for r in metric_results), convergent=conv
     )
@@ -462,66 +500,6 @@ def analyze_table(
                 inp,
                 rows,
                 inp.model_names[int(code)],
-                n_boot=bootstrap,
-                rng=rng,
-                alpha=alpha,
-                margin=margin,
-            )
-        )
-    return StudyStats(
-        models=tuple(results),
-        n_boot=bootstrap,
-        seed=seed if isinstance(seed, int) else None,
-        implementation=implementation(),
-        margin=margin,
-    )
-
-
-def analyze_by_model(
-    inputs: Iterable[StatsInput],
-    *,
-    n_models: int,
-    bootstrap: int = DEFAULT_BOOTSTRAP,
-    seed: Seed = None,
-    alpha: float = 0.05,
-    margin: float = SPECIFICITY_MARGIN,
-) -> StudyStats:
-    """:func:`analyze_table` of a table handed over one model at a time.
-
-    Models never share a statistic (each has its own floor, bootstrap and tests), so a
-    study can be analysed with one model's rows in memory. Each input holds exactly one
-    model's rows in the table's row order, the models in the order of their codes in the
-    whole table (sorted names), with the table's sample names; the random streams are
-    spawned as :func:`analyze_table` spawns them, so the result is identical to
-    ``analyze_table`` on the concatenated table.
-
-    Args:
-        inputs: one single-model :class:`StatsInput` per model, produced lazily.
-        n_models: how many inputs there are (the streams are spawned up front).
-        bootstrap: cluster-bootstrap replicates ``B``.
-        seed: integer seed or ``numpy.random.Generator``.
-        alpha: level for BH decisions, letters and specificity.
-        margin: equivalence margin (d_rel) of the specificity check.
-
-    Raises:
-        ValueError: no models, an input holding no rows or several models, or a table
-            that cannot be analysed.
-    """
-    if n_models < 1:
-        raise ValueError("the table has no rows")
-    if bootstrap < 1:
-        raise ValueError("bootstrap must be at least 1")
-    root = as_generator(seed)
-    children = root.spawn(n_models) if n_models > 1 else [root]
-    results = []
-    for inp, rng in zip(inputs, children, strict=True):
-        if inp.values.shape[0] == 0 or len(inp.model_names) != 1:
-            raise ValueError("each input must hold the rows of exactly one model")
-        results.append(
-            _analyze_model(
-                inp,
-                slice(None),
-                inp.model_names[0],
                 n_boot=bootstrap,
                 rng=rng,
                 alpha=alpha,

@@ -421,7 +421,9 @@ def _drift_out_of_core(
 
     def stats() -> dict[str, Any]:
         try:
-            return stats_by_model(built.parts, bootstrap=config.bootstrap, seed=config.seed)
+            return stats_by_model(
+                built.parts, bootstrap=config.bootstrap, seed=config.seed, chunk=chunk
+            )
         finally:
             shutil.rmtree(work / ".parts", ignore_errors=True)
 

@@ -10,14 +10,16 @@ questions are read, compared and reduced:
   file per model, and the parts are joined in model order at the end;
 * each question's means per class (the report's question table) are complete within its
   slice, and the example pairs are the best of each slice's best;
-* the statistics run one model at a time on that model's part
-  (:func:`driftlens_core.analysis.analyze_by_model`): within a model the core reduces the
-  rows to per-question sufficient statistics anyway, and models share nothing.
+* the statistics run one model at a time, reading that model's part again in slices of
+  ``chunk`` whole questions (:func:`stats_by_model`): each slice is reduced to per-question
+  and per-cell sums (:mod:`driftlens_core.row_sums`: the bootstrap's question sums, the null
+  test's sample means, Cohen's d's and the noise decomposition's moments) that do not
+  depend on where the slices are cut, and models share nothing.
 
-Memory is then bounded by one slice of questions and one model's drift rows, not by the
-study, and the files are byte-identical to the in-memory path's (``drift.csv``,
-``pairs.csv``, ``stats.json``; ``tests/analysis/test_out_of_core.py``). The Parquet copies
-hold the same table, written in row groups.
+Memory is then bounded by one slice of questions and one model's per-question arrays, not
+by the study or a model's rows, and the files are byte-identical to the in-memory path's
+(``drift.csv``, ``pairs.csv``, ``stats.json``; ``tests/analysis/test_out_of_core.py``). The
+Parquet copies hold the same table, written in row groups.
 """
 
 from __future__ import annotations
@@ -33,13 +35,13 @@ import numpy as np
 import pandas as pd
 from sqlmodel import Session, col, select
 
-from driftlens_core.analysis import analyze_by_model
-from driftlens_core.stats_input import StatsInput
+from driftlens_core.analysis_slices import ModelSlices, analyze_model_slices
+from driftlens_core.row_sums import RowChunk
 from storage.errors import InputError
 from storage.models import GenerationRun, OntologyVersion, Question, Response
 from study.reasoning.drift_files import pair_frame, stats_frame
 from study.reasoning.examples import choose_examples
-from study.reasoning.stats_table import read_stats_csv, stats_input
+from study.reasoning.stats_table import stats_input
 from study.reasoning.trajectories import drift_table_by_run
 from study.report import question_table
 from study.safe_csv import frame_csv_text, unguard_frame
@@ -48,6 +50,8 @@ from study.safe_csv import frame_csv_text, unguard_frame
 DEFAULT_CHUNK_QUESTIONS = 500
 #: Rows per Parquet row group when the parts are copied to Parquet.
 _PARQUET_ROWS = 200_000
+#: Rows the statistics read from a part at a time (cut at a question's end).
+_READ_ROWS = 50_000
 
 
 @dataclass(frozen=True)
@@ -226,61 +230,143 @@ def build_drift_files(
     )
 
 
-def _model_inputs(parts: Sequence[tuple[str, Path]]) -> Iterator[StatsInput]:
-    """Each model's part as a single-model :class:`StatsInput`, with the study's samples.
+def _read_part(path: Path, questions: int) -> Iterator[pd.DataFrame]:
+    """A part's rows in slices of ``questions`` whole questions (the last may hold fewer).
 
-    Sample codes are renumbered to the whole table's sample names, and every condition
-    must keep one class across models, as :func:`study.reasoning.stats_table.stats_input`
-    checks on the joined file.
+    Read as :func:`study.reasoning.stats_table.read_stats_csv_pandas` reads the joined file
+    (text ids, the formula guard undone), :data:`_READ_ROWS` rows at a time.
     """
+    text = {"question_id": str, "condition": str, "model": str}
+    frame: pd.DataFrame | None = None
+    for raw in pd.read_csv(path, dtype=text, chunksize=_READ_ROWS):
+        part = unguard_frame(raw)
+        frame = part if frame is None else pd.concat([frame, part], ignore_index=True)
+        ids = frame["question_id"].to_numpy()
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        # the rows are sorted by question: the last question may go on in the next rows
+        while starts.size - 1 >= questions:
+            cut = int(starts[questions])
+            yield frame.iloc[:cut]
+            frame = frame.iloc[cut:].reset_index(drop=True)
+            starts = starts[questions:] - cut
+    while frame is not None and len(frame):
+        ids = frame["question_id"].to_numpy()
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        cut = int(starts[questions]) if starts.size > questions else len(frame)
+        yield frame.iloc[:cut]
+        frame = frame.iloc[cut:].reset_index(drop=True)
+
+
+@dataclass
+class _PartIndex:
+    """What one cheap pass over a model's part says: its questions, conditions, samples."""
+
+    n_questions: int
+    conditions: dict[str, str]
+    samples: set[int]
+    columns: tuple[str, ...]
+
+
+def _index_part(path: Path, classes: dict[str, str]) -> _PartIndex:
+    """Count the part's questions (checking their order) and collect its conditions."""
+    usecols = ["question_id", "condition", "condition_class", "sample"]
+    columns = tuple(pd.read_csv(path, nrows=0).columns)
+    wanted = [c for c in usecols if c in columns]
+    text = {"question_id": str, "condition": str}
+    n_q, last = 0, None
+    conditions: dict[str, str] = {}
     samples: set[int] = set()
-    classes: dict[str, str] = {}
-    for _model, path in parts:  # one cheap pass: the distinct samples and classes
-        head = pd.read_csv(
-            path, usecols=["condition", "condition_class", "sample"], dtype={"condition": str}
-        )
-        samples.update(int(s) for s in head["sample"].unique())
-        for c, k in (
-            head[["condition", "condition_class"]].drop_duplicates().itertuples(index=False)
-        ):
+    for raw in pd.read_csv(path, usecols=wanted, dtype=text, chunksize=_READ_ROWS):
+        frame = unguard_frame(raw)
+        ids = frame["question_id"].astype(str).to_numpy()
+        change = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+        starts = [ids[0], *ids[change]]
+        for qid in starts:
+            if qid == last:
+                continue
+            if last is not None and qid < last:
+                raise InputError(f"{path} is not sorted by question_id ({qid!r} after {last!r}).")
+            n_q, last = n_q + 1, qid
+        if "sample" in frame.columns:
+            samples.update(int(v) for v in frame["sample"].unique())
+        pairs = frame[["condition", "condition_class"]].drop_duplicates()
+        for c, k in pairs.itertuples(index=False):
             if classes.setdefault(str(c), str(k)) != str(k):
                 raise InputError(f"Condition {c!r} appears with more than one condition_class.")
-        del head
-    names = tuple(str(s) for s in sorted(samples))
+            conditions[str(c)] = str(k)
+    return _PartIndex(n_q, conditions, samples, columns)
+
+
+def _model_slices(
+    model: str, path: Path, index: _PartIndex, sample_names: tuple[str, ...], questions: int
+) -> ModelSlices:
+    """A model's part as slices of whole questions with the model's codes."""
+    names = tuple(sorted(index.conditions))
     where = {n: i for i, n in enumerate(names)}
-    for _model, path in parts:
-        inp = stats_input(read_stats_csv(path), metrics=None, source=path)
-        if inp.sample is not None:
-            remap = np.array([where[n] for n in inp.sample_names], dtype=np.int64)
-            inp = StatsInput(
-                question=inp.question,
-                condition=inp.condition,
-                model=inp.model,
+    sample_at = {int(n): i for i, n in enumerate(sample_names)}
+    first = stats_input(next(iter(_read_part(path, questions))), metrics=None, source=path)
+
+    def slices() -> Iterator[RowChunk]:
+        offset = 0
+        for piece in _read_part(path, questions):
+            inp = stats_input(piece, metrics=None, source=path)
+            cond = np.array([where[n] for n in inp.condition_names], dtype=np.int64)
+            sample = None
+            if inp.sample is not None:
+                codes = np.array([sample_at[int(n)] for n in inp.sample_names], dtype=np.int64)
+                sample = codes[inp.sample]
+            yield RowChunk(
+                question=inp.question + offset,
+                condition=cond[inp.condition],
                 values=inp.values,
-                metrics=inp.metrics,
-                condition_names=inp.condition_names,
-                condition_classes=inp.condition_classes,
-                model_names=inp.model_names,
-                sample=remap[inp.sample],
-                sample_names=names,
-                label_run=inp.label_run,
+                sample=sample,
             )
-        yield inp
+            offset += int(inp.question.max()) + 1  # the piece's questions, codes 0..k-1
+
+    return ModelSlices(
+        name=first.model_names[0] if first.model_names else model,
+        condition_names=names,
+        condition_classes=tuple(index.conditions[n] for n in names),
+        metrics=first.metrics,
+        n_questions=index.n_questions,
+        sample_names=sample_names if first.sample is not None else (),
+        labeled="label_run" in index.columns,
+        slices=slices,
+    )
 
 
 def stats_by_model(
-    parts: Sequence[tuple[str, Path]], *, bootstrap: int, seed: int
+    parts: Sequence[tuple[str, Path]],
+    *,
+    bootstrap: int,
+    seed: int,
+    chunk: int = DEFAULT_CHUNK_QUESTIONS,
 ) -> dict[str, Any]:
-    """The statistics of the joined drift table, one model's part in memory at a time.
+    """The statistics of the joined drift table, one slice of one model's questions at a time.
 
-    Equal to :func:`study.reasoning.drift_files.compute_stats` on the joined ``drift.csv``.
+    Equal, byte for byte in ``stats.json``, to :func:`study.reasoning.drift_files.
+    compute_stats` on the joined ``drift.csv`` (:mod:`driftlens_core.analysis_slices`).
+
+    Args:
+        parts: per model (sorted), its ``drift.csv`` part.
+        bootstrap: cluster-bootstrap replicates ``B``.
+        seed: the seed.
+        chunk: questions per slice.
 
     Raises:
         InputError: the table cannot be analysed (the sentence ``driftlens stats`` gives).
     """
+    classes: dict[str, str] = {}
+    indexes = [_index_part(path, classes) for _model, path in parts]
+    samples = sorted(set().union(*(i.samples for i in indexes)))
+    sample_names = tuple(str(s) for s in samples)
+    models = (
+        _model_slices(model, path, index, sample_names, chunk)
+        for (model, path), index in zip(parts, indexes, strict=True)
+    )
     try:
-        return analyze_by_model(
-            _model_inputs(parts), n_models=len(parts), bootstrap=bootstrap, seed=seed
+        return analyze_model_slices(
+            models, n_models=len(parts), bootstrap=bootstrap, seed=seed
         ).to_dict()
     except ValueError as exc:
         raise InputError(str(exc)) from None
