@@ -203,6 +203,8 @@ def test_label_check_pairs_the_assigned_leaf_with_the_humans_leaf(session: Sessi
     _task(session, study_id, "s2", leaf, [other, other, yes])  # a better leaf, agreed
     _task(session, study_id, "s3", leaf, [no, no, yes])  # no, but no agreed better leaf
     _task(session, study_id, "s4", leaf, [unsure, unsure, yes])  # unsure: not a label
+    # another labeler's step is not pooled into llm-a's table
+    _task(session, study_id, "s5", {**leaf, "labeler": "llm-b"}, [other, other, other])
     session.flush()
     got = calibration_table("label_check", session=session)
     pairs = zip(got.table["judge"], got.table["human"], strict=True)
@@ -211,6 +213,7 @@ def test_label_check_pairs_the_assigned_leaf_with_the_humans_leaf(session: Sessi
         "s2": ("Security and stability", "Self-direction"),
     }
     assert got.no_majority == 2 and not got.ordinal and "Self-direction" in got.levels
+    assert got.judge == "llm-a"
     _check_against_oracles(got.table, got.levels, ordinal=False)
 
 

@@ -421,15 +421,23 @@ def _calibrate_label_check(agg: StudyAggregate, session: Session) -> Calibration
 
     The annotators vote on the assigned leaf and offer a better one; their leaf is the
     assigned one on a Yes majority and the better leaf two of them agree on after a No.
+    One labeler per table, the first by name (as the other kinds take one judge); the
+    other labelers' steps are left out, not counted as missing labels.
     """
+    from dataclasses import replace
+
     labelers = sorted({str(it.payload.get("labeler", "")) for it in agg.items})
+    first = labelers[0] if labelers else ""
+    mine = replace(
+        agg, items=tuple(it for it in agg.items if str(it.payload.get("labeler", "")) == first)
+    )
     return pair_with_majority(
-        agg,
+        mine,
         ("agree",),
         lambda it, _q: str(it.payload.get("assigned_leaf") or "") or None,
         levels=leaf_names(),
         ordinal=False,
-        judge=", ".join(labelers),
+        judge=first,
         human_of=_human_leaf,
     )
 
