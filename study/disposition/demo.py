@@ -35,21 +35,22 @@ def _model(dose: float, train_seed: int = 0) -> str:
     return f"sim/{arm_model_name(DEMO_PRESET, dose, train_seed)}"
 
 
+def _dose_arm(name: str, dose: int, reasoning: str, server: str) -> ArmSpec:
+    """One point of a dose curve (train seed 1): the reference at dose 0, a treatment above."""
+    return ArmSpec(
+        name=f"{name}-d{dose:03d}",
+        model=_model(dose),
+        role="reference" if dose == 0 else "treatment",
+        dose=float(dose),
+        train_seed=1,
+        reasoning=reasoning,
+        server_instance=server,
+    )
+
+
 def demo_arms() -> list[ArmSpec]:
     """The demo's arms: dose curves with reasoning on and off, a budget and a filler pair."""
-    arms: list[ArmSpec] = []
-    for dose in (0, 75, 90, 100):
-        arms.append(
-            ArmSpec(
-                name=f"on-d{dose:03d}",
-                model=_model(dose),
-                role="reference" if dose == 0 else "treatment",
-                dose=float(dose),
-                train_seed=1,
-                reasoning="on",
-                server_instance="sim-a",
-            )
-        )
+    arms = [_dose_arm("on", dose, "on", "sim-a") for dose in (0, 75, 90, 100)]
     arms.append(
         ArmSpec(
             name="on-d075-seed2",
@@ -60,32 +61,10 @@ def demo_arms() -> list[ArmSpec]:
             server_instance="sim-a",
         )
     )
-    for dose in (0, 25, 75, 100):
-        arms.append(
-            ArmSpec(
-                name=f"off-d{dose:03d}",
-                model=_model(dose),
-                role="reference" if dose == 0 else "treatment",
-                dose=float(dose),
-                train_seed=1,
-                reasoning="off",
-                server_instance="sim-a",
-            )
-        )
+    arms += [_dose_arm("off", dose, "off", "sim-a") for dose in (0, 25, 75, 100)]
     for mode in ("budget:256", "filler:256"):
         tag = mode.split(":")[0]
-        for dose in (0, 75):
-            arms.append(
-                ArmSpec(
-                    name=f"{tag}256-d{dose:03d}",
-                    model=_model(dose),
-                    role="reference" if dose == 0 else "treatment",
-                    dose=float(dose),
-                    train_seed=1,
-                    reasoning=mode,
-                    server_instance="sim-b",
-                )
-            )
+        arms += [_dose_arm(f"{tag}256", dose, mode, "sim-b") for dose in (0, 75)]
     return arms
 
 
