@@ -231,7 +231,7 @@ def build_drift_files(
 
 
 def _read_part(path: Path, questions: int) -> Iterator[pd.DataFrame]:
-    """A part's rows in slices of ``questions`` whole questions (the last may hold fewer).
+    """A part's rows in slices of at most ``questions`` whole questions.
 
     Read as :func:`study.reasoning.stats_table.read_stats_csv_pandas` reads the joined file
     (text ids, the formula guard undone), :data:`_READ_ROWS` rows at a time.
@@ -243,12 +243,16 @@ def _read_part(path: Path, questions: int) -> Iterator[pd.DataFrame]:
         frame = part if frame is None else pd.concat([frame, part], ignore_index=True)
         ids = frame["question_id"].to_numpy()
         starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        # the rows are sorted by question: the last question may go on in the next rows
-        while starts.size - 1 >= questions:
-            cut = int(starts[questions])
+        # the rows are sorted by question: the last question may go on in the next rows.
+        # A slice also ends at :data:`_READ_ROWS` rows (whole questions): the text columns
+        # are Python strings here, and a slice of many questions would cost more than the
+        # columnar reader's whole-model table did.
+        while starts.size - 1 >= questions or (len(frame) >= _READ_ROWS and starts.size > 1):
+            take = min(questions, starts.size - 1)
+            cut = int(starts[take])
             yield frame.iloc[:cut]
             frame = frame.iloc[cut:].reset_index(drop=True)
-            starts = starts[questions:] - cut
+            starts = starts[take:] - cut
     while frame is not None and len(frame):
         ids = frame["question_id"].to_numpy()
         starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
