@@ -167,31 +167,26 @@ def one_round(
 
     requests = build_requests(args.n, offset=offset)
     settings = resolve_settings(workspace=tmp)
-    with open_workspace_session(settings) as session:
-        row, res = timed(
-            "http + cache write",
-            args.n,
-            run_chat_batch,
-            backend,
-            requests,
-            session=session,
-            concurrency=args.concurrency,
-        )
-    assert all(r.error is None and not r.cached for r in res), "first run failed"
-    rows.append(row)
 
-    with open_workspace_session(settings) as session:
-        row, res = timed(
-            "cached re-run",
-            args.n,
-            run_chat_batch,
-            backend,
-            requests,
-            session=session,
-            concurrency=args.concurrency,
-        )
+    def through_the_cache(label: str) -> list[ChatResult]:
+        # each pass in its own session, as two separate command runs would be
+        with open_workspace_session(settings) as session:
+            row, res = timed(
+                label,
+                args.n,
+                run_chat_batch,
+                backend,
+                requests,
+                session=session,
+                concurrency=args.concurrency,
+            )
+        rows.append(row)
+        return res
+
+    res = through_the_cache("http + cache write")
+    assert all(r.error is None and not r.cached for r in res), "first run failed"
+    res = through_the_cache("cached re-run")
     assert all(r.cached for r in res), "re-run was not fully cached"
-    rows.append(row)
     return rows
 
 
