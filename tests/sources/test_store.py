@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -31,6 +29,7 @@ from study.sources.plan import ProbeRecord, SourcesConfig, run_sources
 from study.sources.sim.wiring import backend_for
 from study.sources.store import load_sources_runs, run_stored_sources, stored_run_table
 from tests.sources.holding_server import HoldingSourceServer
+from tests.study.counting_server import kill_once_stored
 
 Opener = Callable[[], AbstractContextManager[Session]]
 
@@ -175,17 +174,8 @@ def test_kill_midway_and_resume(workspace: Path, db: Opener, tmp_path: Path) -> 
     server = HoldingSourceServer(items, answer_first=10)
     with server as url:
         env["SLOW_BASE_URL"] = url
-        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            # committed within the commit interval (2 s) although no further answer arrives
-            deadline = time.monotonic() + 120
-            while _count(db_path) < 8:
-                assert proc.poll() is None, proc.communicate()
-                assert time.monotonic() < deadline, "the run never stored a batch"
-                time.sleep(0.05)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+        # committed within the commit interval (2 s) although no further answer arrives
+        kill_once_stored(command, env, lambda: _count(db_path), 8)
         with db() as session:
             (killed,) = load_sources_runs("killme", session=session)
         before = [_user_of(r) for r in killed.records]

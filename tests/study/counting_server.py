@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import subprocess
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -90,3 +93,29 @@ class CountingServer(BackgroundServer):
             return JSONResponse(self.answer(body, user))
 
         return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+def kill_once_stored(
+    command: list[str], env: dict[str, str], stored: Callable[[], int], at_least: int
+) -> None:
+    """Start ``command``, and SIGKILL it once ``stored()`` reaches ``at_least`` rows.
+
+    With the server holding every further answer, the rows can only arrive through the
+    run's commit interval; the kill lands while requests are in flight (no timing).
+
+    Args:
+        command: The CLI command line.
+        env: Its environment (the server's URL in it).
+        stored: Counts the rows stored so far.
+        at_least: How many rows to wait for (120 s at most, the process alive).
+    """
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while stored() < at_least:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run never stored a batch"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()

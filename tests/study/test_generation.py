@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -24,7 +22,7 @@ from study.reasoning.exports import RESPONSE_FIELDS
 from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.parsing import STATUS_OK
 from study.reasoning.plan import build_plan, request_seed, select_perturbations
-from tests.study.counting_server import CountingServer
+from tests.study.counting_server import CountingServer, kill_once_stored
 
 QUESTIONS = [
     {"id": "g1", "text": "Should a city fund buses or roads first?", "domains": ["other"]},
@@ -271,18 +269,9 @@ def test_kill_midway_and_resume(three_questions: Path, workspace: Path) -> None:
     server = CountingServer(answer_first=12)
     with server as url:
         env["SLOW_BASE_URL"] = url
-        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            # The 12 answers are committed within the commit interval (2 s) although no
-            # further answer arrives; the rest is held.
-            deadline = time.monotonic() + 120
-            while len(_stored(db_path)) < 8:
-                assert proc.poll() is None, proc.communicate()
-                assert time.monotonic() < deadline, "the run never stored a batch"
-                time.sleep(0.05)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+        # The 12 answers are committed within the commit interval (2 s) although no
+        # further answer arrives; the rest is held.
+        kill_once_stored(command, env, lambda: len(_stored(db_path)), 8)
         before = _stored(db_path)
         assert 8 <= len(before) < per_run
         received_before = server.received
