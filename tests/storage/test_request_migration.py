@@ -10,6 +10,7 @@ must change nothing. SQLite always; PostgreSQL when ``DRIFTLENS_TEST_PG_URL`` is
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,27 +65,27 @@ def _run_exports(session: Session, out: Path) -> dict[str, Any]:
     return got
 
 
+def _cache_entries(
+    session: Session, rest: Callable[[LLMCacheEntry], list[Any]]
+) -> tuple[Sequence[LLMCacheEntry], list[str]]:
+    """Every cache entry (by key), and each as text: key, endpoint, whole request, ``rest``."""
+    entries = session.exec(select(LLMCacheEntry).order_by(col(LLMCacheEntry.key))).all()
+    # The key is the hash of the whole payload: the payload read back is exact.
+    assert all(content_hash(cache_request(e, session=session)) == e.key for e in entries)
+    rows = [
+        canonical_json(
+            [e.key, e.provider, e.endpoint, e.model, cache_request(e, session=session), *rest(e)]
+        )
+        for e in entries
+    ]
+    return entries, rows
+
+
 def _exports(engine: Engine, out: Path) -> dict[str, Any]:
     """Every export and stored request/cache entry, as comparable text."""
     with Session(engine) as session:
         got = _run_exports(session, out)
-        entries = session.exec(select(LLMCacheEntry).order_by(col(LLMCacheEntry.key))).all()
-        got["cache"] = [
-            canonical_json(
-                [
-                    e.key,
-                    e.provider,
-                    e.endpoint,
-                    e.model,
-                    cache_request(e, session=session),
-                    e.response,
-                    e.hits,
-                ]
-            )
-            for e in entries
-        ]
-        # The key is the hash of the whole payload: the payload read back is exact.
-        assert all(content_hash(cache_request(e, session=session)) == e.key for e in entries)
+        _, got["cache"] = _cache_entries(session, lambda e: [e.response, e.hits])
     assert got["preferences"] and all(got[f"responses {r}"] for r in RUNS)
     return got
 

@@ -22,17 +22,21 @@ from llm.backends import get_backend
 from llm.cache import ChatCache
 from storage import migrate
 from storage.engine import make_engine
-from storage.hashing import canonical_json, content_hash
-from storage.models import LLMCacheEntry, Prompt, Response
+from storage.models import Prompt, Response
 from storage.repo.cache import cache_response
-from storage.repo.requests import cache_request, split_prefix
+from storage.repo.requests import split_prefix
 from study.questions import read_questions, sample_questions_path, store_questions
 from study.reasoning.generation import GenerationOptions, run_generation
 from tests.counting_backend import CountingBackend
 from tests.storage._migration_support import revision_module
 
 # The same populated workspace as the 0005 conversion test (runs, cache, judge scores).
-from tests.storage.test_request_migration import RUNS, _populate, _run_exports
+from tests.storage.test_request_migration import (
+    RUNS,
+    _cache_entries,
+    _populate,
+    _run_exports,
+)
 
 REVISION = "0007_shared_texts"
 PREVIOUS = "0006_ontology_loop"
@@ -42,21 +46,9 @@ def _exports(engine: Engine, out: Path) -> dict[str, Any]:
     """Every export, stored request and whole cache entry, as comparable text."""
     with Session(engine) as session:
         got = _run_exports(session, out)
-        entries = session.exec(select(LLMCacheEntry).order_by(col(LLMCacheEntry.key))).all()
-        got["cache"] = [
-            canonical_json(
-                [
-                    e.key,
-                    e.provider,
-                    e.endpoint,
-                    e.model,
-                    cache_request(e, session=session),
-                    cache_response(e, session=session),
-                ]
-            )
-            for e in entries
-        ]
-        assert all(content_hash(cache_request(e, session=session)) == e.key for e in entries)
+        entries, got["cache"] = _cache_entries(
+            session, lambda e: [cache_response(e, session=session)]
+        )
         assert all(isinstance(cache_response(e, session=session)["text"], str) for e in entries)
         # Every entry is a hit with its whole answer (a rerun sends nothing).
         found = ChatCache(session).lookup([e.key for e in entries], count_hits=False)
