@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from app.cli.console import out_console
+from app.cli.console import fmt_p, out_console
 from app.cli.context import session_for
 from app.cli.request_limits import bootstrap_option
 
@@ -25,12 +25,6 @@ def register(app: typer.Typer) -> None:
 
 def _f(x: float, digits: int = 3) -> str:
     return "–" if not math.isfinite(x) else f"{x:.{digits}f}"
-
-
-def _p(x: float) -> str:
-    if not math.isfinite(x):
-        return "–"
-    return "<0.001" if x < 0.001 else f"{x:.3f}"
 
 
 def compare_cmd(
@@ -116,7 +110,7 @@ def compare_cmd(
     for r in result.rows:
         table.add_row(
             r.run_a, r.run_b, r.statistic, r.scope, _f(r.value_a), _f(r.value_b), _f(r.diff),
-            f"[{_f(r.ci_low)}, {_f(r.ci_high)}]", _p(r.p_adjusted), r.test, _p(r.p_test),
+            f"[{_f(r.ci_low)}, {_f(r.ci_high)}]", fmt_p(r.p_adjusted), r.test, fmt_p(r.p_test),
             _f(r.mdd), str(r.n_items), r.verdict,
         )  # fmt: skip
     _out.print(table)
@@ -179,8 +173,8 @@ def _versions(
     for name in ("metric", "scope", "d_rel A", "p adj A", "d_rel B", "p adj B"):
         flips.add_column(name)
     for fl in vc.flips:
-        flips.add_row(fl.metric, fl.scope, _f(fl.drel_a), _p(fl.p_adjusted_a), _f(fl.drel_b),
-                      _p(fl.p_adjusted_b))  # fmt: skip
+        flips.add_row(fl.metric, fl.scope, _f(fl.drel_a), fmt_p(fl.p_adjusted_a), _f(fl.drel_b),
+                      fmt_p(fl.p_adjusted_b))  # fmt: skip
     _out.print(flips if vc.flips else "No drift conclusion flipped between the versions.")
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ instead of calling ``Console(...)`` directly. Markup is off by default: a ``[bol
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -49,3 +50,14 @@ def err_console(**kwargs: Any) -> SafeConsole:
     kwargs.setdefault("highlight", False)
     kwargs.setdefault("markup", False)
     return SafeConsole(stderr=True, **kwargs)
+
+
+def fmt_p(x: float | None) -> str:
+    """A p-value for a table cell: ``–`` when missing or not finite, ``<0.001`` below that.
+
+    Args:
+        x: The p-value, or ``None`` where none was computed.
+    """
+    if x is None or not math.isfinite(x):
+        return "–"
+    return "<0.001" if x < 0.001 else f"{x:.3f}"

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from app.cli.console import SafeConsole
+from app.cli.console import SafeConsole, fmt_p
 from app.cli.disposition_batteries_cmds import batteries_app, read_batteries_arg
 from app.cli.failures import exit_if_failed
 from app.cli.request_limits import bootstrap_option
@@ -37,12 +37,6 @@ def register(app: typer.Typer) -> None:
 
 def _f(x: Any, digits: int = 1) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
-
-
-def _p(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return "<0.001" if x < 0.001 else f"{x:.3f}"
 
 
 def render_stats(result: dict[str, Any]) -> None:
@@ -91,7 +85,7 @@ def render_stats(result: dict[str, Any]) -> None:
                 _f(a["mdd"]),
                 _f(a["equivalence_bound"]),
                 within,
-                _p(a["p_adjusted"]),
+                fmt_p(a["p_adjusted"]),
                 str(a["n_stems"]),
                 str(a["n_responses"]),
                 str(a["n_missing"]),

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from app.cli.console import out_console
+from app.cli.console import fmt_p, out_console
 from app.cli.request_limits import bootstrap_option
 
 # a pipe or file gets a wide table instead of rich's 80-column default
@@ -28,12 +28,6 @@ def _fmt(x: Any, digits: int = 3) -> str:
     if isinstance(x, float):
         return f"{x:.{digits}f}"
     return str(x)
-
-
-def _p(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return "<0.001" if x < 0.001 else f"{x:.3f}"
 
 
 def _render(result: dict[str, Any]) -> None:
@@ -79,7 +73,7 @@ def _render(result: dict[str, Any]) -> None:
                     _fmt(c["mean"]),
                     _fmt(c["d_rel"]),
                     ci,
-                    _p(c["p_adjusted"]),
+                    fmt_p(c["p_adjusted"]),
                     _fmt(c["cohens_d"], 2),
                     c["letters"],
                     _fmt(c["mdd"]),
