@@ -17,7 +17,7 @@ from study.questions import import_sample_questions
 from study.reasoning.question_filter import filter_questions
 from study.reasoning.sim.tasks import filter_verdict
 from study.strict_json import REPAIR_SEPARATOR
-from tests.judges.conftest import ScriptedBackend
+from tests.scripted_backend import ScriptedBackend
 
 LOOKUPS = {
     "lk-1": "What is the boiling point of water at sea level?",

@@ -21,7 +21,7 @@ from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.judges import judge_run, run_cases
 from study.reasoning.sim.tasks import judge_verdict
 from study.strict_json import REPAIR_SEPARATOR
-from tests.judges.conftest import ScriptedBackend
+from tests.scripted_backend import ScriptedBackend
 
 RUN = "judged"
 QUESTIONS = (

@@ -18,7 +18,7 @@ from study.strict_json import (
     extract_json_object,
     run_with_repair,
 )
-from tests.judges.conftest import ScriptedBackend
+from tests.scripted_backend import ScriptedBackend
 
 
 def _parse(_i: int, text: str) -> int:

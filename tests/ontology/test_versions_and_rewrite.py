@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 import yaml
 from sqlmodel import Session, select
 
-from llm.types import ChatRequest, ChatResult, ResultCallback
 from ontology.diff import diff_documents, render_diff, word_diff
 from ontology.rewrite import (
     accept_proposal,
@@ -22,6 +20,7 @@ from ontology.schema import load_seed
 from ontology.versions import document, get_version, list_versions, new_version
 from storage.errors import InputError
 from storage.models import OntologyVersion
+from tests.scripted_backend import ScriptedBackend
 
 CUL = "Cultural respect and tradition"
 EMO = "Emotional depth and authentic connection"
@@ -138,31 +137,8 @@ def test_unparseable_rewrite_is_stored_not_applied(
 ) -> None:
     result = run_round(sim_run, ["sim", "keywords"], session=session, sample=30, seed=2)
 
-    class Garbage:
-        spec = "sim/garbage"
-        simulated = True
-
-        def endpoint(self) -> str:
-            return "garbage"
-
-        async def achat(
-            self,
-            requests: Sequence[ChatRequest],
-            *,
-            concurrency: int,
-            on_result: ResultCallback | None = None,
-        ) -> list[ChatResult]:
-            out = []
-            for i, r in enumerate(requests):
-                res = ChatResult(
-                    "<def1>only one</def1>", "stop", 1, 1, 0.0, None, False, "", 1, "x"
-                )
-                out.append(res)
-                if on_result:
-                    on_result(i, r, res)
-            return out
-
-    monkeypatch.setattr("ontology.rewrite.chat_backend", lambda model: Garbage())
+    garbage = ScriptedBackend(lambda _messages: "<def1>only one</def1>", spec="sim/garbage")
+    monkeypatch.setattr("ontology.rewrite.chat_backend", lambda model: garbage)
     proposal = propose_rewrite(result.round, model="sim/garbage", session=session)
     assert proposal.status == "unparseable" and proposal.def_a_new is None
     assert proposal.raw_output and "repair" in proposal.raw_output
