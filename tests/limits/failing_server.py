@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Any
 
 from starlette.applications import Starlette
@@ -13,6 +12,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from llm.sim.server import BackgroundServer
+from tests.completion_json import completion_json
 
 
 class FailingServer(BackgroundServer):
@@ -42,18 +42,11 @@ class FailingServer(BackgroundServer):
             return JSONResponse({"error": {"message": "boom"}}, status_code=500)
         content = None if not self.healthy else "<answer>I would keep both in mind.</answer>"
         return JSONResponse(
-            {
-                "id": "x",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", "m"),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            }
+            completion_json(
+                content,
+                model=body.get("model", "m"),
+                completion_id="x",
+                prompt_tokens=1,
+                completion_tokens=1,
+            )
         )

@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from llm.sim.server import BackgroundServer
 from study.reasoning.parsing import render_response
+from tests.completion_json import completion_json
 
 
 class CountingServer(BackgroundServer):
@@ -60,20 +61,13 @@ class CountingServer(BackgroundServer):
     def answer(self, body: dict[str, Any], user: str) -> dict[str, Any]:
         """The chat completion for one request (subclasses answer other shapes)."""
         text = render_response([f"Weigh: {user[-30:]}", "Decide."], "Do the careful thing.")
-        return {
-            "id": "chatcmpl-count",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", "counting"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }
+        return completion_json(
+            text,
+            model=body.get("model", "counting"),
+            completion_id="chatcmpl-count",
+            prompt_tokens=10,
+            completion_tokens=5,
+        )
 
     def _build(self) -> Starlette:
         async def chat(request: Request) -> JSONResponse:
