@@ -26,7 +26,7 @@ child generators spawned from the one seed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,6 +206,26 @@ class StudyStats:
     seed: int | None
     implementation: str
     margin: float = SPECIFICITY_MARGIN
+
+    @classmethod
+    def of(
+        cls, models: Iterable[ModelStats], *, n_boot: int, seed: Seed, margin: float
+    ) -> StudyStats:
+        """The study's statistics from its models', stamped with this run's settings.
+
+        Args:
+            models: Each model's statistics, in the table's model order.
+            n_boot: Bootstrap replicates used.
+            seed: The seed given (recorded only when it is an integer).
+            margin: The specificity check's equivalence margin.
+        """
+        return cls(
+            models=tuple(models),
+            n_boot=n_boot,
+            seed=seed if isinstance(seed, int) else None,
+            implementation=implementation(),
+            margin=margin,
+        )
 
     def model(self, name: str) -> ModelStats:
         for m in self.models:
@@ -506,10 +526,4 @@ def analyze_table(
                 margin=margin,
             )
         )
-    return StudyStats(
-        models=tuple(results),
-        n_boot=bootstrap,
-        seed=seed if isinstance(seed, int) else None,
-        implementation=implementation(),
-        margin=margin,
-    )
+    return StudyStats.of(results, n_boot=bootstrap, seed=seed, margin=margin)

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from driftlens_core._impl import implementation
 from driftlens_core.analysis import StudyStats, _model_from_sums
 from driftlens_core.bootstrap import DEFAULT_BOOTSTRAP, Seed, as_generator
 from driftlens_core.row_sums import RowChunk, reduce_rows
@@ -107,10 +106,4 @@ def analyze_model_slices(
                 margin=margin,
             )
         )
-    return StudyStats(
-        models=tuple(results),
-        n_boot=bootstrap,
-        seed=seed if isinstance(seed, int) else None,
-        implementation=implementation(),
-        margin=margin,
-    )
+    return StudyStats.of(results, n_boot=bootstrap, seed=seed, margin=margin)
