@@ -13,6 +13,7 @@ from rich.table import Table
 
 from app.cli.console import fmt_p, out_console
 from app.cli.context import session_for
+from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 
 _out = out_console(width=None if os.isatty(1) else 160)
@@ -177,6 +178,5 @@ def _versions(
                       fmt_p(fl.p_adjusted_b))  # fmt: skip
     _out.print(flips if vc.flips else "No drift conclusion flipped between the versions.")
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(vc.to_dict(), indent=2, allow_nan=False) + "\n")
+        write_json(json_out, vc.to_dict())
         _out.print(f"JSON written to {json_out}")

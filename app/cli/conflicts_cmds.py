@@ -19,6 +19,7 @@ from app.cli.executor_args import (
     executor_for,
 )
 from app.cli.failures import exit_if_failed
+from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
 
@@ -151,8 +152,7 @@ def stats_cmd(
 
     result = analyze_scores(read_scores_csv(table), bootstrap=bootstrap, seed=seed).to_dict()
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+        write_json(json_out, result)
     print_stats(result)
     if json_out is not None:
         _out.print(f"Wrote {json_out}", markup=False)

@@ -14,6 +14,7 @@ from rich.table import Table
 from app.cli.console import SafeConsole, fmt_p
 from app.cli.disposition_batteries_cmds import batteries_app, read_batteries_arg
 from app.cli.failures import exit_if_failed
+from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
 
@@ -162,8 +163,7 @@ def stats_cmd(
             scores=graded,
         ).to_dict()
         if json_out is not None:
-            json_out.parent.mkdir(parents=True, exist_ok=True)
-            json_out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+            write_json(json_out, result)
     except (DriftLensError, ValueError, OSError) as exc:
         if os.environ.get("DRIFTLENS_DEBUG") == "1":
             raise

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -35,3 +36,14 @@ def echo_jsonl(records: Iterable[dict[str, Any]]) -> None:
     for record in records:
         line = json.dumps(record, ensure_ascii=False)
         typer.echo(_UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", line))
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write ``value`` to ``path`` as indented JSON (NaN refused), its folder made if needed.
+
+    Args:
+        path: The ``--json-out`` file.
+        value: A JSON-ready value (NaN already ``None``: a NaN left is a bug, not output).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, allow_nan=False) + "\n")

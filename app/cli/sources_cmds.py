@@ -13,6 +13,7 @@ from rich.table import Table
 from app.cli.console import SafeConsole
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.failures import exit_if_failed
+from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from app.cli.sources_render import num, render_stats, term
 from study.request_failures import RequestFailures
@@ -82,8 +83,7 @@ def stats_cmd(
             source = str(table)
         result = analyze_sources_table(df, bootstrap=bootstrap, seed=seed, source=source).to_dict()
         if json_out is not None:
-            json_out.parent.mkdir(parents=True, exist_ok=True)
-            json_out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+            write_json(json_out, result)
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc, table) from None
     render_stats(result)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import typer
 from rich.table import Table
 
 from app.cli.console import fmt_p, out_console
+from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 
 # a pipe or file gets a wide table instead of rich's 80-column default
@@ -158,8 +158,7 @@ def stats_cmd(
                 f"{len(repeats)} repeated row(s) left out (--keep-first)",
             ]
         if json_out is not None:
-            json_out.parent.mkdir(parents=True, exist_ok=True)
-            json_out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+            write_json(json_out, result)
     except (DriftLensError, ValueError, OSError) as exc:
         if os.environ.get("DRIFTLENS_DEBUG") == "1":
             raise
