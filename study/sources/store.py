@@ -33,7 +33,6 @@ from llm.types import ChatBackend, ChatMessage
 from storage.errors import ConfigError, InputError
 from storage.hashing import content_hash
 from storage.models import Prompt
-from storage.repo.leases import acquire_lease, release_lease
 from storage.repo.requests import RequestInterner, prompt_messages
 from storage.repo.sources import (
     add_source_run,
@@ -48,6 +47,7 @@ from storage.repo.sources import (
 from storage.source_models import NO_TIER, SourceProbe, SourceRun
 from study.batched_writer import BatchedWriter
 from study.cluster.shards import ShardScope
+from study.run_setup import run_lease
 from study.sources.analysis import analyze_sources_table
 from study.sources.first_batch import LogprobsUnusable
 from study.sources.items import MCQItem, items_to_jsonl
@@ -294,13 +294,12 @@ def run_stored_sources(
                 f"Run {name!r} exists with other {', '.join(differ)}; run it as it was "
                 "started or pick another --run name."
             )
-    lease = acquire_lease(
+    probed = items if scope is None else [it for it in items if it.id in scope.keys]
+    with run_lease(
         f"source_run:{name}" if scope is None else scope.lease_key,
         session=session,
         what=f"Source run {name!r}",
-    )
-    probed = items if scope is None else [it for it in items if it.id in scope.keys]
-    try:
+    ) as lease:
         run = existing or add_source_run(
             name, model=spec, config=config, simulated=spec.startswith("sim/"), session=session
         )
@@ -360,9 +359,6 @@ def run_stored_sources(
             if scope is None:
                 set_source_run_status(run_id, status, session=session)
             session.commit()
-    finally:
-        session.rollback()
-        release_lease(lease, session=session)
     return StoredRunSummary(
         name=name,
         run_id=run_id,
