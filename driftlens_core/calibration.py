@@ -510,6 +510,40 @@ def noise_decomposition(
     raw_qc, n_cells = _pooled_within(cell_means, cell_q)
     inter = max(raw_qc - below, 0.0) if np.isfinite(raw_qc) else nan
     qmeans, _ = _group_means(cell_means, cell_q)
+    return decomposition_from_levels(
+        qmeans,
+        inter=inter,
+        below=below,
+        n_cells=n_cells,
+        model=model,
+        labeler=labeler,
+        within=within,
+    )
+
+
+def decomposition_from_levels(
+    qmeans: np.ndarray,
+    *,
+    inter: float,
+    below: float,
+    n_cells: float,
+    model: float,
+    labeler: float,
+    within: float,
+) -> NoiseDecomposition:
+    """The decomposition once the lower levels are estimated: the question level on top.
+
+    Shared by the row path (:func:`noise_decomposition`) and the streamed one
+    (``driftlens_core.row_sums``), so the two subtract the lower levels identically.
+
+    Args:
+        qmeans: per-question means of the condition-centred cell means.
+        inter: the question × condition variance (NaN when not estimable).
+        below: what the lower levels contribute to a cell mean's variance.
+        n_cells: the mean number of cells per question with two or more (NaN when unknown).
+        model, labeler, within: the lower components, as estimated.
+    """
+    nan = float("nan")
     between_raw = float(qmeans.var(ddof=1)) if qmeans.size > 1 else nan
     below_q = ((inter if np.isfinite(inter) else 0.0) + below) / (
         n_cells if np.isfinite(n_cells) else 1.0

@@ -36,6 +36,7 @@ from driftlens_core.calibration import (
     NoiseDecomposition,
     NullTest,
     NullTestCondition,
+    decomposition_from_levels,
 )
 from driftlens_core.calibration import _t_interval as t_interval
 
@@ -404,15 +405,12 @@ def noise_decomposition_from_sums(
         inter = max(raw_qc - below, 0.0)
     else:
         n_cells = inter = nan
-    between_raw = float(qmeans.var(ddof=1)) if qmeans.size > 1 else nan
-    below_q = ((inter if np.isfinite(inter) else 0.0) + below) / (
-        n_cells if np.isfinite(n_cells) else 1.0
-    )
-    between = max(between_raw - below_q, 0.0) if np.isfinite(between_raw) else nan
-    return NoiseDecomposition(
-        between_question=between,
-        question_condition=inter,
+    return decomposition_from_levels(
+        qmeans,
+        inter=inter,
+        below=below,
+        n_cells=n_cells,
         model=model,
         labeler=labeler,
-        within_cell=within,
+        within=within,
     )
