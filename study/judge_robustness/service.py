@@ -196,9 +196,33 @@ def judge_robustness(
             sample=sample, bootstrap=bootstrap, seed=seed, concurrency=concurrency,
             batteries=batteries,
         )  # fmt: skip
-        set_meta(meta_key(instrument, run), json.dumps(result.to_dict()), session=session)
-        session.commit()
-        return result
+    else:
+        result = _conflicts(
+            run, session=session, resamples=resamples, judges=judges, primary=primary,
+            sample=sample, bootstrap=bootstrap, seed=seed, concurrency=concurrency,
+        )  # fmt: skip
+    set_meta(meta_key(instrument, run), json.dumps(result.to_dict()), session=session)
+    session.commit()
+    return result
+
+
+def _kinds(n_labels: int, resamples: int) -> list[str]:
+    """Each judgement's kind: the stored one, its resamples, then the alternative judges."""
+    return ["stored", *["resample"] * (resamples - 1), *["alternative"] * (n_labels - resamples)]
+
+
+def _conflicts(
+    run: str,
+    *,
+    session: Session,
+    resamples: int,
+    judges: Sequence[str],
+    primary: str | None,
+    sample: int,
+    bootstrap: int,
+    seed: int,
+    concurrency: int,
+) -> RobustnessResult:
     from study.conflicts.robustness import conflicts_judgements, stored_judges
 
     primary = _primary(stored_judges(run, session=session), f"Run {run!r}", primary)
@@ -212,13 +236,11 @@ def judge_robustness(
         session=session,
         concurrency=concurrency,
     )
-    n_alt = len(got.labels) - resamples
-    kinds = ["stored", *["resample"] * (resamples - 1), *["alternative"] * n_alt]
-    result = summarize(
-        instrument=instrument,
+    return summarize(
+        instrument="conflicts",
         run=run,
         labels=got.labels,
-        kinds=kinds,
+        kinds=_kinds(len(got.labels), resamples),
         values=got.totals(),
         verdicts=got.scores,
         strata=got.strata,
@@ -227,9 +249,6 @@ def judge_robustness(
         bootstrap=bootstrap,
         seed=seed,
     )
-    set_meta(meta_key(instrument, run), json.dumps(result.to_dict()), session=session)
-    session.commit()
-    return result
 
 
 def _primary(stored: Sequence[str], what: str, primary: str | None) -> str:
@@ -276,12 +295,11 @@ def _disposition(
         session=session,
         concurrency=concurrency,
     )
-    n_alt = len(got.labels) - resamples
     return summarize(
         instrument="disposition",
         run=study,
         labels=got.labels,
-        kinds=["stored", *["resample"] * (resamples - 1), *["alternative"] * n_alt],
+        kinds=_kinds(len(got.labels), resamples),
         values=got.aligned,
         verdicts=got.codes,
         strata=got.strata,
