@@ -62,6 +62,7 @@ def _fill(page: Page, label: str, value: str) -> None:
 
 def _expand_and_click(page: Page, section: str, button: str) -> None:
     _expand(page, section)
+    wait_for_streamlit(page, button)  # a click during the expander's rerun can be lost
     _click(page, button)
 
 
