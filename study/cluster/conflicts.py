@@ -13,21 +13,27 @@ a shard's banks.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import func
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from llm.types import ChatMessage
-from storage.models import JudgeScore, Response
+from storage.models import JudgeScore
 from storage.repo.runs import get_run, require_run, set_run_status
 from storage.settings import Settings
 from storage.workspace import open_workspace_session
-from study.cluster.coordinator import run_coordinated
+from study.cluster.coordinator import (
+    RunStatus,
+    progress_report,
+    response_count,
+    responses_with,
+    run_coordinated,
+    run_questions,
+)
 from study.cluster.executors import Executor
-from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, ShardScope, shard_keys
+from study.cluster.merge import merge_parts
+from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, ShardScope, shard_scopes
 from study.conflicts.plan import ConflictGenerationOptions, ConflictGenerationSummary
 from study.conflicts.score import ConflictJudgeSummary
 
@@ -77,28 +83,6 @@ def conflicts_judge_shard(task: ConflictsJudgeTask) -> ConflictJudgeSummary:
         )
 
 
-def merge_generation(
-    parts: Sequence[ConflictGenerationSummary], *, run: str, model: str, status: str
-) -> ConflictGenerationSummary:
-    """One summary of a conflicts run from its shards'."""
-    obs: Counter[str] = Counter()
-    kinds: Counter[str] = Counter()
-    for p in parts:
-        obs.update(p.observability)
-        kinds.update(p.failed_kinds)
-    return ConflictGenerationSummary(
-        run=run,
-        model=model,
-        planned=sum(p.planned for p in parts),
-        already_done=sum(p.already_done for p in parts),
-        requested=sum(p.requested for p in parts),
-        failed=sum(p.failed for p in parts),
-        status=status,
-        observability=dict(sorted(obs.items())),
-        failed_kinds=dict(sorted(kinds.items())),
-    )
-
-
 def generate_conflicts_sharded(
     options: ConflictGenerationOptions,
     *,
@@ -124,39 +108,21 @@ def generate_conflicts_sharded(
     parent = f"conflicts_run:{options.run}"
     banks = [q for q, _ in stored_instances(session=session)]
     planned = len(banks) * len(options.doses) * options.samples
-    run_id, status = [0], ["interrupted"]  # set by before() and after()
+    run = RunStatus(session, set_run_status)
 
     def before() -> None:
         # the options checked and the run row created here, once: no shard races to it
         setup = ShardScope[int](keys=frozenset(), lease_key=f"{parent}#setup")
         generate_conflicts(options, session=session, scope=setup, on_plan=on_plan)
-        run = get_run(options.run, session=session)
-        assert run is not None and run.id is not None
-        run_id[0] = run.id
-        set_run_status(run.id, "running", session=session)
-        session.commit()
+        made = get_run(options.run, session=session)
+        assert made is not None and made.id is not None
+        run.running(made.id)
 
     def tasks() -> list[ConflictsGenerateTask]:
         return [
-            ConflictsGenerateTask(
-                settings, options, ShardScope(frozenset(g), f"{parent}#shard:{i}")
-            )
-            for i, g in enumerate(shard_keys(banks, per_shard=per_shard))
+            ConflictsGenerateTask(settings, options, scope)
+            for scope in shard_scopes(banks, parent, per_shard=per_shard)
         ]
-
-    def report() -> None:
-        assert progress is not None
-        session.commit()  # a fresh snapshot: every worker's committed responses
-        stored = session.exec(select(func.count()).where(Response.run_id == run_id[0])).one()
-        progress(int(stored), planned)
-
-    def after(parts: list[ConflictGenerationSummary] | None) -> None:
-        # the status a single process would leave: interrupted when the shards failed
-        if parts is not None:
-            status[0] = "done" if all(p.failed == 0 for p in parts) else "incomplete"
-        if run_id[0]:
-            set_run_status(run_id[0], status[0], session=session)
-            session.commit()
 
     parts = run_coordinated(
         parent,
@@ -165,32 +131,21 @@ def generate_conflicts_sharded(
         executor=executor,
         fn=conflicts_generate_shard,
         tasks=tasks,
-        report=report if progress else None,
+        report=progress_report(
+            progress, planned, lambda: response_count(run.run_id, session=session), session=session
+        ),
         before=before,
-        after=after,
+        after=run.after,
     )
     from llm.specs import parse_spec
 
-    return merge_generation(
-        parts, run=options.run, model=parse_spec(options.model).spec, status=status[0]
-    )
-
-
-def merge_judging(
-    parts: Sequence[ConflictJudgeSummary], *, run: str, judge: str
-) -> ConflictJudgeSummary:
-    """One summary of a judging pass from its shards'."""
-    warnings = [p.repeat_warning for p in parts if p.repeat_warning]
-    return ConflictJudgeSummary(
-        run=run,
-        judge=judge,
-        requested=sum(p.requested for p in parts),
-        skipped=sum(p.skipped for p in parts),
-        ok=sum(p.ok for p in parts),
-        repaired=sum(p.repaired for p in parts),
-        errors=sum(p.errors for p in parts),
-        failed=sum(p.failed for p in parts),
-        repeat_warning=warnings[0] if warnings else None,
+    return merge_parts(
+        ConflictGenerationSummary,
+        parts,
+        tallies=("observability", "failed_kinds"),
+        run=options.run,
+        model=parse_spec(options.model).spec,
+        status=run.status,
     )
 
 
@@ -219,39 +174,24 @@ def judge_conflicts_sharded(
 
     CONCURRENCY.check(concurrency)
     run = require_run(run_name, session=session)
-    assert run.id is not None
-    run_id = run.id
-    banks = session.exec(
-        select(Response.question_id).where(Response.run_id == run_id).distinct()
-    ).all()
-    total = int(session.exec(select(func.count()).where(Response.run_id == run_id)).one())
+    banks, total = run_questions(run.id, session=session)
     parent = f"conflicts_judge:{run_name}:{judge}"
 
     def tasks() -> list[ConflictsJudgeTask]:
         basis = first_case_messages(run_name, judge, session=session)
         return [
-            ConflictsJudgeTask(
-                settings,
-                run_name,
-                judge,
-                concurrency,
-                ShardScope(frozenset(g), f"{parent}#shard:{i}"),
-                basis,
-            )
-            for i, g in enumerate(shard_keys(banks, per_shard=per_shard))
+            ConflictsJudgeTask(settings, run_name, judge, concurrency, scope, basis)
+            for scope in shard_scopes(banks, parent, per_shard=per_shard)
         ]
 
-    def report() -> None:
-        assert progress is not None
-        session.commit()  # a fresh snapshot: every worker's committed scores
-        judged = session.exec(
-            select(func.count(func.distinct(JudgeScore.response_id)))
-            .join(Response, col(Response.id) == col(JudgeScore.response_id))
-            .where(Response.run_id == run_id)
-            .where(JudgeScore.judge_model == judge)
-            .where(JudgeScore.kind == "conflict_d3")
-        ).one()
-        progress(int(judged), total)
+    def judged() -> int:
+        return responses_with(
+            run.id,
+            JudgeScore.response_id,
+            JudgeScore.judge_model == judge,
+            JudgeScore.kind == "conflict_d3",
+            session=session,
+        )
 
     parts = run_coordinated(
         parent,
@@ -260,6 +200,13 @@ def judge_conflicts_sharded(
         executor=executor,
         fn=conflicts_judge_shard,
         tasks=tasks,
-        report=report if progress else None,
+        report=progress_report(progress, total, judged, session=session),
     )
-    return merge_judging(parts, run=run_name, judge=judge)
+    warnings = [p.repeat_warning for p in parts if p.repeat_warning]
+    return merge_parts(
+        ConflictJudgeSummary,
+        parts,
+        run=run_name,
+        judge=judge,
+        repeat_warning=warnings[0] if warnings else None,
+    )

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from sqlmodel import Session
+from sqlalchemy import func
+from sqlmodel import Session, col, select
 
+from storage.models import Response
 from storage.repo.leases import Lease, acquire_lease, release_lease, renew_lease
 from storage.settings import Settings
 from storage.workspace import open_workspace_session
@@ -23,6 +26,15 @@ R = TypeVar("R")
 
 #: How often the coordinator renews its lease while the shards run.
 HEARTBEAT_S = 30.0
+
+
+class _Shard(Protocol):
+    """A shard's summary: how many of its units failed."""
+
+    @property
+    def failed(self) -> int:
+        """Units that failed."""
+        ...
 
 
 def under_shard_lease(
@@ -91,3 +103,78 @@ def run_coordinated(
         finally:
             session.rollback()
             release_lease(lease, session=session)
+
+
+@dataclass
+class RunStatus:
+    """The run row a coordinator made (in ``before``) and the status it leaves (``after``).
+
+    ``write(run_id, status, session=...)`` stores a status without committing. The status
+    left is what a single process would leave: ``done`` when no shard failed a unit,
+    ``incomplete`` when one did, ``interrupted`` when the shards themselves failed.
+    """
+
+    session: Session
+    write: Callable[..., object]
+    run_id: int = 0
+    status: str = "interrupted"
+
+    def running(self, run_id: int) -> None:
+        """Remember the run row and mark it running (committed)."""
+        self.run_id = run_id
+        self.write(run_id, "running", session=self.session)
+        self.session.commit()
+
+    def after(self, parts: Sequence[_Shard] | None) -> None:
+        """The coordinator's ``after``: store the final status (``parts`` None: interrupted)."""
+        if parts is not None:
+            self.status = "done" if all(p.failed == 0 for p in parts) else "incomplete"
+        if self.run_id:
+            self.write(self.run_id, self.status, session=self.session)
+            self.session.commit()
+
+
+def progress_report(
+    progress: Callable[[int, int], None] | None,
+    total: int,
+    count: Callable[[], Any],
+    *,
+    session: Session,
+) -> Callable[[], None] | None:
+    """The coordinator's ``report``: ``progress(count(), total)`` in a fresh snapshot.
+
+    ``count()`` reads the database, so it sees every worker's committed rows; ``None``
+    when there is no ``progress`` to call.
+    """
+    if progress is None:
+        return None
+
+    def report() -> None:
+        session.commit()  # a fresh snapshot: every worker's committed rows
+        progress(int(count()), total)
+
+    return report
+
+
+def run_questions(run_id: int | None, *, session: Session) -> tuple[list[int], int]:
+    """A run's question ids (each once) and its number of responses."""
+    question_ids = session.exec(
+        select(Response.question_id).where(Response.run_id == run_id).distinct()
+    ).all()
+    return list(question_ids), response_count(run_id, session=session)
+
+
+def response_count(run_id: int | None, *, session: Session) -> int:
+    """The responses stored for a run."""
+    return int(session.exec(select(func.count()).where(Response.run_id == run_id)).one())
+
+
+def responses_with(run_id: int | None, response_id: Any, *where: Any, session: Session) -> int:
+    """The run's responses with a row in ``response_id``'s table that matches ``where``."""
+    return int(
+        session.exec(
+            select(func.count(func.distinct(response_id)))
+            .join(Response, col(Response.id) == col(response_id))
+            .where(Response.run_id == run_id, *where)
+        ).one()
+    )

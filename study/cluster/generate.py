@@ -11,20 +11,18 @@ single-process run whatever the shard a unit lands in.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import func
-from sqlmodel import Session, select
+from sqlmodel import Session
 
-from storage.models import GenerationRun, Response
-from storage.repo.leases import acquire_lease, release_lease
+from storage.models import GenerationRun
 from storage.repo.runs import set_run_status
 from storage.settings import Settings
 from storage.workspace import open_workspace_session
-from study.cluster.coordinator import heartbeat_poll
+from study.cluster.coordinator import RunStatus, progress_report, response_count, run_coordinated
 from study.cluster.executors import Executor
+from study.cluster.merge import merge_parts
 from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
 from study.reasoning.generation import (
     GenerationOptions,
@@ -36,7 +34,6 @@ from study.reasoning.generation import (
 )
 
 
-#: Seconds between the coordinator's lease heartbeats while shards run.
 @dataclass(frozen=True)
 class GenerateShardTask:
     """What one shard task needs: where the database is, the run, its questions."""
@@ -50,32 +47,6 @@ def generate_shard(task: GenerateShardTask) -> GenerationSummary:
     """Run one shard (in a worker process): own session, own backend, own lease."""
     with open_workspace_session(task.settings, migrate=False) as session:
         return run_generation(task.options, session=session, scope=task.scope)
-
-
-def merge_summaries(
-    parts: Sequence[GenerationSummary], *, run: str, model: str, status: str
-) -> GenerationSummary:
-    """One summary of a run from its shards' summaries."""
-    parse: Counter[str] = Counter()
-    kinds: Counter[str] = Counter()
-    for p in parts:
-        parse.update(p.parse_status)
-        kinds.update(p.failed_kinds)
-    waits = [p.retry_after_s for p in parts if p.retry_after_s is not None]
-    return GenerationSummary(
-        run=run,
-        model=model,
-        simulated=any(p.simulated for p in parts),
-        planned=sum(p.planned for p in parts),
-        already_done=sum(p.already_done for p in parts),
-        requested=sum(p.requested for p in parts),
-        succeeded=sum(p.succeeded for p in parts),
-        failed=sum(p.failed for p in parts),
-        status=status,
-        parse_status=dict(sorted(parse.items())),
-        failed_kinds=dict(sorted(kinds.items())),
-        retry_after_s=max(waits) if waits else None,
-    )
 
 
 def run_generation_sharded(
@@ -111,17 +82,18 @@ def run_generation_sharded(
         [q.id for q in resolved.questions if q.id is not None], per_shard=per_shard
     )
     parent = f"generation_run:{options.run}"
-    lease = acquire_lease(parent, session=session, what=f"Run {options.run!r}")
-    status = "interrupted"
-    run_id: int | None = None
-    try:
-        run, _ = ensure_run(options, resolved, session=session)
-        assert run.id is not None
-        run_id = run.id
-        set_run_status(run_id, "running", session=session)
+    planned = len(resolved.questions) * (1 + len(resolved.chosen)) * options.samples
+    run = RunStatus(session, _store_status)
+
+    def before() -> None:
+        made, _ = ensure_run(options, resolved, session=session)
+        assert made.id is not None
+        run.run_id = made.id
+        set_run_status(made.id, "running", session=session)  # the final status: _store_status
         session.commit()
-        planned = len(resolved.questions) * (1 + len(resolved.chosen)) * options.samples
-        tasks = [
+
+    def tasks() -> list[GenerateShardTask]:
+        return [
             GenerateShardTask(
                 settings=settings,
                 options=options,
@@ -132,33 +104,35 @@ def run_generation_sharded(
             for s in shards
         ]
 
-        def report() -> None:
-            assert progress is not None
-            progress(_stored(run_id or 0, session=session), planned)
+    parts = run_coordinated(
+        parent,
+        f"Run {options.run!r}",
+        session=session,
+        executor=executor,
+        fn=generate_shard,
+        tasks=tasks,
+        report=progress_report(
+            progress, planned, lambda: response_count(run.run_id, session=session), session=session
+        ),
+        before=before,
+        after=run.after,
+    )
+    waits = [p.retry_after_s for p in parts if p.retry_after_s is not None]
+    return merge_parts(
+        GenerationSummary,
+        parts,
+        tallies=("parse_status", "failed_kinds"),
+        run=options.run,
+        model=resolved.info.spec,
+        simulated=any(p.simulated for p in parts),
+        status=run.status,
+        retry_after_s=max(waits) if waits else None,
+    )
 
-        poll = heartbeat_poll(lease, session=session, report=report if progress else None)
-        poll()
-        parts = executor.map(generate_shard, tasks, poll=poll)
-        summary = merge_summaries(
-            parts,
-            run=options.run,
-            model=resolved.info.spec,
-            status="done" if all(p.failed == 0 for p in parts) else "incomplete",
-        )
-        status = summary.status
-        return summary
-    finally:
-        session.rollback()
-        if run_id is not None:
-            stored = session.get(GenerationRun, run_id, populate_existing=True)
-            if stored is not None:
-                stored.status = status
-                session.add(stored)
-            session.commit()
-        release_lease(lease, session=session)
 
-
-def _stored(run_id: int, *, session: Session) -> int:
-    """Responses stored for the run so far (every worker's), in a fresh snapshot."""
-    session.commit()
-    return int(session.exec(select(func.count()).where(Response.run_id == run_id)).one())
+def _store_status(run_id: int, status: str, *, session: Session) -> None:
+    """Set the run's status as stored now (not committed)."""
+    stored = session.get(GenerationRun, run_id, populate_existing=True)
+    if stored is not None:
+        stored.status = status
+        session.add(stored)

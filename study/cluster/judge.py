@@ -11,15 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import func
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from llm.specs import parse_spec
-from storage.models import JudgeScore, Response
-from storage.repo.leases import acquire_lease, release_lease
+from storage.models import JudgeScore
 from storage.repo.runs import require_run
 from storage.settings import Settings
-from study.cluster.coordinator import heartbeat_poll, under_shard_lease
+from study.cluster.coordinator import (
+    progress_report,
+    responses_with,
+    run_coordinated,
+    run_questions,
+    under_shard_lease,
+)
 from study.cluster.executors import Executor
 from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
 from study.reasoning.judges import JudgeSummary, judge_run, summarize_run
@@ -75,14 +79,11 @@ def judge_run_sharded(
     """
     spec = parse_spec(model).spec
     run = require_run(run_name, session=session)
-    question_ids = session.exec(
-        select(Response.question_id).where(Response.run_id == run.id).distinct()
-    ).all()
-    total = int(session.exec(select(func.count()).where(Response.run_id == run.id)).one())
+    question_ids, total = run_questions(run.id, session=session)
     parent = f"judge_run:{run_name}:{spec}"
-    lease = acquire_lease(parent, session=session, what=f"Judging of {run_name!r}")
-    try:
-        tasks = [
+
+    def tasks() -> list[JudgeShardTask]:
+        return [
             JudgeShardTask(
                 settings=settings,
                 run=run_name,
@@ -94,21 +95,18 @@ def judge_run_sharded(
             for s in shard_by_question(question_ids, per_shard=per_shard)
         ]
 
-        def report() -> None:
-            assert progress is not None
-            session.commit()  # a fresh snapshot: every worker's committed scores
-            judged = session.exec(
-                select(func.count(func.distinct(JudgeScore.response_id)))
-                .join(Response, col(Response.id) == col(JudgeScore.response_id))
-                .where(Response.run_id == run.id)
-                .where(JudgeScore.judge_model == spec)
-            ).one()
-            progress(int(judged), total)
+    def judged() -> int:
+        return responses_with(
+            run.id, JudgeScore.response_id, JudgeScore.judge_model == spec, session=session
+        )
 
-        poll = heartbeat_poll(lease, session=session, report=report if progress else None)
-        poll()
-        parts = executor.map(judge_shard, tasks, poll=poll)
-    finally:
-        session.rollback()
-        release_lease(lease, session=session)
+    parts = run_coordinated(
+        parent,
+        f"Judging of {run_name!r}",
+        session=session,
+        executor=executor,
+        fn=judge_shard,
+        tasks=tasks,
+        report=progress_report(progress, total, judged, session=session),
+    )
     return summarize_run(run_name, spec, parts, session=session)

@@ -10,20 +10,25 @@ attempt had not committed (and the unique key of ``step_label`` refuses a repeat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import func
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import get_version
-from storage.models import Response, StepLabel
-from storage.repo.leases import acquire_lease, release_lease
+from storage.models import StepLabel
 from storage.repo.runs import require_run
 from storage.settings import Settings
-from study.cluster.coordinator import heartbeat_poll, under_shard_lease
+from study.cluster.coordinator import (
+    progress_report,
+    responses_with,
+    run_coordinated,
+    run_questions,
+    under_shard_lease,
+)
 from study.cluster.executors import Executor
+from study.cluster.merge import merge_parts
 from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
 from study.reasoning.trajectories import LabelSummary, label_run
 
@@ -56,24 +61,6 @@ def label_shard(task: LabelShardTask) -> LabelSummary:
     )
 
 
-def merge_label_summaries(
-    parts: Sequence[LabelSummary], *, run: str, labeler: str, version: str
-) -> LabelSummary:
-    """One summary of a labeling pass from its shards'."""
-    return LabelSummary(
-        run=run,
-        labeler=labeler,
-        ontology_version=version,
-        responses=sum(p.responses for p in parts),
-        labeled_now=sum(p.labeled_now for p in parts),
-        already_labeled=sum(p.already_labeled for p in parts),
-        steps_labeled=sum(p.steps_labeled for p in parts),
-        unmapped_steps=sum(p.unmapped_steps for p in parts),
-        without_steps=sum(p.without_steps for p in parts),
-        failed=sum(p.failed for p in parts),
-    )
-
-
 def label_run_sharded(
     run_name: str,
     labeler_spec: str,
@@ -99,46 +86,45 @@ def label_run_sharded(
     spec_row = ensure_labeler_spec(labeler_spec, session=session)
     session.commit()
     assert run.id is not None and version.id is not None and spec_row.id is not None
-    question_ids = session.exec(
-        select(Response.question_id).where(Response.run_id == run.id).distinct()
-    ).all()
-    total = int(session.exec(select(func.count()).where(Response.run_id == run.id)).one())
+    question_ids, total = run_questions(run.id, session=session)
     parent = f"label_run:{run_name}:{labeler_spec}"
-    lease = acquire_lease(parent, session=session, what=f"Labeling of {run_name!r}")
-    try:
-        tasks = [
+    version_id, labeler_id = version.id, spec_row.id
+
+    def tasks() -> list[LabelShardTask]:
+        return [
             LabelShardTask(
                 settings=settings,
                 run=run_name,
                 labeler=labeler_spec,
-                ontology_version_id=version.id,
+                ontology_version_id=version_id,
                 question_ids=s.question_ids,
                 lease_key=s.lease_key(parent),
             )
             for s in shard_by_question(question_ids, per_shard=per_shard)
         ]
 
-        def report() -> None:
-            assert progress is not None
-            session.commit()  # a fresh snapshot: every worker's committed labels
-            labeled = session.exec(
-                select(func.count(func.distinct(StepLabel.response_id)))
-                .join(Response, col(Response.id) == col(StepLabel.response_id))
-                .where(Response.run_id == run.id)
-                .where(StepLabel.labeler_id == spec_row.id)
-                .where(StepLabel.ontology_version_id == version.id)
-            ).one()
-            progress(int(labeled), total)
+    def labeled() -> int:
+        return responses_with(
+            run.id,
+            StepLabel.response_id,
+            StepLabel.labeler_id == labeler_id,
+            StepLabel.ontology_version_id == version_id,
+            session=session,
+        )
 
-        poll = heartbeat_poll(lease, session=session, report=report if progress else None)
-        poll()
-        parts = executor.map(label_shard, tasks, poll=poll)
-    finally:
-        session.rollback()
-        release_lease(lease, session=session)
-    return merge_label_summaries(
+    parts = run_coordinated(
+        parent,
+        f"Labeling of {run_name!r}",
+        session=session,
+        executor=executor,
+        fn=label_shard,
+        tasks=tasks,
+        report=progress_report(progress, total, labeled, session=session),
+    )
+    return merge_parts(
+        LabelSummary,
         parts,
         run=run_name,
         labeler=labeler_spec,
-        version=f"{version.name}@{version.version}",
+        ontology_version=f"{version.name}@{version.version}",
     )

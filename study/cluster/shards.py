@@ -72,3 +72,17 @@ def shard_keys(
         raise InputError("--shard-questions must be at least 1.")
     ids = sorted(set(keys))  # type: ignore[type-var]
     return [tuple(ids[i : i + per_shard]) for i in range(0, len(ids), per_shard)]
+
+
+def shard_scopes(
+    keys: Iterable[K], parent: str, *, per_shard: int = DEFAULT_SHARD_QUESTIONS
+) -> list[ShardScope[K]]:
+    """:func:`shard_keys`' groups as scopes, shard ``i`` under ``PARENT#shard:i``.
+
+    Raises:
+        InputError: ``per_shard`` is below 1.
+    """
+    return [
+        ShardScope(frozenset(group), f"{parent}#shard:{i}")
+        for i, group in enumerate(shard_keys(keys, per_shard=per_shard))
+    ]

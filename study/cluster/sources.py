@@ -23,9 +23,10 @@ from storage.repo.sources import set_source_run_status
 from storage.settings import Settings
 from storage.source_models import SourceProbe
 from storage.workspace import open_workspace_session
-from study.cluster.coordinator import run_coordinated
+from study.cluster.coordinator import RunStatus, progress_report, run_coordinated
 from study.cluster.executors import Executor
-from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, ShardScope, shard_keys
+from study.cluster.merge import merge_parts
+from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, ShardScope, shard_scopes
 from study.sources.items import MCQItem
 from study.sources.plan import SourcesConfig
 from study.sources.store import StoredRunSummary
@@ -107,7 +108,7 @@ def run_sources_sharded(
     spec = backend if isinstance(backend, str) else backend.spec
     name = name or default_run_name(run_config(spec, items, configs, claims))
     parent = f"source_run:{name}"
-    run_id, status = [0], ["interrupted"]  # set by before() and after()
+    run = RunStatus(session, set_source_run_status)
     total = planned_probes(items, configs)
 
     def before() -> None:
@@ -123,9 +124,7 @@ def run_sources_sharded(
             scope=setup,
             on_plan=on_plan,
         )
-        run_id[0] = made.run_id
-        set_source_run_status(made.run_id, "running", session=session)
-        session.commit()
+        run.running(made.run_id)
 
     def tasks() -> list[SourcesShardTask]:
         return [
@@ -136,29 +135,21 @@ def run_sources_sharded(
                 items=tuple(items),
                 configs=tuple(configs),
                 concurrency=concurrency,
-                scope=ShardScope(frozenset(g), f"{parent}#shard:{i}"),
+                scope=scope,
                 claims=claims,
             )
-            for i, g in enumerate(shard_keys([it.id for it in items], per_shard=per_shard))
+            for scope in shard_scopes([it.id for it in items], parent, per_shard=per_shard)
         ]
 
-    def report() -> None:
-        assert progress is not None
-        session.commit()  # a fresh snapshot: every worker's committed probes
-        stored = session.exec(
-            select(func.count())
-            .select_from(SourceProbe)
-            .where(col(SourceProbe.run_id) == run_id[0])
-            .where(col(SourceProbe.status) != "failed")
-        ).one()
-        progress(int(stored), total)
-
-    def after(parts: list[StoredRunSummary] | None) -> None:
-        if parts is not None:
-            status[0] = "done" if all(p.failed == 0 for p in parts) else "incomplete"
-        if run_id[0]:
-            set_source_run_status(run_id[0], status[0], session=session)
-            session.commit()
+    def stored() -> int:
+        return int(
+            session.exec(
+                select(func.count())
+                .select_from(SourceProbe)
+                .where(col(SourceProbe.run_id) == run.run_id)
+                .where(col(SourceProbe.status) != "failed")
+            ).one()
+        )
 
     parts = run_coordinated(
         parent,
@@ -167,18 +158,17 @@ def run_sources_sharded(
         executor=executor,
         fn=sources_shard,
         tasks=tasks,
-        report=report if progress else None,
+        report=progress_report(progress, total, stored, session=session),
         before=before,
-        after=after,
+        after=run.after,
     )
     answered = sum(p.answered for p in parts)
-    return StoredRunSummary(
+    return merge_parts(
+        StoredRunSummary,
+        parts,
         name=name,
-        run_id=run_id[0],
-        status=status[0],
-        already_stored=sum(p.already_stored for p in parts),
-        answered=answered,
-        failed=sum(p.failed for p in parts),
+        run_id=run.run_id,
+        status=run.status,
         # once per run, as one process checks it (two identical bare probes)
         repeat_warning=repeat_warning_of(backend, items[0], configs[0], claims)
         if answered
