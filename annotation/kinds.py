@@ -152,9 +152,31 @@ def _triage_twin(kind: StudyKind) -> StudyKind:
         kind.spec,
         name=name,
         title=f"{kind.spec.title} (triage)",
-        summary=f"Judge-human disagreements first, for a second look. {kind.spec.summary}",
+        summary=f"Judge disagreements first, for a second look. {kind.spec.summary}",
     )
-    return replace(kind, spec=spec, build_tasks=refuse, keyed=None, triage_of=kind.name)
+
+    def fill(text: str) -> str:
+        filled = kind.fill_config(text) if kind.fill_config is not None else text
+        return with_triage_note(filled)
+
+    return replace(
+        kind, spec=spec, build_tasks=refuse, keyed=None, triage_of=kind.name, fill_config=fill
+    )
+
+
+#: What a triage task shows above the study's form: the verdicts that put it in the queue,
+#: as plain text (a ``Text`` tag: Label Studio never reads it as markup).
+TRIAGE_NOTE = (
+    '  <Header value="Why this item is in the triage" size="5"/>\n'
+    '  <Text name="triage_note" value="$triage_note"/>\n'
+)
+
+
+def with_triage_note(config: str) -> str:
+    """A study's label config with the triage note shown first (inside its first View)."""
+    start = config.index("<View")
+    head_end = config.index(">", start) + 1
+    return config[:head_end] + "\n" + TRIAGE_NOTE + config[head_end:].lstrip("\n")
 
 
 def register_kind(kind: StudyKind) -> None:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlmodel import Session
 
 from annotation.aggregate import StudyAggregate
-from annotation.judge_pairs import score_label
+from annotation.judge_pairs import CalibrationPairs, pair_judges_with_majority, score_label
 from annotation.kinds import KeyedBuild, get_kind
 from annotation.selection import Selection, TaskSpec
 from storage.repo import studies as repo
@@ -143,15 +143,44 @@ def response_ids_by_key(runs: Sequence[str], *, session: Session) -> dict[str, i
     return out
 
 
-def response_judge_labels(
+def pair_response_scores(
+    agg: StudyAggregate,
+    kind_of: Mapping[str, str],
+    *,
+    levels: Sequence[str],
+    ordinal: bool,
+    session: Session,
+) -> CalibrationPairs:
+    """A response study's judge scores beside its human majority, one question per kind.
+
+    Args:
+        agg: the study's aggregate.
+        kind_of: each judged question's stored ``JudgeScore`` kind (``score`` ->
+            ``helpfulness``; the rubric's ``d1`` -> ``conflict_d1`` ...).
+        levels: the scale in order.
+        ordinal: whether the scale is ordered.
+        session: the workspace session.
+
+    Where several judges scored the items, the first by name is the table's (pooling
+    judges would mix settings) and the others are its judge-judge pairs.
+    """
+    return pair_judges_with_majority(
+        agg,
+        tuple(kind_of),
+        response_judge_labels_by_judge(agg, list(kind_of.values()), session=session),
+        lambda it, q: (it.key, kind_of[q]),
+        levels=levels,
+        ordinal=ordinal,
+    )
+
+
+def response_judge_labels_by_judge(
     agg: StudyAggregate, kinds: Sequence[str], *, session: Session
-) -> tuple[dict[tuple[str, str], str], str]:
-    """The stored judge scores of a response study's items: ``(task key, kind) -> label``.
+) -> dict[str, dict[tuple[str, str], str]]:
+    """Every judge's stored scores of a response study's items: judge -> (key, kind) -> label.
 
     Reads ``JudgeScore`` rows (helpfulness, the conflicts rubric's ``conflict_d1``...) of
-    the responses the tasks name; only parsed scores count. Where several judges scored
-    the items, the first by name is used (one judge per table: pooling judges would mix
-    settings), and it is returned beside the labels.
+    the responses the tasks name; only parsed scores count.
     """
     from storage.repo.judges import judge_scores_for
 
@@ -160,17 +189,9 @@ def response_judge_labels(
     )
     key_of = {ids[it.key]: it.key for it in agg.items if it.key in ids}
     wanted = set(kinds)
-    scores = [
-        s
-        for s in judge_scores_for(sorted(key_of), session=session)
-        if s.kind in wanted and s.parse_status != "error" and score_label(s.value) is not None
-    ]
-    judges = sorted({s.judge_model for s in scores})
-    if not judges:
-        return {}, ""
-    out = {
-        (key_of[s.response_id], s.kind): str(score_label(s.value))
-        for s in scores
-        if s.judge_model == judges[0]
-    }
-    return out, judges[0]
+    out: dict[str, dict[tuple[str, str], str]] = {}
+    for s in judge_scores_for(sorted(key_of), session=session):
+        label = score_label(s.value)
+        if s.kind in wanted and s.parse_status != "error" and label is not None:
+            out.setdefault(s.judge_model, {})[(key_of[s.response_id], s.kind)] = label
+    return out

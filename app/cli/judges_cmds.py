@@ -155,8 +155,8 @@ def triage_cmd(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Push the judge-human disagreements, largest first, as a Label Studio project of their
-    own (STUDY_triage); pushing again adds only what is not there yet."""
+    """Push the judge-human and judge-judge disagreements, largest first, as a Label Studio
+    project of their own (STUDY_triage); pushing again adds only what is not there yet."""
     from dataclasses import asdict
 
     from annotation.sync import ensure_project, push
@@ -179,13 +179,16 @@ def triage_cmd(
                 "judge": plan.judge,
                 "compared": plan.compared,
                 "disagreeing": plan.disagreeing,
+                "judge_compared": plan.judge_compared,
+                "judge_disagreeing": plan.judge_disagreeing,
             }
         )
         return
     verb = "Created" if project.created else "Reused"
     _out.print(
         f"{plan.disagreeing} of {plan.compared} judge-human pairs of {study} disagree "
-        f"(judge {plan.judge}); {verb.lower()} project {result.project_id} "
+        f"(judge {plan.judge}), {plan.judge_disagreeing} of {plan.judge_compared} "
+        f"judge-judge pairs; {verb.lower()} project {result.project_id} "
         f"({plan.triage_study}): imported {result.imported} of {result.selected} tasks "
         f"({result.already_present} were already there). Open {result.project_url}",
         markup=False,

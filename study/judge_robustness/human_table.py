@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 from sqlmodel import Session
 
+from annotation.judge_pairs import CalibrationPairs
 from storage.errors import InputError
 
 
@@ -49,6 +50,44 @@ def covered_studies() -> tuple[str, ...]:
     )
 
 
+def study_pairs(
+    study: str,
+    *,
+    session: Session,
+    disposition_study: str | None = None,
+    where: Mapping[str, str | Collection[str]] | None = None,
+) -> CalibrationPairs:
+    """The study kind's pairing of its judge with the human majority (and other judges).
+
+    Args: as :func:`calibration_table`.
+
+    Raises:
+        InputError: a study without a judge to pair.
+        NotFoundError: no such study in the workspace.
+    """
+    from annotation.apply import study_aggregate
+    from annotation.kinds import get_kind
+
+    kind = get_kind(study)
+    if kind.calibrate is None:
+        raise InputError(
+            f"Study {study!r} has no judge verdict to set beside its human majority; a "
+            f"calibration table covers {', '.join(covered_studies())}."
+        )
+    _study, agg = study_aggregate(study, session=session)
+    keep: dict[str, Collection[str]] = {
+        k: {v} if isinstance(v, str) else set(v) for k, v in (where or {}).items()
+    }
+    if disposition_study is not None:
+        keep["study"] = {disposition_study}
+    if keep:
+        items = tuple(
+            it for it in agg.items if all(str(it.payload.get(k, "")) in v for k, v in keep.items())
+        )
+        agg = replace(agg, items=items)
+    return kind.calibrate(agg, session)
+
+
 def calibration_table(
     study: str,
     *,
@@ -72,27 +111,7 @@ def calibration_table(
             a human majority and a judge label.
         NotFoundError: no such study in the workspace.
     """
-    from annotation.apply import study_aggregate
-    from annotation.kinds import get_kind
-
-    kind = get_kind(study)
-    if kind.calibrate is None:
-        raise InputError(
-            f"Study {study!r} has no judge verdict to set beside its human majority; a "
-            f"calibration table covers {', '.join(covered_studies())}."
-        )
-    _study, agg = study_aggregate(study, session=session)
-    keep: dict[str, Collection[str]] = {
-        k: {v} if isinstance(v, str) else set(v) for k, v in (where or {}).items()
-    }
-    if disposition_study is not None:
-        keep["study"] = {disposition_study}
-    if keep:
-        items = tuple(
-            it for it in agg.items if all(str(it.payload.get(k, "")) in v for k, v in keep.items())
-        )
-        agg = replace(agg, items=items)
-    pairs = kind.calibrate(agg, session)
+    pairs = study_pairs(study, session=session, disposition_study=disposition_study, where=where)
     if not pairs.rows:
         raise InputError(
             f"Study {study!r} has no item with both a human majority and a judge label yet "

@@ -99,25 +99,32 @@ def test_every_judged_study_kind_registers_a_pairing() -> None:
     }
 
 
-def test_helpfulness_pairs_the_judge_score_with_the_majority(session: Session) -> None:
+def demo_helpfulness(session: Session) -> tuple[int, list[tuple[int, str]]]:
+    """The seeded run "demo" with a helpfulness study: its id and (response id, task key)."""
     seed(session)
     run = session.exec(select(GenerationRun).where(GenerationRun.name == "demo")).one()
-    responses = session.exec(select(Response).where(Response.run_id == run.id)).all()
     qids = {q.id: q.external_id for q in session.exec(select(Question))}
-    study_id = _study(session, "helpfulness")
+    out = []
+    for resp in session.exec(select(Response).where(Response.run_id == run.id)):
+        assert resp.id is not None
+        key = response_key(run.name, qids[resp.question_id], resp.condition, resp.sample)
+        out.append((resp.id, key))
+    return _study(session, "helpfulness"), out
+
+
+def test_helpfulness_pairs_the_judge_score_with_the_majority(session: Session) -> None:
+    study_id, responses = demo_helpfulness(session)
     # judge, then three raters; the fourth response has no majority (4 / 3 / 2)
     plan = [(4, ["4", "4", "3"]), (1, ["2", "2", "1"]), (0, ["0", "0", "0"]), (3, ["4", "3", "2"])]
-    for resp, (judge, votes) in zip(responses, plan, strict=True):
-        assert resp.id is not None
+    for (rid, key), (judge, votes) in zip(responses, plan, strict=True):
         score = JudgeScore(
-            response_id=resp.id, judge_model="sim/judge-a", kind="helpfulness", value=judge
+            response_id=rid, judge_model="sim/judge-a", kind="helpfulness", value=judge
         )
         # a second judge is never pooled with the first
-        other = JudgeScore(response_id=resp.id, judge_model="sim/judge-b", kind="helpfulness")
+        other = JudgeScore(response_id=rid, judge_model="sim/judge-b", kind="helpfulness")
         other.value = 0
         session.add_all([score, other])
-        key = response_key(run.name, qids[resp.question_id], resp.condition, resp.sample)
-        _task(session, study_id, key, {"run": run.name}, [{"score": v} for v in votes])
+        _task(session, study_id, key, {"run": "demo"}, [{"score": v} for v in votes])
     session.flush()
     got = calibration_table("helpfulness", session=session)
     assert got.judge == "sim/judge-a" and got.ordinal and got.levels == ("0", "1", "2", "3", "4")

@@ -19,13 +19,13 @@ from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, StudyAggregate
 from annotation.agreement import LabelAgreement, label_agreement
-from annotation.judge_pairs import CalibrationPairs, pair_with_majority
+from annotation.judge_pairs import CalibrationPairs
 from annotation.kinds import ApplyResult, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
 from annotation.tasks import (
     CONFLICT_CLASS,
-    response_judge_labels,
+    pair_response_scores,
     response_key,
     selected_responses,
 )
@@ -319,16 +319,12 @@ def _calibrate_conflict_rubric(agg: StudyAggregate, session: Session) -> Calibra
     One row per answer and dimension (``KEY:d3``), pooled like the rubric study's own
     agreement table; the scale is 0-4, ordinal.
     """
-    labels, judge = response_judge_labels(
-        agg, [f"conflict_{d}" for d in RUBRIC_DIMENSIONS], session=session
-    )
-    return pair_with_majority(
+    return pair_response_scores(
         agg,
-        RUBRIC_DIMENSIONS,
-        lambda it, q: labels.get((it.key, f"conflict_{q}")),
+        {d: f"conflict_{d}" for d in RUBRIC_DIMENSIONS},
         levels=("0", "1", "2", "3", "4"),
         ordinal=True,
-        judge=judge,
+        session=session,
     )
 
 

@@ -23,9 +23,15 @@ from typing import Any
 
 from sqlmodel import Session
 
-from annotation.aggregate import AggregationConfig, StudyAggregate
+from annotation.aggregate import AggregationConfig, ItemOutcome, StudyAggregate
 from annotation.agreement import RatingAgreement, nan_to_none
-from annotation.judge_pairs import CalibrationPairs, pair_with_majority, score_label
+from annotation.judge_pairs import (
+    CalibrationPairs,
+    LabelOf,
+    pair_judges_with_majority,
+    pair_with_majority,
+    score_label,
+)
 from annotation.kinds import ApplyResult, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
@@ -303,23 +309,42 @@ def classifier_labels(
 
     The label is read back from the workspace, not from the task, so annotators never see
     it; answers re-classified since the push are compared with their current category.
+    The classifier is the one the task names (``judge``).
     """
-    from storage.repo.disposition import arm_responses, list_arms, scores_for
-
     wanted = {_disposition_key(it.payload): str(it.payload.get("judge") or "") for it in agg.items}
-    out: dict[tuple[str, str, str, str, int, int], str] = {}
+    by_judge = classifier_labels_by_judge(agg, session=session)
+    return {k: by_judge[j][k] for k, j in wanted.items() if k in by_judge.get(j, {})}
+
+
+def classifier_labels_by_judge(
+    agg: StudyAggregate, *, session: Session
+) -> dict[str, dict[tuple[str, str, str, str, int, int], str]]:
+    """Every classifier's stored first-scoring category of the checked answers."""
+    from storage.repo.disposition import scores_for
+
+    ids = _response_ids(agg, session=session)
+    out: dict[str, dict[tuple[str, str, str, str, int, int], str]] = {}
+    for sc in scores_for(list(ids), session=session):
+        if sc.repeat == 0 and sc.label:
+            out.setdefault(sc.judge_model, {})[ids[sc.response_id]] = sc.label
+    return out
+
+
+def _response_ids(
+    agg: StudyAggregate, *, session: Session
+) -> dict[int, tuple[str, str, str, str, int, int]]:
+    """The stored response id of each checked answer, to its task payload's key."""
+    from storage.repo.disposition import arm_responses, list_arms
+
+    wanted = {_disposition_key(it.payload) for it in agg.items}
+    ids: dict[int, tuple[str, str, str, str, int, int]] = {}
     for study in sorted({k[0] for k in wanted}):
         arms = {a.id: a.name for a in list_arms(session=session, study=study)}
-        ids: dict[int, tuple[str, str, str, str, int, int]] = {}
         for r in arm_responses([i for i in arms if i is not None], session=session):
             key = (study, arms[r.arm_id], r.battery, r.stem, r.paraphrase, r.sample)
             if key in wanted and r.id is not None:
                 ids[r.id] = key
-        for sc in scores_for(list(ids), session=session):
-            key = ids[sc.response_id]
-            if sc.repeat == 0 and sc.label and sc.judge_model == wanted[key]:
-                out[key] = sc.label
-    return out
+    return ids
 
 
 def _stem(payload: Any) -> str:
@@ -446,6 +471,7 @@ def _calibrate_disposition_check(agg: StudyAggregate, session: Session) -> Calib
     The scale is the batteries' categories as the tasks offered them (nominal).
     """
     machine = classifier_labels(agg, session=session)
+    by_judge = classifier_labels_by_judge(agg, session=session)
     levels: list[str] = []
     for it in agg.items:
         for c in it.payload.get("categories") or []:
@@ -459,49 +485,47 @@ def _calibrate_disposition_check(agg: StudyAggregate, session: Session) -> Calib
         levels=levels,
         ordinal=False,
         judge=", ".join(sorted({str(it.payload.get("judge") or "") for it in agg.items})),
+        others={j: _other_classifier(j, labels) for j, labels in by_judge.items()},
     )
 
 
-def awareness_judge_ratings(
+def _other_classifier(
+    judge: str, labels: dict[tuple[str, str, str, str, int, int], str]
+) -> LabelOf:
+    """Another classifier's category of an item (none on the items the task's own judged)."""
+
+    def label_of(it: ItemOutcome, _q: str) -> str | None:
+        if str(it.payload.get("judge") or "") == judge:
+            return None
+        return labels.get(_disposition_key(it.payload))
+
+    return label_of
+
+
+def awareness_ratings_by_judge(
     agg: StudyAggregate, *, session: Session
-) -> tuple[dict[tuple[str, str, str, str, int, int], str], str]:
-    """The test-awareness judge's first 1-7 rating of each rated answer, and the judge.
+) -> dict[str, dict[tuple[str, str, str, str, int, int], str]]:
+    """Every test-awareness judge's first 1-7 rating of the rated answers."""
+    from storage.repo.disposition import scores_for
 
-    Where several judges rated the answers the first by name is used (one judge per table).
-    """
-    from storage.repo.disposition import arm_responses, list_arms, scores_for
-
-    wanted = {_disposition_key(it.payload) for it in agg.items}
-    ids: dict[int, tuple[str, str, str, str, int, int]] = {}
-    for study in sorted({k[0] for k in wanted}):
-        arms = {a.id: a.name for a in list_arms(session=session, study=study)}
-        for r in arm_responses([i for i in arms if i is not None], session=session):
-            key = (study, arms[r.arm_id], r.battery, r.stem, r.paraphrase, r.sample)
-            if key in wanted and r.id is not None:
-                ids[r.id] = key
-    scores = [
-        s
-        for s in scores_for(list(ids), session=session, kind=AWARENESS_SCORE_KIND)
-        if s.repeat == 0 and score_label(s.value) is not None
-    ]
-    judges = sorted({s.judge_model for s in scores})
-    if not judges:
-        return {}, ""
-    return {
-        ids[s.response_id]: str(score_label(s.value)) for s in scores if s.judge_model == judges[0]
-    }, judges[0]
+    ids = _response_ids(agg, session=session)
+    out: dict[str, dict[tuple[str, str, str, str, int, int], str]] = {}
+    for s in scores_for(list(ids), session=session, kind=AWARENESS_SCORE_KIND):
+        label = score_label(s.value)
+        if s.repeat == 0 and label is not None:
+            out.setdefault(s.judge_model, {})[ids[s.response_id]] = label
+    return out
 
 
 def _calibrate_test_awareness(agg: StudyAggregate, session: Session) -> CalibrationPairs:
     """The LLM test-awareness judge's 1-7 rating beside the reviewers' majority (ordinal)."""
-    ratings, judge = awareness_judge_ratings(agg, session=session)
-    return pair_with_majority(
+    return pair_judges_with_majority(
         agg,
         ("awareness",),
-        lambda it, _q: ratings.get(_disposition_key(it.payload)),
+        awareness_ratings_by_judge(agg, session=session),
+        lambda it, _q: _disposition_key(it.payload),
         levels=AWARENESS,
         ordinal=True,
-        judge=judge,
     )
 
 

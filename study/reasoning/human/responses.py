@@ -28,7 +28,7 @@ from annotation.selection import Selection, TaskSpec
 from annotation.studies import VOTE_CHOICES, QuestionSpec, StudySpec
 from annotation.tasks import (
     CONFLICT_CLASS,
-    response_judge_labels,
+    pair_response_scores,
     response_key,
     selected_responses,
     steps_text,
@@ -393,15 +393,10 @@ def _apply_distraction(
 
 def _calibrate_helpfulness(agg: StudyAggregate, session: Session) -> CalibrationPairs:
     """The helpfulness judge's 0-4 score of each response beside the raters' majority."""
-    labels, judge = response_judge_labels(agg, ["helpfulness"], session=session)
-    return pair_with_majority(
-        agg,
-        ("score",),
-        lambda it, _q: labels.get((it.key, "helpfulness")),
-        levels=("0", "1", "2", "3", "4"),
-        ordinal=True,
-        judge=judge,
-    )
+    return pair_response_scores(
+        agg, {"score": "helpfulness"}, levels=("0", "1", "2", "3", "4"), ordinal=True,
+        session=session,
+    )  # fmt: skip
 
 
 def _human_leaf(it: ItemOutcome, _question: str) -> str | None:

@@ -1,0 +1,121 @@
+"""The triage queue: judge-human and judge-judge disagreements ordered together by gap.
+
+The order is checked against a plain pandas sort of the same rows; the study kinds' second
+judges are read from annotations stored as a pull writes them (no Label Studio server).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sqlmodel import Session, select
+
+from storage.models import JudgeScore
+from study.judge_robustness.human_table import study_pairs
+from study.judge_robustness.triage import JUDGE_HUMAN, triage_queue
+from tests.judge_robustness.test_calibration_hooks import _study, _task, demo_helpfulness
+
+
+def _oracle(
+    human: list[tuple[str, str, str]], judges: list[tuple[str, str, str, str]], ordinal: bool
+) -> list[tuple[str, str, str]]:
+    """(item, source, other) of every disagreement, sorted by pandas."""
+    h = pd.DataFrame(human, columns=["item", "judge", "other_label"]).assign(
+        source="judge-human", other="annotators' majority", rank=0
+    )
+    j = pd.DataFrame(judges, columns=["item", "judge", "other", "other_label"]).assign(
+        source="judge-judge", rank=1
+    )
+    df = pd.concat([h, j], ignore_index=True)
+    df["pos"] = range(len(df))
+    if ordinal:
+        df["gap"] = (df["judge"].astype(float) - df["other_label"].astype(float)).abs()
+    else:
+        df["gap"] = (df["judge"] != df["other_label"]).astype(float)
+    df = df[df["gap"] > 0].sort_values(["gap", "rank", "pos"], ascending=[False, True, True])
+    return list(zip(df["item"], df["source"], df["other"], strict=True))
+
+
+@pytest.mark.parametrize("ordinal", [True, False])
+@pytest.mark.parametrize("rng_seed", [0, 1, 2])
+def test_the_queue_is_the_pandas_sort_by_gap(ordinal: bool, rng_seed: int) -> None:
+    rng = np.random.default_rng(rng_seed)
+    levels = [str(v) for v in range(5)] if ordinal else ["yes", "no", "unsure"]
+    pick = lambda: str(rng.choice(levels))  # noqa: E731
+    human = [(f"i{k}", pick(), pick()) for k in range(40)]
+    judges = [(f"i{k}", pick(), f"judge-{k % 2}", pick()) for k in range(0, 60, 1)]
+    got = triage_queue(human, judges, judge="j", ordinal=ordinal)
+    assert [(e.item, e.source, e.other) for e in got] == _oracle(human, judges, ordinal)
+    assert len(got) > 0 and all(e.gap > 0 for e in got)
+    # ties: a judge-human entry comes before a judge-judge one of the same gap
+    assert any(e.source == JUDGE_HUMAN for e in got) and got[-1].source == "judge-judge"
+
+
+def test_a_second_judge_gives_pairs_with_or_without_a_majority(session: Session) -> None:
+    study_id, responses = demo_helpfulness(session)
+    # judge a, judge b (None: b did not score it), the raters; the last has no majority
+    plan = [(4, 4, ["4", "4", "3"]), (1, 3, ["1", "1", "1"]), (0, None, ["2", "2", "2"])]
+    plan.append((3, 0, ["4", "3", "2"]))
+    keys = [key for _rid, key in responses]
+    for (rid, key), (a, b, votes) in zip(responses, plan, strict=True):
+        scores = {"sim/a": a} if b is None else {"sim/a": a, "sim/b": b}
+        for judge, v in scores.items():
+            session.add(JudgeScore(response_id=rid, judge_model=judge, kind="helpfulness", value=v))
+        _task(session, study_id, key, {"run": "demo"}, [{"score": v} for v in votes])
+    # a third judge whose score is unparsed gives no pair
+    bad = JudgeScore(
+        response_id=responses[0][0], judge_model="sim/c", kind="helpfulness", parse_status="error"
+    )
+    session.add(bad)
+    session.flush()
+    got = study_pairs("helpfulness", session=session)
+    assert got.judge == "sim/a"
+    assert sorted(got.judge_pairs) == sorted(
+        [(keys[0], "4", "sim/b", "4"), (keys[1], "1", "sim/b", "3"), (keys[3], "3", "sim/b", "0")]
+    )
+    queue = triage_queue(got.rows, got.judge_pairs, judge=got.judge, ordinal=True)
+    # the judges' gap of 3 on the item without a majority first, then gap 2 (both kinds)
+    assert [(e.item, e.source, e.gap) for e in queue] == [
+        (keys[3], "judge-judge", 3.0),
+        (keys[2], "judge-human", 2.0),
+        (keys[1], "judge-judge", 2.0),
+    ]
+    assert queue[0].note() == "sim/a 3 vs sim/b 0 (gap 3)"
+
+
+def test_a_second_test_awareness_judge_gives_pairs(session: Session) -> None:
+    from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
+    from study.disposition.human.kinds import disposition_key
+    from tests.annotation.seed import seed_disposition
+
+    seed_disposition(session)
+    rows = session.exec(
+        select(DispositionArm.name, DispositionResponse).where(
+            DispositionArm.id == DispositionResponse.arm_id, DispositionResponse.status == "ok"
+        )
+    ).all()[:3]
+    study_id = _study(session, "test_awareness")
+    keys = []
+    for (arm, resp), (a, b) in zip(rows, [(1, 1), (2, 6), (5, 4)], strict=True):
+        assert resp.id is not None
+        for judge, v in (("sim/aware", a), ("sim/aware-2", b)):
+            session.add(
+                DispositionScore(response_id=resp.id, judge_model=judge, kind="awareness", value=v)
+            )
+        payload = {
+            "study": "dcheck", "arm": arm, "battery": resp.battery, "stem": resp.stem,
+            "paraphrase": resp.paraphrase, "sample": resp.sample,
+        }  # fmt: skip
+        keys.append(
+            disposition_key("dcheck", arm, resp.battery, resp.stem, resp.paraphrase, resp.sample)
+        )
+        _task(session, study_id, keys[-1], payload, [{"awareness": "1"}] * 2)
+    session.flush()
+    got = study_pairs("test_awareness", session=session)
+    assert got.judge == "sim/aware"
+    assert got.judge_pairs == (
+        (keys[0], "1", "sim/aware-2", "1"),
+        (keys[1], "2", "sim/aware-2", "6"),
+        (keys[2], "5", "sim/aware-2", "4"),
+    )
