@@ -162,15 +162,23 @@ class OpenAIBackend:
         if request.stop is not None:
             body["stop"] = list(request.stop)
         if self._vllm_extras:
-            if request.chat_template_kwargs is not None:
-                body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
-            if request.continue_final_message is not None:
-                body["continue_final_message"] = request.continue_final_message
-            if request.add_generation_prompt is not None:
-                body["add_generation_prompt"] = request.add_generation_prompt
+            body.update(request.chat_template_args())
             if request.thinking_token_budget is not None:
                 body["thinking_token_budget"] = request.thinking_token_budget
         return body
+
+    def _batch_parts(self, concurrency: int) -> tuple[Replicas, asyncio.Semaphore, _BatchState]:
+        """What one batch's requests share: the replicas, the semaphore, the batch state.
+
+        Raises:
+            ValueError: ``concurrency`` is below 1.
+        """
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        pool = Replicas(
+            self._base_urls, self._make_client, concurrency, retry_s=self.replica_retry_s
+        )
+        return pool, asyncio.Semaphore(concurrency), _BatchState()
 
     async def achat(
         self,
@@ -189,13 +197,7 @@ class OpenAIBackend:
         Returns:
             One result per request, in request order; failures carry ``error``.
         """
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        pool = Replicas(
-            self._base_urls, self._make_client, concurrency, retry_s=self.replica_retry_s
-        )
-        sem = asyncio.Semaphore(concurrency)
-        state = _BatchState()
+        pool, sem, state = self._batch_parts(concurrency)
         results: list[ChatResult | None] = [None] * len(requests)
 
         async def run_one(i: int, req: ChatRequest) -> None:
@@ -238,13 +240,7 @@ class OpenAIBackend:
             on_result: ``on_result(tag, request, result)`` in the event-loop thread as each
                 request finishes (it may put further requests on ``feed``).
         """
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        pool = Replicas(
-            self._base_urls, self._make_client, concurrency, retry_s=self.replica_retry_s
-        )
-        sem = asyncio.Semaphore(concurrency)
-        state = _BatchState()
+        pool, sem, state = self._batch_parts(concurrency)
         tasks: set[asyncio.Task[None]] = set()
         errors: list[Exception] = []
 

@@ -69,18 +69,28 @@ class ChatRequest:
             out["logprobs"] = self.logprobs
         if self.top_logprobs is not None:
             out["top_logprobs"] = self.top_logprobs
-        if self.chat_template_kwargs is not None:
-            out["chat_template_kwargs"] = dict(self.chat_template_kwargs)
-        if self.continue_final_message is not None:
-            out["continue_final_message"] = self.continue_final_message
-        if self.add_generation_prompt is not None:
-            out["add_generation_prompt"] = self.add_generation_prompt
+        out.update(self.chat_template_args())
         if self.stop is not None:
             out["stop"] = list(self.stop)
         if self.attempt is not None:
             out["attempt"] = self.attempt
         if self.thinking_token_budget is not None:
             out["thinking_token_budget"] = self.thinking_token_budget
+        return out
+
+    def chat_template_args(self) -> dict[str, Any]:
+        """Return the chat template switches that are set (vLLM's, not the OpenAI API's).
+
+        ``chat_template_kwargs`` (a plain dict), ``continue_final_message`` and
+        ``add_generation_prompt``, in that order; unset ones are left out.
+        """
+        out: dict[str, Any] = {}
+        if self.chat_template_kwargs is not None:
+            out["chat_template_kwargs"] = dict(self.chat_template_kwargs)
+        if self.continue_final_message is not None:
+            out["continue_final_message"] = self.continue_final_message
+        if self.add_generation_prompt is not None:
+            out["add_generation_prompt"] = self.add_generation_prompt
         return out
 
     def wants_logprobs(self) -> bool:

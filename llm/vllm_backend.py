@@ -84,14 +84,7 @@ def vllm_request_kwargs(request: ChatRequest) -> tuple[dict[str, Any], dict[str,
         sampling["stop"] = list(request.stop)
     if request.thinking_token_budget is not None:
         sampling["thinking_token_budget"] = request.thinking_token_budget
-    chat: dict[str, Any] = {}
-    if request.chat_template_kwargs is not None:
-        chat["chat_template_kwargs"] = dict(request.chat_template_kwargs)
-    if request.continue_final_message is not None:
-        chat["continue_final_message"] = request.continue_final_message
-    if request.add_generation_prompt is not None:
-        chat["add_generation_prompt"] = request.add_generation_prompt
-    return sampling, chat
+    return sampling, request.chat_template_args()
 
 
 class VLLMBackend:
