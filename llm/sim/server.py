@@ -33,7 +33,7 @@ from llm.sim.presets import SimPreset
 from llm.sim.registry import all_presets
 from llm.sim.response import Classifier
 from llm.sim.tasks import Answerer
-from llm.types import TokenLogprob
+from llm.sim.wire import choice_json, completion_json
 from storage.errors import ConfigError
 
 #: ``route(model, body)`` → an OpenAI chat-completion JSON, or ``None`` when not its model.
@@ -107,26 +107,6 @@ def _extras(body: dict[str, Any], messages: list[tuple[str, str]]) -> SimExtras 
         enable_thinking=None if thinking is None else bool(thinking),
         template_kwargs=dict(kwargs or {}),
     )
-
-
-def _logprobs_json(logprobs: tuple[TokenLogprob, ...] | None) -> dict[str, Any] | None:
-    # The OpenAI wire format: {"content": [{token, logprob, bytes, top_logprobs: [...]}]}.
-    if logprobs is None:
-        return None
-    return {
-        "content": [
-            {
-                "token": t.token,
-                "logprob": t.logprob,
-                "bytes": list(t.token.encode("utf-8")),
-                "top_logprobs": [
-                    {"token": tok, "logprob": lp, "bytes": list(tok.encode("utf-8"))}
-                    for tok, lp in t.top
-                ],
-            }
-            for t in logprobs
-        ]
-    }
 
 
 def create_app(
@@ -248,28 +228,15 @@ def create_app(
             )
             prompt_tokens = out.prompt_tokens
             completion_tokens += out.completion_tokens
-            choices.append(
-                {
-                    "index": k,
-                    "message": {"role": "assistant", "content": out.text},
-                    "finish_reason": out.finish_reason,
-                    "logprobs": _logprobs_json(out.logprobs),
-                }
-            )
+            choices.append(choice_json(k, out.text, out.finish_reason, out.logprobs))
         return JSONResponse(
-            {
-                "id": f"chatcmpl-sim-{secrets.token_hex(8)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": f"sim/{preset.name}",
-                "system_fingerprint": f"driftlens-sim-v{preset.version}",
-                "choices": choices,
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
-            }
+            completion_json(
+                f"sim/{preset.name}",
+                choices,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                system_fingerprint=f"driftlens-sim-v{preset.version}",
+            )
         )
 
     async def embeddings(request: Request) -> JSONResponse:

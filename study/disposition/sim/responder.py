@@ -34,6 +34,7 @@ from typing import Any
 
 from llm.seeds import stable_int
 from llm.sim.backend import InProcessBackend
+from llm.sim.wire import choice_json, completion_json
 from llm.types import ChatRequest, ChatResult
 from study.disposition.sim.model import (
     DISPOSITION_PRESETS,
@@ -334,27 +335,12 @@ class DispositionRoute:
             stop=[stop] if isinstance(stop, str) else list(stop),
         )
         assert out is not None
-        prompt_tokens = sum(len(c.split()) for _, c in messages)
-        completion = len(out.text.split())
-        return {
-            "id": f"chatcmpl-sim-{secrets.token_hex(8)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": str(model) if str(model).startswith("sim/") else f"sim/{model}",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": out.text},
-                    "finish_reason": out.finish_reason,
-                    "logprobs": None,
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion,
-                "total_tokens": prompt_tokens + completion,
-            },
-        }
+        return completion_json(
+            str(model) if str(model).startswith("sim/") else f"sim/{model}",
+            [choice_json(0, out.text, out.finish_reason)],
+            prompt_tokens=sum(len(c.split()) for _, c in messages),
+            completion_tokens=len(out.text.split()),
+        )
 
 
 class DispositionSimBackend(InProcessBackend):

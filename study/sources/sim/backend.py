@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm.sim.backend import InProcessBackend
+from llm.sim.wire import choice_json, completion_json
 from llm.types import ChatMessage, ChatRequest, ChatResult, TokenLogprob
 from study.sources.sim.probe import Probe, SourcePreset, get_source_preset, simulate_probe
 
@@ -154,40 +155,9 @@ class SourceRoute:
             seed=seed if isinstance(seed, int) else secrets.randbits(31),
             top_logprobs=k,
         )
-        wire = None
-        if out.logprobs is not None:
-            wire = {
-                "content": [
-                    {
-                        "token": t.token,
-                        "logprob": t.logprob,
-                        "bytes": list(t.token.encode("utf-8")),
-                        "top_logprobs": [
-                            {"token": tok, "logprob": lp, "bytes": list(tok.encode("utf-8"))}
-                            for tok, lp in t.top
-                        ],
-                    }
-                    for t in out.logprobs
-                ]
-            }
-        prompt = sum(len(m.content.split()) for m in messages)
-        completion = len(out.text.split())
-        return {
-            "id": f"chatcmpl-sim-{secrets.token_hex(8)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": f"sim/{name}",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": out.text},
-                    "finish_reason": "stop",
-                    "logprobs": wire,
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": completion,
-                "total_tokens": prompt + completion,
-            },
-        }
+        return completion_json(
+            f"sim/{name}",
+            [choice_json(0, out.text, "stop", out.logprobs)],
+            prompt_tokens=sum(len(m.content.split()) for m in messages),
+            completion_tokens=len(out.text.split()),
+        )
