@@ -319,6 +319,34 @@ class _Writer(BatchedWriter[Response]):
         upsert_responses(pending, session=self.session)
 
 
+def bank_response(
+    run_id: int,
+    item: BankPlanItem,
+    record: dict[str, Any],
+    text: str | None,
+    *,
+    status: str,
+    seed: int | None,
+    **result: Any,
+) -> Response:
+    """The response row of one answer to a bank (``result``: what the call returned)."""
+    return Response(
+        run_id=run_id,
+        question_id=item.question_id,
+        perturbation_id=None,
+        condition=item.condition,
+        condition_class=CONDITION_CLASS,
+        sample=item.sample,
+        request=record,
+        seed=seed,
+        text=text,
+        steps=[],
+        answer=text,
+        parse_status=status,
+        **result,
+    )
+
+
 def generate_conflicts(
     options: ConflictGenerationOptions,
     *,
@@ -477,19 +505,13 @@ def _generate(
             count_kind(kinds, result.error_kind or ("empty" if result.error is None else None))
         status = "error" if bad else ("ok" if (result.text or "").strip() else "empty")
         writer.add(
-            Response(
-                run_id=run_id,
-                question_id=item.question_id,
-                perturbation_id=None,
-                condition=item.condition,
-                condition_class=CONDITION_CLASS,
-                sample=item.sample,
-                request=record,
+            bank_response(
+                run_id,
+                item,
+                record,
+                result.text,
+                status=status,
                 seed=result.seed if result.seed is not None else request.sampling.seed,
-                text=result.text,
-                steps=[],
-                answer=result.text,
-                parse_status=status,
                 finish_reason=result.finish_reason,
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,

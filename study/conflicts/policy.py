@@ -42,12 +42,13 @@ from storage.repo.runs import (
     get_or_create_run,
     upsert_responses,
 )
+from study.conflicts.actions import ACTION_LINE, ACTIONS, SELECT_TASK
 from study.conflicts.items import ConflictInstance, stored_instances
 from study.conflicts.plan import (
-    CONDITION_CLASS,
     INSTRUCTION,
     RESPONSE_TASK,
     BankPlanItem,
+    bank_response,
     build_plan,
     request_record,
 )
@@ -63,15 +64,6 @@ HEURISTICS: tuple[str, ...] = (
     "lexical-detector",
 )
 POLICIES: tuple[str, ...] = (*HEURISTICS, "caap")
-ACTIONS: tuple[str, ...] = (
-    "commit",
-    "conditionalize",
-    "clarify",
-    "verify",
-    "defer",
-    "reversible_trial",
-)
-SELECT_TASK = "caap-select"
 POLICY_PROMPT_VERSION = "conflict-policy-v1"
 _SOURCE_WORDS = re.compile(
     r"\b(doctor|gp|consultant|pharmac\w*|hospital|clinic|bank|council|officer|inspector|"
@@ -155,7 +147,7 @@ def select_messages(item: BankPlanItem) -> tuple[ChatMessage, ...]:
 def write_messages(item: BankPlanItem, action: str) -> tuple[ChatMessage, ...]:
     """Stage 2: the usual answer request, told which action to carry out."""
     system = (
-        f"{task_marker(RESPONSE_TASK)}\n{INSTRUCTION}\nChosen action: {action}\n"
+        f"{task_marker(RESPONSE_TASK)}\n{INSTRUCTION}\n{ACTION_LINE} {action}\n"
         "Write the response so that it carries out this action."
     )
     return (ChatMessage(role="system", content=system), item.rendered.messages[-1])
@@ -197,19 +189,13 @@ def _response(
     status: str,
     result: ChatResult | None = None,
 ) -> Response:
-    return Response(
-        run_id=run_id,
-        question_id=item.question_id,
-        perturbation_id=None,
-        condition=item.condition,
-        condition_class=CONDITION_CLASS,
-        sample=item.sample,
-        request=record,
+    return bank_response(
+        run_id,
+        item,
+        record,
+        text,
+        status=status,
         seed=item.seed,
-        text=text,
-        steps=[],
-        answer=text,
-        parse_status=status,
         finish_reason=None if result is None else result.finish_reason,
         error=None if result is None else result.error,
         attempts=0 if result is None else result.attempts,

@@ -19,6 +19,7 @@ from llm.seeds import stable_int
 from llm.sim.presets import SimPreset
 from llm.sim.tasks import Messages, attempt_of, malformed_draw, register_task
 from study.catalog.memory_bank import BANK_HEADER, REQUEST_HEADER
+from study.conflicts.actions import ACTION_LINE, ACTIONS, SELECT_TASK
 from study.conflicts.sim.moves import (
     RESPONSE_TASK,
     TypeRates,
@@ -144,17 +145,6 @@ def lossy_extract(
 
 # ------------------------------------------------------------------ action policy (CAAP)
 
-SELECT_TASK = "caap-select"
-ACTIONS: tuple[str, ...] = (
-    "commit",
-    "conditionalize",
-    "clarify",
-    "verify",
-    "defer",
-    "reversible_trial",
-)
-#: The line of a stage-2 system message that carries the chosen action.
-ACTION_LINE = "Chosen action:"
 
 #: Action mixture of the simulated backbone per conflict type (``default`` for any profile
 #: without its own): the bench and tests compare the observed mixture with these.
