@@ -30,6 +30,7 @@ from study.conflicts.score import (
     parse_verdict,
     stored_verdicts,
 )
+from study.judge_robustness.sampling import judgement_columns, stratified_sample
 from study.strict_json import StrictParseError, run_with_repair
 
 
@@ -85,16 +86,7 @@ def sample_answers(
         bank = banks.get(r.question_id)
         if bank is not None:
             by_type.setdefault(bank.conflict_type, []).append(r)
-    rng = np.random.default_rng(seed)
-    n_all = sum(len(v) for v in by_type.values())
-    picked: list[Response] = []
-    strata: list[str] = []
-    for type_, rows in sorted(by_type.items()):
-        want = max(1, round(sample * len(rows) / n_all))
-        order = rng.permutation(len(rows))[: min(want, len(rows))]
-        for i in sorted(order):
-            picked.append(rows[int(i)])
-            strata.append(type_)
+    picked, strata = stratified_sample(by_type, sample=sample, seed=seed)
     return picked, strata, verdicts
 
 
@@ -171,16 +163,15 @@ def conflicts_judgements(
         [[verdicts[r.id].get(f"conflict_{d}") for d in DIMENSIONS] for r in picked if r.id],
         dtype=float,
     )
-    columns = [stored]
-    labels = [primary]
-    for k in range(1, resamples):
-        columns.append(
-            rejudge(picked, primary, attempt=k, session=session, concurrency=concurrency)
-        )
-        labels.append(f"{primary} (resample {k})")
-    for alt in alternatives:
-        columns.append(rejudge(picked, alt, attempt=None, session=session, concurrency=concurrency))
-        labels.append(alt)
+    columns, labels = judgement_columns(
+        stored,
+        primary=primary,
+        alternatives=alternatives,
+        resamples=resamples,
+        ask=lambda judge, attempt: rejudge(
+            picked, judge, attempt=attempt, session=session, concurrency=concurrency
+        ),
+    )
     return Judgements(
         response_ids=tuple(int(r.id) for r in picked if r.id is not None),
         strata=tuple(strata),

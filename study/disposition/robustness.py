@@ -30,6 +30,7 @@ from study.disposition.score import (
     build_messages,
     parse_category,
 )
+from study.judge_robustness.sampling import judgement_columns, stratified_sample
 from study.strict_json import StrictParseError, run_with_repair
 
 
@@ -80,14 +81,7 @@ def _sample(
     by_arm: dict[str, list[DispositionResponse]] = {}
     for r in scored:
         by_arm.setdefault(names[r.arm_id], []).append(r)
-    rng = np.random.default_rng(seed)
-    picked: list[DispositionResponse] = []
-    strata: list[str] = []
-    for arm, rows in sorted(by_arm.items()):
-        want = max(1, round(sample * len(rows) / len(scored)))
-        for i in sorted(rng.permutation(len(rows))[: min(want, len(rows))]):
-            picked.append(rows[int(i)])
-            strata.append(arm)
+    picked, strata = stratified_sample(by_arm, sample=sample, seed=seed)
     return arms, picked, strata, {k: v for k, v in stored.items() if v is not None}
 
 
@@ -157,16 +151,16 @@ def disposition_judgements(
         ClassifierCase(int(r.id or 0), by_battery[r.battery], r.probe_text, r.answer or "")
         for r in picked
     ]
-    columns: list[list[str | None]] = [[stored[c.response_id] for c in cases]]
-    labels = [primary]
-    for k in range(1, resamples):
-        columns.append(reclassify(cases, primary, attempt=k, session=session,
-                                  concurrency=concurrency))  # fmt: skip
-        labels.append(f"{primary} (resample {k})")
-    for alt in alternatives:
-        columns.append(reclassify(cases, alt, attempt=None, session=session,
-                                  concurrency=concurrency))  # fmt: skip
-        labels.append(alt)
+    first: list[str | None] = [stored[c.response_id] for c in cases]
+    columns, labels = judgement_columns(
+        first,
+        primary=primary,
+        alternatives=alternatives,
+        resamples=resamples,
+        ask=lambda judge, attempt: reclassify(
+            cases, judge, attempt=attempt, session=session, concurrency=concurrency
+        ),
+    )
     codes = np.full((len(cases), len(columns), 1), np.nan)
     aligned = np.full((len(cases), len(columns)), np.nan)
     for i, c in enumerate(cases):

@@ -1,0 +1,57 @@
+"""What every instrument's side of judge robustness does alike: the stratified sample
+of stored judgements, and the columns of judgements asked for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
+
+import numpy as np
+
+T = TypeVar("T")
+C = TypeVar("C")
+
+
+def stratified_sample(
+    by_stratum: Mapping[str, Sequence[T]], *, sample: int, seed: int
+) -> tuple[list[T], list[str]]:
+    """Each stratum's share of ``sample`` (at least one row), drawn with ``seed``.
+
+    Strata in name order, each one's rows in their given order; returns the rows picked
+    and, aligned with them, their strata.
+    """
+    rng = np.random.default_rng(seed)
+    n_all = sum(len(rows) for rows in by_stratum.values())
+    picked: list[T] = []
+    strata: list[str] = []
+    for name, rows in sorted(by_stratum.items()):
+        want = max(1, round(sample * len(rows) / n_all))
+        for i in sorted(rng.permutation(len(rows))[: min(want, len(rows))]):
+            picked.append(rows[int(i)])
+            strata.append(name)
+    return picked, strata
+
+
+def judgement_columns(
+    stored: C,
+    *,
+    primary: str,
+    alternatives: Sequence[str],
+    resamples: int,
+    ask: Callable[[str, int | None], C],
+) -> tuple[list[C], list[str]]:
+    """The stored judgements, ``resamples - 1`` new ones by ``primary``, one per alternative.
+
+    ``ask(judge, attempt)`` judges the sample again (``attempt`` k: the primary's k-th
+    resample, a new cache entry and seed; ``None``: an alternative's first judgement).
+    Returns the columns and their labels, in that order.
+    """
+    columns = [stored]
+    labels = [primary]
+    for k in range(1, resamples):
+        columns.append(ask(primary, k))
+        labels.append(f"{primary} (resample {k})")
+    for alt in alternatives:
+        columns.append(ask(alt, None))
+        labels.append(alt)
+    return columns, labels
