@@ -13,8 +13,8 @@ gets a leading single quote, which spreadsheets show as text and never evaluate.
   more), so ``driftlens stats`` reads a ``drift.csv`` it wrote back to the same values.
 
 Use :func:`write_frame_csv` for data frames, :func:`csv_text` for rows, and
-:func:`unguard_frame` right after ``pandas.read_csv`` on a file the workbench may have
-written.
+:func:`read_csv_table` (or :func:`unguard_frame` right after ``pandas.read_csv``) on a
+file the workbench may have written.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from storage.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,6 +109,31 @@ def unguard_frame(frame: pd.DataFrame) -> pd.DataFrame:
                     series.dtype
                 )
     return frame
+
+
+def read_csv_table(path: Path, *, what: str = "", **read_csv: Any) -> pd.DataFrame:
+    """Read a CSV table with ``pandas.read_csv`` and undo the formula guard of its cells.
+
+    Every column is text with empty cells kept as ``""`` unless ``read_csv`` says otherwise
+    (it is passed on to ``pandas.read_csv``); ``what`` names the kind of table the
+    message for an empty file expects (``"score"``: "expected a CSV score table").
+
+    Raises:
+        InputError: the file is missing, empty or not a CSV table (one sentence).
+    """
+    import pandas as pd
+
+    if not path.exists():
+        raise InputError(f"File not found: {path}")
+    options: dict[str, Any] = {"dtype": str, "keep_default_na": False, **read_csv}
+    try:
+        return unguard_frame(pd.read_csv(path, **options))
+    except pd.errors.EmptyDataError:
+        table = f"CSV {what} table" if what else "CSV table"
+        raise InputError(f"{path} is empty: expected a {table} with a header row") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{path} is not a readable CSV table ({first})") from None
 
 
 def _atomic_write(path: Path, text: str) -> None:

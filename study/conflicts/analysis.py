@@ -48,7 +48,7 @@ from driftlens_core.rubric import (
     paired_effect,
 )
 from storage.errors import InputError
-from study.safe_csv import unguard_frame
+from study.safe_csv import read_csv_table
 
 DIMENSIONS: tuple[str, ...] = ("d1", "d2", "d3", "d4", "d5")
 CONFLICT_TYPES: tuple[str, ...] = ("CPC", "BOC", "SCC")
@@ -245,16 +245,7 @@ def read_scores_csv(path: Path) -> pd.DataFrame:
     Raises:
         InputError: the file is missing, empty or not a CSV table.
     """
-    if not path.exists():
-        raise InputError(f"File not found: {path}")
-    try:
-        df = unguard_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{path} is empty: expected a CSV score table with a header row") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path} is not a readable CSV table ({first})") from None
-    return validate_scores(df, source=str(path))
+    return validate_scores(read_csv_table(path, what="score"), source=str(path))
 
 
 def validate_scores(df: pd.DataFrame, *, source: str = "the table") -> pd.DataFrame:

@@ -26,7 +26,7 @@ from storage.errors import InputError
 from study.assessable import Usable
 from study.disposition.awareness import AwarenessSummary, awareness_summary
 from study.judge_robustness.result import RobustnessResult, stored_robustness
-from study.safe_csv import unguard_frame
+from study.safe_csv import read_csv_table
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("battery", "stem", "probe", "arm", "sample", "aligned")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("classifier_repeat",)
@@ -50,16 +50,7 @@ def read_rate_table(path: Path, *, scores: bool = False) -> pd.DataFrame:
         InputError: missing file, not a CSV table, missing columns, or a bad value (the
             message names the file and the CSV line).
     """
-    if not path.exists():
-        raise InputError(f"File not found: {path}")
-    try:
-        df = unguard_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{path} is empty: expected a CSV table with a header row") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path} is not a readable CSV table ({first})") from None
-    return validate_rate_table(df, source=str(path), scores=scores)
+    return validate_rate_table(read_csv_table(path), source=str(path), scores=scores)
 
 
 def validate_rate_table(

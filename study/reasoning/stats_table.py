@@ -24,7 +24,7 @@ import pandas as pd
 
 from driftlens_core.stats_input import CONDITION_CLASSES, StatsInput
 from storage.errors import InputError
-from study.safe_csv import unguard_frame
+from study.safe_csv import read_csv_table, unguard_frame
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("question_id", "condition", "condition_class")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("model", "sample", "label_run", "variant")
@@ -124,18 +124,14 @@ def read_stats_csv_pandas(path: Path) -> pd.DataFrame:
     Raises:
         InputError: the file is missing, empty or not a CSV table.
     """
-    if not path.exists():
-        raise InputError(f"File not found: {path}")
-    try:
-        frame = pd.read_csv(path, dtype={"question_id": str, "condition": str, "model": str})
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{path} is empty: expected a CSV drift table with a header row") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path} is not a readable CSV table ({first})") from None
-    # Text cells the workbench wrote carry a formula guard (study.safe_csv); undo it so a
+    # Text cells the workbench wrote carry a formula guard (study.safe_csv); undone, so a
     # drift.csv reads back to the values that were analysed.
-    return unguard_frame(frame)
+    return read_csv_table(
+        path,
+        what="drift",
+        dtype={"question_id": str, "condition": str, "model": str},
+        keep_default_na=True,
+    )
 
 
 #: Largest drift magnitude accepted: squares of larger values overflow float64 sums.

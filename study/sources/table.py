@@ -19,7 +19,7 @@ from driftlens_core.source_reliance import (
     parse_variant,
 )
 from storage.errors import InputError
-from study.safe_csv import unguard_frame
+from study.safe_csv import read_csv_table
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
     "model",
@@ -53,15 +53,7 @@ def read_sources_csv(path: Path) -> pd.DataFrame:
     Raises:
         InputError: the file is missing, empty or not a CSV table.
     """
-    if not path.exists():
-        raise InputError(f"File not found: {path}")
-    try:
-        return unguard_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{path} is empty: expected a CSV probe table with a header row") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path} is not a readable CSV table ({first})") from None
+    return read_csv_table(path, what="probe")
 
 
 def _where(source: str, index: int) -> str:
