@@ -1,7 +1,8 @@
 """What the browser tests share: Debian chromium, a served ``driftlens app``, Streamlit waits.
 
-The fixtures themselves (``browser``) are in ``tests/app/conftest.py``; the helpers here
-start the real server on a free 127.0.0.1 port and wait for Streamlit to finish a run.
+The fixtures themselves (``browser``, ``page``) are in ``tests/app/conftest.py``; the helpers here
+make a module's workspace, start the real server on a free 127.0.0.1 port, open a page in
+a fresh browser context and wait for Streamlit to finish a run.
 """
 
 from __future__ import annotations
@@ -15,11 +16,20 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+from storage.settings import Settings, default_db_url, resolve_settings
+from storage.workspace import open_workspace_session
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+    from sqlmodel import Session
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -44,6 +54,68 @@ def require_chromium() -> None:
     pytest.skip("Debian chromium is not installed (scripts/test.sh installs it)")
 
 
+def browser_workspace(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    *,
+    copy_of: Path | None = None,
+    fill: Callable[[Session], object] | None = None,
+) -> Settings:
+    """A browser module's workspace: new, or a copy of ``copy_of`` (less its lock files).
+
+    Skips (fails under CI) first when chromium is missing, so nothing is built for nothing.
+
+    Args:
+        tmp_path_factory: pytest's, for the folder (named after ``name``).
+        name: What the folder is called.
+        copy_of: A workspace to copy instead of starting empty.
+        fill: Called once with a session on the workspace, which is then committed.
+    """
+    require_chromium()
+    ws = tmp_path_factory.mktemp(name)
+    if copy_of is not None:
+        ws = ws / "copy"
+        shutil.copytree(copy_of, ws, ignore=shutil.ignore_patterns("*.lock"))
+    settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
+    if fill is not None:
+        with open_workspace_session(settings) as session:
+            fill(session)
+    return settings
+
+
+@dataclass(frozen=True)
+class PageOptions:
+    """How a test's browser page is opened.
+
+    Attributes:
+        height: The viewport's height in pixels (it is 1400 wide).
+        downloads: Whether the page's context accepts downloads.
+        page_errors: Whether a JavaScript error on the page fails the test (after it ran).
+    """
+
+    height: int = 1100
+    downloads: bool = False
+    page_errors: bool = True
+
+
+@contextmanager
+def browser_page(browser: Browser, options: PageOptions = PageOptions()) -> Iterator[Page]:
+    """A page in a fresh browser context, closed afterwards (the ``page`` fixture's)."""
+    context = browser.new_context(
+        viewport={"width": 1400, "height": options.height},
+        accept_downloads=options.downloads,
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield page
+    finally:
+        context.close()
+    if options.page_errors:
+        assert not errors, errors
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that is free right now."""
     with socket.socket() as s:
@@ -59,21 +131,12 @@ def serve_app(workspace: Path) -> Iterator[str]:
     it before Streamlit binds it, so a server that exits while starting is started again on
     another port (three tries).
     """
-    env = dict(os.environ, DRIFTLENS_WORKSPACE=str(workspace))
-    env.pop("DRIFTLENS_DB_URL", None)
-    driftlens = Path(sys.executable).with_name("driftlens")
     for attempt in range(3):
         port = free_port()
-        proc = subprocess.Popen(
-            [str(driftlens), "app", "--port", str(port)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: nothing of it outlives the test
-        )
+        proc = start_driftlens("app", "--port", str(port), env=app_env(workspace), capture=True)
         url = f"http://127.0.0.1:{port}"
         try:
-            if _healthy_within(proc, url, 90):
+            if healthy_within(proc, url, 90):
                 yield url
                 return
             alive = proc.poll() is None  # did not answer in time: no point in retrying
@@ -85,19 +148,57 @@ def serve_app(workspace: Path) -> Iterator[str]:
             _stop(proc)
 
 
-def _healthy_within(proc: subprocess.Popen[bytes], url: str, seconds: float) -> bool:
-    """Whether the server answers its health check before it exits or time runs out."""
+def app_env(workspace: Path) -> dict[str, str]:
+    """This process's environment with ``workspace`` as the workspace (its SQLite file)."""
+    env = dict(os.environ, DRIFTLENS_WORKSPACE=str(workspace))
+    env.pop("DRIFTLENS_DB_URL", None)
+    return env
+
+
+def start_driftlens(
+    *args: str, env: dict[str, str] | None = None, capture: bool = False
+) -> subprocess.Popen[bytes]:
+    """Start this environment's ``driftlens`` with ``args`` in its own process group.
+
+    Args:
+        *args: The command line after ``driftlens``.
+        env: Its environment (default: this process's).
+        capture: Keep its output (stdout and stderr together) in a pipe; else discard it.
+    """
+    out = subprocess.PIPE if capture else subprocess.DEVNULL
+    return subprocess.Popen(
+        [str(Path(sys.executable).with_name("driftlens")), *args],
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT if capture else subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: nothing of it outlives the test
+    )
+
+
+def answers_within(
+    proc: subprocess.Popen[bytes], probe: Callable[[], object], seconds: float
+) -> bool:
+    """Whether ``probe`` returns without an ``OSError`` before ``proc`` exits or time runs out."""
     deadline = time.monotonic() + seconds
     while True:
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return True
+            probe()
+            return True
         except OSError:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             return False
         time.sleep(0.2)
+
+
+def healthy_within(proc: subprocess.Popen[bytes], url: str, seconds: float) -> bool:
+    """Whether the Streamlit server at ``url`` answers its health check in time."""
+
+    def probe() -> None:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+            pass  # an answer other than 2xx raises HTTPError, an OSError
+
+    return answers_within(proc, probe, seconds)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

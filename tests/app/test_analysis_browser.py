@@ -9,17 +9,20 @@ exist, and the probes must be visible as text.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from storage.settings import default_db_url, resolve_settings
 from storage.workspace import open_workspace_session
 from study.reasoning.analysis import analyze_run
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
-from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
+from tests.app.browser_support import PageOptions, browser_workspace, serve_app, wait_for_streamlit
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Dialog, Page
 
 pytestmark = pytest.mark.browser
 
@@ -32,11 +35,12 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_chromium()
-    ws = tmp_path_factory.mktemp("browser-analysis-ws")
-    settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
-    with open_workspace_session(settings) as session:
-        build_sim_workspace(session, n_questions=6)
+    settings = browser_workspace(
+        tmp_path_factory,
+        "browser-analysis-ws",
+        fill=lambda s: build_sim_workspace(s, n_questions=6),
+    )
+    ws = settings.workspace
     with open_workspace_session(settings) as session:
         result = analyze_run(
             RUN, LABELER, session=session, out_dir=ws / "report", bootstrap=200, seed=1
@@ -50,31 +54,32 @@ def chromium_args() -> list[str]:
     return ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-def _recorder(dialogs: list[str]) -> object:
+def _recorder(dialogs: list[str]) -> Callable[[Dialog], None]:
     """A dialog handler that records the message and dismisses the dialog."""
 
-    def handle(dialog: object) -> None:
-        dialogs.append(dialog.message)  # type: ignore[attr-defined]
-        dialog.dismiss()  # type: ignore[attr-defined]
+    def handle(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
 
     return handle
 
 
-def _assert_inert(page: object, dialogs: list[str]) -> None:
+def _assert_inert(page: Page, dialogs: list[str]) -> None:
     # an <img src=x> built from the probe would exist in the DOM (and fire onerror)
-    assert page.locator('img[src="x"]').count() == 0  # type: ignore[attr-defined]
-    assert page.locator("[onerror]").count() == 0  # type: ignore[attr-defined]
-    scripts = page.eval_on_selector_all(  # type: ignore[attr-defined]
-        "script", "els => els.map(e => e.textContent)"
-    )
+    assert page.locator('img[src="x"]').count() == 0
+    assert page.locator("[onerror]").count() == 0
+    scripts = page.eval_on_selector_all("script", "els => els.map(e => e.textContent)")
     assert not [s for s in scripts if "alert(1)" in (s or "")]
-    page.wait_for_timeout(500)  # type: ignore[attr-defined]
+    page.wait_for_timeout(500)
     assert not dialogs, dialogs
 
 
-def test_analysis_page_shows_probes_as_text(served: Served, browser: object) -> None:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
-    page = context.new_page()
+@pytest.fixture(scope="module")
+def page_options() -> PageOptions:
+    return PageOptions(height=1000, page_errors=False)
+
+
+def test_analysis_page_shows_probes_as_text(served: Served, page: Page) -> None:
     dialogs: list[str] = []
     page.on("dialog", _recorder(dialogs))
     page.goto(f"{served.url}/analysis", wait_until="domcontentloaded")
@@ -101,12 +106,9 @@ def test_analysis_page_shows_probes_as_text(served: Served, browser: object) -> 
     assert IMG_PROBE in body
     assert "SIMULATED DATA" in body
     _assert_inert(page, dialogs)
-    context.close()
 
 
-def test_report_html_shows_probes_as_text(served: Served, browser: object) -> None:
-    context = browser.new_context()  # type: ignore[attr-defined]
-    page = context.new_page()
+def test_report_html_shows_probes_as_text(served: Served, page: Page) -> None:
     dialogs: list[str] = []
     requests: list[str] = []
     page.on("dialog", _recorder(dialogs))
@@ -122,4 +124,3 @@ def test_report_html_shows_probes_as_text(served: Served, browser: object) -> No
         for img in page.locator("figure img").all()
     )
     _assert_inert(page, dialogs)
-    context.close()

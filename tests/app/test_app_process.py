@@ -6,14 +6,13 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.app.browser_support import free_port
+from tests.app.browser_support import app_env, free_port, healthy_within, start_driftlens
 
 
 def _children(pid: int) -> list[int]:
@@ -33,25 +32,9 @@ def _alive(pid: int) -> bool:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_stopping_driftlens_app_stops_its_streamlit_child(workspace: Path, signum: int) -> None:
     port = free_port()
-    env = dict(os.environ, DRIFTLENS_WORKSPACE=str(workspace))
-    env.pop("DRIFTLENS_DB_URL", None)
-    driftlens = Path(sys.executable).with_name("driftlens")
-    proc = subprocess.Popen(
-        [str(driftlens), "app", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = start_driftlens("app", "--port", str(port), env=app_env(workspace))
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "app did not start"
-                time.sleep(0.5)
+        assert healthy_within(proc, f"http://127.0.0.1:{port}", 90), "app did not start"
         [child] = _children(proc.pid)
         proc.send_signal(signum)
         assert proc.wait(timeout=30) == 0

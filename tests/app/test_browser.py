@@ -7,7 +7,6 @@ opened, awaited until Streamlit has finished running it, screenshotted into
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,8 +14,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from app.ui.navigation import DEFAULT_PAGE, SECTIONS
-from storage.settings import Settings, default_db_url, resolve_settings
-from tests.app.browser_support import require_chromium, serve_app, wait_for_streamlit
+from storage.settings import Settings
+from tests.app.browser_support import (
+    PageOptions,
+    browser_page,
+    browser_workspace,
+    serve_app,
+    wait_for_streamlit,
+)
 from tests.study.jobs_support import wait_for_jobs
 
 if TYPE_CHECKING:
@@ -37,11 +42,8 @@ def app_url(
     The primary actions below launch runs and rounds; on a copy they cannot change what
     later modules see in the session's shared demo workspace.
     """
-    require_chromium()
-    ws = tmp_path_factory.mktemp("browser") / "demo-copy"
-    shutil.copytree(demo_workspace[0], ws, ignore=shutil.ignore_patterns("*.lock"))
-    settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
-    with serve_app(ws) as url:
+    settings = browser_workspace(tmp_path_factory, "browser", copy_of=demo_workspace[0])
+    with serve_app(settings.workspace) as url:
         yield url, settings
 
 
@@ -121,10 +123,15 @@ def test_page_loads_in_chromium_without_exception(
 ) -> None:
     url, settings = app_url
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    with browser_page(browser, PageOptions(height=1000)) as page:
+        _check_page(page, url, file, title)
+    # A job this page's action started ends before the next page opens, so no page's
+    # check competes with an earlier page's background work for the shared SQLite file.
+    wait_for_jobs(settings)
+
+
+def _check_page(page: Page, url: str, file: str, title: str) -> None:
+    """Open ``file``'s page, then do its primary action: neither may show an exception."""
     path = "" if file == DEFAULT_PAGE else Path(file).stem
     page.goto(f"{url}/{path}", wait_until="domcontentloaded")
     heading = "DriftLens Workbench" if file == DEFAULT_PAGE else title
@@ -144,11 +151,6 @@ def test_page_loads_in_chromium_without_exception(
             pytest.fail(f"{file}: {expect or heading!r} not shown ({exc!s:.200}); page:\n{shown}")
         page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}-action.png"), full_page=True)
         assert exceptions.count() == 0, exceptions.first.inner_text()
-    assert not errors, errors
-    context.close()
-    # A job this page's action started ends before the next page opens, so no page's
-    # check competes with an earlier page's background work for the shared SQLite file.
-    wait_for_jobs(settings)
 
 
 def test_every_registered_page_has_a_primary_action() -> None:

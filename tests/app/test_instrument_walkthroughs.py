@@ -23,13 +23,14 @@ import pytest
 from study.conflicts.items import sample_banks_path
 from tests.app.browser_support import (
     IDLE_JS,
-    require_chromium,
+    PageOptions,
+    browser_workspace,
     serve_app,
     wait_for_streamlit,
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Page
 
 pytestmark = pytest.mark.browser
 
@@ -43,21 +44,13 @@ JOB_MS = 90_000
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``driftlens app`` on a fresh, empty workspace (one server for the three instruments:
     each walkthrough starts from its own instrument's empty state)."""
-    require_chromium()
-    ws = tmp_path_factory.mktemp("walkthrough-ws")
-    with serve_app(ws) as url:
+    with serve_app(browser_workspace(tmp_path_factory, "walkthrough-ws").workspace) as url:
         yield url
 
 
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert not errors, errors
+@pytest.fixture(scope="module")
+def page_options() -> PageOptions:
+    return PageOptions(downloads=True)
 
 
 def _no_exception(page: Page) -> None:

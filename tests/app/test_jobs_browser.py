@@ -12,8 +12,6 @@ import os
 import re
 import signal
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,22 +24,24 @@ from sqlmodel import col, func, select
 from storage.models import Analysis, GenerationRun, Response, StepLabel
 from storage.paths import resolve_stored_path
 from storage.repo.leases import pid_alive
-from storage.settings import Settings, default_db_url, resolve_settings
+from storage.settings import Settings
 from storage.workspace import open_workspace_session
 from study.jobs import JobRecord, get_job, list_jobs, submit_job
 from study.jobs.service import CANCEL_GRACE_S
 from study.questions import import_sample_questions
 from tests.app.browser_support import (
     IDLE_JS,
+    answers_within,
+    browser_workspace,
     free_port,
-    require_chromium,
     serve_app,
+    start_driftlens,
     wait_for_streamlit,
 )
 from tests.study.jobs_support import wait_for_jobs, wait_for_progress
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Page
 
 pytestmark = pytest.mark.browser
 
@@ -57,27 +57,13 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_chromium()
-    ws = tmp_path_factory.mktemp("jobs") / "ws"
-    ws.mkdir()
-    settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
-    with open_workspace_session(settings) as session:
-        import_sample_questions(session=session)
+    settings = browser_workspace(
+        tmp_path_factory, "jobs", fill=lambda session: import_sample_questions(session=session)
+    )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with serve_app(ws) as url:
+    with serve_app(settings.workspace) as url:
         yield Served(url=url, settings=settings)
     wait_for_jobs(settings)  # nothing of the module outlives it
-
-
-@pytest.fixture
-def page(served: Served, browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1100})
-    p = context.new_page()
-    errors: list[str] = []
-    p.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield p
-    context.close()
-    assert not errors, errors
 
 
 def _text(page: Page) -> str:
@@ -239,22 +225,12 @@ def slow_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     to the jobs this test submits (they inherit its environment).
     """
     port = free_port()
-    driftlens = Path(sys.executable).with_name("driftlens")
-    server = subprocess.Popen(
-        [str(driftlens), "sim", "serve", "--port", str(port), "--delay-ms", "200"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    server = start_driftlens("sim", "serve", "--port", str(port), "--delay-ms", "200")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, "no simulator"
-                time.sleep(0.2)
+        listening = answers_within(
+            server, lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close(), 60
+        )
+        assert listening, "no simulator"
         monkeypatch.setenv("SLOW_BASE_URL", f"http://127.0.0.1:{port}/v1")
         monkeypatch.setenv("SLOW_API_KEY", "any")
         yield "openai-api/slow/default"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -29,18 +28,18 @@ from ontology.rounds import round_agreement, round_detail, round_history, run_ro
 from ontology.schema import UNMAPPED
 from ontology.versions import document, get_version, version_label
 from storage.models import OntologyVersion, RewriteProposal
-from storage.settings import Settings, default_db_url, resolve_settings
+from storage.settings import Settings
 from storage.workspace import open_workspace_session
 from tests.app.browser_support import (
+    browser_workspace,
     pick_option,
-    require_chromium,
     serve_app,
     wait_for_streamlit,
 )
 from tests.ontology.conftest import hold_lease
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Dialog, Page
+    from playwright.sync_api import Dialog, Page
 
 pytestmark = pytest.mark.browser
 
@@ -65,28 +64,19 @@ class Loop:
 def loop(
     demo_workspace: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Loop]:
-    require_chromium()
     original = demo_workspace[0]
-    ws = tmp_path_factory.mktemp("loop") / "copied-demo"
-    shutil.copytree(original, ws, ignore=shutil.ignore_patterns("*.lock"))
-    settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
-    with open_workspace_session(settings) as session:
-        # A second round with other labelers: the first round is then not the default.
-        run_round(RUN, ["sim", "keywords"], session=session, sample=60, seed=3)
+    # A second round with other labelers: the first round is then not the default.
+    settings = browser_workspace(
+        tmp_path_factory,
+        "loop",
+        copy_of=original,
+        fill=lambda session: run_round(
+            RUN, ["sim", "keywords"], session=session, sample=60, seed=3
+        ),
+    )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with serve_app(ws) as url:
-        yield Loop(url=url, workspace=ws, original=original, settings=settings)
-
-
-@pytest.fixture
-def page(loop: Loop, browser: Browser) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1100})
-    p = context.new_page()
-    errors: list[str] = []
-    p.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield p
-    context.close()
-    assert not errors, errors
+    with serve_app(settings.workspace) as url:
+        yield Loop(url=url, workspace=settings.workspace, original=original, settings=settings)
 
 
 # ------------------------------------------------------------------------ helpers

@@ -22,15 +22,20 @@ import pytest
 
 from ontology.versions import document, edit_leaf, get_version, seed_ontologies
 from storage.models import GenerationRun, ModelSpec
-from storage.settings import default_db_url, resolve_settings
 from storage.workspace import open_workspace_session
 from study.reasoning.analysis import analyze_run
 from tests.analysis._sim_workspace import LABELER, RUN, build_sim_workspace
-from tests.app.browser_support import pick_option, require_chromium, serve_app, wait_for_streamlit
+from tests.app.browser_support import (
+    PageOptions,
+    browser_workspace,
+    pick_option,
+    serve_app,
+    wait_for_streamlit,
+)
 from tests.compare.conftest import build_disposition_study
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Page
 
 pytestmark = pytest.mark.browser
 
@@ -47,11 +52,10 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_chromium()
-    ws = tmp_path_factory.mktemp("browser-pages-ws")
-    settings = resolve_settings(workspace=ws, db_url=default_db_url(ws))
-    with open_workspace_session(settings) as session:
-        build_sim_workspace(session, n_questions=5)
+    settings = browser_workspace(
+        tmp_path_factory, "browser-pages-ws", fill=lambda s: build_sim_workspace(s, n_questions=5)
+    )
+    ws = settings.workspace
     ids = []
     for seed, folder in ((1, "older"), (2, "newest")):
         with open_workspace_session(settings) as session:
@@ -89,44 +93,36 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield Served(url=url, older=ids[0], newest=ids[1])
 
 
+@pytest.fixture(scope="module")
+def page_options() -> PageOptions:
+    return PageOptions(height=1000, downloads=True, page_errors=False)
+
+
 def test_linked_analysis_opens_and_its_report_folder_downloads(
-    served: Served, browser: object, tmp_path: Path
+    served: Served, page: Page, tmp_path: Path
 ) -> None:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)  # type: ignore[attr-defined]
-    page = context.new_page()
-    try:
-        # without parameters the newest opens, and the address bar names it
-        page.goto(f"{served.url}/analysis", wait_until="domcontentloaded")
-        wait_for_streamlit(page, f"Analysis {served.newest} ·")
-        assert f"analysis={served.newest}" in page.url
+    # without parameters the newest opens, and the address bar names it
+    page.goto(f"{served.url}/analysis", wait_until="domcontentloaded")
+    wait_for_streamlit(page, f"Analysis {served.newest} ·")
+    assert f"analysis={served.newest}" in page.url
 
-        # a link with query parameters opens the analysis it names
-        page.goto(f"{served.url}/analysis?analysis={served.older}", wait_until="domcontentloaded")
-        wait_for_streamlit(page, f"Analysis {served.older} ·")
-        body = page.inner_text('[data-testid="stMain"]')
-        assert f"Analysis {served.older} ·" in body
-        assert f"Analysis {served.newest} ·" not in body
-        assert f"analysis={served.older}" in page.url
+    # a link with query parameters opens the analysis it names
+    page.goto(f"{served.url}/analysis?analysis={served.older}", wait_until="domcontentloaded")
+    wait_for_streamlit(page, f"Analysis {served.older} ·")
+    body = page.inner_text('[data-testid="stMain"]')
+    assert f"Analysis {served.older} ·" in body
+    assert f"Analysis {served.newest} ·" not in body
+    assert f"analysis={served.older}" in page.url
 
-        button = page.get_by_role("button", name="Report folder (.zip)")
-        with page.expect_download(timeout=60_000) as info:
-            button.click()
-        saved = tmp_path / "report.zip"
-        info.value.save_as(saved)
-        assert info.value.suggested_filename == "older.zip"
-        names = zipfile.ZipFile(io.BytesIO(saved.read_bytes())).namelist()
-        assert "older/report.html" in names
-        assert "older/figures/forest.png" in names
-    finally:
-        context.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    p = context.new_page()
-    yield p
-    context.close()
+    button = page.get_by_role("button", name="Report folder (.zip)")
+    with page.expect_download(timeout=60_000) as info:
+        button.click()
+    saved = tmp_path / "report.zip"
+    info.value.save_as(saved)
+    assert info.value.suggested_filename == "older.zip"
+    names = zipfile.ZipFile(io.BytesIO(saved.read_bytes())).namelist()
+    assert "older/report.html" in names
+    assert "older/figures/forest.png" in names
 
 
 def _main(page: Page) -> str:
@@ -168,7 +164,7 @@ def test_ontology_asks_before_saving_an_edit_of_an_old_version(served: Served, p
 
 def test_compare_page_shows_the_paired_table_items_and_downloads(
     served: Served,
-    browser: object,
+    page: Page,
     tmp_path: Path,
 ) -> None:
     """The Compare page on the simulated disposition arms, linked through the URL.
@@ -177,31 +173,24 @@ def test_compare_page_shows_the_paired_table_items_and_downloads(
     how much they differ with the first one opened side by side, keep the selection in the
     address bar, and download the comparison report as a zip.
     """
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)  # type: ignore[attr-defined]
-    page = context.new_page()
-    try:
-        link = f"{served.url}/compare?instrument=disposition&run=cmp:d025-s1&run=cmp:d075-s1"
-        page.goto(link, wait_until="domcontentloaded")
-        wait_for_streamlit(page, "Items that differ most")
-        main = page.inner_text('[data-testid="stMain"]')
-        assert "SIMULATED" in main
-        assert "aligned rate per tendency" in main
-        assert "80 shared item(s)" in main
-        # the first item is opened: both arms' answers side by side
-        assert "cmp:d025-s1" in main and "cmp:d075-s1" in main
-        assert "sample" in main
-        assert "run=cmp%3Ad025-s1" in page.url or "run=cmp:d025-s1" in page.url
-        assert "item=" in page.url
-        # the paired table and the forest plot are there
-        assert page.locator('[data-testid="stDataFrame"]').count() >= 1
-        assert (
-            page.locator('[data-testid="stImage"] img, [data-testid="stPyplot"] img').count() >= 1
-        )
-        with page.expect_download(timeout=90_000) as info:
-            page.get_by_role("button", name="Report (.zip)").click()
-        saved = tmp_path / "report.zip"
-        info.value.save_as(saved)
-        names = zipfile.ZipFile(io.BytesIO(saved.read_bytes())).namelist()
-        assert "comparison/report.html" in names and "comparison/tables/items.csv" in names
-    finally:
-        context.close()
+    link = f"{served.url}/compare?instrument=disposition&run=cmp:d025-s1&run=cmp:d075-s1"
+    page.goto(link, wait_until="domcontentloaded")
+    wait_for_streamlit(page, "Items that differ most")
+    main = page.inner_text('[data-testid="stMain"]')
+    assert "SIMULATED" in main
+    assert "aligned rate per tendency" in main
+    assert "80 shared item(s)" in main
+    # the first item is opened: both arms' answers side by side
+    assert "cmp:d025-s1" in main and "cmp:d075-s1" in main
+    assert "sample" in main
+    assert "run=cmp%3Ad025-s1" in page.url or "run=cmp:d025-s1" in page.url
+    assert "item=" in page.url
+    # the paired table and the forest plot are there
+    assert page.locator('[data-testid="stDataFrame"]').count() >= 1
+    assert page.locator('[data-testid="stImage"] img, [data-testid="stPyplot"] img').count() >= 1
+    with page.expect_download(timeout=90_000) as info:
+        page.get_by_role("button", name="Report (.zip)").click()
+    saved = tmp_path / "report.zip"
+    info.value.save_as(saved)
+    names = zipfile.ZipFile(io.BytesIO(saved.read_bytes())).namelist()
+    assert "comparison/report.html" in names and "comparison/tables/items.csv" in names
