@@ -101,8 +101,8 @@ def presets_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the full presets as JSON."),
 ) -> None:
     """List the simulator presets and their doses."""
-    from llm.sim.presets import PRESETS
     from llm.sim.registry import DRIFT_FAMILY, all_presets, families
+    from study.reasoning.sim.presets import dose_range
 
     if as_json:
         every = all_presets()
@@ -116,17 +116,18 @@ def presets_cmd(
         lo, hi = lo_hi
         return f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f}"
 
-    for name, p in PRESETS.items():
+    drift = families().get(DRIFT_FAMILY, {})
+    for name, p in drift.items():
         table.add_row(
             f"sim/{name}",
-            span(p.dose_range("noise")),
-            span(p.dose_range("attribute")),
-            span(p.dose_range("life_event")),
+            span(dose_range(p, "noise")),
+            span(dose_range(p, "attribute")),
+            span(dose_range(p, "life_event")),
             f"{p.model_noise:.2f}",
             f"{p.malformed_rate:.0%}",
         )
     _out.print(table)
-    for name, p in PRESETS.items():
+    for name, p in drift.items():
         _out.print(f"  sim/{name} (v{p.version}): {p.description}")
     for family, presets in families().items():
         if family == DRIFT_FAMILY:

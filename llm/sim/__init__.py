@@ -5,12 +5,11 @@ What a simulated model writes is each instrument's knowledge and lives in its fo
 :mod:`study.reasoning.sim`.
 """
 
-from llm.sim.presets import PRESETS, SimPreset
+from llm.sim.presets import SimPreset
 from llm.sim.registry import get_preset
 from llm.sim.response import SimEdit, SimResponse
 
 __all__ = [
-    "PRESETS",
     "SimEdit",
     "SimPreset",
     "SimResponse",

@@ -1,62 +1,18 @@
-"""Simulator presets: known drift doses per perturbation class and category.
+"""The simulator's preset: one simulated model's configuration, whatever its instrument.
 
-A dose is the probability, per reasoning step, that the memory line causes an edit of
-the baseline trajectory. ``model_noise`` is the same kind of edit applied to *every*
-sample, the baseline included; it stands for sampling variation of a real model.
-
-Why ``null`` keeps ``model_noise``: the calibration null test (SPEC §8) and the effect
-size d_rel divide by the spread of drift under noise. With zero model noise every drift
-would be exactly 0, the spread 0, and the false-positive rate undefined instead of
-measured. ``null`` therefore differs from ``default`` only in the doses: every condition
-is statistically a copy of the noise floor, so any "detected" drift is a false positive.
+A preset names a ``sim/<name>`` model and carries what the shared machinery reads (its
+seed, the malformed-reply rate) and, for reasoning drift's stepped responder, the doses:
+per step, the probability that a condition's memory line edits the baseline trajectory
+(``class_doses``, ``category_doses``) and ``model_noise``, the edits of every sample. Each
+instrument's presets live in its own folder and register in :mod:`llm.sim.registry`
+(reasoning drift's ``default``, ``null`` and ``strong``: :mod:`study.reasoning.sim.presets`).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-CONDITION_CLASSES: tuple[str, ...] = ("baseline", "noise", "attribute", "life_event")
 EDIT_KINDS: tuple[str, ...] = ("substitute", "insert", "delete", "reorder")
-MALFORMED_KINDS: tuple[str, ...] = (
-    "missing_answer_close",
-    "numbered_lines",
-    "markdown_fence",
-    "unclosed_step",
-    "empty_step",
-)
-
-
-NOISE_CATEGORIES: tuple[str, ...] = ("whitespace", "punctuation", "filler")
-ATTRIBUTE_CATEGORIES: tuple[str, ...] = (
-    "gender",
-    "gender_identity",
-    "sexual_orientation",
-    "age",
-    "occupation",
-    "appearance",
-    "disability_health",
-    "education_income",
-    "physical_traits",
-    "socioeconomic",
-)
-LIFE_EVENT_CATEGORIES: tuple[str, ...] = (
-    "childhood_adversity",
-    "illness_diagnosis",
-    "accident",
-    "bereavement",
-    "new_parenthood",
-    "divorce",
-    "job_loss",
-    "forced_migration",
-    "natural_disaster",
-    "pandemic",
-)
-#: The condition class of every built-in category id (the catalog's category slugs).
-CATEGORY_CLASS: dict[str, str] = {
-    **dict.fromkeys(NOISE_CATEGORIES, "noise"),
-    **dict.fromkeys(ATTRIBUTE_CATEGORIES, "attribute"),
-    **dict.fromkeys(LIFE_EVENT_CATEGORIES, "life_event"),
-}
 
 
 class EditWeights(BaseModel):
@@ -128,14 +84,6 @@ class SimPreset(BaseModel):
             raise ValueError("min_steps must not exceed max_steps")
         return self
 
-    def dose_range(self, condition_class: str) -> tuple[float, float]:
-        """Return the smallest and largest dose of a class over its categories."""
-        doses = [self.class_doses.get(condition_class, 0.0)]
-        doses += [
-            d for c, d in self.category_doses.items() if CATEGORY_CLASS.get(c) == condition_class
-        ]
-        return min(doses), max(doses)
-
     def dose(self, condition_class: str, category: str | None) -> float:
         """Return the dose of a condition (0 for the baseline and unknown classes)."""
         if condition_class == "baseline":
@@ -143,64 +91,3 @@ class SimPreset(BaseModel):
         if category is not None and category in self.category_doses:
             return self.category_doses[category]
         return self.class_doses.get(condition_class, 0.0)
-
-
-_DEFAULT_CATEGORY_DOSES: dict[str, float] = {
-    # noise: content-free, the negative control
-    "whitespace": 0.0,
-    "punctuation": 0.0,
-    "filler": 0.01,
-    # attributes: medium, varying a little by category
-    "gender": 0.22,
-    "gender_identity": 0.25,
-    "sexual_orientation": 0.22,
-    "age": 0.30,
-    "occupation": 0.32,
-    "appearance": 0.20,
-    "disability_health": 0.34,
-    "education_income": 0.30,
-    "physical_traits": 0.20,
-    "socioeconomic": 0.32,
-    # life events: large, the positive control
-    "childhood_adversity": 0.55,
-    "illness_diagnosis": 0.65,
-    "accident": 0.58,
-    "bereavement": 0.65,
-    "new_parenthood": 0.60,
-    "divorce": 0.55,
-    "job_loss": 0.60,
-    "forced_migration": 0.62,
-    "natural_disaster": 0.58,
-    "pandemic": 0.52,
-}
-
-PRESETS: dict[str, SimPreset] = {
-    p.name: p
-    for p in (
-        SimPreset(
-            name="default",
-            description="noise ≈ 0, attributes medium, life events large",
-            seed=0,
-            class_doses={"noise": 0.0, "attribute": 0.28, "life_event": 0.6},
-            category_doses=_DEFAULT_CATEGORY_DOSES,
-            model_noise=0.05,
-            malformed_rate=0.03,
-        ),
-        SimPreset(
-            name="null",
-            description="all doses 0: false-positive check",
-            seed=0,
-            class_doses={"noise": 0.0, "attribute": 0.0, "life_event": 0.0},
-            model_noise=0.05,
-            malformed_rate=0.0,
-        ),
-        SimPreset(
-            name="strong",
-            description="large doses for demos",
-            seed=0,
-            class_doses={"noise": 0.0, "attribute": 0.5, "life_event": 0.85},
-            model_noise=0.05,
-            malformed_rate=0.03,
-        ),
-    )
-}

@@ -1,12 +1,12 @@
 """Simulator presets by family: the built-in drift presets and those instruments register.
 
-The drift presets (:data:`llm.sim.presets.PRESETS`) describe reasoning-drift doses. An
-instrument whose simulated models answer through its own task handlers (memory conflicts:
-``sim/mc-*`` responders, ``sim/judge-*`` judges) registers its presets here under its own
-family with :func:`register_presets`, from its own module — so ``sim/<name>`` resolves
-everywhere (in-process backend, served simulator, ``driftlens sim presets``) without
-touching the drift table. A name belongs to exactly one family; registering a taken name
-is refused.
+Every instrument registers its presets here under its own family with
+:func:`register_presets`, from its own module: reasoning drift's dose presets
+(``default``, ``null``, ``strong``; family :data:`DRIFT_FAMILY`) from
+:mod:`study.reasoning.sim.presets`, memory conflicts' ``sim/mc-*`` responders and
+``sim/judge-*`` judges from :mod:`study.conflicts.sim.presets` — so ``sim/<name>``
+resolves everywhere (in-process backend, served simulator, ``driftlens sim presets``). A
+name belongs to exactly one family; registering a taken name is refused.
 
 Plugins, not imports: ``llm`` never imports an instrument. Each instrument's simulator
 lives in its own folder (``study/<instrument>/sim/``) and registers its presets here and its
@@ -26,10 +26,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from llm.sim.presets import PRESETS, SimPreset
+from llm.sim.presets import SimPreset
 from llm.sim.response import StepResponder
 from storage.errors import ConfigError
 
+#: The family of the stepped responder's dose presets (reasoning drift's), listed first.
 DRIFT_FAMILY = "drift"
 #: Modules that register an instrument's simulator (presets, task handlers) when imported.
 INSTRUMENT_SIM_MODULES: tuple[str, ...] = (
@@ -75,11 +76,9 @@ def load_instruments(until: Callable[[], bool] | None = None) -> None:
 def register_presets(family: str, presets: Iterable[SimPreset]) -> None:
     """Register an instrument's presets under ``family``.
 
-    Re-registering the same preset is a no-op (module reloads); a name already used by the
-    drift presets or by another family raises ``ValueError``.
+    Re-registering the same preset is a no-op (module reloads); a name already used by
+    another family raises ``ValueError``.
     """
-    if family == DRIFT_FAMILY:
-        raise ValueError("the drift family is the built-in table in llm/sim/presets.py")
     table = _FAMILIES.setdefault(family, {})
     for p in presets:
         owner = family_of(p.name, load=False)
@@ -91,11 +90,12 @@ def register_presets(family: str, presets: Iterable[SimPreset]) -> None:
 def families() -> dict[str, dict[str, SimPreset]]:
     """Every family and its presets, the drift family first."""
     load_instruments()
-    return {DRIFT_FAMILY: dict(PRESETS), **{f: dict(t) for f, t in _FAMILIES.items()}}
+    order = sorted(_FAMILIES, key=lambda family: family != DRIFT_FAMILY)
+    return {family: dict(_FAMILIES[family]) for family in order}
 
 
 def all_presets() -> dict[str, SimPreset]:
-    """Every preset by name (drift and registered)."""
+    """Every preset by name (every family's)."""
     out: dict[str, SimPreset] = {}
     for table in families().values():
         out.update(table)
@@ -106,8 +106,6 @@ def family_of(name: str, *, load: bool = True) -> str | None:
     """The family a preset name belongs to (``None`` when unknown)."""
     if load:
         load_instruments()
-    if name in PRESETS:
-        return DRIFT_FAMILY
     for family, table in _FAMILIES.items():
         if name in table:
             return family
@@ -115,14 +113,10 @@ def family_of(name: str, *, load: bool = True) -> str | None:
 
 
 def lookup(name: str) -> SimPreset | None:
-    """The preset called ``name`` in any family."""
-    if name in PRESETS:
-        return PRESETS[name]
-    load_instruments()
-    for table in _FAMILIES.values():
-        if name in table:
-            return table[name]
-    return None
+    """The preset called ``name`` in any family (importing no more instruments than needed)."""
+    load_instruments(until=lambda: family_of(name, load=False) is not None)
+    family = family_of(name, load=False)
+    return None if family is None else _FAMILIES[family][name]
 
 
 def get_preset(name: str) -> SimPreset:

@@ -8,14 +8,14 @@ import statistics
 import pytest
 
 from llm.batch import run_chat_batch
-from llm.sim import PRESETS, SimPreset, get_preset
+from llm.sim import SimPreset, get_preset
 from llm.sim.backend import SimBackend
-from llm.sim.presets import MALFORMED_KINDS
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.errors import ConfigError
 from study.reasoning.sim.bank import LEAF_NAMES, STEP_SENTENCES
 from study.reasoning.sim.classify import classifier_from_catalog, default_classify_memory
-from study.reasoning.sim.generator import simulate
+from study.reasoning.sim.generator import MALFORMED_KINDS, simulate
+from study.reasoning.sim.presets import PRESETS
 from study.reasoning.sim.responder import prompt_parts
 
 QUESTIONS = [f"Question {i}: should I pick option A or option B, and why?" for i in range(150)]

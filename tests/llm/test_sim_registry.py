@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from llm.sim.presets import PRESETS, SimPreset
+from llm.sim.presets import SimPreset
 from llm.sim.registry import all_presets, families, family_of, get_preset, register_presets
 from storage.errors import ConfigError
 from study.conflicts.sim.judge import JUDGE_PROFILES
 from study.conflicts.sim.moves import RESPONDER_PROFILES
 from study.conflicts.sim.presets import DESCRIPTIONS
+from study.reasoning.sim.presets import PRESETS
 
 
 def test_drift_table_holds_only_drift_presets() -> None:

@@ -5,12 +5,13 @@ them, :mod:`~study.reasoning.sim.classify` the memory-line classifier,
 :mod:`~study.reasoning.sim.generator` the seeded trajectories and their dosed edits,
 :mod:`~study.reasoning.sim.responder` the stepped responder (registered in
 :mod:`llm.sim.registry` with the sentence bank) and :mod:`~study.reasoning.sim.tasks` the
-question filter and response judge (registered in :mod:`llm.sim.tasks`). The doses
-themselves are the built-in drift presets of :mod:`llm.sim.presets`. The generic simulator
+question filter and response judge (registered in :mod:`llm.sim.tasks`) and
+:mod:`~study.reasoning.sim.presets` the dose presets ``default``, ``null`` and ``strong``
+(registered in :mod:`llm.sim.registry`, family ``drift``). The generic simulator
 names this package in ``llm.sim.registry.INSTRUMENT_SIM_MODULES`` and imports it on the
 first stepped answer or task lookup.
 """
 
-from study.reasoning.sim import responder, tasks
+from study.reasoning.sim import presets, responder, tasks
 
-__all__ = ["responder", "tasks"]
+__all__ = ["presets", "responder", "tasks"]

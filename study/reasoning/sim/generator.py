@@ -14,13 +14,21 @@ import random
 from collections import Counter
 
 from llm.seeds import stable_int
-from llm.sim.presets import EDIT_KINDS, MALFORMED_KINDS, SimPreset
+from llm.sim.presets import EDIT_KINDS, SimPreset
 from llm.sim.registry import get_preset
 from llm.sim.response import Classifier, SimEdit, SimResponse
 from study.reasoning.sim.bank import ANSWER_SENTENCES, LEAF_NAMES, ROOT_OF, STEP_SENTENCES
 from study.reasoning.sim.classify import CATEGORY_AFFINITY, default_classify_memory
 
 MAX_STEPS_AFTER_EDITS = 10  # inserts stop here so responses stay a plausible length
+#: The ways a response breaks the SPEC §4 format (a preset's ``malformed_rate`` of them).
+MALFORMED_KINDS: tuple[str, ...] = (
+    "missing_answer_close",
+    "numbered_lines",
+    "markdown_fence",
+    "unclosed_step",
+    "empty_step",
+)
 
 
 _Step = tuple[str, int]  # (leaf, sentence index in the bank)
@@ -127,7 +135,7 @@ def malform(
     """Render a response that breaks the format the way real models do.
 
     Args:
-        kind: One of :data:`~llm.sim.presets.MALFORMED_KINDS`.
+        kind: One of :data:`MALFORMED_KINDS`.
         steps: The trajectory.
         answer: The answer sentence.
         rng: Picks which step an ``unclosed_step`` or ``empty_step`` hits.
