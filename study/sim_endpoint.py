@@ -136,9 +136,9 @@ class SimProcess:
 
 def main(argv: list[str] | None = None) -> None:
     """Serve the simulator with the catalog's exact classes (key from ``SIM_API_KEY``)."""
-    from llm.sim.memory_system import mem0_extraction_answerer
     from llm.sim.server import serve
     from ontology.labelers.sim import studio_answerer
+    from study.conflicts.sim.mem0 import mem0_extraction_answerer
 
     parser = argparse.ArgumentParser(description="DriftLens simulator with catalog classes")
     parser.add_argument("--port", type=int, required=True)

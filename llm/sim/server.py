@@ -27,8 +27,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from llm.sim.chat import simulate_reply
+from llm.sim.embeddings import DEFAULT_EMBEDDING_DIMS, hashed_embedding
 from llm.sim.extras import MAX_TOP_LOGPROBS, SimExtras
-from llm.sim.memory_system import DEFAULT_EMBEDDING_DIMS, hashed_embedding
 from llm.sim.presets import SimPreset
 from llm.sim.registry import all_presets
 from llm.sim.response import Classifier
@@ -240,7 +240,7 @@ def create_app(
         )
 
     async def embeddings(request: Request) -> JSONResponse:
-        # Deterministic bag-of-words vectors (llm/sim/memory_system.py): enough for a
+        # Deterministic bag-of-words vectors (llm/sim/embeddings.py): enough for a
         # memory system's vector store to retrieve offline, with no model weights.
         if not authorised(request):
             return unauthorised()

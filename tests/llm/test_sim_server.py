@@ -103,7 +103,7 @@ def test_server_without_key_accepts_anyone() -> None:
 
 
 def test_embeddings_through_the_openai_client(sim_url: str) -> None:
-    from llm.sim.memory_system import hashed_embedding
+    from llm.sim.embeddings import hashed_embedding
 
     client = openai.OpenAI(base_url=sim_url, api_key=KEY, max_retries=0)
     resp = client.embeddings.create(
