@@ -161,6 +161,7 @@ def triage_cmd(
 
     from annotation.sync import ensure_project, push
     from app.cli.annotate_cmds import _client
+    from study.jobs.reporter import record_result
     from study.judge_robustness.triage import triage_tasks
 
     # The tasks are chosen first: a study with nothing to triage stops before a project exists.
@@ -171,6 +172,12 @@ def triage_cmd(
         project = ensure_project(plan.triage_study, client=client, session=session, new=new_project)
     with session_for(ctx) as session:
         result = push(plan.triage_study, list(plan.tasks), client=client, session=session)
+    record_result(
+        project_id=result.project_id,
+        imported=result.imported,
+        selected=result.selected,
+        already_present=result.already_present,
+    )
     if as_json:
         echo_json(
             {

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 from sqlmodel import col, select
 
+from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
 from app.ui.safe import escape_markdown, show_plain
@@ -310,6 +311,11 @@ def _downloads(stored: StoredAnalysis) -> None:
             help=f"No judge has scored run {run} yet: pairs need judge scores.",
         )
         pref_left.caption(f"Preference pairs need judge scores; no judge has scored run {run} yet.")
+    link_left, link_right = st.columns(2)
+    with link_left:
+        calibration_link("helpfulness")
+    with link_right:
+        calibration_link("label_check")
 
     bench_left, bench_right = st.columns(2)
     tier = bench_left.selectbox(

@@ -14,6 +14,7 @@ import os
 import pandas as pd
 import streamlit as st
 
+from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
 from app.ui.model_picker import model_picker
@@ -235,6 +236,7 @@ else:
 st.subheader("Human study")
 if st.button("Score these answers by hand (conflict_rubric)", key="mc-h-rubric"):
     open_human_studies("conflict_rubric", [f"run={name}", "limit=60"])
+calibration_link("conflict_rubric")
 
 
 # ------------------------------------------------------------------ downloads

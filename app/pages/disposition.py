@@ -14,6 +14,7 @@ import os
 import pandas as pd
 import streamlit as st
 
+from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
 from app.ui.model_picker import model_picker
@@ -255,6 +256,11 @@ if h1.button("Check the classifier (disposition_check)", key="disp-h-check", dis
     open_human_studies("disposition_check", selection)
 if h2.button("Rate test awareness (test_awareness)", key="disp-h-aware", disabled=not stems):
     open_human_studies("test_awareness", selection)
+h1, h2 = st.columns(2)
+with h1:
+    calibration_link("disposition_check")
+with h2:
+    calibration_link("test_awareness")
 
 # ------------------------------------------------------------------ downloads
 st.subheader("Downloads")

@@ -22,6 +22,7 @@ from annotation.kinds import label_config, study_specs
 from annotation.offline import TaskPreview, preview_tasks, tasks_json
 from annotation.selection import Selection, parse_selection
 from annotation.sync import ensure_project, pull, push, tasks_to_push
+from app.ui.calibration_panel import calibration_panel
 from app.ui.db import page_session, page_settings
 from app.ui.safe import show_plain
 from app.ui.study_handoff import HANDOFF_KEY
@@ -315,6 +316,7 @@ else:
         )
     except DriftLensError as exc:
         _fail(exc)
+    calibration_panel(chosen, key="hs-calibration", server_reason=reason)
     if st.button("Apply results", key="apply_button"):
         try:
             with page_session() as session:

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 from sqlmodel import select
 
+from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
@@ -258,3 +259,4 @@ if result.report.experiment == "human":
         open_human_studies("label_check", [str(item) for item in hand_off["select"]])
     st.caption("It opens with the label_check study and this selection filled in. The CLI:")
     st.code(str(hand_off["command"]), language=None)
+    calibration_link("label_check")

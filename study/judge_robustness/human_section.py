@@ -37,19 +37,16 @@ def calibration_section_lines(
         seed: their seed.
     """
     from storage.errors import InputError, NotFoundError
-    from study.judge_robustness.calibration import calibrate_rows, calibration_lines
-    from study.judge_robustness.human_table import calibration_table
+    from study.judge_robustness.calibration import calibration_lines
+    from study.judge_robustness.study_calibration import calibrate_study
 
     try:
-        got = calibration_table(study, session=session, where=where)
+        cal = calibrate_study(study, session=session, where=where, bootstrap=bootstrap, seed=seed)
     except NotFoundError:
         return (f"Not assessed: no human check of the {judge_noun} ({push_hint}).",)
     except InputError as exc:
         return (f"Not assessed: {exc}",)
-    run = calibrate_rows(
-        list(got.table["item"]), list(got.table["judge"]), list(got.table["human"]),
-        levels=got.levels, ordinal=got.ordinal, bootstrap=bootstrap, seed=seed,
-    )  # fmt: skip
+    got, run = cal.table, cal.run
     head = (
         f"The {judge_noun} ({got.judge}) against the human majority of study {study}: "
         f"{got.no_majority} items without a majority and {got.no_judge_label} without a "
