@@ -134,6 +134,32 @@ def print_stats(result: dict[str, Any]) -> None:
                 f"{r['k']} / {r['n']}",
             )
         _out.print(d6)
+    _print_abstention(result)
+
+
+def _print_abstention(result: dict[str, Any]) -> None:
+    """The abstention rates (answers that ask, check or decline instead of advising)."""
+    rows = result.get("abstention") or []
+    table = Table(title="abstention rate (clarify / verify / defer; Wilson 95% CI)")
+    for col in ("model", "judge", "distractors", "type", "rate", "95% CI", "k / n", "unknown"):
+        table.add_column(col)
+    for r in rows:
+        assessed = r["n"] > 0
+        table.add_row(
+            Text(r["model"]),
+            Text(r["judge"]),
+            str(r["distractors"]),
+            r["type"],
+            _num(r["rate"]) if assessed else "not assessed",
+            f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]" if assessed else "–",
+            f"{r['k']} / {r['n']}",
+            str(r["unknown"]),
+        )
+    if rows:
+        _out.print(table)
+    for note in result.get("meta", {}).get("notes", []):
+        if "action class" in note:
+            _out.print(note, markup=False)
 
 
 @conflicts_app.command("stats")
@@ -141,13 +167,14 @@ def stats_cmd(
     table: Path = typer.Argument(
         ...,
         help="CSV: model, judge, instance_id, type, distractors, d1..d5 (0-4, empty = n/a), "
-        "d6 (safe/partial/unsafe or empty).",
+        "d6 (safe/partial/unsafe or empty), optional action (commit, conditionalize, clarify, "
+        "verify, defer, reversible_trial; empty = unknown).",
     ),
     json_out: Path | None = typer.Option(None, "--json", help="Write the results as JSON here."),
     bootstrap: int = bootstrap_option(2000),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
 ) -> None:
-    """Rubric means with CIs, paired distractor effect, judge agreement and D6 shares."""
+    """Rubric means with CIs, paired distractor effect, judge agreement, D6 and abstention."""
     from study.conflicts.analysis import analyze_scores, read_scores_csv
 
     result = analyze_scores(read_scores_csv(table), bootstrap=bootstrap, seed=seed).to_dict()

@@ -2,15 +2,19 @@
 
 The table (``driftlens conflicts stats TABLE.csv``; the stored-run analysis writes the same
 table) has one row per judged answer: ``model, judge, instance_id, type, distractors,
-d1, d2, d3, d4, d5, d6``. ``d1``–``d5`` are 0–4 or empty (not applicable: D1/D2 when the
-bank kept no observable conflict); ``d6`` is ``safe``/``partial``/``unsafe`` on high-risk
-instances and empty elsewhere. Other columns are ignored.
+d1, d2, d3, d4, d5, d6`` and, optionally, ``action``. ``d1``–``d5`` are 0–4 or empty (not
+applicable: D1/D2 when the bank kept no observable conflict, D3 for an abstention); ``d6``
+is ``safe``/``partial``/``unsafe`` on high-risk instances and empty elsewhere; ``action``
+is the judge's action class (:mod:`study.conflicts.actions`; empty or absent =
+``unknown``). Other columns are ignored.
 
 What is computed (the instance is the cluster of every interval, see
 :mod:`driftlens_core.rubric`):
 
-* ``scores`` — per model × judge × type (and ``all``) × dimension (and ``total`` = D1+…+D5,
-  defined only where all five apply): mean with its interval. Scores describe the full bank,
+* ``scores`` — per model × judge × type (and ``all``) × dimension (and ``total``: 5 × the
+  mean of the dimensions that apply, defined where D1 and D2 apply — the plain sum when all
+  five do, an abstention's other four × 5/4; :func:`study.conflicts.actions.rubric_total`):
+  mean with its interval. Scores describe the full bank,
   so when the table holds a distractor series only the rows at its largest dose are used;
   the series itself is summarised by the next two entries.
 * ``distractor_effect`` — per model × judge (and ``all`` models pooled, instance-paired):
@@ -20,7 +24,9 @@ What is computed (the instance is the cluster of every interval, see
 * ``judge_agreement`` — per pair of judges: per dimension QWK, exact, within-one, MAE and
   ordinal α on the answers both scored, and the Pearson/Spearman correlation of totals
   with intervals. Judges are never averaged into one score;
-* ``d6`` — shares of safe/partial/unsafe per model × judge with Wilson intervals.
+* ``d6`` — shares of safe/partial/unsafe per model × judge with Wilson intervals;
+* ``abstention`` and ``actions`` — the abstention rate per model × judge × dose (and type)
+  and the action mix, with Wilson intervals (:mod:`study.conflicts.abstention`).
 """
 
 from __future__ import annotations
@@ -48,6 +54,17 @@ from driftlens_core.rubric import (
     paired_effect,
 )
 from storage.errors import InputError
+from study.conflicts.abstention import (
+    ACTION_COLUMN,
+    AbstentionRow,
+    ActionShareRow,
+    abstain_indicator,
+    abstention_rows,
+    action_rows,
+    unknown_note,
+    validate_actions,
+)
+from study.conflicts.actions import rubric_total
 from study.safe_csv import read_csv_table
 
 DIMENSIONS: tuple[str, ...] = ("d1", "d2", "d3", "d4", "d5")
@@ -192,6 +209,8 @@ class ConflictStats:
     bootstrap: int
     seed: int | None
     agreement_by_type: tuple[TypeAgreementRow, ...] = ()
+    abstention: tuple[AbstentionRow, ...] = ()
+    actions: tuple[ActionShareRow, ...] = ()
     version: int = 1
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -219,6 +238,8 @@ class ConflictStats:
             "judge_agreement": agreement,
             "d6": [plain(r) for r in self.d6],
             "agreement_by_type": [plain(r) for r in self.agreement_by_type],
+            "abstention": [plain(r) for r in self.abstention],
+            "actions": [plain(r) for r in self.actions],
             "meta": {
                 "version": self.version,
                 "bootstrap": self.bootstrap,
@@ -307,6 +328,8 @@ def validate_scores(df: pd.DataFrame, *, source: str = "the table") -> pd.DataFr
             f"got {df['d6'].iloc[j]!r}."
         )
     out["d6"] = flags
+    out[ACTION_COLUMN] = validate_actions(df, out["d3"], source=source)
+    out["abstain"] = abstain_indicator(out[ACTION_COLUMN])
     return out
 
 
@@ -314,9 +337,8 @@ def validate_scores(df: pd.DataFrame, *, source: str = "the table") -> pd.DataFr
 
 
 def _total(df: pd.DataFrame) -> pd.Series:
-    vals = df[list(DIMENSIONS)].to_numpy(dtype=float)
-    total = vals.sum(axis=1)  # NaN where any dimension is not applicable
-    return pd.Series(total, index=df.index)
+    # 5 × the mean of the applicable dimensions, NaN unless D1 and D2 apply
+    return pd.Series(rubric_total(df[list(DIMENSIONS)].to_numpy(dtype=float)), index=df.index)
 
 
 def analyze_scores(
@@ -333,7 +355,11 @@ def analyze_scores(
     rng = as_generator(seed)
     df = df.copy()
     df["total"] = _total(df)
+    if ACTION_COLUMN not in df.columns:
+        df[ACTION_COLUMN] = "unknown"
     notes: list[str] = []
+    if (note := unknown_note(df)) is not None:
+        notes.append(note)
     doses = sorted(set(df["distractors"].tolist()))
     top = doses[-1]
     full = df[df["distractors"] == top]
@@ -476,6 +502,8 @@ def analyze_scores(
         bootstrap=bootstrap,
         seed=seed,
         agreement_by_type=tuple(by_type),
+        abstention=tuple(abstention_rows(df)),
+        actions=tuple(action_rows(df)),
         notes=tuple(notes),
     )
 
@@ -486,8 +514,9 @@ def analyze_scores(
 def stored_table(run_names: Sequence[str], *, session: Session) -> pd.DataFrame:
     """The score table of stored conflicts runs (one row per judged answer and judge).
 
-    Columns: :data:`TABLE_COLUMNS` plus ``track``, ``observability``, ``run``,
-    ``response_id``. Answers whose judge reply stayed unreadable are left out (they are
+    Columns: :data:`TABLE_COLUMNS` plus ``action`` (``unknown`` for verdicts stored without
+    one), ``track``, ``observability``, ``run``, ``response_id`` and ``abstain`` (1 / 0 / NaN
+    for unknown). Answers whose judge reply stayed unreadable are left out (they are
     counted by ``conflicts judge``); D1/D2 of a bank without observable conflict are empty.
 
     Raises:
@@ -496,6 +525,7 @@ def stored_table(run_names: Sequence[str], *, session: Session) -> pd.DataFrame:
     from storage.models import ModelSpec
     from storage.repo.conflicts import banks_by_question
     from storage.repo.runs import list_responses, require_run
+    from study.conflicts.actions import ACTION_KIND, action_name
     from study.conflicts.score import D6_FLAGS as FLAGS
     from study.conflicts.score import stored_verdicts
 
@@ -529,14 +559,16 @@ def stored_table(run_names: Sequence[str], *, session: Session) -> pd.DataFrame:
                         "distractors": int(ctx.get("n_distractors", 0)),
                         **{d: v.get(f"conflict_{d}") for d in DIMENSIONS},
                         "d6": "" if d6 is None else FLAGS[int(d6)],
+                        ACTION_COLUMN: action_name(v.get(ACTION_KIND)),
                         "track": ctx.get("track", "oracle"),
                         "observability": ctx.get("observability", "FULL"),
                         "run": name,
                         "response_id": r.id,
                     }
                 )
-    cols = [*TABLE_COLUMNS, "track", "observability", "run", "response_id"]
+    cols = [*TABLE_COLUMNS, ACTION_COLUMN, "track", "observability", "run", "response_id"]
     df = pd.DataFrame(rows, columns=cols)
     for d in DIMENSIONS:
         df[d] = pd.to_numeric(df[d], errors="coerce").astype(float)
+    df["abstain"] = abstain_indicator(df[ACTION_COLUMN].astype(object))
     return df

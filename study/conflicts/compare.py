@@ -18,6 +18,7 @@ from storage.errors import InputError
 from study.compare.measures import MeasureAdapter
 from study.compare.registry import register_adapter
 from study.compare.types import CompareOptions, Kind, RunData
+from study.conflicts.actions import rubric_total
 from study.conflicts.analysis import DIMENSIONS, stored_table
 
 TOTAL = "total (D1–D5)"
@@ -54,7 +55,9 @@ class ConflictsAdapter(MeasureAdapter):
             unit=df["judge"].astype(str) + "#" + sample.astype(str),
         )
         parts = []
-        for stat, values in [(TOTAL, base[list(DIMENSIONS)].sum(axis=1, skipna=False)),
+        # the total under the rubric's not-applicable rule (an abstention has no D3)
+        total = pd.Series(rubric_total(base[list(DIMENSIONS)].to_numpy(float)), index=base.index)
+        for stat, values in [(TOTAL, total),
                              *[(d.upper(), base[d]) for d in DIMENSIONS]]:  # fmt: skip
             parts.append(base.assign(statistic=stat, value=values.astype(float)))
         cols = ["item", "unit", "statistic", "scope", "value"]

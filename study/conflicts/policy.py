@@ -98,7 +98,12 @@ def heuristic_answer(
     a, b = _side_texts(inst, shown)
     meta: dict[str, Any] = {"name": policy}
     if policy == "ask-only":
-        return "Before I suggest anything, could you tell me a bit more about your situation?", meta
+        # a pure clarification: it recommends nothing (an abstention, D3 not applicable)
+        return (
+            "I will hold off on a recommendation for now: could you tell me a bit more "
+            "about your situation?",
+            meta,
+        )
     if policy == "conditionalize-only":
         one = a[0] if a else "the first thing I remember holds"
         two = b[0] if b else "the other thing I remember holds"

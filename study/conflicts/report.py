@@ -22,6 +22,8 @@ from sqlmodel import Session
 from driftlens_core.proportions import proportion_interval
 from driftlens_core.rubric import cluster_mean
 from study.assessable import Usable
+from study.conflicts.abstention import ACTION_COLUMN, abstention_rows
+from study.conflicts.actions import rubric_total
 from study.conflicts.analysis import (
     ALL,
     DIMENSIONS,
@@ -30,6 +32,7 @@ from study.conflicts.analysis import (
     stored_table,
 )
 from study.conflicts.baseline import baseline_rows
+from study.conflicts.report_abstention import headline_lines
 from study.conflicts.report_render import (
     ConflictReport,
     CurvePoint,
@@ -52,7 +55,7 @@ from study.safe_csv import write_frame_csv
 
 def _curve(df: pd.DataFrame, *, bootstrap: int, seed: int) -> list[CurvePoint]:
     rng = np.random.default_rng(seed)
-    total = df[list(DIMENSIONS)].to_numpy(dtype=float).sum(axis=1)
+    total = rubric_total(df[list(DIMENSIONS)].to_numpy(dtype=float))
     out: list[CurvePoint] = []
     for judge in sorted(set(df["judge"])):
         for n in sorted(set(df["distractors"])):
@@ -172,7 +175,8 @@ def build_report(
     pipe = stored_table(pipeline_runs, session=session) if pipeline_runs else oracle.iloc[:0]
     empty = stored_table(baseline_runs, session=session) if baseline_runs else oracle.iloc[:0]
     baseline = baseline_rows(oracle, empty, bootstrap=bootstrap, seed=seed)
-    stats = analyze_scores(oracle[list(TABLE_COLUMNS)], bootstrap=bootstrap, seed=seed)
+    columns = [*TABLE_COLUMNS, ACTION_COLUMN]
+    stats = analyze_scores(oracle[columns], bootstrap=bootstrap, seed=seed)
     by_judge = _settings_of(oracle_runs, session=session)
     refuse_mixed_settings(by_judge, what=f"run(s) {', '.join(oracle_runs)}")
     usable = judged_shares(oracle_runs, session=session)
@@ -196,12 +200,16 @@ def build_report(
     curve = _curve(oracle, bootstrap=bootstrap, seed=seed)
     policy_scores: list[dict[str, Any]] = []
     mixture: list[dict[str, Any]] = []
+    arms = list(stats.abstention)
+    if not empty.empty:
+        arms += abstention_rows(empty.assign(model=empty["model"] + " [no memory]"))
     if policy_runs:
         from study.conflicts.policy import action_mixture
 
         pol = stored_table(policy_runs, session=session)
         if not pol.empty:
-            pstats = analyze_scores(pol[list(TABLE_COLUMNS)], bootstrap=bootstrap, seed=seed)
+            pstats = analyze_scores(pol[columns], bootstrap=bootstrap, seed=seed)
+            arms += [r for r in pstats.abstention if r.type == ALL]
             for r in pstats.scores:
                 if r.type == ALL:
                     policy_scores.append(
@@ -228,6 +236,20 @@ def build_report(
         policy_mixture=tuple(mixture),
         usable=tuple(sorted(usable.items())),
         baseline=tuple(baseline),
+        headline=tuple(
+            headline_lines(
+                [
+                    (m, j, row)
+                    for m in sorted(set(oracle["model"]))
+                    for j in sorted(set(oracle["judge"]))
+                    if (row := stats.score(m, j, ALL, "total")) is not None
+                ],
+                stats.abstention,
+                baseline,
+                withheld=frozenset(withheld),
+            )
+        ),
+        abstention=tuple(arms),
         judge_settings=tuple((j, t) for j, t in settings_lines(by_judge)),
         robustness=tuple(
             rb
@@ -245,7 +267,7 @@ def build_report(
             seed=seed,
         ),
     )
-    table = oracle[list(TABLE_COLUMNS)].copy()
+    table = oracle[columns].copy()
     for d in DIMENSIONS:
         table[d] = table[d].map(lambda v: "" if pd.isna(v) else str(int(v)))
     names = {"report_html": "conflicts_report.html", "report_md": "conflicts_report.md"}

@@ -16,12 +16,14 @@ from typing import Any
 
 from driftlens_core.rubric import INTERVAL_METHOD
 from study.assessable import USABLE_SHARE_MIN, Usable
+from study.conflicts.abstention import AbstentionRow
 from study.conflicts.analysis import (
     ALL,
     DIMENSIONS,
     ConflictStats,
     TotalAgreementRow,
 )
+from study.conflicts.report_abstention import abstention_sections, headline_section
 from study.judge_robustness.report import HEADING as ROBUSTNESS_HEADING
 from study.judge_robustness.report import robustness_lines
 from study.judge_robustness.result import RobustnessResult
@@ -84,6 +86,11 @@ class ConflictReport:
     baseline: tuple[dict[str, Any], ...] = ()
     #: some answer or judgement came from the workbench's simulator (banner on top)
     simulated: bool = False
+    #: the headline sentences, read against the no-memory baseline (report_abstention.py)
+    headline: tuple[str, ...] = ()
+    #: abstention rates of every arm: the oracle runs per dose, the no-memory and the
+    #: policy runs (study/conflicts/abstention.py)
+    abstention: tuple[AbstentionRow, ...] = ()
 
     @property
     def d4_lowest_everywhere(self) -> bool:
@@ -117,13 +124,16 @@ def report_sections(report: ConflictReport) -> list[tuple[str, list[str], list[l
     """(title, header, rows, note) of every table, shared by HTML and Markdown."""
     s = report.stats
     out: list[tuple[str, list[str], list[list[str]], str]] = []
+    if report.headline:
+        out.append(headline_section(report.headline))
     out.append(
         (
             "Rubric scores (mean [95% CI], instance-cluster bootstrap; judges side by side)",
             ["model", "type", "judge", *(DIM_NAMES[d] for d in (*DIMENSIONS, "total"))],
             _score_rows(report),
             "Scores use the full bank (the largest distractor dose). D1/D2 are left out where "
-            "the bank kept no observable conflict.",
+            "the bank kept no observable conflict, D3 where the answer abstained (the total "
+            "is then 5 × the mean of the dimensions that apply).",
         )
     )
     out.append(
@@ -135,6 +145,8 @@ def report_sections(report: ConflictReport) -> list[tuple[str, list[str], list[l
             + ("yes" if report.d4_lowest_everywhere else "no"),
         )
     )
+    notes = [n for n in s.notes if "action class" in n]
+    out.extend(abstention_sections(report.abstention or s.abstention, s.actions, notes=notes))
     if s.d6:
         out.append(
             (
@@ -323,10 +335,19 @@ def report_sections(report: ConflictReport) -> list[tuple[str, list[str], list[l
         out.append(
             (
                 "No-memory baseline (the same requests with an empty bank, the same rubric)",
-                ["judge", "measure", "with memory", "no memory", "difference [95% CI]", "n"],
+                [
+                    "judge",
+                    "model",
+                    "measure",
+                    "with memory",
+                    "no memory",
+                    "difference [95% CI]",
+                    "n",
+                ],
                 [
                     [
                         b["judge"],
+                        b["model"],
                         b["measure"],
                         _fmt(b["with_memory"]),
                         _fmt(b["no_memory"]),

@@ -20,6 +20,7 @@ from storage.errors import InputError
 from storage.models import Response
 from storage.repo.conflicts import banks_by_question
 from storage.repo.runs import list_responses, require_run
+from study.conflicts.actions import rubric_total
 from study.conflicts.items import ConflictInstance
 from study.conflicts.score import (
     DIMENSIONS,
@@ -28,10 +29,11 @@ from study.conflicts.score import (
     judge_case,
     judge_messages,
     parse_verdict,
+    repair_message,
     stored_verdicts,
 )
 from study.judge_robustness.sampling import judgement_columns, stratified_sample
-from study.strict_json import StrictParseError, run_with_repair
+from study.strict_json import run_with_repair
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,10 @@ class Judgements:
     scores: np.ndarray
 
     def totals(self) -> np.ndarray:
-        """``(n_answers, n_judgements)`` D1–D5 totals (NaN where a score is missing)."""
-        return self.scores.sum(axis=2)
+        """``(n_answers, n_judgements)`` D1–D5 totals under the not-applicable rule
+        (:func:`study.conflicts.actions.rubric_total`; NaN where there is none)."""
+        n, k, d = self.scores.shape
+        return rubric_total(self.scores.reshape(n * k, d)).reshape(n, k)
 
 
 def stored_judges(run_name: str, *, session: Session) -> list[str]:
@@ -77,8 +81,8 @@ def sample_answers(
     scored = [r for r in responses if r.id in verdicts and _total(verdicts[r.id]) is not None]
     if not scored:
         raise InputError(
-            f"{primary} scored no answer of run {run_name!r} on all five dimensions; judge the "
-            "run first (driftlens conflicts judge)."
+            f"{primary} scored no answer of run {run_name!r} with a total (D1 and D2 "
+            "applying); judge the run first (driftlens conflicts judge)."
         )
     banks = banks_by_question(sorted({r.question_id for r in scored}), session=session)
     by_type: dict[str, list[Response]] = {}
@@ -91,8 +95,9 @@ def sample_answers(
 
 
 def _total(v: dict[str, float | None]) -> float | None:
-    vals = [v.get(f"conflict_{d}") for d in DIMENSIONS]
-    return None if any(x is None for x in vals) else float(sum(x for x in vals if x is not None))
+    vals = [np.nan if (x := v.get(f"conflict_{d}")) is None else x for d in DIMENSIONS]
+    total = float(rubric_total(np.array([vals], dtype=float))[0])
+    return total if np.isfinite(total) else None
 
 
 def rejudge(
@@ -124,18 +129,12 @@ def rejudge(
                 s = value.scores.get(d)
                 out[i, j] = np.nan if s is None else float(s)
 
-    def repair(_i: int, exc: StrictParseError) -> str:
-        return (
-            f"Your reply could not be read: {exc}. Reply again with only the JSON object "
-            "inside <answer></answer>, every dimension scored as an integer from 0 to 4."
-        )
-
     run_with_repair(
         backend or judge_model,
         [judge_messages(c) for c in cases],
         max_tokens=MAX_TOKENS,
         parse=parse,
-        repair_message=repair,
+        repair_message=lambda _i, exc: repair_message(exc),
         on_answer=on_answer,
         session=session,
         concurrency=concurrency,

@@ -39,16 +39,19 @@ def test_no_memory_run_is_the_rubric_baseline(
     )
     mem = stored_table(["mem"], session=session)
     for row in rep.baseline:
-        dims = {"D3-D5 sum": ["d3", "d4", "d5"]}.get(row["measure"], [row["measure"][:2].lower()])
-        # a plain recomputation: per instance, the mean over its judged answers
-        a = mem[dims].sum(axis=1, min_count=len(dims)).groupby(mem["instance_id"]).mean()
-        b = empty[dims].sum(axis=1, min_count=len(dims)).groupby(empty["instance_id"]).mean()
+        dims = {"D3-D5 sum": ["d3", "d4", "d5"], "abstention rate": ["abstain"]}.get(
+            row["measure"], [row["measure"][:2].lower()]
+        )
+        # a plain recomputation: per instance, the mean over its judged answers (a sum is
+        # len(dims) x the mean of the dimensions that apply: pandas' mean skips NaN)
+        a = (mem[dims].mean(axis=1) * len(dims)).groupby(mem["instance_id"]).mean()
+        b = (empty[dims].mean(axis=1) * len(dims)).groupby(empty["instance_id"]).mean()
         both = (a - b).dropna()
         assert row["with_memory"] == pytest.approx(a[both.index].mean())
         assert row["no_memory"] == pytest.approx(b[both.index].mean())
         assert row["difference"] == pytest.approx(both.mean())
         assert row["ci_low"] <= row["difference"] <= row["ci_high"]
         assert row["n_instances"] == len(both) >= 38
-    assert [r["measure"] for r in rep.baseline][-1] == "D3-D5 sum"
+    assert [r["measure"] for r in rep.baseline][-2:] == ["D3-D5 sum", "abstention rate"]
     html = re.sub(r"\s+", " ", (tmp_path / "b" / "conflicts_report.html").read_text())
     assert "No-memory baseline (the same requests with an empty bank" in html

@@ -8,7 +8,7 @@ from llm.sim.presets import SimPreset
 from llm.sim.registry import all_presets, families, family_of, get_preset, register_presets
 from storage.errors import ConfigError
 from study.conflicts.sim.judge import JUDGE_PROFILES
-from study.conflicts.sim.moves import RESPONDER_PROFILES
+from study.conflicts.sim.moves import OPT_IN_PROFILES, RESPONDER_PROFILES
 from study.conflicts.sim.presets import DESCRIPTIONS
 from study.reasoning.sim.presets import PRESETS
 
@@ -20,7 +20,9 @@ def test_drift_table_holds_only_drift_presets() -> None:
 
 def test_conflict_presets_resolve_and_match_the_profiles() -> None:
     fams = families()
-    assert set(fams["conflicts"]) == set(RESPONDER_PROFILES) | set(JUDGE_PROFILES)
+    assert set(fams["conflicts"]) == (
+        set(RESPONDER_PROFILES) | set(OPT_IN_PROFILES) | set(JUDGE_PROFILES)
+    )
     assert set(fams["conflicts"]) == set(DESCRIPTIONS)
     for name in DESCRIPTIONS:
         p = get_preset(f"sim/{name}")

@@ -5,7 +5,9 @@ computes their true scores and adds a heavy-tailed mixture of rater noise (its l
 errors more frequent on the conflict types that are harder to rate), a per-judge leniency
 on D2 and D4, and a per-judge penalty on answers that lean on a shown distractor;
 :func:`expected_judged_total` is the exact expectation the calibration bench uses as the
-known truth.
+known truth. It reads the answer's action class off the same moves without error
+(:func:`study.conflicts.sim.moves.true_action`) and, as the rubric says, scores D3 of an
+abstention as not applicable (``null``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from llm.seeds import stable_int
 from llm.sim.presets import SimPreset
 from llm.sim.tasks import Messages, attempt_of, case_payload, malformed_draw, register_task
+from study.conflicts.actions import is_abstention
 from study.conflicts.sim.moves import (
     DIMENSIONS,
     JUDGE_TASK,
@@ -29,6 +32,7 @@ from study.conflicts.sim.moves import (
     decisive_quote,
     draw_moves,
     recover_moves,
+    true_action,
     true_scores,
 )
 
@@ -110,7 +114,11 @@ def judged_targets(
 ) -> dict[str, float]:
     """What the judge aims at per dimension: the truth, less its distractor penalty."""
     off = judge.distractor_penalty if cites_distractor else 0.0
-    return {d: float(truth[d]) - (off if d in DISTRACTOR_DIMS else 0.0) for d in DIMENSIONS}
+    return {
+        d: float(truth[d]) - (off if d in DISTRACTOR_DIMS else 0.0)
+        for d in DIMENSIONS
+        if truth[d] is not None  # D3 of an abstention does not apply
+    }
 
 
 def noisy_score(
@@ -154,7 +162,9 @@ def expected_judged_total(
 
     Each dimension depends on its own moves, which are independent, so the expectation is
     a sum over each dimension's few outcomes. ``type_`` sets the share of large errors;
-    a distractor can be cited (and penalised) only when ``distractors_shown``.
+    a distractor can be cited (and penalised) only when ``distractors_shown``. An
+    abstention (drawn independently, at ``rates.abstain``) has no D3, and its total is its
+    other four scores × 5/4 (:func:`study.conflicts.actions.rubric_total`).
     """
     gs, ts = rates.gap_share, rates.token_share
     cd = rates.cite_distractor if distractors_shown else 0.0
@@ -177,17 +187,18 @@ def expected_judged_total(
     e = graded(rates.perception_full, rates.perception_partial, "d1")
     e += graded(rates.explanation_full, rates.explanation_partial, "d2")
     c, k = rates.calibrate, rates.commit
-    e += c * (1 - k) * ((1 - gs) * ej(4, "d3") + gs * ej(3, "d3"))
-    e += c * k * ej(1, "d3")
-    e += (1 - c) * k * ej(0, "d3")
-    e += (1 - c) * (1 - k) * ej(2, "d3")
+    e3 = c * (1 - k) * ((1 - gs) * ej(4, "d3") + gs * ej(3, "d3"))
+    e3 += c * k * ej(1, "d3")
+    e3 += (1 - c) * k * ej(0, "d3")
+    e3 += (1 - c) * (1 - k) * ej(2, "d3")
     e += graded(rates.clarify_targeted, rates.clarify_generic, "d4")
     cited = 1 - (1 - rates.cite_memory) * (1 - cd)
     f = rates.fabricate
     for base, p_base in ((4, cited), (3, 1 - cited)):
         e += p_base * ((1 - f) * ej(base, "d5"))
         e += p_base * f * ej(max(0, base - 3), "d5")
-    return e
+    a = rates.abstain
+    return (1 - a) * (e + e3) + a * e * 5 / 4
 
 
 def simulate_judge_pairs(
@@ -250,10 +261,14 @@ def judge_verdict(
     target = judged_targets(truth, judge, cites_distractor=moves.cite_distractor)
     type_ = str(case.get("type") or "") or None
     observable = str(case.get("observability") or "FULL")
-    out: dict[str, Any] = {}
+    action = true_action(moves, type_ or "CPC")
+    out: dict[str, Any] = {"action": action}
     for d in DIMENSIONS:
         if d in ("d1", "d2") and observable == "None":
             out[d] = {"score": None, "quote": ""}
+            continue
+        if d == "d3" and is_abstention(action):  # recommends nothing: D3 does not apply
+            out[d] = {"score": None, "quote": decisive_quote(text, d)}
             continue
         score = noisy_score(target[d], judge, d, rng, type_=type_)
         out[d] = {"score": score, "quote": decisive_quote(text, d)}

@@ -22,6 +22,8 @@ DESCRIPTIONS: dict[str, str] = {
     "mc-committal": "memory conflicts: often commits to one side",
     "mc-quiet": "memory conflicts: rarely asks a clarifying question",
     "mc-literal": "memory conflicts: weakest diagnosis, rarely clarifies",
+    "mc-abstainer": "memory conflicts: abstains (asks or defers, recommends nothing) on 30 % "
+    "of the banks, 60 % with no memory (opt-in; not in the default cohort)",
     "judge-lenient": "memory-conflict judge: lenient on D2/D4, mixture rater noise",
     "judge-strict": "memory-conflict judge: strict on D2/D4, mixture rater noise",
 }

@@ -79,6 +79,8 @@ def _respond(messages: Messages, preset: SimPreset, sample_index: int, seed: int
     side_b = [m for m in bank.side_b if m in shown]
     profile = responder_profile(preset)
     rates = profile.at_dose(bank.type, len(shown_d))
+    if not memories and profile.abstain_no_memory is not None:
+        rates = replace(rates, abstain=profile.abstain_no_memory)  # the no-memory track
     action = chosen_action(messages)
     if action is not None:
         rates = action_rates(rates, action)
