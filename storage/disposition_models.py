@@ -70,6 +70,8 @@ class DispositionResponse(SQLModel, table=True):
     stem: str
     paraphrase: int
     sample: int
+    # index in the arm's plan (None: stored before 0014, read in id order)
+    position: int | None = None
     probe_text: str = Field(sa_type=Text)
     text: str | None = Field(default=None, sa_type=Text)
     answer: str | None = Field(default=None, sa_type=Text)

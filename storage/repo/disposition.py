@@ -102,15 +102,22 @@ def response_keys(arm_id: int, *, session: Session) -> set[tuple[str, str, int, 
 
 
 def arm_responses(arm_ids: Sequence[int], *, session: Session) -> list[DispositionResponse]:
-    """Every response of the given arms, in a stable order."""
+    """Every response of the given arms, arm by arm (by arm id) in plan order.
+
+    Plan order is the stored ``position``, whatever order the answers were stored in (one
+    process, or shards in parallel); rows stored before positions existed (revision 0014)
+    come first, in id order, which is how every study was read before.
+    """
     if not arm_ids:
         return []
-    stmt = (
-        select(DispositionResponse)
-        .where(col(DispositionResponse.arm_id).in_(list(arm_ids)))
-        .order_by(col(DispositionResponse.id))
-    )
-    return list(session.exec(stmt))
+    stmt = select(DispositionResponse).where(col(DispositionResponse.arm_id).in_(list(arm_ids)))
+    return sorted(session.exec(stmt), key=_read_order)
+
+
+def _read_order(r: DispositionResponse) -> tuple[int, int, int, int]:
+    if r.position is None:
+        return (0, 0, 0, r.id or 0)
+    return (1, r.arm_id, r.position, r.id or 0)
 
 
 def upsert_scores(rows: Sequence[Mapping[str, Any]], *, session: Session) -> int:

@@ -30,6 +30,7 @@ from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm
 from storage.errors import InputError, NotFoundError
 from storage.repo.disposition import arm_responses, require_arms, scores_for
+from study.disposition.draw import ScoreScope
 from study.disposition.human.kinds import AWARENESS_SCORE_KIND, AwarenessRate, awareness_rate
 from study.disposition.score import ScoreSummary, judge_share
 from study.disposition.sim.judges import awareness_label, awareness_marker
@@ -112,6 +113,7 @@ def rate_awareness(
     seed: int = 2,
     concurrency: int = 16,
     progress: Callable[[int, int], None] | None = None,
+    scope: ScoreScope | None = None,
 ) -> ScoreSummary:
     """Rate a seeded ``share`` of the arms' answered responses (resumable, cached).
 
@@ -132,6 +134,7 @@ def rate_awareness(
         concurrency=concurrency,
         progress=progress,
         prompt_version=AWARENESS_PROMPT_VERSION,
+        scope=scope,
     )
 
 

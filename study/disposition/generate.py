@@ -133,8 +133,12 @@ def generate_arm(
     backend: ChatBackend | str | None = None,
     concurrency: int = 16,
     progress: ProgressCallback | None = None,
+    stems: frozenset[tuple[str, str]] | None = None,
 ) -> ArmRunSummary:
     """Answer every probe x sample of ``arm`` not yet stored (see module docstring).
+
+    Each response stores its index in the arm's whole plan (``position``), so a study
+    reads in plan order however its answers were stored.
 
     Args:
         arm: The arm (stored).
@@ -143,6 +147,7 @@ def generate_arm(
         backend: A backend to use instead of one built from ``arm.model``.
         concurrency: Requests in flight.
         progress: ``progress(done, total)`` over the plan.
+        stems: Only the probes of these ``(battery, stem)`` (a shard task's part).
 
     Raises:
         ServiceError: the endpoint refused every request (bad key, unknown model...).
@@ -155,6 +160,9 @@ def generate_arm(
     reasoning = arm_reasoning(arm)
     sampling = arm_sampling(arm)
     plan = build_plan(batteries.probes(), samples=arm.samples)
+    positions = {it.key: i for i, it in enumerate(plan)}
+    if stems is not None:
+        plan = [it for it in plan if (it.probe.battery, it.probe.stem) in stems]
     done = response_keys(arm.id, session=session)
     todo = [it for it in plan if it.key not in done]
     total = len(plan)
@@ -228,7 +236,9 @@ def generate_arm(
                 if attempt < arm.max_reasks and res.error_kind in ("timeout", "server"):
                     still.append(it)
                     continue
-                rows.append(_row(arm, it, history[key], res, None, exhausted_count, extra))
+                rows.append(
+                    _row(arm, it, history[key], res, None, exhausted_count, extra, positions)
+                )
                 tally["errors"] += 1
                 count_kind(kinds, res.error_kind or ("empty" if res.error is None else None))
                 continue
@@ -244,7 +254,7 @@ def generate_arm(
             flag = reasoning.effective_mode == "off" and parsed.reasoning_block
             tally["flagged"] += int(flag)
             hist[attempt + 1] = hist.get(attempt + 1, 0) + 1
-            rows.append(_row(arm, it, history[key], res, parsed, exhausted_count, extra))
+            rows.append(_row(arm, it, history[key], res, parsed, exhausted_count, extra, positions))
         finished += len(pending) - len(still)
         upsert_responses(rows, session=session)
         rows = []
@@ -277,6 +287,7 @@ def _row(
     parsed: Any,
     exhausted_count: Mapping[tuple[str, str, int, int], int],
     extra: Mapping[str, Any],
+    positions: Mapping[tuple[str, str, int, int], int],
 ) -> dict[str, Any]:
     reasoning = arm_reasoning(arm)
     route = {
@@ -293,6 +304,7 @@ def _row(
         "stem": item.probe.stem,
         "paraphrase": item.probe.paraphrase,
         "sample": item.sample,
+        "position": positions[item.key],
         "probe_text": item.probe.text,
         "text": res.text,
         "answer": None if parsed is None or parsed.exhausted else parsed.answer,

@@ -10,7 +10,6 @@ share of the noise.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +18,8 @@ from sqlmodel import Session
 
 from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm, DispositionResponse
-from storage.repo.disposition import arm_responses, scores_for, upsert_scores
+from storage.repo.disposition import scores_for, upsert_scores
+from study.disposition.draw import ScoreScope, answered_responses, drawn_sample, response_keys
 from study.disposition.items import Battery, BatteryDocument
 from study.disposition.sim.judges import classifier_marker, grader_marker
 from study.strict_json import (
@@ -119,14 +119,6 @@ class ScoreSummary:
     repeat_cases: int
 
 
-def repeat_sample(ids: Sequence[int], share: float, seed: int) -> list[int]:
-    """A seeded sample of ``share`` of the response ids (at least 1 when any)."""
-    if not ids or share <= 0:
-        return []
-    k = max(1, round(share * len(ids)))
-    return sorted(random.Random(seed).sample(sorted(ids), min(k, len(ids))))
-
-
 def _parser(
     cases: Sequence[ClassifierCase],
 ) -> Callable[[int, str], tuple[str, bool | None]]:
@@ -146,18 +138,19 @@ def classify_arms(
     seed: int = 0,
     concurrency: int = 16,
     progress: Callable[[int, int], None] | None = None,
+    scope: ScoreScope | None = None,
 ) -> ScoreSummary:
     """Classify every answered response of the arms (resumable), then a repeat sample.
 
     Exhausted and failed responses have no answer and are never scored: they stay out of
-    the aligned rate and are counted separately.
+    the aligned rate and are counted separately. The repeat sample is drawn from the
+    responses' natural keys and ``seed`` (:func:`drawn_sample`). With ``scope`` (a shard
+    task) only its responses are scored and its ``drawn`` ones again.
     """
     judge_name = judge if isinstance(judge, str) else judge.spec
-    responses = [
-        r
-        for r in arm_responses([a.id for a in arms if a.id is not None], session=session)
-        if r.status == "ok" and r.answer
-    ]
+    responses = answered_responses(arms, session=session)
+    if scope is not None:
+        responses = [r for r in responses if r.id in scope.responses]
     ids = [r.id for r in responses if r.id is not None]
     scored = {
         (s.response_id, s.repeat)
@@ -167,7 +160,16 @@ def classify_arms(
     by_battery = {b.name: b for b in batteries.batteries}
     tally = {"scored": 0, "repaired": 0, "errors": 0, "failed": 0}
     already = 0
-    repeats = set(repeat_sample(ids, repeat_share, seed))
+    repeats = (
+        set(scope.drawn)
+        if scope is not None
+        else drawn_sample(
+            response_keys(arms, responses),
+            repeat_share,
+            seed,
+            stored={rid for rid, rep in scored if rep == 1},
+        )
+    )
     for repeat in (0, 1):
         chosen: list[DispositionResponse] = []
         for r in responses:
@@ -330,6 +332,7 @@ def judge_share(
     max_tokens: int = 100,
     progress: Callable[[int, int], None] | None = None,
     prompt_version: str,
+    scope: ScoreScope | None = None,
 ) -> ScoreSummary:
     """A 1–7 judge (score + label) over a seeded share of the arms' answered responses.
 
@@ -345,26 +348,30 @@ def judge_share(
         parse: Reads a reply into ``(score, label)`` or raises :class:`StrictParseError`.
         judge: The judge backend or its spec.
         session: Workspace session (committed).
-        share: Share of the answered responses (seeded sample).
+        share: Share of the answered responses (seeded sample of their natural keys,
+            :func:`drawn_sample`).
         seed: Seed of the sample.
         concurrency: Requests in flight.
         max_tokens: Room for the reply.
         progress: ``progress(done, total)`` over the first requests.
         prompt_version: The judge prompt's version (stored with each score's settings).
+        scope: A shard task's part: only its ``drawn`` responses are judged.
     """
     judge_name = judge if isinstance(judge, str) else judge.spec
-    responses = [
-        r
-        for r in arm_responses([a.id for a in arms if a.id is not None], session=session)
-        if r.status == "ok" and r.answer
-    ]
-    ids = [int(r.id) for r in responses if r.id is not None]
-    chosen_ids = set(repeat_sample(ids, share, seed))
-    done = {
+    if scope is not None:
+        chosen_ids = set(scope.drawn)
+        responses = [r for r in answered_responses(arms, session=session) if r.id in chosen_ids]
+    else:
+        responses = answered_responses(arms, session=session)
+    keys = response_keys(arms, responses)
+    stored = {
         s.response_id
-        for s in scores_for(sorted(chosen_ids), session=session, kind=kind)
+        for s in scores_for(sorted(keys), session=session, kind=kind)
         if s.judge_model == judge_name
     }
+    if scope is None:
+        chosen_ids = drawn_sample(keys, share, seed, stored=stored)
+    done = stored & chosen_ids
     todo: list[tuple[int, tuple[ChatMessage, ...]]] = []
     for r in responses:
         if r.id in chosen_ids and r.id not in done:
@@ -440,6 +447,7 @@ def grade_arms(
     share: float = 0.25,
     seed: int = 1,
     concurrency: int = 16,
+    scope: ScoreScope | None = None,
 ) -> ScoreSummary:
     """Graded review (1–7, final answer only) of a seeded share of answered responses."""
     by_battery = {b.name: b for b in batteries.batteries}
@@ -455,5 +463,5 @@ def grade_arms(
     return judge_share(
         arms, kind="graded", messages=messages, parse=parse_grade, judge=judge,
         session=session, share=share, seed=seed, concurrency=concurrency,
-        prompt_version=GRADER_PROMPT_VERSION,
+        prompt_version=GRADER_PROMPT_VERSION, scope=scope,
     )  # fmt: skip
