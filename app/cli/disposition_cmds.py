@@ -13,6 +13,7 @@ from rich.table import Table
 
 from app.cli.console import SafeConsole, fmt_p
 from app.cli.disposition_batteries_cmds import batteries_app, read_batteries_arg
+from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.failures import exit_if_failed
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
@@ -293,33 +294,54 @@ def run_cmd(
         None, "--report", help="Then analyse into this folder (as `disposition analyze --out`)."
     ),
     bootstrap: int = bootstrap_option(10_000, help="Stem resamples of --report"),
+    executor: str | None = EXECUTOR_OPTION,
+    address: str | None = ADDRESS_OPTION,
+    shard_stems: int = typer.Option(
+        25, "--shard-stems", min=1, help="Stems per shard (of one arm) with --executor."
+    ),
 ) -> None:
     """Generate every arm's answers (with re-asks) and classify them; resumes when re-run.
 
     With ``--report DIR`` the study is analysed afterwards and its report written there,
     so one command (one background job of the app) takes a study from arms to results.
+    With ``--executor`` each arm's stems are cut into shards (``--shard-stems`` each).
     """
     from contextlib import ExitStack
 
-    from app.cli.context import session_for
+    from app.cli.context import session_for, settings
     from app.cli.progress import progress_callback
+    from storage.repo.disposition import list_arms
     from study.disposition.runs import run_study
 
     docs = read_batteries_arg(batteries)
     with ExitStack() as stack, session_for(ctx) as session:
-        gens, scores = run_study(
-            study,
-            docs,
-            session=session,
-            judge=judge,
-            arms=arm or None,
-            concurrency=concurrency,
-            repeat_share=repeat_share,
-            grade_share=grade_share,
-            awareness_share=awareness_share,
-            stage=lambda name: stack.enter_context(progress_callback(name)),
-            on_plan=lambda line: _out.print(line, markup=False),
-        )
+        models = [a.model for a in list_arms(session=session, study=study)]
+        vllm = next((m for m in models if m.startswith("vllm/")), None)
+        runner = executor_for(ctx, executor, address, model=vllm)
+        common: dict[str, Any] = {
+            "session": session,
+            "judge": judge,
+            "arms": arm or None,
+            "concurrency": concurrency,
+            "repeat_share": repeat_share,
+            "grade_share": grade_share,
+            "awareness_share": awareness_share,
+            "stage": lambda name: stack.enter_context(progress_callback(name)),
+            "on_plan": lambda line: _out.print(line, markup=False),
+        }
+        if runner is None:
+            gens, scores = run_study(study, docs, **common)
+        else:
+            from study.cluster.disposition import run_study_sharded
+
+            gens, scores = run_study_sharded(
+                study,
+                docs,
+                settings=settings(ctx),
+                executor=runner,
+                per_shard=shard_stems,
+                **common,
+            )
     for g in gens:
         _out.print(
             f"{escape(g.arm)}: {g.planned} planned, {g.already_done} stored before, "

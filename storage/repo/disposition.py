@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sqlmodel import Session, col, select
@@ -112,6 +112,18 @@ def arm_responses(arm_ids: Sequence[int], *, session: Session) -> list[Dispositi
         return []
     stmt = select(DispositionResponse).where(col(DispositionResponse.arm_id).in_(list(arm_ids)))
     return sorted(session.exec(stmt), key=_read_order)
+
+
+def responses_by_id(ids: Collection[int], *, session: Session) -> list[DispositionResponse]:
+    """The responses with these ids, in read order (:func:`arm_responses`)."""
+    wanted = sorted(set(ids))
+    rows: list[DispositionResponse] = []
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        rows += session.exec(
+            select(DispositionResponse).where(col(DispositionResponse.id).in_(part))
+        )
+    return sorted(rows, key=_read_order)
 
 
 def _read_order(r: DispositionResponse) -> tuple[int, int, int, int]:

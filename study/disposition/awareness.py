@@ -30,7 +30,7 @@ from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm
 from storage.errors import InputError, NotFoundError
 from storage.repo.disposition import arm_responses, require_arms, scores_for
-from study.disposition.draw import ScoreScope
+from study.disposition.draw import AWARENESS_SEED, ScoreScope
 from study.disposition.human.kinds import AWARENESS_SCORE_KIND, AwarenessRate, awareness_rate
 from study.disposition.score import ScoreSummary, judge_share
 from study.disposition.sim.judges import awareness_label, awareness_marker
@@ -110,7 +110,7 @@ def rate_awareness(
     judge: ChatBackend | str,
     session: Session,
     share: float = 1.0,
-    seed: int = 2,
+    seed: int = AWARENESS_SEED,
     concurrency: int = 16,
     progress: Callable[[int, int], None] | None = None,
     scope: ScoreScope | None = None,

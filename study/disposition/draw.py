@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from storage.disposition_models import DispositionArm, DispositionResponse
-from storage.repo.disposition import arm_responses, scores_for
+from storage.repo.disposition import arm_responses, responses_by_id, scores_for
+
+#: Seeds of a study's samples: the classifier's repeat, the graded review, test awareness.
+REPEAT_SEED, GRADED_SEED, AWARENESS_SEED = 0, 1, 2
 
 #: A response's natural key: (arm name, battery, stem, paraphrase, sample).
 ResponseKey = tuple[str, str, str, int, int]
@@ -89,14 +92,22 @@ class ScoreScope:
 
 
 def answered_responses(
-    arms: Sequence[DispositionArm], *, session: Session
+    arms: Sequence[DispositionArm],
+    *,
+    session: Session,
+    only: Collection[int] | None = None,
 ) -> list[DispositionResponse]:
-    """The arms' responses with an answer (exhausted and failed ones are never scored)."""
-    return [
-        r
-        for r in arm_responses([a.id for a in arms if a.id is not None], session=session)
-        if r.status == "ok" and r.answer
-    ]
+    """The arms' responses with an answer (exhausted and failed ones are never scored).
+
+    ``only``: just these response ids (a shard task's, read by id, not the whole study).
+    """
+    if only is None:
+        rows = arm_responses([a.id for a in arms if a.id is not None], session=session)
+    else:
+        rows = responses_by_id(only, session=session)
+        arm_ids = {a.id for a in arms}
+        rows = [r for r in rows if r.arm_id in arm_ids]
+    return [r for r in rows if r.status == "ok" and r.answer]
 
 
 def response_keys(

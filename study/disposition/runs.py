@@ -126,6 +126,54 @@ def arm_backend(
     return arm.model
 
 
+def study_arms(
+    study: str,
+    batteries: BatteryDocument,
+    *,
+    session: Session,
+    arms: list[str] | None,
+    concurrency: int,
+    on_plan: Callable[[str], None] | None = None,
+) -> list[DispositionArm]:
+    """The arms a run of ``study`` generates, checked, with its plan line sent to ``on_plan``.
+
+    Raises:
+        NotFoundError: the study has no arms.
+        InputError: an asked-for arm is not in the study, or a plan is too large.
+    """
+    from study.limits import CONCURRENCY, check_plan_size, plan_line
+
+    CONCURRENCY.check(concurrency)
+    rows = require_arms(study, session=session)
+    if arms:
+        unknown = sorted(set(arms) - {a.name for a in rows})
+        if unknown:
+            raise InputError(f"Study {study!r} has no arm {unknown[0]!r}.")
+        rows = [a for a in rows if a.name in arms]
+    probes = len(batteries.probes())
+    for arm in rows:  # an arm stored before the bounds existed is refused here, not built
+        check_plan_size(
+            probes * arm.samples, what=f"arm {arm.name}: {probes} probes x {arm.samples} samples"
+        )
+    if on_plan is not None:
+        samples = sorted({a.samples for a in rows})
+        each = f"{samples[0]} samples" if len(samples) == 1 else f"{samples[0]}-{samples[-1]}"
+        if len(samples) > 1:
+            each += " samples (by arm)"
+        total = sum(probes * a.samples for a in rows)
+        on_plan(plan_line(total, what=f"{len(rows)} arms x {probes} probes x {each}"))
+    return rows
+
+
+def judge_backend(judge: str, env: Mapping[str, str] | None) -> ChatBackend | str:
+    """The classifier's backend: built from ``env`` when given (not for ``sim/`` judges)."""
+    if env is not None and parse_spec(judge).provider != "sim":
+        from llm.backends import get_backend
+
+        return get_backend(judge, env=dict(env))
+    return judge
+
+
 def run_study(
     study: str,
     batteries: BatteryDocument,
@@ -153,28 +201,11 @@ def run_study(
         NotFoundError: the study has no arms.
         InputError: an asked-for arm is not in the study.
     """
-    from study.limits import CONCURRENCY, check_plan_size, plan_line
     from study.run_setup import run_lease
 
-    CONCURRENCY.check(concurrency)
-    rows = require_arms(study, session=session)
-    if arms:
-        unknown = sorted(set(arms) - {a.name for a in rows})
-        if unknown:
-            raise InputError(f"Study {study!r} has no arm {unknown[0]!r}.")
-        rows = [a for a in rows if a.name in arms]
-    probes = len(batteries.probes())
-    for arm in rows:  # an arm stored before the bounds existed is refused here, not built
-        check_plan_size(
-            probes * arm.samples, what=f"arm {arm.name}: {probes} probes x {arm.samples} samples"
-        )
-    if on_plan is not None:
-        samples = sorted({a.samples for a in rows})
-        each = f"{samples[0]} samples" if len(samples) == 1 else f"{samples[0]}-{samples[-1]}"
-        if len(samples) > 1:
-            each += " samples (by arm)"
-        total = sum(probes * a.samples for a in rows)
-        on_plan(plan_line(total, what=f"{len(rows)} arms x {probes} probes x {each}"))
+    rows = study_arms(
+        study, batteries, session=session, arms=arms, concurrency=concurrency, on_plan=on_plan
+    )
     # one process per study: a second would ask every request of the plan again
     with run_lease(
         f"disposition_run:{study}", session=session, what=f"Disposition study {study!r}"
@@ -218,11 +249,7 @@ def _run_study(
                 progress=stage(f"arm {arm.name}") if stage else None,
             )
         )
-    judge_target: ChatBackend | str = judge
-    if env is not None and parse_spec(judge).provider != "sim":
-        from llm.backends import get_backend
-
-        judge_target = get_backend(judge, env=dict(env))
+    judge_target = judge_backend(judge, env)
     scores = classify_arms(
         rows,
         batteries,

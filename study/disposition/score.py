@@ -19,7 +19,14 @@ from sqlmodel import Session
 from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm, DispositionResponse
 from storage.repo.disposition import scores_for, upsert_scores
-from study.disposition.draw import ScoreScope, answered_responses, drawn_sample, response_keys
+from study.disposition.draw import (
+    GRADED_SEED,
+    REPEAT_SEED,
+    ScoreScope,
+    answered_responses,
+    drawn_sample,
+    response_keys,
+)
 from study.disposition.items import Battery, BatteryDocument
 from study.disposition.sim.judges import classifier_marker, grader_marker
 from study.strict_json import (
@@ -135,7 +142,7 @@ def classify_arms(
     judge: ChatBackend | str,
     session: Session,
     repeat_share: float = 0.1,
-    seed: int = 0,
+    seed: int = REPEAT_SEED,
     concurrency: int = 16,
     progress: Callable[[int, int], None] | None = None,
     scope: ScoreScope | None = None,
@@ -148,9 +155,9 @@ def classify_arms(
     task) only its responses are scored and its ``drawn`` ones again.
     """
     judge_name = judge if isinstance(judge, str) else judge.spec
-    responses = answered_responses(arms, session=session)
-    if scope is not None:
-        responses = [r for r in responses if r.id in scope.responses]
+    responses = answered_responses(
+        arms, session=session, only=None if scope is None else scope.responses | scope.drawn
+    )
     ids = [r.id for r in responses if r.id is not None]
     scored = {
         (s.response_id, s.repeat)
@@ -174,6 +181,8 @@ def classify_arms(
         chosen: list[DispositionResponse] = []
         for r in responses:
             if repeat == 1 and r.id not in repeats:
+                continue
+            if repeat == 0 and scope is not None and r.id not in scope.responses:
                 continue
             if (r.id, repeat) in scored:
                 already += 1
@@ -247,7 +256,7 @@ def classify_arms(
         session.commit()
     return ScoreSummary(
         judge_model=judge_name,
-        cases=len(responses),
+        cases=len(responses) if scope is None else len(scope.responses & set(ids)),
         already_scored=already,
         scored=tally["scored"],
         repaired=tally["repaired"],
@@ -358,19 +367,16 @@ def judge_share(
         scope: A shard task's part: only its ``drawn`` responses are judged.
     """
     judge_name = judge if isinstance(judge, str) else judge.spec
-    if scope is not None:
-        chosen_ids = set(scope.drawn)
-        responses = [r for r in answered_responses(arms, session=session) if r.id in chosen_ids]
-    else:
-        responses = answered_responses(arms, session=session)
+    responses = answered_responses(
+        arms, session=session, only=None if scope is None else scope.drawn
+    )
     keys = response_keys(arms, responses)
     stored = {
         s.response_id
         for s in scores_for(sorted(keys), session=session, kind=kind)
         if s.judge_model == judge_name
     }
-    if scope is None:
-        chosen_ids = drawn_sample(keys, share, seed, stored=stored)
+    chosen_ids = set(keys) if scope is not None else drawn_sample(keys, share, seed, stored=stored)
     done = stored & chosen_ids
     todo: list[tuple[int, tuple[ChatMessage, ...]]] = []
     for r in responses:
@@ -445,7 +451,7 @@ def grade_arms(
     judge: ChatBackend | str,
     session: Session,
     share: float = 0.25,
-    seed: int = 1,
+    seed: int = GRADED_SEED,
     concurrency: int = 16,
     scope: ScoreScope | None = None,
 ) -> ScoreSummary:

@@ -68,8 +68,33 @@ def study(env: dict[str, str], questions: Path, run: str, out: Path, *ray: str) 
     }
 
 
+#: A disposition study's arms: name, model, options (d100 runs out of tokens: re-asks).
+DISPOSITION_ARMS = (
+    ("ref", "sim/disp-qwen-d000", ("--role", "reference", "--dose", "0", "--max-tokens", "400")),
+    ("d100", "sim/disp-qwen-d100", ("--dose", "100", "--max-tokens", "400")),
+    ("b-ref", "sim/disp-qwen-d000", ("--role", "reference", "--reasoning", "budget:64")),
+    ("b-d100", "sim/disp-qwen-d100", ("--dose", "100", "--reasoning", "budget:64")),
+)
+
+
+def small_batteries(path: Path) -> Path:
+    """Two batteries of the sample, three stems each, written as a batteries file."""
+    import yaml
+
+    from study.disposition.items import BatteryDocument, load_sample_batteries
+
+    doc = load_sample_batteries()
+    small = BatteryDocument(
+        batteries=[b.model_copy(update={"stems": b.stems[:3]}) for b in doc.batteries[:2]]
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(small.model_dump(mode="json")), encoding="utf-8")
+    return path
+
+
 def instruments(run: Callable[..., str], out: Path, *ray: str) -> dict[str, Any]:
-    """A tiny conflicts run (generated, judged, reported) and a tiny sources run.
+    """A tiny conflicts run (generated, judged, reported), a tiny sources run and a small
+    disposition study (two arms, generated, scored, drawn samples scored again, reported).
 
     ``run(*args)`` runs ``driftlens ARGS`` and returns its output: here a process on the
     Ray stack's database; the one-process reference runs in the test's own process on
@@ -85,11 +110,20 @@ def instruments(run: Callable[..., str], out: Path, *ray: str) -> dict[str, Any]
     src += ("--out", str(out / "sources"), "--bootstrap", "200", *ray, *items)
     run("conflicts", "import", "--sample")
     made = {"conflicts": run(*gen), "sources": run(*src)}
+    for name, model, opts in DISPOSITION_ARMS[:2]:
+        run("disposition", "arms", "add", name, "--model", model, "--study", "d", *opts)
+    batteries = str(small_batteries(out / "batteries.yaml"))
+    made["disposition"] = run(
+        "disposition", "run", "--study", "d", "--judge", "sim/default",
+        "--batteries", batteries, "--repeat-share", "0.2", "--grade-share", "0.5",
+        "--awareness-share", "0.25", "-B", "200", "--report", str(out / "disposition"),
+        *ray, *(("--shard-stems", "2") if ray else ()),
+    )  # fmt: skip
     run("conflicts", "judge", "--run", "c", "--judge", "sim/judge-lenient", *ray, *banks)
     run("conflicts", "report", "--run", "c", "--out", str(out / "conflicts"), "--bootstrap", "200")
     files = {
         f"{d.name}/{f.name}": f.read_text(encoding="utf-8")
-        for d in (out / "conflicts", out / "sources")
+        for d in (out / "conflicts", out / "sources", out / "disposition")
         for f in sorted(d.iterdir())
         if f.suffix in (".csv", ".json", ".jsonl")
     }

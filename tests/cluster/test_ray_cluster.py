@@ -93,8 +93,9 @@ def test_ray_commands_report_their_progress_into_their_job_rows(report: dict[str
 def test_ray_instrument_runs_equal_the_single_process_runs(
     report: dict[str, Any], cli: Callable[..., Result], tmp_path: Path
 ) -> None:
-    """conflicts generate/judge and sources run with --executor ray, against one process
-    (here, on the test's SQLite workspace: the results do not depend on the database)."""
+    """conflicts generate/judge, sources run and disposition run with --executor ray, against
+    one process (here, on the test's SQLite workspace: the results do not depend on the
+    database)."""
     from tests.cluster.ray_scenario import instruments
 
     def run(*args: str) -> str:
@@ -108,6 +109,9 @@ def test_ray_instrument_runs_equal_the_single_process_runs(
     # every file of each instrument's report, byte for byte
     assert clustered["files"] == single["files"]
     assert {"conflicts/conflict_scores.csv", "sources/probes.csv"} <= set(single["files"])
+    assert {"disposition/rates_on.csv", "disposition/awareness.json"} <= set(single["files"])
+    assert "2 arms x 36 probes x 2 samples" in clustered["made"]["disposition"]
+    assert " scored twice." in clustered["made"]["disposition"]
     assert single["files"]["sources/probes.csv"].count("\n") > 40
     assert ", 0 failed; status done" in clustered["made"]["conflicts"]
     assert "(done)" in clustered["made"]["sources"]

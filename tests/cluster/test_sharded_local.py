@@ -13,6 +13,7 @@ from storage.models import GenerationRun, JudgeScore, Response
 from storage.settings import Settings
 from study.cluster.executors import LocalExecutor, make_executor
 from study.cluster.shards import shard_by_question
+from tests.cluster.ray_scenario import DISPOSITION_ARMS, small_batteries
 
 STUDY = ("--perturbations", "noise,age", "--samples", "2", "--seed", "7")
 
@@ -165,3 +166,91 @@ def test_sharded_sources_run_writes_the_files_one_process_writes(
     assert one == {n: (tmp_path / "sharded" / n).read_text(encoding="utf-8") for n in names}
     assert one == {n: (tmp_path / "again" / n).read_text(encoding="utf-8") for n in names}
     assert one["probes.csv"].count("\n") > 60
+
+
+def _disposition_rows(study: str, *, session: Session) -> tuple[list[tuple], list[tuple]]:
+    """The study's responses and scores by natural key (database ids left out)."""
+    from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
+
+    key = (
+        col(DispositionArm.name),
+        col(DispositionResponse.battery),
+        col(DispositionResponse.stem),
+        col(DispositionResponse.paraphrase),
+        col(DispositionResponse.sample),
+    )
+    base = (
+        sa_select(*key)
+        .join(DispositionArm, col(DispositionArm.id) == col(DispositionResponse.arm_id))
+        .where(col(DispositionArm.study) == study)
+    )
+    responses = session.execute(
+        base.add_columns(
+            col(DispositionResponse.position),
+            col(DispositionResponse.status),
+            col(DispositionResponse.answer),
+            col(DispositionResponse.attempts),
+            col(DispositionResponse.exhausted_attempts),
+        )
+    ).all()
+    scores = session.execute(
+        base.join(
+            DispositionScore, col(DispositionScore.response_id) == col(DispositionResponse.id)
+        ).add_columns(
+            col(DispositionScore.kind),
+            col(DispositionScore.repeat),
+            col(DispositionScore.label),
+            col(DispositionScore.value),
+            col(DispositionScore.parse_status),
+        )
+    ).all()
+    return sorted(map(tuple, responses)), sorted(map(tuple, scores), key=repr)
+
+
+def _disposition_files(study: str, out: Path, *, session: Session) -> dict[str, str]:
+    from study.disposition.analysis import analyze_study
+    from study.disposition.runs import write_analysis
+
+    files = write_analysis(analyze_study(study, session=session, n_boot=200, seed=0), out)
+    return {
+        # awareness.json names its study; the rest is the study's content alone
+        name: Path(path).read_text(encoding="utf-8").replace(f'"study": "{study}"', '"study": S')
+        for name, path in sorted(files.items())
+    }
+
+
+def test_sharded_disposition_study_stores_and_reports_what_one_process_does(
+    tmp_path: Path, cli: Callable[..., object], session: Session
+) -> None:
+    batteries = small_batteries(tmp_path / "batteries.yaml")
+    shares = ("--repeat-share", "0.2", "--grade-share", "0.5", "--awareness-share", "0.25")
+    outputs = []
+    for study, extra in (("one", ()), ("sharded", ("--executor", "local", "--shard-stems", "2"))):
+        for name, model, opts in DISPOSITION_ARMS:
+            add = cli("disposition", "arms", "add", name, "--model", model, "--study", study, *opts)
+            assert add.exit_code == 0, add.output  # type: ignore[attr-defined]
+        run = cli(
+            "disposition", "run", "--study", study, "--judge", "sim/default",
+            "--batteries", str(batteries), *shares, *extra,
+        )  # fmt: skip
+        assert run.exit_code == 0, run.output  # type: ignore[attr-defined]
+        outputs.append(run.output)  # type: ignore[attr-defined]
+    # the same plan line, per-arm summaries and classifier line from one process and shards
+    assert outputs[0] == outputs[1] and "4 arms x 36 probes x 2 samples" in outputs[0]
+    assert " scored twice." in outputs[0] and " 0 scored twice." not in outputs[0]
+    one = _disposition_rows("one", session=session)
+    assert one == _disposition_rows("sharded", session=session)
+    kinds = {(s[5], s[6]) for s in one[1]}
+    assert kinds == {("category", 0), ("category", 1), ("graded", 0), ("awareness", 0)}
+    assert len(one[0]) == 4 * 72 and any(r[9] > 0 for r in one[0])  # re-asked answers
+    files = _disposition_files("one", tmp_path / "one", session=session)
+    assert files == _disposition_files("sharded", tmp_path / "sharded", session=session)
+    assert {"rates_on", "stats_on", "stats_on_graded", "awareness"} <= set(files)
+    # a rerun asks nothing again, and the study reads the same
+    again = cli(
+        "disposition", "run", "--study", "sharded", "--judge", "sim/default",
+        "--batteries", str(batteries), *shares, "--executor", "local", "--shard-stems", "4",
+    )  # fmt: skip
+    assert again.exit_code == 0 and "72 stored before, 0 answered" in again.output  # type: ignore[attr-defined]
+    assert "Classifier sim/default: 0 scored" in again.output  # type: ignore[attr-defined]
+    assert files == _disposition_files("sharded", tmp_path / "again", session=session)
