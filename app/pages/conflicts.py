@@ -24,6 +24,7 @@ from app.ui.table_downloads import folder_download, table_downloads
 from app.ui.url_state import url_open, url_select
 from storage.errors import DriftLensError
 from storage.repo.conflicts import list_conflict_banks
+from study.conflicts.actions import is_abstention
 from study.conflicts.cases import case_views, conflict_runs
 from study.conflicts.items import import_bank_file
 from study.conflicts.plan import parse_doses
@@ -217,7 +218,11 @@ else:
     cols = st.columns(max(1, len(case.judges)))
     for col, j in zip(cols, case.judges, strict=False):
         with col:
-            st.markdown(f"**{escape_markdown(j.judge)}** ({escape_markdown(j.status)})")
+            st.markdown(
+                f"**{escape_markdown(j.judge)}** ({escape_markdown(j.status)}) · action "
+                f"{escape_markdown(j.action)}"
+                + (" (an abstention: D3 not applicable)" if is_abstention(j.action) else "")
+            )
             rows = [
                 {
                     "dimension": d.upper(),

@@ -15,6 +15,7 @@ from storage.models import GenerationRun, JudgeScore
 from storage.repo.conflicts import banks_by_question
 from storage.repo.judges import judge_scores_for
 from storage.repo.runs import list_responses, list_runs, require_run
+from study.conflicts.actions import UNKNOWN, action_name
 from study.conflicts.score import D6_FLAGS, DIMENSIONS, KINDS
 from study.strict_json import REPAIR_SEPARATOR, StrictParseError, extract_json_object
 
@@ -28,6 +29,8 @@ class JudgeView:
     scores: dict[str, float | None]
     d6: str | None
     quotes: dict[str, str]
+    #: the judge's action class (``unknown`` for a verdict stored without one)
+    action: str = UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,7 @@ def _judge_views(scores: list[JudgeScore]) -> list[JudgeView]:
     for judge, rows in sorted(by_judge.items()):
         vals = {s.kind.removeprefix("conflict_"): s.value for s in rows}
         d6v = vals.pop("d6", None)
+        act = vals.pop("action", None)
         views.append(
             JudgeView(
                 judge=judge,
@@ -97,6 +101,7 @@ def _judge_views(scores: list[JudgeScore]) -> list[JudgeView]:
                 scores={d: vals.get(d) for d in DIMENSIONS},
                 d6=None if d6v is None else D6_FLAGS[int(d6v)],
                 quotes=_quotes(rows[0].raw_output),
+                action=action_name(act),
             )
         )
     return views

@@ -20,6 +20,7 @@ from storage.errors import InputError
 from storage.models import JudgeScore, Response
 from study.conflicts.actions import ABSTAIN_ACTIONS, ACTION_KIND
 from study.conflicts.analysis import TABLE_COLUMNS, analyze_scores, read_scores_csv, stored_table
+from study.conflicts.cases import case_views
 from study.conflicts.report import build_report
 from study.conflicts.score import parse_verdict, rubric
 from study.conflicts.sim.judge import JUDGE_PROFILES, expected_judged_total, judge_verdict
@@ -32,6 +33,7 @@ from study.conflicts.sim.moves import (
     draw_moves,
 )
 from study.strict_json import StrictParseError
+from tests.app.apptest_support import open_page, unescape
 
 
 def _reply(action: str | None, d3: object) -> str:
@@ -225,6 +227,15 @@ def test_stored_study_reports_abstention_against_the_baseline(
     csv_back = read_scores_csv(tmp_path / "r" / "conflict_scores.csv")
     assert (csv_back["action"] == mem["action"].to_numpy()).all()
 
+    # the case viewer names each judge's action class and marks abstentions
+    views = {v.response_id: v for v in case_views("ab", session=session)}
+    by_row = mem.set_index(["response_id", "judge"])["action"]
+    seen = [(rid, j) for rid, v in views.items() for j in v.judges if j.status != "error"]
+    assert len(seen) == len(by_row) and all(by_row[(r, j.judge)] == j.action for r, j in seen)
+    at = open_page("conflicts.py")
+    shown = " ".join(unescape(b.value) for b in at.markdown)
+    assert "· action " in shown
+
     # the same study as if judged before the action class existed (conflict-judge-v1)
     ids = session.exec(select(Response.id)).all()
     session.exec(
@@ -240,3 +251,4 @@ def test_stored_study_reports_abstention_against_the_baseline(
     assert not any(b["measure"] == "abstention rate" for b in old.baseline)
     text = (tmp_path / "o" / "conflicts_report.html").read_text()
     assert "verdicts carry no action class" in text and "not assessed" in text
+    assert all(j.action == "unknown" for v in case_views("ab", session=session) for j in v.judges)
