@@ -78,6 +78,18 @@ class ChatRequest:
             out["thinking_token_budget"] = self.thinking_token_budget
         return out
 
+    def record(self) -> dict[str, Any]:
+        """Return what a stored response keeps of the request: messages, sampling, index.
+
+        JSON-ready (``messages`` as role/content dicts, ``sampling`` dumped); the caller
+        adds its model, prompt version and context around it.
+        """
+        return {
+            "messages": [{"role": m.role, "content": m.content} for m in self.messages],
+            "sampling": self.sampling.model_dump(),
+            "sample_index": self.sample_index,
+        }
+
     def chat_template_args(self) -> dict[str, Any]:
         """Return the chat template switches that are set (vLLM's, not the OpenAI API's).
 

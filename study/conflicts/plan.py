@@ -208,9 +208,7 @@ def request_record(
     return {
         "model": model,
         "prompt_version": PROMPT_VERSION,
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-        "sampling": request.sampling.model_dump(),
-        "sample_index": request.sample_index,
+        **request.record(),
         "context": {
             "family": item.rendered.family,
             "condition": item.rendered.condition,

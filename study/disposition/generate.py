@@ -113,15 +113,7 @@ def _record(requests: Sequence[ChatRequest], *, model: str) -> dict[str, Any]:
     return {
         "model": model,
         "prompt_version": PROMPT_VERSION,
-        "requests": [
-            {
-                "messages": [{"role": m.role, "content": m.content} for m in r.messages],
-                "sampling": r.sampling.model_dump(),
-                "sample_index": r.sample_index,
-                **r.extras(),
-            }
-            for r in requests
-        ],
+        "requests": [{**r.record(), **r.extras()} for r in requests],
     }
 
 

@@ -168,9 +168,7 @@ def request_record(request: ChatRequest, *, model: str) -> dict[str, Any]:
     return {
         "model": model,
         "prompt_version": PROMPT_VERSION,
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-        "sampling": request.sampling.model_dump(),
-        "sample_index": request.sample_index,
+        **request.record(),
         **({"extras": request.extras()} if request.extras() else {}),
     }
 
