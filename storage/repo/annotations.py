@@ -15,6 +15,7 @@ from sqlmodel import Session, col, select
 
 from storage.models import Annotator, CurationVote, HumanAnnotation, Study, StudyTask
 from storage.repo._upsert import get_or_create, row_values, upsert
+from storage.repo.chunks import id_chunks
 from storage.types import utcnow
 
 UpsertStatus = Literal["inserted", "updated", "unchanged"]
@@ -224,11 +225,10 @@ def votes_for_questions(
 ) -> dict[int, list[CurationVote]]:
     """Votes per question id (questions without votes omitted)."""
     out: dict[int, list[CurationVote]] = {}
-    ids = list(question_ids)
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(question_ids):
         stmt = (
             select(CurationVote)
-            .where(col(CurationVote.question_id).in_(ids[start : start + 500]))
+            .where(col(CurationVote.question_id).in_(chunk))
             .order_by(col(CurationVote.question_id), col(CurationVote.id))
         )
         for vote in session.exec(stmt):

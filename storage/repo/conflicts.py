@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from sqlmodel import Session, col, select
 
 from storage.models import ConflictBank, Response
+from storage.repo.chunks import id_chunks
 
 
 def upsert_conflict_bank(row: ConflictBank, *, session: Session) -> tuple[ConflictBank, str]:
@@ -44,11 +45,8 @@ def list_conflict_banks(
 def banks_by_question(question_ids: Sequence[int], *, session: Session) -> dict[int, ConflictBank]:
     """Stored banks keyed by their question id."""
     out: dict[int, ConflictBank] = {}
-    ids = list(question_ids)
-    for start in range(0, len(ids), 500):
-        stmt = select(ConflictBank).where(
-            col(ConflictBank.question_id).in_(ids[start : start + 500])
-        )
+    for chunk in id_chunks(question_ids):
+        stmt = select(ConflictBank).where(col(ConflictBank.question_id).in_(chunk))
         for row in session.exec(stmt):
             out[row.question_id] = row
     return out

@@ -10,6 +10,7 @@ from sqlmodel import Session, col, select
 from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
 from storage.errors import InputError, NotFoundError
 from storage.repo._upsert import row_values, upsert
+from storage.repo.chunks import id_chunks
 
 _RESPONSE_KEY = ("arm_id", "battery", "stem", "paraphrase", "sample")
 _SCORE_KEY = ("response_id", "kind", "repeat", "judge_model")
@@ -145,10 +146,9 @@ def scores_for(
 ) -> list[DispositionScore]:
     """Scores of one kind for the given responses (chunked for SQLite's parameter limit)."""
     out: list[DispositionScore] = []
-    ids = list(response_ids)
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(response_ids):
         stmt = select(DispositionScore).where(
-            col(DispositionScore.response_id).in_(ids[start : start + 500]),
+            col(DispositionScore.response_id).in_(chunk),
             DispositionScore.kind == kind,
         )
         out.extend(session.exec(stmt))

@@ -8,6 +8,7 @@ from sqlmodel import Session, col, select
 
 from storage.models import JudgeScore
 from storage.repo._upsert import row_values, upsert
+from storage.repo.chunks import id_chunks
 
 JUDGE_SCORE_KEY = ("response_id", "judge_model", "kind")
 
@@ -32,9 +33,8 @@ def judge_scores_for(
 ) -> list[JudgeScore]:
     """Scores of these responses, optionally of one kind and judge."""
     out: list[JudgeScore] = []
-    ids = list(response_ids)
-    for start in range(0, len(ids), 500):
-        stmt = select(JudgeScore).where(col(JudgeScore.response_id).in_(ids[start : start + 500]))
+    for chunk in id_chunks(response_ids):
+        stmt = select(JudgeScore).where(col(JudgeScore.response_id).in_(chunk))
         if kind is not None:
             stmt = stmt.where(JudgeScore.kind == kind)
         if judge_model is not None:

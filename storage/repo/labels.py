@@ -11,6 +11,7 @@ from sqlmodel import Session, col, select
 from storage.hashing import content_hash
 from storage.models import LabelerSpec, StepLabel
 from storage.repo._upsert import get_or_create, row_values, upsert
+from storage.repo.chunks import id_chunks
 
 STEP_LABEL_KEY = ("response_id", "step_index", "labeler_id", "ontology_version_id", "repeat")
 _STEP_LABEL_UPDATE = (
@@ -102,12 +103,11 @@ def step_labels_for(
 ) -> dict[int, list[StepLabel]]:
     """Labels per response id, each list in step order (responses without labels omitted)."""
     out: dict[int, list[StepLabel]] = defaultdict(list)
-    ids = list(response_ids)
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(response_ids):
         stmt = (
             select(StepLabel)
             .where(
-                col(StepLabel.response_id).in_(ids[start : start + 500]),
+                col(StepLabel.response_id).in_(chunk),
                 StepLabel.labeler_id == labeler_id,
                 StepLabel.ontology_version_id == ontology_version_id,
                 StepLabel.repeat == repeat,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from sqlmodel import Session, col, select
 
 from storage.models import Response, StepLabel
+from storage.repo.chunks import id_chunks
 
 
 def labels_of(
@@ -19,12 +20,11 @@ def labels_of(
 ) -> list[StepLabel]:
     """Labels of these responses by these labelers under one version, ordered by key."""
     out: list[StepLabel] = []
-    ids = list(response_ids)
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(response_ids):
         stmt = (
             select(StepLabel)
             .where(
-                col(StepLabel.response_id).in_(ids[start : start + 500]),
+                col(StepLabel.response_id).in_(chunk),
                 col(StepLabel.labeler_id).in_(list(labeler_ids)),
                 StepLabel.ontology_version_id == ontology_version_id,
                 StepLabel.repeat == repeat,
@@ -40,9 +40,8 @@ def labels_of(
 def responses_by_id(response_ids: Sequence[int], *, session: Session) -> dict[int, Response]:
     """Response rows by id."""
     out: dict[int, Response] = {}
-    ids = list(response_ids)
-    for start in range(0, len(ids), 500):
-        stmt = select(Response).where(col(Response.id).in_(ids[start : start + 500]))
+    for chunk in id_chunks(response_ids):
+        stmt = select(Response).where(col(Response.id).in_(chunk))
         for row in session.exec(stmt):
             assert row.id is not None
             out[row.id] = row

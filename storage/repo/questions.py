@@ -10,6 +10,7 @@ from sqlalchemy import func, not_, or_
 from sqlmodel import Session, col, select
 
 from storage.models import Question
+from storage.repo.chunks import id_chunks
 from storage.types import utcnow
 
 _IMPORT_FIELDS = ("text", "source", "domains")
@@ -42,9 +43,7 @@ def upsert_questions(questions: Iterable[Question], *, session: Session) -> Upse
     if not incoming:
         return UpsertCounts()
     existing: dict[str, Question] = {}
-    ids = list(incoming)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
+    for chunk in id_chunks(incoming):
         for found in session.exec(select(Question).where(col(Question.external_id).in_(chunk))):
             existing[found.external_id] = found
     inserted = updated = unchanged = 0
@@ -186,9 +185,7 @@ def set_filter_result(
 def set_tiers(tiers: Mapping[int, str | None], *, session: Session) -> int:
     """Set ``tier`` per question id (``None`` removes it); returns how many changed."""
     changed = 0
-    ids = list(tiers)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
+    for chunk in id_chunks(tiers):
         for row in session.exec(select(Question).where(col(Question.id).in_(chunk))):
             assert row.id is not None
             new = tiers[row.id]

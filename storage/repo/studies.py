@@ -31,6 +31,7 @@ from storage.models import (
     Study,
     StudyTask,
 )
+from storage.repo.chunks import id_chunks
 from storage.step_spans import step_count_sql
 
 
@@ -86,11 +87,8 @@ def count_study_tasks(study_id: int, *, session: Session) -> int:
 def annotations_of_tasks(task_ids: Sequence[int], *, session: Session) -> list[HumanAnnotation]:
     """Stored annotations of the given task ids."""
     out: list[HumanAnnotation] = []
-    ids = list(task_ids)
-    for start in range(0, len(ids), 500):
-        stmt = select(HumanAnnotation).where(
-            col(HumanAnnotation.study_task_id).in_(ids[start : start + 500])
-        )
+    for chunk in id_chunks(task_ids):
+        stmt = select(HumanAnnotation).where(col(HumanAnnotation.study_task_id).in_(chunk))
         out.extend(session.exec(stmt))
     return out
 
@@ -100,10 +98,9 @@ def delete_labelstudio_votes(
 ) -> int:
     """Remove Label Studio-sourced votes of these questions and criteria (before re-applying)."""
     removed = 0
-    ids = list(question_ids)
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(question_ids):
         stmt = delete(CurationVote).where(
-            col(CurationVote.question_id).in_(ids[start : start + 500]),
+            col(CurationVote.question_id).in_(chunk),
             col(CurationVote.criterion).in_(list(criteria)),
             col(CurationVote.source) == "labelstudio",
         )
@@ -326,8 +323,7 @@ def questions_by_external_id(
 ) -> dict[str, Question]:
     """Questions keyed by external id."""
     out: dict[str, Question] = {}
-    ids = list(external_ids)
-    for start in range(0, len(ids), 500):
-        stmt = select(Question).where(col(Question.external_id).in_(ids[start : start + 500]))
+    for chunk in id_chunks(external_ids):
+        stmt = select(Question).where(col(Question.external_id).in_(chunk))
         out.update({q.external_id: q for q in session.exec(stmt)})
     return out

@@ -27,6 +27,7 @@ import pandas as pd
 from sqlmodel import Session
 
 from storage.errors import InputError
+from storage.repo.chunks import id_chunks
 from study.conflicts.items import BankImport, parse_banks, store_banks
 from study.conflicts.policy import HEURISTICS, POLICIES
 from study.conflicts.sim.presets import DESCRIPTIONS
@@ -302,10 +303,8 @@ def answers_frame(runs: Sequence[str], *, session: Session) -> pd.DataFrame:
         return table
     ids = [int(i) for i in table["response_id"].unique()]
     texts: dict[int, str | None] = {}
-    for start in range(0, len(ids), 500):  # SQLite's parameter limit
-        stmt = select(Response.id, Response.text).where(
-            col(Response.id).in_(ids[start : start + 500])
-        )
+    for chunk in id_chunks(ids):  # SQLite's parameter limit
+        stmt = select(Response.id, Response.text).where(col(Response.id).in_(chunk))
         texts.update({i: text for i, text in session.exec(stmt) if i is not None})
     table = table.copy()
     table["answer"] = table["response_id"].map(texts)

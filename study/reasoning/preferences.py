@@ -44,6 +44,7 @@ from storage.models import (
     Question,
     Response,
 )
+from storage.repo.chunks import id_chunks
 from storage.repo.requests import stored_messages
 from storage.repo.runs import require_run
 from study.judge_settings import SettingsByJudge, collect_settings, refuse_mixed_settings
@@ -176,11 +177,10 @@ def export_preferences(
             info[resp.id] = (resp, qkey, qtext, memory or "")
     scores: dict[int, dict[str, float | None]] = {rid: {} for rid in info}
     by_judge: SettingsByJudge = {}
-    ids = list(info)
-    for start in range(0, len(ids), 500):
+    for chunk in id_chunks(info):
         for s in session.exec(
             select(JudgeScore).where(
-                col(JudgeScore.response_id).in_(ids[start : start + 500]),
+                col(JudgeScore.response_id).in_(chunk),
                 JudgeScore.judge_model == spec,
             )
         ):
