@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -190,20 +191,61 @@ def judge_robustness(
         raise InputError("--resamples, --sample and --bootstrap must be at least 1.")
     if resamples == 1 and not judges:
         raise InputError("Give --resamples of 2 or more, or an alternative --judge.")
+    ask = _Rejudge(session, resamples, judges, primary, sample, bootstrap, seed, concurrency)
     if instrument == "disposition":
-        result = _disposition(
-            run, session=session, resamples=resamples, judges=judges, primary=primary,
-            sample=sample, bootstrap=bootstrap, seed=seed, concurrency=concurrency,
-            batteries=batteries,
-        )  # fmt: skip
+        result = _disposition(run, ask, batteries)
     else:
-        result = _conflicts(
-            run, session=session, resamples=resamples, judges=judges, primary=primary,
-            sample=sample, bootstrap=bootstrap, seed=seed, concurrency=concurrency,
-        )  # fmt: skip
+        result = _conflicts(run, ask)
     set_meta(meta_key(instrument, run), json.dumps(result.to_dict()), session=session)
     session.commit()
     return result
+
+
+@dataclass(frozen=True)
+class _Rejudge:
+    """What one robustness call asks of any instrument (see :func:`judge_robustness`)."""
+
+    session: Session
+    resamples: int
+    judges: Sequence[str]
+    primary: str | None
+    sample: int
+    bootstrap: int
+    seed: int
+    concurrency: int
+
+    def asked(self, stored: Sequence[str], what: str) -> dict[str, Any]:
+        """The keyword arguments of an instrument's judgements call.
+
+        The primary judge is the one named, else the only judge in ``stored``; the
+        alternatives are the other judges named, each once.
+
+        Raises:
+            InputError: no judge named and ``stored`` holds none or several.
+        """
+        primary = _primary(stored, what, self.primary)
+        return {
+            "primary": primary,
+            "alternatives": [j for j in dict.fromkeys(self.judges) if j != primary],
+            "resamples": self.resamples,
+            "sample": self.sample,
+            "seed": self.seed,
+            "session": self.session,
+            "concurrency": self.concurrency,
+        }
+
+    def summary(self, instrument: str, run: str, got: Any, **measured: Any) -> RobustnessResult:
+        """:func:`summarize` of an instrument's judgements ``got`` (labels and strata)."""
+        return summarize(
+            instrument=instrument,
+            run=run,
+            labels=got.labels,
+            kinds=_kinds(len(got.labels), self.resamples),
+            strata=got.strata,
+            bootstrap=self.bootstrap,
+            seed=self.seed,
+            **measured,
+        )
 
 
 def _kinds(n_labels: int, resamples: int) -> list[str]:
@@ -211,43 +253,20 @@ def _kinds(n_labels: int, resamples: int) -> list[str]:
     return ["stored", *["resample"] * (resamples - 1), *["alternative"] * (n_labels - resamples)]
 
 
-def _conflicts(
-    run: str,
-    *,
-    session: Session,
-    resamples: int,
-    judges: Sequence[str],
-    primary: str | None,
-    sample: int,
-    bootstrap: int,
-    seed: int,
-    concurrency: int,
-) -> RobustnessResult:
+def _conflicts(run: str, ask: _Rejudge) -> RobustnessResult:
     from study.conflicts.robustness import conflicts_judgements, stored_judges
 
-    primary = _primary(stored_judges(run, session=session), f"Run {run!r}", primary)
     got = conflicts_judgements(
-        run,
-        primary=primary,
-        alternatives=[j for j in dict.fromkeys(judges) if j != primary],
-        resamples=resamples,
-        sample=sample,
-        seed=seed,
-        session=session,
-        concurrency=concurrency,
+        run, **ask.asked(stored_judges(run, session=ask.session), f"Run {run!r}")
     )
-    return summarize(
-        instrument="conflicts",
-        run=run,
-        labels=got.labels,
-        kinds=_kinds(len(got.labels), resamples),
+    return ask.summary(
+        "conflicts",
+        run,
+        got,
         values=got.totals(),
         verdicts=got.scores,
-        strata=got.strata,
         measure="rubric total D1-D5 (0-20) per answer",
         midpoint=10.0,
-        bootstrap=bootstrap,
-        seed=seed,
     )
 
 
@@ -262,19 +281,7 @@ def _primary(stored: Sequence[str], what: str, primary: str | None) -> str:
     return stored[0]
 
 
-def _disposition(
-    study: str,
-    *,
-    session: Session,
-    resamples: int,
-    judges: Sequence[str],
-    primary: str | None,
-    sample: int,
-    bootstrap: int,
-    seed: int,
-    concurrency: int,
-    batteries: Any,
-) -> RobustnessResult:
+def _disposition(study: str, ask: _Rejudge, batteries: Any) -> RobustnessResult:
     """The classifier's robustness for a disposition study (study/disposition/robustness)."""
     from study.disposition.items import load_sample_batteries
     from study.disposition.robustness import (
@@ -283,29 +290,18 @@ def _disposition(
         stored_classifiers,
     )
 
-    primary = _primary(stored_classifiers(study, session=session), f"Study {study!r}", primary)
     got, arms = disposition_judgements(
         study,
         batteries if batteries is not None else load_sample_batteries(),
-        primary=primary,
-        alternatives=[j for j in dict.fromkeys(judges) if j != primary],
-        resamples=resamples,
-        sample=sample,
-        seed=seed,
-        session=session,
-        concurrency=concurrency,
+        **ask.asked(stored_classifiers(study, session=ask.session), f"Study {study!r}"),
     )
-    return summarize(
-        instrument="disposition",
-        run=study,
-        labels=got.labels,
-        kinds=_kinds(len(got.labels), resamples),
+    return ask.summary(
+        "disposition",
+        study,
+        got,
         values=got.aligned,
         verdicts=got.codes,
-        strata=got.strata,
         measure="aligned (1) or not (0) per answer, the classifier's category",
         midpoint=0.5,
-        bootstrap=bootstrap,
-        seed=seed,
-        conclusions=conclusions(got, arms, bootstrap=bootstrap, seed=seed),
+        conclusions=conclusions(got, arms, bootstrap=ask.bootstrap, seed=ask.seed),
     )
