@@ -11,12 +11,13 @@ distinct settings per judge with :func:`collect_settings`, stops in one sentence
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 __all__ = [
     "SettingsByJudge",
     "collect_settings",
+    "provenance_sections",
     "refuse_mixed_settings",
     "settings_lines",
     "settings_text",
@@ -78,3 +79,42 @@ def refuse_mixed_settings(by_judge: SettingsByJudge, *, what: str) -> None:
 def settings_lines(by_judge: SettingsByJudge) -> list[list[str]]:
     """``[judge, settings]`` rows for a report's provenance, judges in name order."""
     return [[j, settings_text(seen[0])] for j, seen in sorted(by_judge.items()) if seen]
+
+
+#: The provenance table's columns: ``(column, header, render)`` of ``study.report.html``.
+PROVENANCE_COLUMNS: tuple[tuple[str, str, None], ...] = (
+    ("judge", "judge", None),
+    ("settings", "prompt, sampling and seed", None),
+)
+
+
+def provenance_sections(
+    rows: Sequence[tuple[str, str]],
+    *,
+    note: str,
+    empty: str,
+    columns: Sequence[tuple[str, str, None]] = PROVENANCE_COLUMNS,
+) -> tuple[list[str], list[str]]:
+    """A report's "Judge settings (provenance)" section as HTML parts and Markdown parts.
+
+    Args:
+        rows: ``(judge, settings)`` rows (:func:`settings_lines`).
+        note: The line under the heading (what the settings cover).
+        empty: The line shown instead of a table when there are no rows.
+        columns: The table's columns (judge, settings) and their headers.
+    """
+    import pandas as pd
+
+    from study.report.html import esc, table
+    from study.report.markdown import md_escape, md_table
+
+    title = "Judge settings (provenance)"
+    if not rows:
+        return [f"<h2>{title}</h2>", f"<p>{esc(empty)}</p>"], [f"## {title}\n", empty + "\n"]
+    frame = pd.DataFrame(list(rows), columns=["judge", "settings"])
+    html = [
+        f"<h2>{title}</h2>",
+        f'<p class="muted">{esc(note)}</p>',
+        table(frame, list(columns), text=("judge", "settings")),
+    ]
+    return html, [f"## {title}\n", md_escape(note) + "\n", md_table(frame, list(columns))]

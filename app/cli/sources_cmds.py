@@ -144,15 +144,22 @@ def _stored_table(ctx: typer.Context, name: str) -> Any:
 
 
 def _finish_run(
-    runs: list[Any], out_dir: Path, *, bootstrap: int, seed: int | None, title: str
-) -> None:
+    ctx: typer.Context, name: str, runs: list[Any], out_dir: Path, *, bootstrap: int,
+    seed: int | None,
+) -> None:  # fmt: skip
+    """Write stored run ``name``'s folder (its claim writers' settings as provenance)."""
     import pandas as pd
 
+    from app.cli.context import session_for
     from study.report.folder import staged_report_folder
     from study.safe_csv import write_frame_csv
     from study.sources.analysis import analyze_sources_table
+    from study.sources.claim_provenance import claim_writer_settings
     from study.sources.report import write_sources_report
 
+    with session_for(ctx) as session:
+        writers = claim_writer_settings(name, session=session)
+    title = f"Source reliance — {runs[0].model if runs else name}"
     table = pd.concat([r.table() for r in runs], ignore_index=True)
     result = analyze_sources_table(table, bootstrap=bootstrap, seed=seed).to_dict()
     n = sum(len(r.records) for r in runs)
@@ -173,6 +180,7 @@ def _finish_run(
                 f"{n} probes, {unknown} without a letter (read as unknown), "
                 f"{failed} failed requests.",
             ),
+            claim_settings=writers,
         )
     render_stats(result)
     _out.print(
@@ -316,9 +324,7 @@ def run_cmd(
         # one rule for all (as generate): failed probes exit 3 with the cause, and no
         # report is written from an incomplete run
         exit_if_failed(RequestFailures(summary.failed, summary.answered + summary.failed))
-        _finish_run(
-            runs, target, bootstrap=bootstrap, seed=seed, title=f"Source reliance — {model}"
-        )
+        _finish_run(ctx, summary.name, runs, target, bootstrap=bootstrap, seed=seed)
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc) from None
 
@@ -337,13 +343,10 @@ def report_cmd(
 
     try:
         runs = _stored_runs(ctx, run_name)
-        model = runs[0].model if runs else run_name
         target = out_dir or settings(ctx).workspace / "reports" / "sources" / run_name.replace(
             "/", "_"
         )
-        _finish_run(
-            runs, target, bootstrap=bootstrap, seed=seed, title=f"Source reliance — {model}"
-        )
+        _finish_run(ctx, run_name, runs, target, bootstrap=bootstrap, seed=seed)
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc) from None
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
-from study.judge_settings import collect_settings, refuse_mixed_settings, settings_lines
+from study.judge_settings import (
+    collect_settings,
+    provenance_sections,
+    refuse_mixed_settings,
+    settings_lines,
+)
 
 #: How each score kind's judge is named in the provenance rows.
 KIND_NAMES = {"category": "classifier", "graded": "graded review", "awareness": "test awareness"}
@@ -45,27 +48,11 @@ def study_judge_settings(
     return tuple((j, t) for j, t in settings_lines(by_judge))
 
 
-def settings_frame(rows: Sequence[tuple[str, str]]) -> pd.DataFrame:
-    """The provenance rows as the report's table."""
-    return pd.DataFrame(list(rows), columns=["judge", "settings"])
-
-
 def settings_sections(rows: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
     """The report's "Judge settings (provenance)" section as HTML parts and Markdown parts."""
-    from study.report.html import esc, table
-    from study.report.markdown import md_escape, md_table
-
-    title = "Judge settings (provenance)"
-    if not rows:
-        line = "No judge has scored these responses yet."
-        return [f"<h2>{title}</h2>", f"<p>{esc(line)}</p>"], [f"## {title}\n", line + "\n"]
-    frame = settings_frame(rows)
-    html = [
-        f"<h2>{title}</h2>",
-        f'<p class="muted">{esc(NOTE)}</p>',
-        table(frame, _COLS, text=("judge", "settings")),
-    ]
-    return html, [f"## {title}\n", md_escape(NOTE) + "\n", md_table(frame, _COLS)]
+    return provenance_sections(
+        rows, note=NOTE, empty="No judge has scored these responses yet.", columns=_COLS
+    )
 
 
 def robustness_sections(result: Any) -> tuple[list[str], list[str]]:

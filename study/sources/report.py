@@ -18,7 +18,7 @@ through :func:`study.report.figures.plain_label`.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -366,6 +366,7 @@ def write_sources_report(
     title: str = "Source reliance",
     simulated: bool = False,
     notes: tuple[str, ...] = (),
+    claim_settings: Sequence[tuple[str, str]] | None = None,
 ) -> SourcesReportFiles:
     """Write ``report.md``, ``report.html`` and the figures into ``out_dir``.
 
@@ -376,6 +377,9 @@ def write_sources_report(
         title: Report title.
         simulated: Put the SIMULATED banner on top.
         notes: Extra lines (e.g. unknown-letter counts) shown under the title.
+        claim_settings: The tier-2 claim writers' settings
+            (:func:`study.sources.claim_provenance.claim_writer_settings`), shown as the
+            report's provenance; ``None``: no stored run (no section).
 
     Callers write the folder through :func:`study.report.folder.staged_report_folder`.
     """
@@ -460,6 +464,15 @@ def write_sources_report(
             for line in effect_lines(c):
                 md.append(md_escape(line) + "\n")
                 html.append(f"<p>{esc(line)}</p>")
+    if claim_settings is not None:
+        from study.judge_settings import provenance_sections
+        from study.sources.claim_provenance import NOTE
+
+        part_html, part_md = provenance_sections(
+            claim_settings, note=NOTE, empty="The run asserts no tier-2 claim (no claim writer)."
+        )
+        html.extend(part_html)
+        md.extend(["", *part_md])
     md_path = out_dir / "report.md"
     md_path.write_text("\n".join(md) + "\n", encoding="utf-8")
     html_path = out_dir / "report.html"

@@ -272,15 +272,23 @@ def stored_claims(
 
     Raises:
         NotFoundError: no such set.
-        InputError: a stored claim no longer fits its item (names the item).
+        InputError: a stored claim no longer fits its item (names the item), or one
+            writer's claims of the set were written under different settings.
     """
     from storage.errors import NotFoundError
     from storage.repo.sources import claim_sets, source_claims
+    from study.sources.claim_provenance import writer_settings
 
     rows = source_claims(claim_set, session=session)
     if not rows:
         known = ", ".join(sorted(claim_sets(session=session))[:5]) or "none stored yet"
         raise NotFoundError(f"No claim set named {claim_set!r} (claim sets: {known}).")
+    wanted = {it.id for it in items} if items else None
+    writer_settings(
+        claim_set,
+        [r for r in rows if wanted is None or r.item_id in wanted],
+        what=f"claim set {claim_set!r}",
+    )
     by_id = {it.id: it for it in items or ()}
     out: dict[str, str] = {}
     for row in rows:
