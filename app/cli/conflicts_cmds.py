@@ -157,6 +157,13 @@ def _print_abstention(result: dict[str, Any]) -> None:
         )
     if rows:
         _out.print(table)
+    for a in result.get("action_agreement") or []:
+        _out.print(
+            f"action class, {a['judge_a']} vs {a['judge_b']}: {a['n']} answers, same class "
+            f"{_num(a['exact'])}, Cohen's kappa {_num(a['kappa'])} [{_num(a['kappa_ci_low'])}, "
+            f"{_num(a['kappa_ci_high'])}]; same abstain reading {_num(a['abstain_agreement'])}",
+            markup=False,
+        )
     for note in result.get("meta", {}).get("notes", []):
         if "action class" in note:
             _out.print(note, markup=False)

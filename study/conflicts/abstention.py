@@ -166,3 +166,59 @@ def unknown_note(df: pd.DataFrame) -> str | None:
         "action is unknown, they are left out of the abstention rates, and their D3 is read "
         "as scored."
     )
+
+
+@dataclass(frozen=True)
+class ActionAgreementRow:
+    """How well two judges agree on what the answers did (answers both classed)."""
+
+    judge_a: str
+    judge_b: str
+    n: int
+    exact: float
+    kappa: float
+    kappa_ci_low: float
+    kappa_ci_high: float
+    abstain_agreement: float
+    abstain_kappa: float
+
+
+def action_agreement(
+    judge_a: str, judge_b: str, both: pd.DataFrame, *, n_boot: int, seed: int
+) -> ActionAgreementRow | None:
+    """Agreement of two judges on the action class and on abstaining.
+
+    Args:
+        judge_a: First judge.
+        judge_b: Second judge.
+        both: The answers both judged, their columns suffixed ``_a`` / ``_b`` (with
+            ``instance_id``, the cluster of the κ interval).
+        n_boot: Bootstrap replicates of the κ interval (instances resampled).
+        seed: Its seed.
+
+    Returns:
+        ``None`` when no answer has a known action under both judges.
+    """
+    from driftlens_core.agreement import cohens_kappa, kappa_cluster_interval
+
+    a, b = f"{ACTION_COLUMN}_a", f"{ACTION_COLUMN}_b"
+    if a not in both.columns or b not in both.columns:
+        return None
+    known = both[(both[a] != UNKNOWN) & (both[b] != UNKNOWN)]
+    if known.empty:
+        return None
+    xa, xb = known[a].tolist(), known[b].tolist()
+    kap = kappa_cluster_interval(xa, xb, known["instance_id"].tolist(), n_boot=n_boot, seed=seed)
+    sa = [x in ABSTAIN_ACTIONS for x in xa]
+    sb = [x in ABSTAIN_ACTIONS for x in xb]
+    return ActionAgreementRow(
+        judge_a,
+        judge_b,
+        len(known),
+        float(np.mean([x == y for x, y in zip(xa, xb, strict=True)])),
+        kap.kappa,
+        kap.ci_low,
+        kap.ci_high,
+        float(np.mean([x == y for x, y in zip(sa, sb, strict=True)])),
+        cohens_kappa(sa, sb),
+    )

@@ -57,9 +57,11 @@ from storage.errors import InputError
 from study.conflicts.abstention import (
     ACTION_COLUMN,
     AbstentionRow,
+    ActionAgreementRow,
     ActionShareRow,
     abstain_indicator,
     abstention_rows,
+    action_agreement,
     action_rows,
     unknown_note,
     validate_actions,
@@ -211,6 +213,7 @@ class ConflictStats:
     agreement_by_type: tuple[TypeAgreementRow, ...] = ()
     abstention: tuple[AbstentionRow, ...] = ()
     actions: tuple[ActionShareRow, ...] = ()
+    action_agreement: tuple[ActionAgreementRow, ...] = ()
     version: int = 1
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -240,6 +243,7 @@ class ConflictStats:
             "agreement_by_type": [plain(r) for r in self.agreement_by_type],
             "abstention": [plain(r) for r in self.abstention],
             "actions": [plain(r) for r in self.actions],
+            "action_agreement": [plain(r) for r in self.action_agreement],
             "meta": {
                 "version": self.version,
                 "bootstrap": self.bootstrap,
@@ -437,12 +441,14 @@ def analyze_scores(
     keyed = df.copy()
     key_cols = ["model", "instance_id", "type", "distractors"]
     keyed["_k"] = keyed.groupby([*key_cols, "judge"], sort=False).cumcount()
+    pairs: list[tuple[str, str, pd.DataFrame]] = []
     for ja, jb in itertools.combinations(judges, 2):
         a = keyed[keyed["judge"] == ja]
         b = keyed[keyed["judge"] == jb]
         both = a.merge(b, on=[*key_cols, "_k"], suffixes=("_a", "_b"))
         if both.empty:
             continue
+        pairs.append((ja, jb, both))
         for dim in DIMENSIONS:
             oa = ordinal_agreement(both[f"{dim}_a"].to_numpy(), both[f"{dim}_b"].to_numpy())
             agreement.append(
@@ -480,6 +486,12 @@ def analyze_scores(
         )
     if len(judges) < 2:
         notes.append("one judge only: no judge agreement")
+    # last, with its own seed: the other intervals' random stream is left as it was
+    action_agree = [
+        row
+        for ja, jb, both in pairs
+        if (row := action_agreement(ja, jb, both, n_boot=bootstrap, seed=seed or 0)) is not None
+    ]
 
     d6: list[D6Row] = []
     flagged = df[df["d6"] != ""]
@@ -504,6 +516,7 @@ def analyze_scores(
         agreement_by_type=tuple(by_type),
         abstention=tuple(abstention_rows(df)),
         actions=tuple(action_rows(df)),
+        action_agreement=tuple(action_agree),
         notes=tuple(notes),
     )
 

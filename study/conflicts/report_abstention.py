@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from study.conflicts.abstention import AbstentionRow, ActionShareRow
+from study.conflicts.abstention import AbstentionRow, ActionAgreementRow, ActionShareRow
 from study.conflicts.actions import ACTIONS
 from study.conflicts.baseline import ABSTENTION_MEASURE
 
@@ -142,8 +142,10 @@ def abstention_sections(
     actions: Sequence[ActionShareRow],
     *,
     notes: Sequence[str] = (),
+    agreement: Sequence[ActionAgreementRow] = (),
 ) -> list[Section]:
-    """The abstention table (every arm and dose) and the action mix."""
+    """The abstention table (every arm and dose), the action mix and the judges' agreement
+    on the action class."""
     out: list[Section] = []
     body = [
         [
@@ -180,6 +182,27 @@ def abstention_sections(
                 ["model", "judge", *ACTIONS],
                 [[m, j, *(v.get(x, "–") for x in ACTIONS)] for (m, j), v in sorted(cells.items())],
                 "The judge's action class of each answer (conflict-judge-v2).",
+            )
+        )
+    if agreement:
+        out.append(
+            (
+                "Judge agreement on the action class",
+                ["judges", "answers", "same class", "Cohen's κ [95% CI]", "same abstain", "κ"],
+                [
+                    [
+                        f"{r.judge_a} vs {r.judge_b}",
+                        str(r.n),
+                        _fmt(r.exact),
+                        _ci(r.kappa, r.kappa_ci_low, r.kappa_ci_high),
+                        _fmt(r.abstain_agreement),
+                        _fmt(r.abstain_kappa),
+                    ]
+                    for r in agreement
+                ],
+                "Answers both judges classed; the interval resamples instances. 'same "
+                "abstain': whether both read the answer as an abstention (κ undefined, –, "
+                "when one reading is constant).",
             )
         )
     return out

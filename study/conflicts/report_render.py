@@ -146,7 +146,11 @@ def report_sections(report: ConflictReport) -> list[tuple[str, list[str], list[l
         )
     )
     notes = [n for n in s.notes if "action class" in n]
-    out.extend(abstention_sections(report.abstention or s.abstention, s.actions, notes=notes))
+    out.extend(
+        abstention_sections(
+            report.abstention or s.abstention, s.actions, notes=notes, agreement=s.action_agreement
+        )
+    )
     if s.d6:
         out.append(
             (

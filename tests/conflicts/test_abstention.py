@@ -134,6 +134,28 @@ def test_not_applicable_totals_and_abstention_match_a_hand_built_table(tmp_path:
     assert any("1 of 12 verdicts carry no action class" in n for n in stats.notes)
 
 
+def test_judges_agreement_on_the_action_class_matches_sklearn(tmp_path: Path) -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    rows = _hand_table()
+    other = [dict(r, judge="k") for r in rows]
+    for i, act in ((0, "conditionalize"), (3, "clarify"), (9, "defer")):
+        other[i]["action"] = act
+        other[i]["d3"] = "" if act in ABSTAIN_ACTIONS else "2"
+    table = read_scores_csv(_write(tmp_path / "two.csv", rows + other))
+    stats = analyze_scores(table, bootstrap=300, seed=2)
+    (row,) = stats.action_agreement
+    known = [i for i, r in enumerate(rows) if r["action"]]
+    a = [rows[i]["action"] for i in known]
+    b = [other[i]["action"] for i in known]
+    assert row.n == len(known) == 11
+    assert row.exact == pytest.approx(np.mean([x == y for x, y in zip(a, b, strict=True)]))
+    assert row.kappa == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+    sa, sb = [x in ABSTAIN_ACTIONS for x in a], [x in ABSTAIN_ACTIONS for x in b]
+    assert row.abstain_kappa == pytest.approx(cohen_kappa_score(sa, sb), abs=1e-12)
+    assert row.kappa_ci_low <= row.kappa <= row.kappa_ci_high
+
+
 def test_bad_action_rows_are_refused_in_one_sentence(
     cli: Callable[..., Result], tmp_path: Path
 ) -> None:
