@@ -423,6 +423,8 @@ def report_cmd(
             seed=seed,
         )
     print_stats(rep.stats.to_dict())
+    for line in rep.headline:  # read against the no-memory baseline
+        _out.print(line, markup=False)
     for name, path in rep.files.items():
         _out.print(f"{name}: {path}", markup=False)
 

@@ -243,6 +243,13 @@ def test_stored_study_reports_abstention_against_the_baseline(
     ).dropna()
     assert diff["difference"] == pytest.approx(per.mean()) and diff["n_instances"] == len(per)
     assert any("memory makes the model abstain less" in line for line in rep.headline)
+    printed = cli(
+        "conflicts", "report", "--run", "ab", "--baseline", "ab-empty",
+        "--out", str(tmp_path / "cli"), "--bootstrap", "200",
+    )  # fmt: skip
+    assert printed.exit_code == 0, printed.output
+    assert "abstention rate" in printed.output
+    assert "memory makes the model abstain less" in " ".join(printed.output.split())
     page = (tmp_path / "r" / "conflicts_report.html").read_text()
     assert "<h2>Headline, read against the no-memory baseline</h2>" in page
     assert "Abstention and clarification" in page and "memory makes the model abstain" in page
