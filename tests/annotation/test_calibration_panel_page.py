@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
+from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
 from annotation.client import LabelStudioClient
@@ -25,16 +26,22 @@ PLAN = [(4, ["4", "4", "3"]), (1, ["2", "2", "1"]), (0, ["0", "0", "0"]), (3, ["
 JUDGE = "sim/judge-<i>a</i>"
 
 
-def _seed(plan: list[tuple[int, list[str]]] = PLAN) -> None:
+def seed_judged_helpfulness(session: Session, plan: list[tuple[int, list[str]]] = PLAN) -> None:
+    """Run "demo"'s helpfulness study: the tasks the raters saw, votes and JUDGE's scores."""
+    study_id, responses = demo_helpfulness(session)
+    # the tasks the raters saw (a triage push sends them again)
+    tasks = build_tasks("helpfulness", parse_selection([]), session=session)
+    data = {t.key: t.data for t in tasks}
+    for (rid, key), (judge, votes) in zip(responses, plan, strict=True):
+        score = JudgeScore(response_id=rid, judge_model=JUDGE, kind="helpfulness")
+        score.value = judge
+        session.add(score)
+        _task(session, study_id, key, data[key], [{"score": v} for v in votes])
+
+
+def _seed() -> None:
     with open_workspace_session(resolve_settings()) as s:
-        study_id, responses = demo_helpfulness(s)
-        # the tasks the raters saw (a triage push sends them again)
-        data = {t.key: t.data for t in build_tasks("helpfulness", parse_selection([]), session=s)}
-        for (rid, key), (judge, votes) in zip(responses, plan, strict=True):
-            score = JudgeScore(response_id=rid, judge_model=JUDGE, kind="helpfulness")
-            score.value = judge
-            s.add(score)
-            _task(s, study_id, key, data[key], [{"score": v} for v in votes])
+        seed_judged_helpfulness(s)
         s.commit()
 
 
