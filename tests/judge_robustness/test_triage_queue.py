@@ -119,3 +119,51 @@ def test_a_second_test_awareness_judge_gives_pairs(session: Session) -> None:
         (keys[1], "2", "sim/aware-2", "6"),
         (keys[2], "5", "sim/aware-2", "4"),
     )
+
+
+def test_a_second_classifier_gives_pairs_on_the_other_classifiers_items(session: Session) -> None:
+    from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
+    from study.disposition.human.kinds import disposition_key
+    from tests.annotation.seed import seed_disposition
+
+    seed_disposition(session)
+    rows = session.exec(
+        select(DispositionArm.name, DispositionResponse).where(
+            DispositionArm.id == DispositionResponse.arm_id, DispositionResponse.status == "ok"
+        )
+    ).all()[:2]
+    study_id = _study(session, "disposition_check")
+    keys = []
+    # each task names the classifier it checks; the other one classified the answer too
+    for (arm, resp), (own, a, b) in zip(
+        rows, [("sim/cls-a", "aligned", "misaligned"), ("sim/cls-b", "aligned", "aligned")],
+        strict=True,
+    ):  # fmt: skip
+        assert resp.id is not None
+        for judge, label in (("sim/cls-a", a), ("sim/cls-b", b)):
+            session.add(
+                DispositionScore(
+                    response_id=resp.id, judge_model=judge, kind="category", label=label
+                )
+            )
+        payload = {
+            "study": "dcheck", "arm": arm, "battery": resp.battery, "stem": resp.stem,
+            "paraphrase": resp.paraphrase, "sample": resp.sample, "judge": own,
+            "categories": ["aligned", "misaligned"],
+        }  # fmt: skip
+        keys.append(
+            disposition_key("dcheck", arm, resp.battery, resp.stem, resp.paraphrase, resp.sample)
+        )
+        _task(session, study_id, keys[-1], payload, [{"category": "aligned"}] * 2)
+    session.flush()
+    got = study_pairs("disposition_check", session=session)
+    assert got.judge == "sim/cls-a, sim/cls-b"
+    # item 1 is cls-a's (cls-b gave misaligned), item 2 cls-b's (cls-a agreed); the seed's
+    # own classifier scored both answers too
+    seeded = [p for p in got.judge_pairs if p[2] == "sim/classifier"]
+    assert [p[0] for p in seeded] == keys
+    assert tuple(p for p in got.judge_pairs if p[2] != "sim/classifier") == (
+        (keys[0], "aligned", "sim/cls-b", "misaligned"),
+        (keys[1], "aligned", "sim/cls-a", "aligned"),
+    )
+    assert [r[1:] for r in got.rows] == [("aligned", "aligned"), ("aligned", "aligned")]
