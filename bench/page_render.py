@@ -62,15 +62,36 @@ def _render_seconds(page: object, url: str, heading: str, *, limit: float = 120.
     raise TimeoutError(f"{url} did not settle within {limit:.0f} s")
 
 
+def _database_size(args: argparse.Namespace) -> str:
+    """The served database's size, in words (its URL may hold a password: not shown)."""
+    if not args.db_url:
+        return f"{(args.workspace / 'driftlens.db').stat().st_size / 1e6:,.0f} MB SQLite database"
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(args.db_url)
+    try:
+        with engine.connect() as conn:
+            size = conn.execute(text("SELECT pg_database_size(current_database())")).scalar()
+            responses = conn.execute(text("SELECT count(*) FROM response")).scalar()
+    finally:
+        engine.dispose()
+    return f"{int(size or 0) / 1e9:,.1f} GB PostgreSQL database, {int(responses or 0):,} responses"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workspace", type=Path, required=True, help="Workspace folder.")
+    ap.add_argument(
+        "--db-url",
+        help="Serve this database instead of the workspace's driftlens.db (e.g. the "
+        "PostgreSQL study bench/out_of_core.py --keep leaves; the URL is not printed).",
+    )
     ap.add_argument("--repeat", type=int, default=3, help="Visits per page (first = cold).")
     ap.add_argument("--screenshots", type=Path, help="Save each rendered page here (PNG).")
     ap.add_argument("--pages", help="Only these pages (comma-separated titles, e.g. Analysis).")
     args = ap.parse_args(argv)
-    if not (args.workspace / "driftlens.db").exists():
+    if not args.db_url and not (args.workspace / "driftlens.db").exists():
         print(f"{args.workspace} has no driftlens.db; pass a workspace folder.", file=sys.stderr)
         return 2
     from playwright.sync_api import sync_playwright
@@ -82,14 +103,13 @@ def main(argv: list[str] | None = None) -> int:
         if not pages:
             print(f"No registered page is titled {args.pages!r}.", file=sys.stderr)
             return 2
-    size = (args.workspace / "driftlens.db").stat().st_size
-    print(f"# bench/page_render.py — {args.workspace} ({size / 1e6:,.0f} MB database)")
+    print(f"# bench/page_render.py — {args.workspace} ({_database_size(args)})")
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {platform.node()} · "
         f"{os.cpu_count()} CPUs · load {os.getloadavg()[0]:.1f}\n"
     )
     rows: list[tuple[str, float, float | None, int]] = []
-    with serve_app(args.workspace) as base, sync_playwright() as pw:
+    with serve_app(args.workspace, args.db_url) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1000})

@@ -124,8 +124,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_app(workspace: Path) -> Iterator[str]:
-    """Run ``driftlens app`` on ``workspace`` (its SQLite file) and yield its base URL.
+def serve_app(workspace: Path, db_url: str | None = None) -> Iterator[str]:
+    """Run ``driftlens app`` on ``workspace`` and yield its base URL.
+
+    The database is the workspace's SQLite file, or ``db_url`` where given (e.g. a
+    PostgreSQL study too large for a file, as ``bench/page_render.py --db-url`` serves).
 
     The free port is only free when it is picked: another process on the machine may take
     it before Streamlit binds it, so a server that exits while starting is started again on
@@ -133,7 +136,9 @@ def serve_app(workspace: Path) -> Iterator[str]:
     """
     for attempt in range(3):
         port = free_port()
-        proc = start_driftlens("app", "--port", str(port), env=app_env(workspace), capture=True)
+        proc = start_driftlens(
+            "app", "--port", str(port), env=app_env(workspace, db_url), capture=True
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             if healthy_within(proc, url, 90):
@@ -148,10 +153,15 @@ def serve_app(workspace: Path) -> Iterator[str]:
             _stop(proc)
 
 
-def app_env(workspace: Path) -> dict[str, str]:
-    """This process's environment with ``workspace`` as the workspace (its SQLite file)."""
+def app_env(workspace: Path, db_url: str | None = None) -> dict[str, str]:
+    """This process's environment with ``workspace`` as the workspace.
+
+    The database is the workspace's SQLite file unless ``db_url`` names another.
+    """
     env = dict(os.environ, DRIFTLENS_WORKSPACE=str(workspace))
     env.pop("DRIFTLENS_DB_URL", None)
+    if db_url:
+        env["DRIFTLENS_DB_URL"] = db_url
     return env
 
 
