@@ -7,6 +7,7 @@ of small positive integers that the compiled core can consume; ``unmapped`` is 0
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from functools import cached_property
@@ -125,6 +126,14 @@ def load_seed(name: str = "driftlens") -> OntologyDoc:
     """Load a bundled ontology: ``driftlens`` (operational) or ``original`` (abstract)."""
     if name not in SEEDS:
         raise InputError(f"no bundled ontology named {name!r}; choose one of {', '.join(SEEDS)}")
+    # A copy of the document parsed once per process: the app seeds the ontologies on every
+    # page visit, and parsing the YAML was most of that; the copy keeps a caller's edit from
+    # reaching the next caller.
+    return _parsed_seed(name).model_copy(deep=True)
+
+
+@functools.cache
+def _parsed_seed(name: str) -> OntologyDoc:
     text = resources.files("ontology.data").joinpath(f"{name}.yaml").read_text(encoding="utf-8")
     return parse_ontology(text, source=f"bundled ontology {name}")
 
