@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from driftlens_core.analysis import StudyStats, _model_from_sums
+from driftlens_core.analysis import ModelStats, StudyStats, _model_from_sums
 from driftlens_core.bootstrap import DEFAULT_BOOTSTRAP, Seed, as_generator
 from driftlens_core.row_sums import RowChunk, reduce_rows
 from driftlens_core.validity import SPECIFICITY_MARGIN
@@ -74,36 +74,57 @@ def analyze_model_slices(
         raise ValueError("the table has no rows")
     if bootstrap < 1:
         raise ValueError("bootstrap must be at least 1")
-    root = as_generator(seed)
-    children = root.spawn(n_models) if n_models > 1 else [root]
-    results = []
-    for model, rng in zip(models, children, strict=True):
-        noise = np.array([k == "noise" for k in model.condition_classes])
-        if not noise.any():
-            raise ValueError(
-                f"model {model.name!r} has no noise rows: the floor cannot be estimated"
-            )
-        has_sample = bool(model.sample_names)
-        sums = reduce_rows(
-            model.slices,
-            n_questions=model.n_questions,
-            noise=noise,
-            n_metrics=len(model.metrics),
-            labeled=model.labeled and has_sample,
-        )
-        results.append(
-            _model_from_sums(
-                sums,
-                model.name,
-                names=model.condition_names,
-                classes=model.condition_classes,
-                metrics=model.metrics,
-                sample_names=model.sample_names,
-                has_sample=has_sample,
-                n_boot=bootstrap,
-                rng=rng,
-                alpha=alpha,
-                margin=margin,
-            )
-        )
+    results = [
+        model_stats(model, rng, bootstrap=bootstrap, alpha=alpha, margin=margin)
+        for model, rng in zip(models, model_streams(seed, n_models), strict=True)
+    ]
     return StudyStats.of(results, n_boot=bootstrap, seed=seed, margin=margin)
+
+
+def model_streams(seed: Seed, n_models: int) -> list[np.random.Generator]:
+    """Each model's random stream, spawned up front as ``analyze_table`` spawns them.
+
+    With an integer seed the same streams come out every time, so model ``i``'s
+    statistics can be computed anywhere (a Ray task) from ``model_streams(seed, n)[i]``.
+    """
+    root = as_generator(seed)
+    return root.spawn(n_models) if n_models > 1 else [root]
+
+
+def model_stats(
+    model: ModelSlices,
+    rng: np.random.Generator,
+    *,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    alpha: float = 0.05,
+    margin: float = SPECIFICITY_MARGIN,
+) -> ModelStats:
+    """One model's statistics from its slices, on its own stream (:func:`model_streams`).
+
+    Raises:
+        ValueError: the model has no noise rows, or cannot be analysed.
+    """
+    noise = np.array([k == "noise" for k in model.condition_classes])
+    if not noise.any():
+        raise ValueError(f"model {model.name!r} has no noise rows: the floor cannot be estimated")
+    has_sample = bool(model.sample_names)
+    sums = reduce_rows(
+        model.slices,
+        n_questions=model.n_questions,
+        noise=noise,
+        n_metrics=len(model.metrics),
+        labeled=model.labeled and has_sample,
+    )
+    return _model_from_sums(
+        sums,
+        model.name,
+        names=model.condition_names,
+        classes=model.condition_classes,
+        metrics=model.metrics,
+        sample_names=model.sample_names,
+        has_sample=has_sample,
+        n_boot=bootstrap,
+        rng=rng,
+        alpha=alpha,
+        margin=margin,
+    )

@@ -13,7 +13,8 @@ from rich.markup import escape  # run/model names may hold [..], which rich read
 from rich.table import Table
 
 from app.cli.console import SafeConsole
-from app.cli.context import session_for
+from app.cli.context import session_for, settings
+from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.job_hooks import report_stage
 from app.cli.progress import progress_callback
 from app.cli.request_limits import bootstrap_option
@@ -67,8 +68,14 @@ def analyze_cmd(
         help="Out of core: build the drift table and statistics this many questions at a "
         "time (memory bounded by a slice, not the study; the same files).",
     ),
+    executor: str | None = EXECUTOR_OPTION,
+    address: str | None = ADDRESS_OPTION,
 ) -> None:
-    """Compute DTW and SRI drift, the statistics and calibration, and write the report."""
+    """Compute DTW and SRI drift, the statistics and calibration, and write the report.
+
+    With ``--chunk-questions`` and ``--executor`` each model's statistics are computed in
+    a task (its drift rows read from the shared database), the same ``stats.json``.
+    """
 
     from ontology.versions import seed_ontologies
     from study.jobs.reporter import record_result
@@ -83,6 +90,12 @@ def analyze_cmd(
     )
     if not label:
         report_stage(f"analysing {names} (B = {bootstrap:,})")  # the job's stage
+    runner = executor_for(ctx, executor, address)
+    stats_on = None
+    if runner is not None:
+        from study.cluster.analysis import StatsExecutor
+
+        stats_on = StatsExecutor(runner, settings(ctx))
     with session_for(ctx) as session, labeling as update, status:
         seed_ontologies(session=session)
         result = analyze_run(
@@ -96,6 +109,7 @@ def analyze_cmd(
             label_first=label,
             progress=update,
             chunk_questions=chunk_questions,
+            executor=stats_on,
         )
     record_result(analysis=result.analysis_id, run=run[0])
     if result.simulated:

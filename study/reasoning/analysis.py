@@ -27,7 +27,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session, col, select
 
@@ -56,6 +56,9 @@ from study.report import (
 from study.report.folder import folder_slug, fresh_report_folder, staged_report_folder
 from study.report.tables import withhold_conclusions
 from study.safe_csv import write_frame_csv
+
+if TYPE_CHECKING:
+    from study.cluster.analysis import StatsExecutor
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ def analyze_run(
     label_first: bool = False,
     progress: Progress | None = None,
     chunk_questions: int | None = None,
+    executor: StatsExecutor | None = None,
 ) -> AnalysisResult:
     """Analyse drift of one run (or several: one model each) and write the report folder.
 
@@ -164,6 +168,8 @@ def analyze_run(
         progress: ``(done, total)`` callback for the labeling pass.
         chunk_questions: build the drift table and statistics out of core, this many
             questions at a time (:mod:`study.reasoning.out_of_core`; same files).
+        executor: with ``chunk_questions``, compute each model's statistics in a task of
+            this executor (:mod:`study.cluster.analysis`; the same ``stats.json``).
 
     Returns:
         The stored analysis (one ``Analysis`` row per run) and everything written.
@@ -178,6 +184,8 @@ def analyze_run(
             f"--bootstrap must be at least {MIN_BOOTSTRAP} "
             "(use 2,000 or more for reported numbers)."
         )
+    if executor is not None and chunk_questions is None:
+        raise InputError("--executor needs --chunk-questions (the statistics run per model).")
     names = _run_names(run_name)
     runs = [require_run(name, session=session) for name in names]
     version = get_version(ontology_version, session=session)
@@ -216,6 +224,7 @@ def analyze_run(
                 config=config,
                 work=work,
                 chunk=chunk_questions,
+                executor=executor,
             )
         if built.n_pairs == 0:
             reasons = (
@@ -396,6 +405,7 @@ def _drift_out_of_core(
     config: AnalysisConfig,
     work: Path,
     chunk: int,
+    executor: StatsExecutor | None = None,
 ) -> _Built:
     """The drift files slice by slice of questions (:mod:`study.reasoning.out_of_core`)."""
     from study.reasoning.out_of_core import build_drift_files, stats_by_model, write_parquet
@@ -421,6 +431,22 @@ def _drift_out_of_core(
 
     def stats() -> dict[str, Any]:
         try:
+            if executor is not None:
+                from study.cluster.analysis import stats_on_executor
+
+                return stats_on_executor(
+                    built.parts,
+                    run_of,
+                    labeler_spec,
+                    session=session,
+                    settings=executor.settings,
+                    executor=executor.executor,
+                    version_id=int(version.id),
+                    alpha=config.sri_alpha,
+                    bootstrap=config.bootstrap,
+                    seed=config.seed,
+                    chunk=chunk,
+                )
             return stats_by_model(
                 built.parts, bootstrap=config.bootstrap, seed=config.seed, chunk=chunk
             )

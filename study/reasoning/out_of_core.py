@@ -262,7 +262,7 @@ def _read_part(path: Path, questions: int) -> Iterator[pd.DataFrame]:
 
 
 @dataclass
-class _PartIndex:
+class PartIndex:
     """What one cheap pass over a model's part says: its questions, conditions, samples."""
 
     n_questions: int
@@ -271,7 +271,7 @@ class _PartIndex:
     columns: tuple[str, ...]
 
 
-def _index_part(path: Path, classes: dict[str, str]) -> _PartIndex:
+def _index_part(path: Path, classes: dict[str, str]) -> PartIndex:
     """Count the part's questions (checking their order) and collect its conditions."""
     usecols = ["question_id", "condition", "condition_class", "sample"]
     columns = tuple(pd.read_csv(path, nrows=0).columns)
@@ -298,11 +298,11 @@ def _index_part(path: Path, classes: dict[str, str]) -> _PartIndex:
             if classes.setdefault(str(c), str(k)) != str(k):
                 raise InputError(f"Condition {c!r} appears with more than one condition_class.")
             conditions[str(c)] = str(k)
-    return _PartIndex(n_q, conditions, samples, columns)
+    return PartIndex(n_q, conditions, samples, columns)
 
 
-def _model_slices(
-    model: str, path: Path, index: _PartIndex, sample_names: tuple[str, ...], questions: int
+def model_slices(
+    model: str, path: Path, index: PartIndex, sample_names: tuple[str, ...], questions: int
 ) -> ModelSlices:
     """A model's part as slices of whole questions with the model's codes."""
     names = tuple(sorted(index.conditions))
@@ -339,6 +339,18 @@ def _model_slices(
     )
 
 
+def index_parts(parts: Sequence[tuple[str, Path]]) -> tuple[list[PartIndex], tuple[str, ...]]:
+    """Each part's index (one cheap pass) and the table's sample names (every model's).
+
+    Raises:
+        InputError: a part not sorted by question, or a condition with two classes.
+    """
+    classes: dict[str, str] = {}
+    indexes = [_index_part(path, classes) for _model, path in parts]
+    samples = sorted(set().union(*(i.samples for i in indexes)))
+    return indexes, tuple(str(s) for s in samples)
+
+
 def stats_by_model(
     parts: Sequence[tuple[str, Path]],
     *,
@@ -360,12 +372,9 @@ def stats_by_model(
     Raises:
         InputError: the table cannot be analysed (the sentence ``driftlens stats`` gives).
     """
-    classes: dict[str, str] = {}
-    indexes = [_index_part(path, classes) for _model, path in parts]
-    samples = sorted(set().union(*(i.samples for i in indexes)))
-    sample_names = tuple(str(s) for s in samples)
+    indexes, sample_names = index_parts(parts)
     models = (
-        _model_slices(model, path, index, sample_names, chunk)
+        model_slices(model, path, index, sample_names, chunk)
         for (model, path), index in zip(parts, indexes, strict=True)
     )
     try:

@@ -18,6 +18,8 @@ from ontology.versions import seed_ontologies
 from storage.models import GenerationRun
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
+from study.cluster.analysis import StatsExecutor
+from study.cluster.executors import LocalExecutor
 from study.questions import QuestionRow, store_questions
 from study.reasoning.analysis import analyze_run
 from study.reasoning.generation import GenerationOptions, run_generation
@@ -63,8 +65,20 @@ def test_out_of_core_analysis_writes_the_in_memory_files(tmp_path: Path) -> None
             bootstrap=200,
             chunk_questions=2,
         )
-    assert mem.stats == ooc.stats
+        # each model's statistics in a task of the local executor (from the database)
+        tasks = analyze_run(
+            runs,
+            "keywords",
+            session=session,
+            out_dir=tmp_path / "tasks",
+            bootstrap=200,
+            chunk_questions=2,
+            executor=StatsExecutor(LocalExecutor(), resolve_settings()),
+        )
+    assert mem.stats == ooc.stats == tasks.stats
+    assert len(mem.stats["models"]) == 3
     a, b = tmp_path / "mem", tmp_path / "ooc"
+    assert (a / "stats.json").read_bytes() == (tmp_path / "tasks" / "stats.json").read_bytes()
     for name in ("drift.csv", "pairs.csv", "stats.json", "report.md"):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     tables = sorted(p.relative_to(a) for p in (a / "tables").rglob("*") if p.is_file())

@@ -54,12 +54,19 @@ def as_json(done: subprocess.CompletedProcess[str]) -> Any:
         raise RuntimeError(f"not JSON:\n{done.stdout}\n{done.stderr}") from exc
 
 
-def study(env: dict[str, str], questions: Path, run: str, out: Path, *ray: str) -> dict[str, Any]:
-    """Generate, label and analyze one run; the drift.csv and stats.json bytes."""
+def study(
+    env: dict[str, str], questions: Path, run: str, out: Path, *ray: str, analyze: tuple = ()
+) -> dict[str, Any]:
+    """Generate, label and analyze one run; the drift.csv and stats.json bytes.
+
+    ``analyze``: more options of ``analyze`` (the Ray run: out of core, the statistics in
+    Ray tasks).
+    """
     cli(env, "questions", "import", str(questions))
     gen = cli(env, "generate", "--model", MODEL, "--run", run, *STUDY, *ray, "--json")
     lab = cli(env, "label", "--run", run, "--labeler", "keywords", *ray, "--json")
-    cli(env, "analyze", "--run", run, "--labeler", "keywords", "--out", str(out), "-B", "200")
+    cli(env, "analyze", "--run", run, "--labeler", "keywords", "--out", str(out), "-B", "200",
+        *analyze)  # fmt: skip
     return {
         "generate": as_json(gen),
         "label": as_json(lab),
@@ -77,15 +84,15 @@ DISPOSITION_ARMS = (
 )
 
 
-def small_batteries(path: Path) -> Path:
-    """Two batteries of the sample, three stems each, written as a batteries file."""
+def small_batteries(path: Path, batteries: int = 2) -> Path:
+    """The sample's first ``batteries`` batteries, three stems each, as a batteries file."""
     import yaml
 
     from study.disposition.items import BatteryDocument, load_sample_batteries
 
     doc = load_sample_batteries()
     small = BatteryDocument(
-        batteries=[b.model_copy(update={"stems": b.stems[:3]}) for b in doc.batteries[:2]]
+        batteries=[b.model_copy(update={"stems": b.stems[:3]}) for b in doc.batteries[:batteries]]
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(small.model_dump(mode="json")), encoding="utf-8")
@@ -112,13 +119,16 @@ def instruments(run: Callable[..., str], out: Path, *ray: str) -> dict[str, Any]
     made = {"conflicts": run(*gen), "sources": run(*src)}
     for name, model, opts in DISPOSITION_ARMS[:2]:
         run("disposition", "arms", "add", name, "--model", model, "--study", "d", *opts)
-    batteries = str(small_batteries(out / "batteries.yaml"))
+    # one battery, one shard per arm on Ray: the module's time is mostly process starts
+    batteries = str(small_batteries(out / "batteries.yaml", batteries=1))
+    started = time.monotonic()
     made["disposition"] = run(
         "disposition", "run", "--study", "d", "--judge", "sim/default",
         "--batteries", batteries, "--repeat-share", "0.2", "--grade-share", "0.5",
         "--awareness-share", "0.25", "-B", "200", "--report", str(out / "disposition"),
-        *ray, *(("--shard-stems", "2") if ray else ()),
+        *ray, *(("--shard-stems", "3") if ray else ()),
     )  # fmt: skip
+    seconds = {"disposition": time.monotonic() - started}
     run("conflicts", "judge", "--run", "c", "--judge", "sim/judge-lenient", *ray, *banks)
     run("conflicts", "report", "--run", "c", "--out", str(out / "conflicts"), "--bootstrap", "200")
     files = {
@@ -127,7 +137,7 @@ def instruments(run: Callable[..., str], out: Path, *ray: str) -> dict[str, Any]
         for f in sorted(d.iterdir())
         if f.suffix in (".csv", ".json", ".jsonl")
     }
-    return {"made": made, "files": files}
+    return {"made": made, "files": files, "seconds": seconds}
 
 
 def killer(url: str, stop: threading.Event, record: dict[str, Any]) -> None:
@@ -200,8 +210,9 @@ def main(out_json: Path) -> None:
         watcher.start()
         shard_args = ("--executor", "ray", "--shard-questions", str(PER_SHARD))
         clustered = study(
-            env_ray, questions, "r", stack.tmp / "out-ray", *shard_args, "--concurrency", "4"
-        )
+            env_ray, questions, "r", stack.tmp / "out-ray", *shard_args, "--concurrency", "4",
+            analyze=("--chunk-questions", "5", "--executor", "ray"),
+        )  # fmt: skip
         stop.set()
         watcher.join(timeout=5)
         timings["ray"] = time.monotonic() - t0
@@ -209,6 +220,7 @@ def main(out_json: Path) -> None:
             lambda *args: cli(env_ray, *args).stdout, stack.tmp / "inst-ray", "--executor", "ray"
         )
         timings["ray_instruments"] = time.monotonic() - t0
+        timings["ray_disposition_s"] = clustered["instruments"]["seconds"]["disposition"]
 
         engine = create_engine(ray_url)
         with engine.connect() as conn:

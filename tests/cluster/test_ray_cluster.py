@@ -54,7 +54,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         [*NETNS, sys.executable, str(SCENARIO), str(out)],
         capture_output=True,
         text=True,
-        timeout=540,
+        timeout=780,  # 510 s measured on a loaded 2-core machine (load ~10)
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     loaded: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
@@ -75,7 +75,8 @@ def test_ray_run_killed_mid_shard_equals_the_single_process_run(report: dict[str
     assert counts["responses"] == counts["distinct_keys"]  # the conflicts run's too
     assert counts["leases_left"] == 0
     assert report["ray"]["label"]["failed"] == 0
-    # the bar: the same drift table and statistics, byte for byte
+    # the bar: the same drift table and statistics, byte for byte (the Ray run's analysis
+    # out of core, its model's statistics in a Ray task, against one process in memory)
     assert report["ray"]["drift_csv"] == report["single"]["drift_csv"]
     assert report["ray"]["stats_json"] == report["single"]["stats_json"]
     assert report["ray"]["drift_csv"].count("\n") > 300
@@ -110,7 +111,7 @@ def test_ray_instrument_runs_equal_the_single_process_runs(
     assert clustered["files"] == single["files"]
     assert {"conflicts/conflict_scores.csv", "sources/probes.csv"} <= set(single["files"])
     assert {"disposition/rates_on.csv", "disposition/awareness.json"} <= set(single["files"])
-    assert "2 arms x 36 probes x 2 samples" in clustered["made"]["disposition"]
+    assert "2 arms x 18 probes x 2 samples" in clustered["made"]["disposition"]
     assert " scored twice." in clustered["made"]["disposition"]
     assert single["files"]["sources/probes.csv"].count("\n") > 40
     assert ", 0 failed; status done" in clustered["made"]["conflicts"]

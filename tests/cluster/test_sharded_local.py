@@ -41,6 +41,19 @@ def test_a_vllm_task_reserves_one_gpu(tmp_path: Path) -> None:
     assert ray == RayExecutor(address="ray://head:10001", num_gpus=1.0)
 
 
+def test_analyze_refuses_an_executor_without_chunks_in_one_sentence(
+    cli: Callable[..., object],
+) -> None:
+    from storage.errors import InputError
+
+    res = cli("analyze", "--run", "r", "--labeler", "keywords", "--executor", "local")
+    # the CLI's error handler prints an InputError as its one sentence
+    assert isinstance(res.exception, InputError)  # type: ignore[attr-defined]
+    assert str(res.exception) == (  # type: ignore[attr-defined]
+        "--executor needs --chunk-questions (the statistics run per model)."
+    )
+
+
 def _drift_csv(run: str, *, session: Session) -> str:
     """The run's drift table as ``drift.csv`` text (what ``analyze`` writes first)."""
     from ontology.versions import get_version
