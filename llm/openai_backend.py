@@ -11,7 +11,7 @@ import asyncio
 import base64
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -31,7 +31,7 @@ from llm.openai_wire import (
 from llm.retry import FATAL_KINDS, RETRYABLE_STATUS, RetryPolicy, backoff_delay, parse_retry_after
 from llm.seeds import request_seed
 from llm.specs import clean_url
-from llm.types import ChatRequest, ChatResult, ResultCallback
+from llm.types import ChatBackend, ChatBatch, ChatRequest, ChatResult
 from storage.safe_text import redact_secrets
 
 
@@ -58,7 +58,7 @@ class _BatchState:
     any_success: bool = False
 
 
-class OpenAIBackend:
+class OpenAIBackend(ChatBackend):
     """A model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
     Args:
@@ -180,33 +180,21 @@ class OpenAIBackend:
         )
         return pool, asyncio.Semaphore(concurrency), _BatchState()
 
-    async def achat(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        concurrency: int,
-        on_result: ResultCallback | None = None,
-    ) -> list[ChatResult]:
-        """Answer every request with at most ``concurrency`` in flight.
+    async def answer_batch(self, batch: ChatBatch) -> list[ChatResult]:
+        """Answer every request with at most ``batch.concurrency`` HTTP requests in flight.
 
-        Args:
-            requests: The requests, answered in any order.
-            concurrency: Maximum simultaneous HTTP requests (backoff waits do not count).
-            on_result: Called in the event-loop thread as each request finishes.
-
-        Returns:
-            One result per request, in request order; failures carry ``error``.
+        Backoff waits do not count towards the concurrency; ``batch.done`` is called in the
+        event-loop thread as each request finishes.
         """
-        pool, sem, state = self._batch_parts(concurrency)
-        results: list[ChatResult | None] = [None] * len(requests)
+        pool, sem, state = self._batch_parts(batch.concurrency)
+        results: list[ChatResult | None] = [None] * len(batch.requests)
 
         async def run_one(i: int, req: ChatRequest) -> None:
             res = await self._one(pool, req, sem, state)
             results[i] = res
-            if on_result is not None:
-                on_result(i, req, res)
+            batch.done(i, res)
 
-        tasks = [asyncio.ensure_future(run_one(i, r)) for i, r in enumerate(requests)]
+        tasks = [asyncio.ensure_future(run_one(i, r)) for i, r in enumerate(batch.requests)]
         try:
             await asyncio.gather(*tasks)
         except BaseException:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -163,8 +164,48 @@ class ChatResult:
 ResultCallback = Callable[[int, ChatRequest, ChatResult], None]
 
 
+@dataclass(frozen=True)
+class ChatBatch:
+    """One :meth:`ChatBackend.achat` call: the requests, the concurrency, the progress callback.
+
+    Attributes:
+        requests: The requests to answer.
+        concurrency: Maximum simultaneous requests (backends answering in-process ignore it).
+        on_result: ``on_result(index, request, result)`` as each request finishes.
+    """
+
+    requests: Sequence[ChatRequest]
+    concurrency: int
+    on_result: ResultCallback | None = None
+
+    def done(self, index: int, result: ChatResult) -> None:
+        """Tell the caller that request ``index`` has its ``result`` (when it asked to know)."""
+        if self.on_result is not None:
+            self.on_result(index, self.requests[index], result)
+
+    async def in_order(
+        self, answer: Callable[[ChatRequest], ChatResult], *, yield_every: int = 64
+    ) -> list[ChatResult]:
+        """Answer the requests one after another with a synchronous ``answer``.
+
+        Yields to the event loop every ``yield_every`` requests so progress callbacks and
+        cancellation get through.
+        """
+        results: list[ChatResult] = []
+        for i, request in enumerate(self.requests):
+            results.append(answer(request))
+            self.done(i, results[-1])
+            if i % yield_every == yield_every - 1:
+                await asyncio.sleep(0)
+        return results
+
+
 class ChatBackend(Protocol):
-    """A model behind a ``provider/model`` spec that answers batches of chat requests."""
+    """A model behind a ``provider/model`` spec that answers batches of chat requests.
+
+    A backend subclasses it and implements :meth:`answer_batch`; :meth:`achat`, what callers
+    use, is the same for every backend.
+    """
 
     spec: str
     simulated: bool
@@ -180,5 +221,13 @@ class ChatBackend(Protocol):
         concurrency: int,
         on_result: ResultCallback | None = None,
     ) -> list[ChatResult]:
-        """Answer every request; call ``on_result`` as each one finishes (in the loop thread)."""
+        """Answer every request; call ``on_result`` as each one finishes (in the loop thread).
+
+        Returns:
+            One result per request, in request order; failures carry ``error``.
+        """
+        return await self.answer_batch(ChatBatch(requests, concurrency, on_result))
+
+    async def answer_batch(self, batch: ChatBatch) -> list[ChatResult]:
+        """Answer the batch of one :meth:`achat` call (call ``batch.done`` for each result)."""
         ...

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llm.seeds import derive_seed, request_seed
-from llm.types import ChatRequest, ChatResult, ResultCallback, SamplingParams
+from llm.types import ChatBackend, ChatBatch, ChatRequest, ChatResult, SamplingParams
 from llm.vllm_engine import (
     EngineDied,
     check_vllm_available,
@@ -87,7 +87,7 @@ def vllm_request_kwargs(request: ChatRequest) -> tuple[dict[str, Any], dict[str,
     return sampling, request.chat_template_args()
 
 
-class VLLMBackend:
+class VLLMBackend(ChatBackend):
     """Generate with ``vllm.LLM(...).chat`` in batches, using the model's chat template.
 
     Args:
@@ -198,21 +198,16 @@ class VLLMBackend:
                 )
         return [r for r in results if r is not None]
 
-    async def achat(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        concurrency: int,
-        on_result: ResultCallback | None = None,
-    ) -> list[ChatResult]:
+    async def answer_batch(self, batch: ChatBatch) -> list[ChatResult]:
         """Answer the requests batch by batch in a watched thread (``concurrency`` unused)."""
+        requests = batch.requests
         results: list[ChatResult] = []
         for start in range(0, len(requests), self.batch_size):
-            batch = list(requests[start : start + self.batch_size])
+            chunk = list(requests[start : start + self.batch_size])
             try:
                 # Not run_in_executor: a call stuck on a dead engine must not block the
                 # loop's shutdown, and the engine is watched while the call runs.
-                out = await watched_call(functools.partial(self._generate, batch), self._current)
+                out = await watched_call(functools.partial(self._generate, chunk), self._current)
             except ConfigError:
                 raise  # the engine cannot start here: one line, the run stops
             except Exception as exc:
@@ -243,10 +238,9 @@ class VLLMBackend:
                         self.spec,
                         error_kind="backend",
                     )
-                    for _ in batch
+                    for _ in chunk
                 ]
             for k, res in enumerate(out):
                 results.append(res)
-                if on_result is not None:
-                    on_result(start + k, batch[k], res)
+                batch.done(start + k, res)
         return results

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from llm.types import ChatBackend, ChatRequest, ChatResult, ResultCallback
+from llm.types import ChatBackend, ChatBatch, ChatResult
 
 
-class CountingBackend:
+class CountingBackend(ChatBackend):
     """Wraps a real backend (usually the simulator) and counts what is sent through it.
 
     Attributes:
@@ -27,13 +25,7 @@ class CountingBackend:
         """The wrapped backend's endpoint."""
         return self._inner.endpoint()
 
-    async def achat(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        concurrency: int,
-        on_result: ResultCallback | None = None,
-    ) -> list[ChatResult]:
+    async def answer_batch(self, batch: ChatBatch) -> list[ChatResult]:
         """Count the requests, then let the wrapped backend answer them."""
-        self.sent += len(requests)
-        return await self._inner.achat(requests, concurrency=concurrency, on_result=on_result)
+        self.sent += len(batch.requests)
+        return await self._inner.answer_batch(batch)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from llm.types import ChatRequest, ChatResult, ResultCallback
+from llm.types import ChatBackend, ChatBatch, ChatRequest, ChatResult
 
 Script = Callable[[list[tuple[str, str]]], str | None]
 
 
-class ScriptedBackend:
+class ScriptedBackend(ChatBackend):
     """A backend whose reply to a conversation is ``script(messages)`` (``None`` = failure).
 
     Counts requests, so tests can check what a re-run sends.
@@ -27,35 +26,25 @@ class ScriptedBackend:
     def endpoint(self) -> str:
         return "scripted://test"
 
-    async def achat(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        concurrency: int,
-        on_result: ResultCallback | None = None,
-    ) -> list[ChatResult]:
-        out: list[ChatResult] = []
-        for i, req in enumerate(requests):
-            messages = [(m.role, m.content) for m in req.messages]
-            self.requests.append(messages)
-            text = self.script(messages)
-            start = time.perf_counter()
-            res = ChatResult(
-                text=text,
-                finish_reason="stop" if text is not None else None,
-                prompt_tokens=1,
-                completion_tokens=1,
-                latency_ms=(time.perf_counter() - start) * 1000,
-                error=None if text is not None else "scripted failure",
-                cached=False,
-                cache_key="",
-                attempts=1,
-                model=self.spec,
-                simulated=True,
-                error_kind=None if text is not None else "server",
-            )
-            out.append(res)
-            if on_result is not None:
-                on_result(i, req, res)
-            await asyncio.sleep(0)
-        return out
+    async def answer_batch(self, batch: ChatBatch) -> list[ChatResult]:
+        return await batch.in_order(self.answer, yield_every=1)
+
+    def answer(self, req: ChatRequest) -> ChatResult:
+        messages = [(m.role, m.content) for m in req.messages]
+        self.requests.append(messages)
+        text = self.script(messages)
+        start = time.perf_counter()
+        return ChatResult(
+            text=text,
+            finish_reason="stop" if text is not None else None,
+            prompt_tokens=1,
+            completion_tokens=1,
+            latency_ms=(time.perf_counter() - start) * 1000,
+            error=None if text is not None else "scripted failure",
+            cached=False,
+            cache_key="",
+            attempts=1,
+            model=self.spec,
+            simulated=True,
+            error_kind=None if text is not None else "server",
+        )

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Sequence
 
 from llm.seeds import request_seed
 from llm.sim.chat import simulate_reply
@@ -12,15 +10,15 @@ from llm.sim.extras import SimExtras
 from llm.sim.presets import SimPreset
 from llm.sim.registry import get_preset
 from llm.sim.response import Classifier
-from llm.types import ChatRequest, ChatResult, ResultCallback, TokenLogprob
+from llm.types import ChatBackend, ChatBatch, ChatRequest, ChatResult, TokenLogprob
 
 
-class InProcessBackend:
+class InProcessBackend(ChatBackend):
     """Skeleton of a backend that answers in the calling process, one request at a time.
 
-    A subclass sets ``spec`` and implements :meth:`answer` and ``endpoint``; :meth:`achat`
-    answers a batch in order and yields to the event loop every 64 requests so progress
-    callbacks and cancellation get through (``concurrency`` is irrelevant in-process).
+    A subclass sets ``spec`` and implements :meth:`answer` and ``endpoint``; a batch is
+    answered in order, yielding to the event loop every 64 requests so progress callbacks
+    and cancellation get through (``concurrency`` is irrelevant in-process).
     """
 
     spec: str
@@ -77,23 +75,9 @@ class InProcessBackend:
             logprobs=logprobs,
         )
 
-    async def achat(
-        self,
-        requests: Sequence[ChatRequest],
-        *,
-        concurrency: int,
-        on_result: ResultCallback | None = None,
-    ) -> list[ChatResult]:
+    async def answer_batch(self, batch: ChatBatch) -> list[ChatResult]:
         """Answer every request in order (``concurrency`` is irrelevant in-process)."""
-        results: list[ChatResult] = []
-        for i, req in enumerate(requests):
-            res = self.answer(req)
-            results.append(res)
-            if on_result is not None:
-                on_result(i, req, res)
-            if i % 64 == 63:
-                await asyncio.sleep(0)  # let progress callbacks and cancellation through
-        return results
+        return await batch.in_order(self.answer)
 
 
 class SimBackend(InProcessBackend):
