@@ -119,8 +119,7 @@ def responses_by_id(ids: Collection[int], *, session: Session) -> list[Dispositi
     """The responses with these ids, in read order (:func:`arm_responses`)."""
     wanted = sorted(set(ids))
     rows: list[DispositionResponse] = []
-    for start in range(0, len(wanted), 500):
-        part = wanted[start : start + 500]
+    for part in id_chunks(wanted):
         rows += session.exec(
             select(DispositionResponse).where(col(DispositionResponse.id).in_(part))
         )

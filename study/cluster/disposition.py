@@ -31,6 +31,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
+from storage.repo.chunks import id_chunks
 from storage.settings import Settings
 from study.cluster.coordinator import heartbeat_poll, progress_report, under_shard_lease
 from study.cluster.executors import Executor
@@ -292,8 +293,7 @@ def _drawn_by_shard(
         (arm, battery, stem): i for i, (arm, stems) in enumerate(shards) for battery, stem in stems
     }
     out: dict[int, dict[str, set[int]]] = defaultdict(lambda: {k: set() for k in draws})
-    for start in range(0, len(sorted(wanted)), 500):
-        part = sorted(wanted)[start : start + 500]
+    for part in id_chunks(sorted(wanted)):
         for rid, arm_id, battery, stem in session.exec(
             select(
                 DispositionResponse.id,
@@ -313,12 +313,12 @@ def _second_scorings(ids: set[int], judge: str, *, session: Session) -> int:
     """How many of ``ids`` the classifier ``judge`` scored a second time (every worker's)."""
     wanted = sorted(ids)
     done = 0
-    for start in range(0, len(wanted), 500):
+    for part in id_chunks(wanted):
         done += int(
             session.exec(
                 select(func.count())
                 .select_from(DispositionScore)
-                .where(col(DispositionScore.response_id).in_(wanted[start : start + 500]))
+                .where(col(DispositionScore.response_id).in_(part))
                 .where(DispositionScore.kind == "category")
                 .where(DispositionScore.repeat == 1)
                 .where(DispositionScore.judge_model == judge)
