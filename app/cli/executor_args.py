@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -10,6 +11,8 @@ from app.cli.context import settings
 
 if TYPE_CHECKING:
     from study.cluster.executors import Executor
+
+T = TypeVar("T")
 
 EXECUTOR_OPTION = typer.Option(
     None,
@@ -45,3 +48,29 @@ def executor_for(
 
     gpus = 1.0 if model is not None and model.startswith("vllm/") else 0.0
     return make_executor(name, settings=settings(ctx), address=address, gpus_per_task=gpus)
+
+
+def here_or_sharded(
+    ctx: typer.Context,
+    runner: Executor | None,
+    here: Callable[..., T],
+    sharded: Callable[..., T],
+    *args: Any,
+    per_shard: int,
+    **kwargs: Any,
+) -> T:
+    """Run a command's work in this process, or cut into shards on ``runner``.
+
+    Args:
+        ctx: The command's context (its workspace settings go to the shards).
+        runner: What :func:`executor_for` returned; ``None`` runs ``here``.
+        here: The single-process function.
+        sharded: Its sharded twin, taking the same arguments and ``settings``,
+            ``executor`` and ``per_shard``.
+        *args: Positional arguments of both.
+        per_shard: Items (questions, banks) a shard.
+        **kwargs: Keyword arguments of both (``session``, ``progress``, ...).
+    """
+    if runner is None:
+        return here(*args, **kwargs)
+    return sharded(*args, settings=settings(ctx), executor=runner, per_shard=per_shard, **kwargs)

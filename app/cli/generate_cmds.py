@@ -14,6 +14,7 @@ from app.cli.executor_args import (
     EXECUTOR_OPTION,
     SHARD_QUESTIONS_OPTION,
     executor_for,
+    here_or_sharded,
 )
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
@@ -76,6 +77,7 @@ def generate_cmd(
     Exits non-zero (3) when requests failed, saying how many, of which kind, and whether
     running it again can help.
     """
+    from study.cluster.generate import run_generation_sharded
     from study.jobs.reporter import record_result
     from study.reasoning.generation import GenerationOptions, run_generation
 
@@ -101,27 +103,18 @@ def generate_cmd(
         session_for(ctx) as session,
         progress_callback(f"generating {run}", rate=True) as update,
     ):
-        if runner is None:
+        summary = here_or_sharded(
+            ctx,
+            runner,
+            run_generation,
+            run_generation_sharded,
+            options,
+            session=session,
+            per_shard=shard_questions,
+            progress=update,
             # said before the plan is built; with --json stdout carries the JSON alone
-            summary = run_generation(
-                options,
-                session=session,
-                progress=update,
-                on_plan=lambda line: typer.echo(line, err=as_json),
-            )
-        else:
-            from app.cli.context import settings
-            from study.cluster.generate import run_generation_sharded
-
-            summary = run_generation_sharded(
-                options,
-                session=session,
-                settings=settings(ctx),
-                executor=runner,
-                per_shard=shard_questions,
-                progress=update,
-                on_plan=lambda line: typer.echo(line, err=as_json),
-            )
+            on_plan=lambda line: typer.echo(line, err=as_json),
+        )
     record_result(run=run)
     labeled = _label_after(ctx, run, label) if label and not summary.failed else None
     if labeled is not None:

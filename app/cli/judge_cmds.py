@@ -13,6 +13,7 @@ from app.cli.executor_args import (
     EXECUTOR_OPTION,
     SHARD_QUESTIONS_OPTION,
     executor_for,
+    here_or_sharded,
 )
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
@@ -54,27 +55,24 @@ def judge_cmd(
     perturbed ones only. Unparseable replies get one repair request, then are stored as
     errors.
     """
+    from study.cluster.judge import judge_run_sharded
     from study.reasoning.judges import judge_run
 
     runner = executor_for(ctx, executor, address, model=model)
     limits = request_limits(timeout, max_attempts, judge_max_tokens=max_tokens)
     with limits, session_for(ctx) as session, progress_callback(f"judging {run}") as bar:
-        if runner is None:
-            summary = judge_run(run, model, session=session, concurrency=concurrency, progress=bar)
-        else:
-            from app.cli.context import settings
-            from study.cluster.judge import judge_run_sharded
-
-            summary = judge_run_sharded(
-                run,
-                model,
-                session=session,
-                settings=settings(ctx),
-                executor=runner,
-                concurrency=concurrency,
-                per_shard=shard_questions,
-                progress=bar,
-            )
+        summary = here_or_sharded(
+            ctx,
+            runner,
+            judge_run,
+            judge_run_sharded,
+            run,
+            model,
+            session=session,
+            concurrency=concurrency,
+            per_shard=shard_questions,
+            progress=bar,
+        )
     if as_json:
         echo_json(summary)
         return

@@ -12,6 +12,7 @@ from app.cli.executor_args import (
     EXECUTOR_OPTION,
     SHARD_QUESTIONS_OPTION,
     executor_for,
+    here_or_sharded,
 )
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
@@ -49,6 +50,7 @@ def label_cmd(
     shard_questions: int = SHARD_QUESTIONS_OPTION,
 ) -> None:
     """Label every step of every response of a run (resumable: labeled responses are skipped)."""
+    from study.cluster.label import label_run_sharded
     from study.reasoning.trajectories import label_run
 
     apply_engine_args(engine_args)
@@ -58,28 +60,18 @@ def label_cmd(
         timeout, max_attempts, labeler_max_tokens=max_tokens, label_concurrency=concurrency
     )
     with limits, session_for(ctx) as session, progress_callback(f"labeling {run}") as update:
-        if runner is None:
-            summary = label_run(
-                run,
-                labeler,
-                session=session,
-                ontology_version=ontology_version,
-                progress=update,
-            )
-        else:
-            from app.cli.context import settings
-            from study.cluster.label import label_run_sharded
-
-            summary = label_run_sharded(
-                run,
-                labeler,
-                session=session,
-                settings=settings(ctx),
-                executor=runner,
-                ontology_version=ontology_version,
-                per_shard=shard_questions,
-                progress=update,
-            )
+        summary = here_or_sharded(
+            ctx,
+            runner,
+            label_run,
+            label_run_sharded,
+            run,
+            labeler,
+            session=session,
+            ontology_version=ontology_version,
+            per_shard=shard_questions,
+            progress=update,
+        )
     if as_json:
         echo_json(summary)
         return
