@@ -11,6 +11,7 @@ from rich.text import Text
 
 from app.cli.console import out_console
 from app.cli.context import session_for, settings
+from app.cli.groups import command_group
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 
@@ -21,9 +22,8 @@ if TYPE_CHECKING:
 
 _out = out_console()
 
-annotate_app = typer.Typer(
-    help="Human studies in Label Studio: push tasks, pull annotations, agreement, apply.",
-    no_args_is_help=True,
+annotate_app, register = command_group(
+    "annotate", "Human studies in Label Studio: push tasks, pull annotations, agreement, apply."
 )
 
 STUDY_HELP = (
@@ -31,11 +31,6 @@ STUDY_HELP = (
     "distraction, conflict_rubric, bank_observability, disposition_check, test_awareness."
 )
 MIN_LEAD_HELP = "Drop annotations made in under this many seconds."
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``annotate`` to the root application."""
-    app.add_typer(annotate_app, name="annotate")
 
 
 def _client(ctx: typer.Context) -> LabelStudioClient:

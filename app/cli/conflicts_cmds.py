@@ -17,24 +17,19 @@ from app.cli.executor_args import (
     EXECUTOR_OPTION,
     SHARD_QUESTIONS_OPTION,
     executor_for,
+    here_or_sharded,
 )
 from app.cli.failures import exit_if_failed
+from app.cli.groups import command_group
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 
-conflicts_app = typer.Typer(
-    name="conflicts",
-    help="Memory conflicts: banks of conflicting memories, rubric judges, statistics.",
-    no_args_is_help=True,
+conflicts_app, register = command_group(
+    "conflicts", "Memory conflicts: banks of conflicting memories, rubric judges, statistics."
 )
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``conflicts`` group to the root application."""
-    app.add_typer(conflicts_app, name="conflicts")
 
 
 def _num(x: Any, digits: int = 2) -> str:
@@ -259,8 +254,9 @@ def generate_cmd(
 
     With ``--executor`` the banks are cut into shards (``--shard-questions`` banks each).
     """
-    from app.cli.context import session_for, settings
+    from app.cli.context import session_for
     from app.cli.progress import progress_callback
+    from study.cluster.conflicts import generate_conflicts_sharded
     from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts, parse_doses
 
     runner = executor_for(ctx, executor, address, model=model)
@@ -283,20 +279,17 @@ def generate_cmd(
         _out.print(line, markup=False)
 
     with session_for(ctx) as session, progress_callback(f"conflicts {run}") as bar:
-        if runner is None:
-            s = generate_conflicts(opts, session=session, progress=bar, on_plan=say)
-        else:
-            from study.cluster.conflicts import generate_conflicts_sharded
-
-            s = generate_conflicts_sharded(
-                opts,
-                session=session,
-                settings=settings(ctx),
-                executor=runner,
-                per_shard=shard_banks,
-                progress=bar,
-                on_plan=say,
-            )
+        s = here_or_sharded(
+            ctx,
+            runner,
+            generate_conflicts,
+            generate_conflicts_sharded,
+            opts,
+            session=session,
+            per_shard=shard_banks,
+            progress=bar,
+            on_plan=say,
+        )
     _out.print(
         f"Run {s.run} ({s.model}): {s.planned} planned, {s.already_done} already stored, "
         f"{s.requested} requested now, {s.failed} failed; status {s.status}.",
@@ -321,31 +314,27 @@ def judge_cmd(
 
     With ``--executor`` each judge's pass is cut into shards of banks.
     """
-    from app.cli.context import session_for, settings
+    from app.cli.context import session_for
     from app.cli.progress import progress_callback
+    from study.cluster.conflicts import judge_conflicts_sharded
     from study.conflicts.score import judge_conflict_run
 
     failed = requested = 0
     for j in judge:
         runner = executor_for(ctx, executor, address, model=j)
         with session_for(ctx) as session, progress_callback(f"judging with {j}") as bar:
-            if runner is None:
-                s = judge_conflict_run(
-                    run, j, session=session, concurrency=concurrency, progress=bar
-                )
-            else:
-                from study.cluster.conflicts import judge_conflicts_sharded
-
-                s = judge_conflicts_sharded(
-                    run,
-                    j,
-                    session=session,
-                    settings=settings(ctx),
-                    executor=runner,
-                    concurrency=concurrency,
-                    per_shard=shard_banks,
-                    progress=bar,
-                )
+            s = here_or_sharded(
+                ctx,
+                runner,
+                judge_conflict_run,
+                judge_conflicts_sharded,
+                run,
+                j,
+                session=session,
+                concurrency=concurrency,
+                per_shard=shard_banks,
+                progress=bar,
+            )
         _out.print(
             f"{s.judge}: {s.requested} answer(s) judged now ({s.ok} ok, {s.repaired} repaired, "
             f"{s.errors} unreadable after one repair, {s.failed} failed at the endpoint); "

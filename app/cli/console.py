@@ -61,3 +61,17 @@ def fmt_p(x: float | None) -> str:
     if x is None or not math.isfinite(x):
         return "–"
     return "<0.001" if x < 0.001 else f"{x:.3f}"
+
+
+def fmt_num(x: Any, digits: int = 2) -> str:
+    """A number for a table cell: ``–`` when missing, a float to ``digits`` places.
+
+    Args:
+        x: The value; anything but a float or ``None`` is shown as ``str(x)``.
+        digits: Places after the point of a float.
+    """
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)

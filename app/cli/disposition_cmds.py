@@ -15,6 +15,7 @@ from app.cli.console import SafeConsole, fmt_p
 from app.cli.disposition_batteries_cmds import batteries_app, read_batteries_arg
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.failures import exit_if_failed
+from app.cli.groups import command_group
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
@@ -22,19 +23,13 @@ from study.request_failures import RequestFailures
 # a pipe or file gets a wide table instead of rich's 80-column default
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 160)
 
-disposition_app = typer.Typer(
-    name="disposition",
-    help=(
+disposition_app, register = command_group(
+    "disposition",
+    (
         "Disposition drift across model versions: aligned rates of arms against a reference "
         "arm, with stem-bootstrap intervals, null test, MDD and equivalence bounds."
     ),
-    no_args_is_help=True,
 )
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``disposition`` group to the root application."""
-    app.add_typer(disposition_app, name="disposition")
 
 
 def _f(x: Any, digits: int = 1) -> str:

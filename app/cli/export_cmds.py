@@ -8,16 +8,12 @@ import typer
 
 from app.cli.console import out_console
 from app.cli.context import session_for
+from app.cli.groups import command_group
 
 _out = out_console()
 
 #: The ``export`` group; other modules' exports are added here as subcommands.
-export_app = typer.Typer(help="Export responses and other results to files.", no_args_is_help=True)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``export`` group to the root application."""
-    app.add_typer(export_app, name="export")
+export_app, register = command_group("export", "Export responses and other results to files.")
 
 
 @export_app.command("responses")

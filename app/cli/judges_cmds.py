@@ -8,18 +8,14 @@ import typer
 
 from app.cli.console import out_console
 from app.cli.context import session_for
+from app.cli.groups import command_group
 from app.cli.output import echo_json
 from app.cli.request_limits import bootstrap_option
 
 _out = out_console()
-judges_app = typer.Typer(
-    help="Judge robustness: re-judge with new seeds and other judges.", no_args_is_help=True
+judges_app, register = command_group(
+    "judges", "Judge robustness: re-judge with new seeds and other judges."
 )
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``judges`` group to the root application."""
-    app.add_typer(judges_app, name="judges")
 
 
 @judges_app.command("robustness")

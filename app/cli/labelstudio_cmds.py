@@ -8,20 +8,15 @@ import typer
 
 from app.cli.console import out_console
 from app.cli.context import settings
+from app.cli.groups import command_group
 from app.cli.output import echo_json
 
 _out = out_console()
 
-labelstudio_app = typer.Typer(
-    help="Run Label Studio 1.23.2 locally (own virtualenv, 127.0.0.1, token kept in the "
-    "workspace).",
-    no_args_is_help=True,
+labelstudio_app, register = command_group(
+    "labelstudio",
+    "Run Label Studio 1.23.2 locally (own virtualenv, 127.0.0.1, token kept in the workspace).",
 )
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``labelstudio`` to the root application."""
-    app.add_typer(labelstudio_app, name="labelstudio")
 
 
 @labelstudio_app.command("start")

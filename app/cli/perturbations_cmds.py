@@ -10,23 +10,12 @@ from rich.text import Text
 
 from app.cli.console import out_console
 from app.cli.context import session_for
+from app.cli.groups import command_group
 from app.cli.output import echo_jsonl
 
 _out = out_console()
 
 _CATALOG_HELP = "Catalog NAME or NAME@VERSION (default: the bundled driftlens-default)."
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``perturbations`` group to the root application."""
-    group = typer.Typer(
-        help="The perturbation catalog (memory lines): list, export, import.",
-        no_args_is_help=True,
-    )
-    group.command("list")(list_cmd)
-    group.command("export")(export_cmd)
-    group.command("import")(import_cmd)
-    app.add_typer(group, name="perturbations")
 
 
 def list_cmd(
@@ -120,3 +109,10 @@ def import_cmd(
         f"Catalog {result.name}: {what} {result.version} ({result.perturbations} perturbations).",
         markup=False,
     )
+
+
+perturbations_app, register = command_group(
+    "perturbations",
+    "The perturbation catalog (memory lines): list, export, import.",
+    {"list": list_cmd, "export": export_cmd, "import": import_cmd},
+)

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from app.cli.console import out_console
 from app.cli.context import session_for
+from app.cli.groups import command_group
 from app.cli.output import echo_json, echo_jsonl
 from app.cli.request_limits import (
     JUDGE_MAX_TOKENS_OPTION,
@@ -19,15 +20,6 @@ from app.cli.request_limits import (
 )
 
 _out = out_console()
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``questions`` group to the root application."""
-    group = typer.Typer(help="Import, filter and list benchmark questions.", no_args_is_help=True)
-    group.command("import")(import_cmd)
-    group.command("list")(list_cmd)
-    group.command("filter")(filter_cmd)
-    app.add_typer(group, name="questions")
 
 
 def import_cmd(
@@ -152,3 +144,10 @@ def filter_cmd(
     )
     if s.failed:
         _out.print("Run the command again to retry the failed requests.", markup=False)
+
+
+questions_app, register = command_group(
+    "questions",
+    "Import, filter and list benchmark questions.",
+    {"import": import_cmd, "list": list_cmd, "filter": filter_cmd},
+)

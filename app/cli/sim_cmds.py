@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from app.cli.console import SafeConsole
+from app.cli.groups import command_group
 
 if TYPE_CHECKING:
     from llm.sim.response import Classifier
@@ -17,16 +18,9 @@ if TYPE_CHECKING:
 _out = SafeConsole(highlight=False)
 _err = SafeConsole(stderr=True, highlight=False)
 
-sim_app = typer.Typer(
-    name="sim",
-    help="The built-in drift simulator (known doses, no network, clearly marked simulated).",
-    no_args_is_help=True,
+sim_app, register = command_group(
+    "sim", "The built-in drift simulator (known doses, no network, clearly marked simulated)."
 )
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``sim`` group to the root application."""
-    app.add_typer(sim_app, name="sim")
 
 
 def _catalog_classifier() -> Classifier | None:

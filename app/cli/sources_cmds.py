@@ -10,29 +10,24 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from app.cli.console import SafeConsole
+from app.cli.console import SafeConsole, fmt_num
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.failures import exit_if_failed
+from app.cli.groups import command_group
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
-from app.cli.sources_render import num, render_stats, term
+from app.cli.sources_render import render_stats, term
 from study.request_failures import RequestFailures
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 
-sources_app = typer.Typer(
-    name="sources",
-    help=(
+sources_app, register = command_group(
+    "sources",
+    (
         "Source reliance: does the model keep its own correct answer against a user or a "
         "document, adopt a correct correction, and tell the two apart?"
     ),
-    no_args_is_help=True,
 )
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``sources`` group to the root application."""
-    app.add_typer(sources_app, name="sources")
 
 
 def _fail(exc: BaseException, path: Path | None = None) -> typer.Exit:
@@ -399,7 +394,7 @@ def demo_cmd(
     _out.print("[bold red]SIMULATED DATA[/] — every answer comes from the built-in simulator.")
     for name, by in res.types.items():
         parts = "; ".join(
-            f"{s}: {b['type']} (P {num(b['share'][b['type']])})" for s, b in by.items()
+            f"{s}: {b['type']} (P {fmt_num(b['share'][b['type']])})" for s, b in by.items()
         )
         _out.print(f"  {term(name)} — {parts}")
     _out.print("\n[bold]Next:[/]")

@@ -14,7 +14,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from app.cli.console import SafeConsole
+from app.cli.console import SafeConsole, fmt_num
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 
@@ -28,15 +28,6 @@ def term(text: object) -> str:
     return escape(s)
 
 
-def num(x: Any, digits: int = 2) -> str:
-    """A number for a table cell (``–`` for none)."""
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
-
-
 def render_stats(result: dict[str, Any]) -> None:
     """Print the per-(model, dataset) summary tables of a stats result."""
     from study.sources.report import effect_lines
@@ -47,7 +38,7 @@ def render_stats(result: dict[str, Any]) -> None:
             table = Table(
                 title=(
                     f"{term(model)} · {term(dataset)} — {c['n_questions']} questions, "
-                    f"bare accuracy {num(c['bare_accuracy'])} (B = {meta['bootstrap']})"
+                    f"bare accuracy {fmt_num(c['bare_accuracy'])} (B = {meta['bootstrap']})"
                 ),
                 title_justify="left",
             )
@@ -59,12 +50,14 @@ def render_stats(result: dict[str, Any]) -> None:
                 t = b["type"]
                 table.add_row(
                     s,
-                    f"{num(c['par_plus'][s])} [{num(ci['par_plus'][0])}, {num(ci['par_plus'][1])}]",
-                    f"{num(c['sdr_plus'][s])} [{num(ci['sdr_plus'][0])}, {num(ci['sdr_plus'][1])}]",
-                    num(c["par_minus"][s]),
-                    num(c["sdr_minus"][s]),
+                    f"{fmt_num(c['par_plus'][s])} "
+                    f"[{fmt_num(ci['par_plus'][0])}, {fmt_num(ci['par_plus'][1])}]",
+                    f"{fmt_num(c['sdr_plus'][s])} "
+                    f"[{fmt_num(ci['sdr_plus'][0])}, {fmt_num(ci['sdr_plus'][1])}]",
+                    fmt_num(c["par_minus"][s]),
+                    fmt_num(c["sdr_minus"][s]),
                     t or ("undefined" if c.get("usable", {}).get("assessable", True) else "–"),
-                    num(b["share"][t]) if t else "–",
+                    fmt_num(b["share"][t]) if t else "–",
                 )
             _out.print(table)
             o = c["odds_ratios"]
@@ -77,27 +70,29 @@ def render_stats(result: dict[str, Any]) -> None:
                 )
             else:
                 _out.print(
-                    f"  odds ratios: parametric {num(o['parametric'])}, user {num(o['user'])}, "
-                    f"doc {num(o['doc'])}; Self% {num(c['self_pct'], 1)}, "
-                    f"U% {num(c['user_pct'], 1)}, D% {num(c['doc_pct'], 1)}, "
-                    f"U%/D% {num(c['u_over_d'])}"
+                    f"  odds ratios: parametric {fmt_num(o['parametric'])}, "
+                    f"user {fmt_num(o['user'])}, "
+                    f"doc {fmt_num(o['doc'])}; Self% {fmt_num(c['self_pct'], 1)}, "
+                    f"U% {fmt_num(c['user_pct'], 1)}, D% {fmt_num(c['doc_pct'], 1)}, "
+                    f"U%/D% {fmt_num(c['u_over_d'])}"
                 )
             nb = c.get("without_bare")
             if nb:
                 _out.print(
-                    f"  without bare rows: Self% {num(nb['self_pct'], 1)}, "
-                    f"U%/D% {num(nb['u_over_d'])}"
+                    f"  without bare rows: Self% {fmt_num(nb['self_pct'], 1)}, "
+                    f"U%/D% {fmt_num(nb['u_over_d'])}"
                 )
             for instr, e in (c.get("instruction_effect") or {}).items():
                 _out.print(
-                    f"  instruction {instr}: PAR+ user {num(e['par_plus']['user'])} doc "
-                    f"{num(e['par_plus']['doc'])}, SDR+ user {num(e['sdr_plus']['user'])} doc "
-                    f"{num(e['sdr_plus']['doc'])}, Self% {num(e['self_pct'], 1)}"
+                    f"  instruction {instr}: PAR+ user {fmt_num(e['par_plus']['user'])} doc "
+                    f"{fmt_num(e['par_plus']['doc'])}, "
+                    f"SDR+ user {fmt_num(e['sdr_plus']['user'])} doc "
+                    f"{fmt_num(e['sdr_plus']['doc'])}, Self% {fmt_num(e['self_pct'], 1)}"
                 )
             for line in effect_lines(c):
                 _out.print(f"  {term(line)}")
             if c["kl"]:
-                kl = ", ".join(f"{v} {num(x)}" for v, x in c["kl"].items())
+                kl = ", ".join(f"{v} {fmt_num(x)}" for v, x in c["kl"].items())
                 _out.print(f"  KL vs bare (bits): {kl}")
             for r in c["regressions"]:
                 if r.get("error"):

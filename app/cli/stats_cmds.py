@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from app.cli.console import fmt_p, out_console
+from app.cli.console import fmt_num, fmt_p, out_console
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 
@@ -22,14 +22,6 @@ def register(app: typer.Typer) -> None:
     app.command("stats")(stats_cmd)
 
 
-def _fmt(x: Any, digits: int = 3) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
-
-
 def _render(result: dict[str, Any]) -> None:
     meta = result["meta"]
     for model, mres in result["models"].items():
@@ -37,8 +29,9 @@ def _render(result: dict[str, Any]) -> None:
             floor = r["noise_floor"]
             table = Table(
                 title=(
-                    f"{model} · {metric} — noise floor mean {_fmt(floor['mean'])}, "
-                    f"sd {_fmt(floor['sd'])} (B = {meta['bootstrap']}, {meta['implementation']})"
+                    f"{model} · {metric} — noise floor mean {fmt_num(floor['mean'], 3)}, "
+                    f"sd {fmt_num(floor['sd'], 3)} "
+                    f"(B = {meta['bootstrap']}, {meta['implementation']})"
                 ),
                 title_justify="left",
             )
@@ -62,7 +55,7 @@ def _render(result: dict[str, Any]) -> None:
                 r["conditions"].items(), key=lambda kv: -(kv[1]["d_rel"] or float("-inf"))
             ):
                 ci = (
-                    f"[{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]"
+                    f"[{fmt_num(c['ci_low'], 3)}, {fmt_num(c['ci_high'], 3)}]"
                     if c["ci_low"] is not None
                     else "–"
                 )
@@ -70,14 +63,14 @@ def _render(result: dict[str, Any]) -> None:
                     name + (" *" if c["flags"] else ""),
                     c["class"],
                     str(c["n"]),
-                    _fmt(c["mean"]),
-                    _fmt(c["d_rel"]),
+                    fmt_num(c["mean"], 3),
+                    fmt_num(c["d_rel"], 3),
                     ci,
                     fmt_p(c["p_adjusted"]),
-                    _fmt(c["cohens_d"], 2),
+                    fmt_num(c["cohens_d"], 2),
                     c["letters"],
-                    _fmt(c["mdd"]),
-                    _fmt(c["equivalence_bound"]),
+                    fmt_num(c["mdd"], 3),
+                    fmt_num(c["equivalence_bound"], 3),
                 )
             _out.print(table)
             mm = r["mixed_model"]
@@ -86,8 +79,9 @@ def _render(result: dict[str, Any]) -> None:
             else:
                 _out.print(
                     f"  mixed model (REML, reference {mm['reference']}): intercept "
-                    f"{_fmt(mm['intercept'])}, var(question) {_fmt(mm['var_question'], 4)}, "
-                    f"var(residual) {_fmt(mm['var_residual'], 4)}, ICC {_fmt(mm['icc'])}"
+                    f"{fmt_num(mm['intercept'], 3)}, "
+                    f"var(question) {fmt_num(mm['var_question'], 4)}, "
+                    f"var(residual) {fmt_num(mm['var_residual'], 4)}, ICC {fmt_num(mm['icc'], 3)}"
                 )
             v = r["validity"]
             _out.print(
@@ -98,8 +92,8 @@ def _render(result: dict[str, Any]) -> None:
             if nt["available"]:
                 _out.print(
                     "  null test: mean sample-vs-sample difference "
-                    f"{_fmt(nt['mean_difference'], 4)}, "
-                    f"CI excludes 0 in {_fmt(nt['fraction_excluding_zero'], 2)} of conditions"
+                    f"{fmt_num(nt['mean_difference'], 4)}, "
+                    f"CI excludes 0 in {fmt_num(nt['fraction_excluding_zero'], 2)} of conditions"
                 )
             for flag in r["flags"]:
                 _out.print(f"  note: {flag}")
