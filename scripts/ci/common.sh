@@ -1,4 +1,4 @@
-# Helpers shared by the throw-away test servers (postgres.sh, labelstudio.sh); sourced.
+# Helpers shared by the throw-away test servers (postgres.sh, labelstudio.sh, vllm.sh); sourced.
 #
 # The sourcing script sets LOG_NAME (the prefix of its messages) first. Messages go to
 # stderr, so stdout carries only the export line the script prints.
@@ -82,11 +82,50 @@ still_starting() {
   [ $((SECONDS - _SU_LAST)) -lt "$_SU_IDLE" ] && [ $((SECONDS - _SU_START)) -lt "$_SU_CAP" ]
 }
 
+# The state of a started server, $STATE_DIR/env (NAME=value lines): write_state keeps
+# its arguments there (readable by this user only); load_state reads them into the shell
+# and is false when there is none; nothing_to_stop says so when there is none (and is
+# true then).
+write_state() {
+  mkdir -p "$STATE_DIR"
+  ( umask 077; printf '%s\n' "$@" >"$STATE_DIR/env" )
+}
+load_state() {
+  [ -f "$STATE_DIR/env" ] || return 1
+  # shellcheck disable=SC1091
+  . "$STATE_DIR/env"
+}
+nothing_to_stop() {
+  load_state && return 1
+  log "nothing to stop ($STATE_DIR/env not found)"
+}
+
+# The start-up clock ran out: show the end of the server's log ($1), stop what was
+# started, and fail with "$2 for IDLE s, or CAP s in all".
+gave_up_starting() {
+  tail -n 30 "$1" >&2 || true
+  stop >/dev/null 2>&1 || true
+  die "$2 for $_SU_IDLE s, or $_SU_CAP s in all"
+}
+
+# Start the server unless it already runs (then say where, and print export_line); the
+# state of one that is gone is stopped and removed first.
+start_unless_running() {
+  if running; then
+    log "already running $(where)"
+    export_line
+    return 0
+  fi
+  [ -d "$STATE_DIR" ] && stop >/dev/null 2>&1 || true
+  start
+}
+
 # The command line of a server script: start (default), --stop, --status, --help. The
-# script defines start, stop, running and export_line (what --status prints).
+# script defines start, stop, running, where (where a running server listens) and
+# export_line (what --status prints).
 main() {
   case "${1:-}" in
-    "" | --start) lock_state; start ;;
+    "" | --start) lock_state; start_unless_running ;;
     --stop) lock_state; stop ;;
     --status)
       lock_state

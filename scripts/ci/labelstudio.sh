@@ -50,19 +50,12 @@ EOF
 }
 
 running() {
-  [ -f "$STATE_DIR/env" ] || return 1
-  # shellcheck disable=SC1091
-  . "$STATE_DIR/env"
+  load_state || return 1
   kill -0 "$LS_PID" 2>/dev/null && healthy "http://127.0.0.1:$LS_PORT"
 }
 
 stop() {
-  if [ ! -f "$STATE_DIR/env" ]; then
-    log "nothing to stop ($STATE_DIR/env not found)"
-    return 0
-  fi
-  # shellcheck disable=SC1091
-  . "$STATE_DIR/env"
+  nothing_to_stop && return 0
   if kill -0 "$LS_PID" 2>/dev/null; then
     log "stopping server on port $LS_PORT"
     # The server was started in its own session: signal the whole group (uvicorn workers).
@@ -74,13 +67,9 @@ stop() {
   log "stopped and removed"
 }
 
+where() { echo "on port $LS_PORT"; }
+
 start() {
-  if running; then
-    log "already running on port $LS_PORT"
-    export_line
-    return 0
-  fi
-  [ -d "$STATE_DIR" ] && stop >/dev/null 2>&1 || true
   lock_cache "$(dirname "$VENV")"
   install_ls
   unlock_cache
@@ -102,16 +91,8 @@ start() {
     --internal-host 127.0.0.1 --host "http://127.0.0.1:$port" --no-browser \
     >"$root/server.log" 2>&1 </dev/null 9>&- &
   pid=$!
-  ( umask 077
-    cat >"$STATE_DIR/env" <<EOF
-LS_ROOT=$root
-LS_PID=$pid
-LS_PORT=$port
-LS_TOKEN=$token
-EOF
-  )
-  # shellcheck disable=SC1091
-  . "$STATE_DIR/env"
+  write_state "LS_ROOT=$root" "LS_PID=$pid" "LS_PORT=$port" "LS_TOKEN=$token"
+  load_state
   # as long as the server logs or its database grows (migrations at load 11 took longer
   # than a fixed 240 s)
   startup_clock "${DRIFTLENS_LS_IDLE_S:-240}" "${DRIFTLENS_LS_START_CAP_S:-1800}"
@@ -124,9 +105,7 @@ EOF
     kill -0 "$pid" 2>/dev/null || { tail -n 30 "$root/server.log" >&2 || true; die "server exited"; }
     sleep 1
   done
-  tail -n 30 "$root/server.log" >&2 || true
-  stop >/dev/null 2>&1 || true
-  die "server did not answer: nothing new in its log for ${DRIFTLENS_LS_IDLE_S:-240} s, or ${DRIFTLENS_LS_START_CAP_S:-1800} s in all"
+  gave_up_starting "$root/server.log" "server did not answer: nothing new in its log"
 }
 
 main "$@"

@@ -99,21 +99,14 @@ url_for() { echo "postgresql+psycopg://${PG_SUPERUSER}@127.0.0.1:$1/${DB_NAME}";
 export_line() { echo "export DRIFTLENS_TEST_PG_URL=$(url_for "$PG_PORT")"; }
 
 running() {
-  [ -f "$STATE_DIR/env" ] || return 1
-  # shellcheck disable=SC1091
-  . "$STATE_DIR/env"
+  load_state || return 1
   [ -n "${PG_BINDIR:-}" ] && [ -d "${PG_DATA:-/nonexistent}" ] || return 1
   OWNER="$PG_OWNER"
   as_owner "$PG_BINDIR/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1
 }
 
 stop() {
-  if [ ! -f "$STATE_DIR/env" ]; then
-    log "nothing to stop ($STATE_DIR/env not found)"
-    return 0
-  fi
-  # shellcheck disable=SC1091
-  . "$STATE_DIR/env"
+  nothing_to_stop && return 0
   OWNER="$PG_OWNER"
   if as_owner "$PG_BINDIR/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1; then
     log "stopping server on port $PG_PORT"
@@ -123,13 +116,9 @@ stop() {
   log "stopped and removed"
 }
 
+where() { echo "on port $PG_PORT"; }
+
 start() {
-  if running; then
-    log "already running on port $PG_PORT"
-    export_line
-    return 0
-  fi
-  [ -d "$STATE_DIR" ] && stop >/dev/null 2>&1 || true
 
   local bindir
   if ! bindir="$(find_bindir)"; then
@@ -167,14 +156,8 @@ start() {
   done
   [ -n "$port" ] || { tail -n 20 "$root/server.log" >&2 || true; die "server did not start"; }
 
-  mkdir -p "$STATE_DIR"
-  cat >"$STATE_DIR/env" <<EOF
-PG_ROOT=$root
-PG_DATA=$data
-PG_BINDIR=$bindir
-PG_PORT=$port
-PG_OWNER=$OWNER
-EOF
+  write_state "PG_ROOT=$root" "PG_DATA=$data" "PG_BINDIR=$bindir" "PG_PORT=$port" \
+    "PG_OWNER=$OWNER"
   as_owner "$bindir/createdb" -h 127.0.0.1 -p "$port" -U "$PG_SUPERUSER" "$DB_NAME" ||
     die "createdb $DB_NAME failed"
   log "running on 127.0.0.1:$port, database $DB_NAME"

@@ -139,9 +139,7 @@ with urllib.request.urlopen(req, timeout=3) as r:
 }
 
 running() {
-  [ -f "$STATE_DIR/env" ] || return 1
-  # shellcheck disable=SC1091
-  . "$STATE_DIR/env"
+  load_state || return 1
   kill -0 "$GEMMA_PID" 2>/dev/null && ready "http://127.0.0.1:$GEMMA_PORT" || return 1
   if [ -n "${TINY_PID:-}" ]; then
     kill -0 "$TINY_PID" 2>/dev/null && ready "http://127.0.0.1:$TINY_PORT" || return 1
@@ -159,12 +157,7 @@ stop_pid() {
 }
 
 stop() {
-  if [ ! -f "$STATE_DIR/env" ]; then
-    log "nothing to stop ($STATE_DIR/env not found)"
-    return 0
-  fi
-  # shellcheck disable=SC1091
-  . "$STATE_DIR/env"
+  nothing_to_stop && return 0
   log "stopping the vLLM servers"
   stop_pid "${GEMMA_PID:-}"
   stop_pid "${TINY_PID:-}"
@@ -188,13 +181,9 @@ serve() {
   echo $!
 }
 
+where() { echo "(Gemma on port $GEMMA_PORT)"; }
+
 start() {
-  if running; then
-    log "already running (Gemma on port $GEMMA_PORT)"
-    export_line
-    return 0
-  fi
-  [ -d "$STATE_DIR" ] && stop >/dev/null 2>&1 || true
   lock_cache "$CACHE"  # one checkout installs and converts; the other waits, then reuses
   install_vllm
   build_models
@@ -216,18 +205,9 @@ start() {
     log "starting $TINY_NAME on 127.0.0.1:$tport"
     tpid="$(serve "$TINY_DIR" "$TINY_NAME" "$tport" "$logs/tiny.log" float32 "$TINY_MAX_LEN")"
   fi
-  ( umask 077
-    cat >"$STATE_DIR/env" <<EOF
-VLLM_LOGS=$logs
-VLLM_TOKEN=$VLLM_TOKEN
-GEMMA_PID=$gpid
-GEMMA_PORT=$gport
-GEMMA_DIR=$GEMMA_DIR
-TINY_PID=$tpid
-TINY_PORT=$tport
-TINY_DIR=$TINY_DIR
-EOF
-  )
+  write_state "VLLM_LOGS=$logs" "VLLM_TOKEN=$VLLM_TOKEN" \
+    "GEMMA_PID=$gpid" "GEMMA_PORT=$gport" "GEMMA_DIR=$GEMMA_DIR" \
+    "TINY_PID=$tpid" "TINY_PORT=$tport" "TINY_DIR=$TINY_DIR"
   local g_ok=0 t_ok=0
   [ -n "$tpid" ] || t_ok=1
   # as long as a server keeps logging (weights, compilation), up to an hour in all
@@ -250,9 +230,7 @@ EOF
     done
     sleep 1
   done
-  tail -n 30 "$logs/gemma.log" >&2 || true
-  stop >/dev/null 2>&1 || true
-  die "the servers did not answer: nothing new in their logs for ${DRIFTLENS_VLLM_IDLE_S:-300} s, or ${DRIFTLENS_VLLM_START_CAP_S:-3600} s in all"
+  gave_up_starting "$logs/gemma.log" "the servers did not answer: nothing new in their logs"
 }
 
 main "$@"
