@@ -70,6 +70,13 @@ class Stage:
     note: str = ""
     parts: list[float] = field(default_factory=list)
 
+    def add_part(self, wall: float, rss: float, cpu: float) -> None:
+        """Count one process of the stage: its wall and CPU time add up, its peak RSS not."""
+        self.parts.append(wall)
+        self.wall_s += wall
+        self.peak_rss_mb = max(self.peak_rss_mb, rss)
+        self.cpu_s += cpu
+
 
 # --------------------------------------------------------------------------- helpers
 
@@ -325,10 +332,7 @@ def bench_database(
             env=env,
             profile_to=prof("generate") if i == 0 else None,
         )
-        gen.parts.append(wall)
-        gen.wall_s += wall
-        gen.peak_rss_mb = max(gen.peak_rss_mb, rss)
-        gen.cpu_s += cpu
+        gen.add_part(wall, rss, cpu)
     gen.rows = count_rows(db_url, "response")
     gen.db_bytes = size_of()
     per_response = (gen.db_bytes - empty_bytes) / max(gen.rows, 1)
@@ -347,10 +351,7 @@ def bench_database(
             env=env,
             profile_to=prof("label") if i == 0 else None,
         )
-        lab.parts.append(wall)
-        lab.wall_s += wall
-        lab.peak_rss_mb = max(lab.peak_rss_mb, rss)
-        lab.cpu_s += cpu
+        lab.add_part(wall, rss, cpu)
     lab.rows = count_rows(db_url, "step_label")
     lab.db_bytes = size_of()
     stages.append(lab)
