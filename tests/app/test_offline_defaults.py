@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ontology.versions import document, edit_leaf, get_version, seed_ontologies
+from ontology.versions import seed_ontologies
 from storage.models import GenerationRun, ModelSpec
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
@@ -22,6 +22,7 @@ from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.trajectories import label_run
 from tests.app.apptest_support import APP
 from tests.app.test_ontology_pages import _small_run
+from tests.ontology.leaf_edits import reword_leaf
 
 CONFLICT_RUN = "conflicts-demo-direct"
 
@@ -86,16 +87,7 @@ def test_new_analysis_defaults_to_the_version_the_run_was_labelled_with(workspac
         label_run("demo", "keywords", session=session)
         analyze_run("demo", "keywords", session=session, out_dir=workspace / "r", bootstrap=200)
         for n in (0, 1):  # driftlens@2, @3
-            base = get_version("driftlens", session=session)
-            leaf = document(base).leaf(document(base).leaf_names[n])
-            edit_leaf(
-                base,
-                leaf.name,
-                definition=f"Sharper wording {n}.",
-                triggers=list(leaf.triggers),
-                exclusions=list(leaf.exclusions),
-                session=session,
-            )
+            reword_leaf(session, f"Sharper wording {n}.", index=n)
         session.commit()
         run_generation(
             GenerationOptions(model="sim/default", run="fresh", perturbations="filler", samples=1),

@@ -259,23 +259,15 @@ def test_leaf_chip_and_definition_edits_survive_a_new_browser_session_as_a_draft
 
 def test_saving_from_an_old_version_asks_rebase_or_branch_and_rebase_keeps_newer_work() -> None:
     """Issue #20 B: an edit of driftlens@1 while @2 and @3 exist used to branch silently."""
-    from ontology.versions import document, edit_leaf, get_version, seed_ontologies
+    from ontology.versions import document, get_version, seed_ontologies
     from storage.settings import resolve_settings
     from storage.workspace import open_workspace_session
+    from tests.ontology.leaf_edits import reword_leaf
 
     with open_workspace_session(resolve_settings()) as session:
         seed_ontologies(session=session)
         for n in (0, 1):  # @2 and @3: accepted work that @1 lacks
-            base = get_version("driftlens", session=session)
-            leaf = document(base).leaf(document(base).leaf_names[n])
-            edit_leaf(
-                base,
-                leaf.name,
-                definition=f"Accepted rewrite {n}.",
-                triggers=list(leaf.triggers),
-                exclusions=list(leaf.exclusions),
-                session=session,
-            )
+            reword_leaf(session, f"Accepted rewrite {n}.", index=n)
         session.commit()
     from streamlit.testing.v1 import AppTest
 

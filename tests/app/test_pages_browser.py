@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ontology.versions import document, edit_leaf, get_version, seed_ontologies
+from ontology.versions import seed_ontologies
 from storage.models import GenerationRun, ModelSpec
 from storage.workspace import open_workspace_session
 from study.reasoning.analysis import analyze_run
@@ -33,6 +33,7 @@ from tests.app.browser_support import (
     wait_for_streamlit,
 )
 from tests.compare.conftest import build_disposition_study
+from tests.ontology.leaf_edits import reword_leaf
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -76,16 +77,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         session.flush()
         assert spec.id is not None
         session.add(GenerationRun(name=OTHER, model_spec_id=spec.id, prompt_version="steps-v1"))
-        base = get_version("driftlens", session=session)
-        leaf = document(base).leaf(document(base).leaf_names[0])
-        edit_leaf(  # accepted work that @1 lacks
-            base,
-            leaf.name,
-            definition="Accepted rewrite of the first leaf.",
-            triggers=list(leaf.triggers),
-            exclusions=list(leaf.exclusions),
-            session=session,
-        )
+        reword_leaf(session, "Accepted rewrite of the first leaf.")  # work that @1 lacks
         session.commit()
     build_disposition_study(ws)  # for the Compare page: the simulated disposition arms
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -12,12 +12,13 @@ from streamlit.testing.v1 import AppTest
 
 from ontology.rounds import run_round
 from ontology.validation_runs import ExperimentRequest, run_experiment, save_result
-from ontology.versions import document, edit_leaf, get_version, seed_ontologies
+from ontology.versions import seed_ontologies
 from storage.models import RewriteProposal
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from tests.app.apptest_support import APP, unescape
 from tests.app.test_ontology_pages import _small_run
+from tests.ontology.leaf_edits import reword_leaf
 
 
 def _rewrite_page(**params: str) -> AppTest:
@@ -73,16 +74,7 @@ def test_current_column_shows_the_newest_versions_text_and_unknown_presets_are_r
     with open_workspace_session(resolve_settings()) as session:
         (proposal,) = session.exec(select(RewriteProposal)).all()
         # Newer work on the proposal's first leaf: @2 rewrites it after the round (on @1).
-        base = get_version("driftlens", session=session)
-        leaf = document(base).leaf(proposal.leaf_a)
-        edit_leaf(
-            base,
-            leaf.name,
-            definition="Zebra wording from the newest version.",
-            triggers=list(leaf.triggers),
-            exclusions=list(leaf.exclusions),
-            session=session,
-        )
+        reword_leaf(session, "Zebra wording from the newest version.", leaf=proposal.leaf_a)
         session.commit()
         pid = proposal.id
     at = _rewrite_page(proposal=str(pid), round=str(loop))
