@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from study.disposition.items import BatteryDocument, Stem, load_sample_batteries
+from tests.cli_runner import cli_runner
 
 #: Two tendencies, 40 stems each (the 10 shipped stems under new ids: the simulator hashes
 #: a stem's effect from its id, so each is a new item), 3 paraphrases, 2 samples.
@@ -82,18 +82,10 @@ def ws_main(
     disposition_workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., tuple[int, str]]:
     """Run ``driftlens ARGS`` as the console script does: ``(exit code, stdout + stderr)``."""
-    from app.cli import main
+    driftlens = cli_runner(capsys, monkeypatch, wide=False)
 
     def run(*args: str) -> tuple[int, str]:
-        capsys.readouterr()
-        monkeypatch.setattr(sys, "argv", ["driftlens", "--workspace", str(disposition_workspace),
-                                          *args])  # fmt: skip
-        code = 0
-        try:
-            main()
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        captured = capsys.readouterr()
-        return code, captured.out + captured.err
+        got = driftlens("--workspace", str(disposition_workspace), *args)
+        return got.code, got.out + got.err
 
     return run
