@@ -21,6 +21,7 @@ from app.cli.executor_args import (
 )
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
+from app.cli.options import JSON_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
@@ -586,7 +587,7 @@ def observe_cmd(
 def observability_cmd(
     ctx: typer.Context,
     run: str = typer.Option(..., "--run", help="Pipeline-track run."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """FULL / PARTIAL / None shares per labeller and agreement: extractor, LLM judges, humans."""
     from dataclasses import asdict

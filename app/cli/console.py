@@ -75,3 +75,16 @@ def fmt_num(x: Any, digits: int = 2) -> str:
     if isinstance(x, float):
         return f"{x:.{digits}f}"
     return str(x)
+
+
+def fmt_measure(value: Any, digits: int = 3, unit: str = "") -> str:
+    """A measure for a sentence or a cell: ``n/a`` when missing or NaN.
+
+    Args:
+        value: The number, or ``None``.
+        digits: Places after the point.
+        unit: Written right after the number (``"%"``).
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.{digits}f}{unit}"

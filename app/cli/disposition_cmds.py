@@ -16,6 +16,7 @@ from app.cli.disposition_batteries_cmds import batteries_app, read_batteries_arg
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
+from app.cli.options import JSON_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
@@ -224,7 +225,7 @@ def arms_add_cmd(
 def arms_list_cmd(
     ctx: typer.Context,
     study: str | None = typer.Option(None, "--study", help="Only this study."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    json_out: bool = JSON_OPTION,
 ) -> None:
     """List arms with their metadata."""
     from app.cli.context import session_for

@@ -9,6 +9,7 @@ import typer
 from app.cli.console import out_console
 from app.cli.context import session_for
 from app.cli.groups import command_group
+from app.cli.options import RUN_OPTION
 
 _out = out_console()
 
@@ -19,7 +20,7 @@ export_app, register = command_group("export", "Export responses and other resul
 @export_app.command("responses")
 def responses_cmd(
     ctx: typer.Context,
-    run: str = typer.Option(..., "--run", help="Name of the generation run."),
+    run: str = RUN_OPTION,
     out: Path = typer.Option(..., "--out", help="Output .jsonl file."),
 ) -> None:
     """Write one JSON object per response of a run (question_id, condition, steps, ...)."""
@@ -52,7 +53,7 @@ def benchmark_cmd(
 @export_app.command("preferences")
 def preferences_cmd(
     ctx: typer.Context,
-    run: str = typer.Option(..., "--run", help="Name of the generation run."),
+    run: str = RUN_OPTION,
     judge: str = typer.Option(..., "--judge", help="Judge model whose scores decide."),
     out: Path = typer.Option(..., "--out", help="Output .jsonl file."),
 ) -> None:

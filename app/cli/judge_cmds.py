@@ -15,6 +15,7 @@ from app.cli.executor_args import (
     executor_for,
     here_or_sharded,
 )
+from app.cli.options import RUN_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -38,7 +39,7 @@ def _rate(x: float | None) -> str:
 
 def judge_cmd(
     ctx: typer.Context,
-    run: str = typer.Option(..., "--run", help="Name of the generation run."),
+    run: str = RUN_OPTION,
     model: str = typer.Option(..., "--model", help="Judge model, provider/model (sim/default)."),
     concurrency: int = typer.Option(16, "--concurrency", help="Requests in flight."),
     max_tokens: int | None = JUDGE_MAX_TOKENS_OPTION,

@@ -14,6 +14,7 @@ from app.cli.executor_args import (
     executor_for,
     here_or_sharded,
 )
+from app.cli.options import RUN_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -34,7 +35,7 @@ def register(app: typer.Typer) -> None:
 
 def label_cmd(
     ctx: typer.Context,
-    run: str = typer.Option(..., "--run", help="Name of the generation run."),
+    run: str = RUN_OPTION,
     labeler: str = typer.Option("keywords", "--labeler", help="Labeler spec, e.g. keywords."),
     ontology_version: str | None = typer.Option(
         None, "--ontology-version", help="Version id, NAME or NAME@N (default: latest driftlens)."

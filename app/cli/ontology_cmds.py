@@ -6,16 +6,17 @@ module stays untouched).
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.table import Table
 
-from app.cli.console import out_console
+from app.cli.console import fmt_measure, out_console
 from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
+from app.cli.ontology_validate_cmds import validate_app
+from app.cli.options import JSON_OPTION, ROUND_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -27,6 +28,12 @@ from app.cli.request_limits import (
 )
 
 _out = out_console()
+_num = fmt_measure
+
+
+def _pct(value: Any) -> str:
+    return fmt_measure(value, 1, "%")
+
 
 ontology_app = typer.Typer(
     help="Ontology studio: versions, multi-labeler rounds, agreement, definition rewriting.",
@@ -39,19 +46,8 @@ def register(app: typer.Typer) -> None:
     from app.cli.export_cmds import export_app
 
     app.add_typer(ontology_app, name="ontology")
+    ontology_app.add_typer(validate_app, name="validate")
     export_app.command("labels")(export_labels_cmd)
-
-
-def _pct(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:.1f}%"
-
-
-def _num(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:.3f}"
 
 
 # ------------------------------------------------------------------------- versions
@@ -77,7 +73,7 @@ def show_cmd(
 def versions_cmd(
     ctx: typer.Context,
     name: str | None = typer.Option(None, "--name", help="Only this ontology."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """List stored versions with their parents, authors and notes."""
     from ontology.versions import list_versions, seed_ontologies
@@ -248,9 +244,7 @@ def round_cmd(
 
 
 @ontology_app.command("rounds")
-def rounds_cmd(
-    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
-) -> None:
+def rounds_cmd(ctx: typer.Context, as_json: bool = JSON_OPTION) -> None:
     """History of every round: version, labelers, agreement, most-confused pair."""
     from ontology.rounds import round_history
 
@@ -277,8 +271,8 @@ def rounds_cmd(
 @ontology_app.command("agreement")
 def agreement_cmd(
     ctx: typer.Context,
-    round_number: int = typer.Option(..., "--round", help="Round number."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    round_number: int = ROUND_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Recompute a round's agreement from its stored labels, with confusion examples."""
     from ontology.rounds import round_agreement
@@ -305,7 +299,7 @@ def agreement_cmd(
 
 def export_labels_cmd(
     ctx: typer.Context,
-    round_number: int = typer.Option(..., "--round", help="Round number."),
+    round_number: int = ROUND_OPTION,
     out: Path = typer.Option(..., "--out", help="Output .jsonl file."),
 ) -> None:
     """Write a round's labels: one object per (response, step, labeler)."""
@@ -322,13 +316,13 @@ def export_labels_cmd(
 @ontology_app.command("rewrite")
 def rewrite_cmd(
     ctx: typer.Context,
-    round_number: int = typer.Option(..., "--round", help="Round number."),
+    round_number: int = ROUND_OPTION,
     model: str = typer.Option(..., "--model", help="provider/model (sim/default offline)."),
     pair: str | None = typer.Option(
         None, "--pair", help="Two leaves A,B (names or symbols); default the most confused."
     ),
     seed: int = typer.Option(0, "--seed", help="Request seed."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Ask a model to rewrite two confused definitions; store the proposal for review."""
     from ontology.rewrite import propose_rewrite
@@ -372,7 +366,7 @@ def rewrite_cmd(
 def proposals_cmd(
     ctx: typer.Context,
     status: str | None = typer.Option(None, "--status", help="pending, accepted, rejected."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """List rewrite proposals, newest first."""
     from ontology.rewrite import list_proposals
@@ -438,150 +432,3 @@ def reject_cmd(
     with session_for(ctx) as session:
         reject_proposal(proposal, session=session)
     _out.print(f"Rejected proposal {proposal}.", markup=False)
-
-
-# ----------------------------------------------------------------------- validation
-
-validate_app = typer.Typer(
-    help="Validation experiments: stability, robustness, cross-ontology table, human check.",
-    no_args_is_help=True,
-)
-ontology_app.add_typer(validate_app, name="validate")
-
-
-def _report(report: Any, as_json: bool) -> None:
-    from dataclasses import asdict
-
-    from ontology.agreement_tracking import _json_safe
-
-    data = _json_safe(asdict(report))
-    if as_json:
-        echo_json(data, ensure_ascii=False)
-        return
-    _out.print(f"{report.description} ({report.reference})", markup=False)
-    for row in data["rows"]:
-        _out.print(
-            "  "
-            + ", ".join(f"{k}: {_num(v) if isinstance(v, float) else v}" for k, v in row.items()),
-            markup=False,
-        )
-    for note in report.notes:
-        _out.print(f"  note: {note}", markup=False)
-
-
-@validate_app.command("stability")
-def validate_stability_cmd(
-    ctx: typer.Context,
-    round_number: int = typer.Option(..., "--round", help="Round whose responses to relabel."),
-    labeler: str = typer.Option(..., "--labeler", help="Labeler spec."),
-    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Within-model agreement: the same labeler twice at T = 1 on a round's responses."""
-    from ontology.validation import within_model_stability
-
-    with session_for(ctx) as session, progress_callback("labeling twice") as update:
-        report = within_model_stability(
-            round_number, labeler, session=session, temperature=temperature, progress=update
-        )
-    _report(report, as_json)
-
-
-@validate_app.command("robustness")
-def validate_robustness_cmd(
-    ctx: typer.Context,
-    round_number: int = typer.Option(..., "--round", help="Round whose responses to relabel."),
-    labeler: str = typer.Option(..., "--labeler", help="Labeler spec."),
-    model: str = typer.Option(..., "--model", help="Model that paraphrases the definitions."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Definition robustness: relabel under an equivalent rewrite of every definition."""
-    from ontology.validation import definition_robustness
-
-    with session_for(ctx) as session, progress_callback("relabeling") as update:
-        report = definition_robustness(
-            round_number, labeler, model=model, session=session, progress=update
-        )
-    _report(report, as_json)
-
-
-@validate_app.command("cross")
-def validate_cross_cmd(
-    ctx: typer.Context,
-    run: str = typer.Option(..., "--run", help="Generation run."),
-    labelers: str = typer.Option(..., "--labelers", help="Comma-separated labeler specs."),
-    sample: int = typer.Option(100, "--sample", help="Responses to sample."),
-    seed: int = typer.Option(0, "--seed", help="Sampling seed."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Refined versus original-style ontology: cross-labeler agreement side by side."""
-    from ontology.validation import cross_model_table
-    from ontology.versions import seed_ontologies
-
-    with session_for(ctx) as session, progress_callback("labeling") as update:
-        seed_ontologies(session=session)
-        session.commit()
-        report = cross_model_table(
-            run, labelers.split(","), session=session, sample=sample, seed=seed, progress=update
-        )
-    _report(report, as_json)
-
-
-@validate_app.command("run")
-def validate_run_cmd(
-    ctx: typer.Context,
-    request: str = typer.Option(
-        ..., "--request", help="The experiment as JSON (the Validation page's request)."
-    ),
-) -> None:
-    """Run one experiment of the Validation page and keep its result in validation/."""
-    import json
-
-    from app.cli.context import settings
-    from ontology.validation_runs import parse_request, run_experiment, save_result
-    from storage.errors import InputError
-    from study.jobs.reporter import record_result
-
-    try:
-        data = json.loads(request)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"--request is not JSON: {exc.msg} at character {exc.pos}.") from None
-    if not isinstance(data, dict):
-        raise InputError("--request must be a JSON object.")
-    parsed = parse_request(data)
-    with session_for(ctx) as session, progress_callback(parsed.experiment) as update:
-        report = run_experiment(parsed, session=session, progress=update)
-    stored = save_result(parsed, report, workspace=settings(ctx).workspace)
-    record_result(result=stored.path.name)
-    _out.print(f"{parsed.summary()}: kept in {stored.path}", markup=False)
-
-
-@validate_app.command("human")
-def validate_human_cmd(
-    ctx: typer.Context,
-    round_number: int = typer.Option(..., "--round", help="Round number."),
-    labeler: str = typer.Option(..., "--labeler", help="Labeler whose labels to check."),
-    limit: int = typer.Option(100, "--limit", help="Labels to check (reference 100)."),
-    push: bool = typer.Option(
-        False, "--push", help="Push the label_check study to Label Studio now."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Human check of LLM labels: hand a round's labels to Label Studio (label_check study)."""
-    from ontology.validation import human_label_check
-
-    with session_for(ctx) as session:
-        report = human_label_check(round_number, labeler, session=session, limit=limit)
-    if not push:
-        _report(report, as_json)
-        return
-    # The studio hands over to the human-studies room; the app layer joins the two.
-    from app.cli.annotate_cmds import push_cmd
-
-    push_cmd(
-        ctx,
-        study="label_check",
-        select=list(report.rows[0]["select"]),
-        new_project=False,
-        as_json=as_json,
-    )
