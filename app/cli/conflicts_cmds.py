@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from app.cli.conflicts_render import fixed, print_stats
 from app.cli.console import SafeConsole
 from app.cli.executor_args import (
     ADDRESS_OPTION,
@@ -31,138 +32,6 @@ _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 conflicts_app, register = command_group(
     "conflicts", "Memory conflicts: banks of conflicting memories, rubric judges, statistics."
 )
-
-
-def _num(x: Any, digits: int = 2) -> str:
-    return "–" if x is None else f"{float(x):.{digits}f}"
-
-
-def print_stats(result: dict[str, Any]) -> None:
-    """Print the score table, distractor effect, judge agreement and D6 shares."""
-    interval = result.get("meta", {}).get("interval", "instance-cluster bootstrap")
-    table = Table(title=f"rubric scores (mean [95% CI]; {interval})")
-    for col in ("model", "judge", "type", "d1", "d2", "d3", "d4", "d5", "total"):
-        table.add_column(col)
-    cells: dict[tuple[str, str, str], dict[str, str]] = {}
-    for r in result["scores"]:
-        key = (r["model"], r["judge"], r["type"])
-        cells.setdefault(key, {})[r["dimension"]] = (
-            f"{_num(r['mean'])} [{_num(r['ci_low'])}, {_num(r['ci_high'])}]"
-        )
-    for (model, judge, type_), dims in cells.items():
-        table.add_row(
-            Text(model),
-            Text(judge),
-            type_,
-            *(dims.get(d, "–") for d in ("d1", "d2", "d3", "d4", "d5", "total")),
-        )
-    _out.print(table)
-    if result["distractor_effect"]:
-        eff = Table(title="paired distractor effect on the total (most minus fewest distractors)")
-        for col in ("model", "judge", "from→to", "mean diff", "95% CI", "MDD", "equiv. ±"):
-            eff.add_column(col)
-        for r in result["distractor_effect"]:
-            eff.add_row(
-                Text(r["model"]),
-                Text(r["judge"]),
-                f"{r['from']}→{r['to']}",
-                _num(r["mean_diff"]),
-                f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
-                _num(r["mdd"]),
-                _num(r["equivalence_bound"]),
-            )
-        _out.print(eff)
-    if result["judge_agreement"]:
-        agr = Table(title="judge agreement (reported separately, never averaged)")
-        for col in ("judges", "dimension", "QWK", "exact", "within one", "MAE", "α ordinal"):
-            agr.add_column(col)
-        for r in result["judge_agreement"]:
-            pair = Text(f"{r['judge_a']} vs {r['judge_b']}")
-            if r["dimension"] == "total":
-                agr.add_row(
-                    pair,
-                    "total",
-                    f"Pearson {_num(r['pearson'])} [{_num(r['pearson_ci_low'])}, "
-                    f"{_num(r['pearson_ci_high'])}]",
-                    f"Spearman {_num(r['spearman'])} [{_num(r['spearman_ci_low'])}, "
-                    f"{_num(r['spearman_ci_high'])}]",
-                    "",
-                    "",
-                    "",
-                )
-            else:
-                agr.add_row(
-                    pair,
-                    r["dimension"],
-                    _num(r["qwk"]),
-                    _num(r["exact"]),
-                    _num(r["within_one"]),
-                    _num(r["mae"]),
-                    _num(r["alpha_ordinal"]),
-                )
-        _out.print(agr)
-    if result.get("agreement_by_type"):
-        bt = Table(title="agreement by conflict type (D1-D5 pairs pooled)")
-        for col in ("raters", "type", "within one", "exact", "MAE", "QWK", "pairs"):
-            bt.add_column(col)
-        for r in result["agreement_by_type"]:
-            bt.add_row(
-                Text(f"{r['judge_a']} vs {r['judge_b']}"),
-                r["type"],
-                _num(r["within_one"]),
-                _num(r["exact"]),
-                _num(r["mae"]),
-                _num(r["qwk"]),
-                str(r["n"]),
-            )
-        _out.print(bt)
-    if result["d6"]:
-        d6 = Table(title="D6 commitment on high-risk instances (Wilson 95% CI)")
-        for col in ("model", "judge", "flag", "share", "95% CI", "k / n"):
-            d6.add_column(col)
-        for r in result["d6"]:
-            d6.add_row(
-                Text(r["model"]),
-                Text(r["judge"]),
-                r["flag"],
-                _num(r["share"]),
-                f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
-                f"{r['k']} / {r['n']}",
-            )
-        _out.print(d6)
-    _print_abstention(result)
-
-
-def _print_abstention(result: dict[str, Any]) -> None:
-    """The abstention rates (answers that ask, check or decline instead of advising)."""
-    rows = result.get("abstention") or []
-    table = Table(title="abstention rate (clarify / verify / defer; Wilson 95% CI)")
-    for col in ("model", "judge", "distractors", "type", "rate", "95% CI", "k / n", "unknown"):
-        table.add_column(col)
-    for r in rows:
-        assessed = r["n"] > 0
-        table.add_row(
-            Text(r["model"]),
-            Text(r["judge"]),
-            str(r["distractors"]),
-            r["type"],
-            _num(r["rate"]) if assessed else "not assessed",
-            f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]" if assessed else "–",
-            f"{r['k']} / {r['n']}",
-            str(r["unknown"]),
-        )
-    if rows:
-        _out.print(table)
-    for a in result.get("action_agreement") or []:
-        _out.print(
-            f"action class, {a['judge_a']} vs {a['judge_b']}: {a['n']} answers, same class "
-            f"{_num(a['exact'])}, Cohen's kappa {_num(a['kappa'])} [{_num(a['kappa_ci_low'])}, "
-            f"{_num(a['kappa_ci_high'])}]; same abstain reading {_num(a['abstain_agreement'])}",
-            markup=False,
-        )
-    for note in result.get("meta", {}).get("notes", []):
-        if "action class" in note:
-            _out.print(note, markup=False)
 
 
 @conflicts_app.command("stats")
@@ -612,7 +481,7 @@ def observability_cmd(
         shares.add_row(
             Text(name),
             *(
-                f"{k} [{_num(lo)}, {_num(hi)}]"
+                f"{k} [{fixed(lo)}, {fixed(hi)}]"
                 for k, lo, hi in (by_label[lab] for lab in ("FULL", "PARTIAL", "None"))
             ),
         )
@@ -621,5 +490,5 @@ def observability_cmd(
     for col in ("rater A", "rater B", "banks", "exact", "Cohen's kappa"):
         agree.add_column(col)
     for a in rep.agreement:
-        agree.add_row(Text(a.rater_a), Text(a.rater_b), str(a.n), _num(a.exact), _num(a.kappa))
+        agree.add_row(Text(a.rater_a), Text(a.rater_b), str(a.n), fixed(a.exact), fixed(a.kappa))
     _out.print(agree)
