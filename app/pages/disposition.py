@@ -16,7 +16,7 @@ import streamlit as st
 
 from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
-from app.ui.job_panel import job_panel, start_job
+from app.ui.job_panel import demo_button, job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.safe import show_plain
 from app.ui.study_handoff import open_human_studies
@@ -144,18 +144,14 @@ added = st.session_state.pop("disp-added", None)
 if added:
     show_plain(f"Added {added[1]} arm(s) to study {added[0]}.", kind="success")
 
-demo = job_panel(kind="disposition demo", key="disp-demo-job")
-if st.button(
-    "Run the simulated demo study", key="disp-demo", disabled=demo.busy is not None
-) and start_job(
-    key="disp-demo-job",
+if demo_button(
+    "Run the simulated demo study",
+    key="disp-demo",
     kind="disposition demo",
     title="Disposition demo",
     argv=["disposition", "demo", "--bootstrap", "2000"],
     scope={"study": DEMO_STUDY},
 ):
-    st.rerun()
-if demo.finished is not None:
     url_open("study", DEMO_STUDY)
     st.rerun()
 

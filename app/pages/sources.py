@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session, page_settings
-from app.ui.job_panel import job_panel, start_job
+from app.ui.job_panel import demo_button, job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.study_handoff import open_human_studies
@@ -156,17 +156,13 @@ with st.expander("Set up a run", expanded=not stored):
     if setup_panel.finished is not None:
         st.rerun()
 
-demo = job_panel(kind="sources demo", key="src-demo-job")
-if st.button(
-    "Run the simulated demo", key="src-demo", disabled=demo.busy is not None
-) and start_job(
-    key="src-demo-job",
+if demo_button(
+    "Run the simulated demo",
+    key="src-demo",
     kind="sources demo",
     title="Source-reliance demo",
     argv=["sources", "demo", "--out", str(reports / "sources-demo"), "--bootstrap", "1000"],
 ):
-    st.rerun()
-if demo.finished is not None:
     url_open("results", "folder:sources-demo")
     st.rerun()
 

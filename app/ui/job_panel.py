@@ -201,3 +201,33 @@ def _live(
                 st.rerun()
 
     _tick()
+
+
+def demo_button(
+    label: str,
+    *,
+    key: str,
+    kind: str,
+    title: str,
+    argv: Sequence[str],
+    scope: Mapping[str, Any] | None = None,
+) -> bool:
+    """The panel of an instrument's simulated demo job, and the button that starts it.
+
+    Args:
+        label: The button's text (disabled while the demo runs).
+        key: The button's key; its panel's is ``<key>-job``.
+        kind: The job's kind (``"disposition demo"``).
+        title: The job's title.
+        argv: The job's command line.
+        scope: The job's scope, if any.
+
+    Returns:
+        Whether a demo job has just finished (the page then opens its result).
+    """
+    demo = job_panel(kind=kind, key=f"{key}-job")
+    if st.button(label, key=key, disabled=demo.busy is not None) and start_job(
+        key=f"{key}-job", kind=kind, title=title, argv=argv, scope=scope
+    ):
+        st.rerun()
+    return demo.finished is not None
