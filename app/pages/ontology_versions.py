@@ -221,26 +221,25 @@ definition_in = draft_text_area(
     field="definition",
     height=120,
 )
-t_col, x_col = st.columns(2)
 # Chips: every term is one chip; typing a new term and pressing Enter adds it.
-with t_col:
-    triggers_in = draft_chips(
-        "Triggers",
-        list(current.triggers),
-        page="ontology",
-        obj=leaf_obj,
-        field="triggers",
-        help="Words that point to this leaf (the keyword labeler matches them). Type to add one.",
-    )
-with x_col:
-    exclusions_in = draft_chips(
-        "Exclusions",
-        list(current.exclusions),
-        page="ontology",
-        obj=leaf_obj,
-        field="exclusions",
-        help="What does not belong under this leaf even when it sounds close. Type to add one.",
-    )
+_CHIPS = (
+    ("Triggers", "triggers", "Words that point to this leaf (the keyword labeler matches them)."),
+    ("Exclusions", "exclusions", "What does not belong under this leaf even when it sounds close."),
+)
+chips_in: list[list[str]] = []
+for column, (label, field, meaning) in zip(st.columns(2), _CHIPS, strict=True):
+    with column:
+        chips_in.append(
+            draft_chips(
+                label,
+                list(getattr(current, field)),
+                page="ontology",
+                obj=leaf_obj,
+                field=field,
+                help=f"{meaning} Type to add one.",
+            )
+        )
+triggers_in, exclusions_in = chips_in
 if st.button("Save leaf as new version", key="save-leaf", disabled=undecided, help=save_help):
     try:
         edited_leaf = with_leaf_fields(
