@@ -32,17 +32,18 @@ from study.conflicts.score import (
     repair_message,
     stored_verdicts,
 )
-from study.judge_robustness.sampling import judgement_columns, stratified_sample
+from study.judge_robustness.sampling import (
+    SampledJudgements,
+    judgement_columns,
+    stratified_sample,
+)
 from study.strict_json import run_with_repair
 
 
 @dataclass(frozen=True)
-class Judgements:
+class Judgements(SampledJudgements):
     """Scores of the sampled answers: ``(n_answers, n_judgements, 5)``, NaN = none."""
 
-    response_ids: tuple[int, ...]
-    strata: tuple[str, ...]
-    labels: tuple[str, ...]
     scores: np.ndarray
 
     def totals(self) -> np.ndarray:

@@ -30,17 +30,18 @@ from study.disposition.score import (
     build_messages,
     parse_category,
 )
-from study.judge_robustness.sampling import judgement_columns, stratified_sample
+from study.judge_robustness.sampling import (
+    SampledJudgements,
+    judgement_columns,
+    stratified_sample,
+)
 from study.strict_json import StrictParseError, run_with_repair
 
 
 @dataclass(frozen=True)
-class DispositionJudgements:
+class DispositionJudgements(SampledJudgements):
     """Categories of the sampled responses: codes ``(n, k, 1)`` and aligned ``(n, k)``."""
 
-    response_ids: tuple[int, ...]
-    strata: tuple[str, ...]
-    labels: tuple[str, ...]
     codes: np.ndarray
     aligned: np.ndarray
 

@@ -1,15 +1,31 @@
 """What every instrument's side of judge robustness does alike: the stratified sample
-of stored judgements, and the columns of judgements asked for it."""
+of stored judgements, the columns of judgements asked for it, and what names them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 
 T = TypeVar("T")
 C = TypeVar("C")
+
+
+@dataclass(frozen=True)
+class SampledJudgements:
+    """The rows and columns of an instrument's judgements of a sample (its arrays: a subclass).
+
+    Attributes:
+        response_ids: The sampled responses (the rows).
+        strata: Each row's stratum.
+        labels: The judgement columns' labels (:func:`judgement_columns`).
+    """
+
+    response_ids: tuple[int, ...]
+    strata: tuple[str, ...]
+    labels: tuple[str, ...]
 
 
 def stratified_sample(
