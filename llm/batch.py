@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from llm.backends import get_backend
 from llm.limits import STALL_BUDGET_ENV, stall_budget_s
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from llm.cache import CacheScope, ChatCache
 
 ProgressCallback = Callable[[int, int], None]
+P = ParamSpec("P")
+R = TypeVar("R")
 #: Seconds between the batch's timed flushes (``on_tick`` and the cache's due commit).
 TICK_S = 0.5
 
@@ -48,7 +51,7 @@ __all__ = [
 ]
 
 
-def run_chat_batch(
+async def arun_chat_batch(
     backend_or_spec: ChatBackend | str,
     requests: Sequence[ChatRequest],
     *,
@@ -61,8 +64,8 @@ def run_chat_batch(
 ) -> list[ChatResult]:
     """Answer every request, serving cached answers without sending anything.
 
-    Synchronous wrapper around :func:`arun_chat_batch` (``asyncio.run``); from code that
-    already runs an event loop, await :func:`arun_chat_batch` instead.
+    :func:`run_chat_batch` is its synchronous twin (``asyncio.run``), for code that does
+    not run an event loop.
 
     Args:
         backend_or_spec: A backend or a ``provider/model`` spec.
@@ -87,33 +90,6 @@ def run_chat_batch(
             applies to the whole endpoint (bad key, unknown model, bad or unreachable URL).
         ConfigError: For a malformed spec or missing environment variables.
     """
-    _refuse_inside_event_loop("run_chat_batch")
-    return asyncio.run(
-        arun_chat_batch(
-            backend_or_spec,
-            requests,
-            session=session,
-            concurrency=concurrency,
-            progress=progress,
-            on_result=on_result,
-            on_tick=on_tick,
-            cache_text_in_responses=cache_text_in_responses,
-        )
-    )
-
-
-async def arun_chat_batch(
-    backend_or_spec: ChatBackend | str,
-    requests: Sequence[ChatRequest],
-    *,
-    session: Any = None,
-    concurrency: int = 16,
-    progress: ProgressCallback | None = None,
-    on_result: ResultCallback | None = None,
-    on_tick: Callable[[], None] | None = None,
-    cache_text_in_responses: bool = False,
-) -> list[ChatResult]:
-    """Async twin of :func:`run_chat_batch` (same arguments, same behaviour)."""
     backend = _backend(backend_or_spec)
     store = _Store.open(backend, session, text_in_responses=cache_text_in_responses)
     cache = store.cache
@@ -291,32 +267,6 @@ def _raise_if_refused(sent: Sequence[ChatResult]) -> None:
     kinds = {r.error_kind for r in sent}
     if len(kinds) == 1 and next(iter(kinds)) in FATAL_KINDS:
         raise ServiceError(sent[0].error or "Model endpoint refused every request.")
-
-
-def run_chat_chains(
-    backend_or_spec: ChatBackend | str,
-    requests: Sequence[ChatRequest],
-    *,
-    follow_up: FollowUp,
-    session: Any = None,
-    concurrency: int = 16,
-    progress: ProgressCallback | None = None,
-) -> list[list[ChatResult]]:
-    """Answer each request and the follow-ups its answers call for (one chain per request).
-
-    Synchronous wrapper around :func:`arun_chat_chains`.
-    """
-    _refuse_inside_event_loop("run_chat_chains")
-    return asyncio.run(
-        arun_chat_chains(
-            backend_or_spec,
-            requests,
-            follow_up=follow_up,
-            session=session,
-            concurrency=concurrency,
-            progress=progress,
-        )
-    )
 
 
 async def arun_chat_chains(
@@ -497,10 +447,25 @@ async def _chains_in_rounds(
     return chains
 
 
-def _refuse_inside_event_loop(name: str) -> None:
-    """``asyncio.run`` cannot nest: a synchronous entry point says which one to await instead."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    raise RuntimeError(f"{name} was called inside an event loop; await a{name} instead")
+def _blocking(afn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
+    """The synchronous twin of ``afn`` (``asyncio.run``): same arguments, same behaviour.
+
+    ``asyncio.run`` cannot nest: called inside an event loop, the twin says to await ``afn``.
+    """
+    name = afn.__name__.removeprefix("a")
+
+    @functools.wraps(afn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(afn(*args, **kwargs))
+        raise RuntimeError(f"{name} was called inside an event loop; await a{name} instead")
+
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = f"Synchronous twin of :func:`{afn.__name__}` (``asyncio.run``).\n\n{afn.__doc__}"
+    return run
+
+
+run_chat_batch = _blocking(arun_chat_batch)
+run_chat_chains = _blocking(arun_chat_chains)
