@@ -46,6 +46,16 @@ def _codes(cluster: ArrayLike) -> tuple[NDArray[np.int64], int]:
     return inv, int(inv.max()) + 1 if inv.size else 0
 
 
+def _finite_rows(
+    cluster: ArrayLike, *columns: ArrayLike
+) -> tuple[list[NDArray[np.float64]], NDArray[np.int64], int]:
+    """The rows where every column is finite: the columns there, the rows' cluster codes, ``q``."""
+    cols = [np.asarray(c, dtype=np.float64).ravel() for c in columns]
+    keep = np.logical_and.reduce([np.isfinite(c) for c in cols])
+    codes, q = _codes(np.asarray(cluster)[keep])
+    return [c[keep] for c in cols], codes, q
+
+
 def _per_cluster(
     codes: NDArray[np.int64], n: int, cols: list[NDArray[np.float64]]
 ) -> NDArray[np.float64]:
@@ -92,10 +102,7 @@ def cluster_mean(
         seed: Seed or Generator (consumed in place).
         level: Confidence level.
     """
-    v = np.asarray(values, dtype=np.float64).ravel()
-    keep = np.isfinite(v)
-    codes, q = _codes(np.asarray(cluster)[keep])
-    v = v[keep]
+    (v,), codes, q = _finite_rows(cluster, values)
     nan = float("nan")
     if v.size == 0:
         return ClusterMean(nan, nan, nan, nan, 0, 0)
@@ -147,10 +154,7 @@ def paired_effect(
         n_boot: Bootstrap replicates.
         seed: Seed or Generator (consumed in place).
     """
-    d = np.asarray(differences, dtype=np.float64).ravel()
-    keep = np.isfinite(d)
-    codes, q = _codes(np.asarray(cluster)[keep])
-    d = d[keep]
+    (d,), codes, q = _finite_rows(cluster, differences)
     nan = float("nan")
     if d.size == 0:
         return PairedEffect(nan, nan, nan, nan, nan, nan, 0, 0)
@@ -188,11 +192,7 @@ def cluster_slope(
     (``n, Σx, Σy, Σx², Σxy``), so no replicate is materialised. ``n`` of the result counts
     rows.
     """
-    xv = np.asarray(x, dtype=np.float64).ravel()
-    yv = np.asarray(y, dtype=np.float64).ravel()
-    keep = np.isfinite(xv) & np.isfinite(yv)
-    codes, q = _codes(np.asarray(cluster)[keep])
-    xv, yv = xv[keep], yv[keep]
+    (xv, yv), codes, q = _finite_rows(cluster, x, y)
     nan = float("nan")
     if xv.size < 2 or np.ptp(xv) == 0:
         return ClusterMean(nan, nan, nan, nan, int(xv.size), q)
@@ -247,11 +247,7 @@ def cluster_correlation(
     Spearman's ranks are recomputed inside every replicate (ties get average ranks), so
     its interval is a real bootstrap of the rank correlation rather than of fixed ranks.
     """
-    xv = np.asarray(x, dtype=np.float64).ravel()
-    yv = np.asarray(y, dtype=np.float64).ravel()
-    keep = np.isfinite(xv) & np.isfinite(yv)
-    codes, q = _codes(np.asarray(cluster)[keep])
-    xv, yv = xv[keep], yv[keep]
+    (xv, yv), codes, q = _finite_rows(cluster, x, y)
     nan = float("nan")
     if xv.size < 3 or np.ptp(xv) == 0 or np.ptp(yv) == 0:
         return Correlation(nan, nan, nan, nan, nan, nan, int(xv.size), q)
