@@ -49,9 +49,30 @@ class StepLabeler(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class LabelBatch:
+    """One :meth:`BatchLabeler.label_batch` call.
+
+    Attributes:
+        items: The responses to label.
+        ontology: The ontology document the labels refer to.
+        session: Database session for LLM request caching (ignored by offline labelers).
+        progress: ``progress(done, total)`` as the labeler counts its work.
+    """
+
+    items: Sequence[LabelItem]
+    ontology: OntologyDoc
+    session: object | None = None
+    progress: Progress | None = None
+
+
 @runtime_checkable
 class BatchLabeler(Protocol):
-    """A labeler that is faster on many responses at once (LLM requests, embeddings)."""
+    """A labeler that is faster on many responses at once (LLM requests, embeddings).
+
+    A labeler subclasses it and implements :meth:`label_all`; :meth:`label_batch` and
+    :meth:`label_steps` (a batch of one) are the same for every batch labeler.
+    """
 
     spec: str
 
@@ -64,6 +85,14 @@ class BatchLabeler(Protocol):
         progress: Progress | None = None,
     ) -> list[list[StepLabelResult]]:
         """Return the results of every item, in item order."""
+        return self.label_all(LabelBatch(items, ontology, session, progress))
+
+    def label_steps(self, steps: Sequence[str], *, ontology: OntologyDoc) -> list[StepLabelResult]:
+        """Label the steps of one response (a batch of one, without a request cache)."""
+        return self.label_batch([LabelItem("", tuple(steps))], ontology=ontology)[0]
+
+    def label_all(self, batch: LabelBatch) -> list[list[StepLabelResult]]:
+        """Label the batch of one :meth:`label_batch` call, in item order."""
         ...
 
 

