@@ -22,7 +22,6 @@ import time
 import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
-from types import TracebackType
 
 from llm.sim.response import Classifier
 from storage.errors import ServiceError
@@ -117,12 +116,7 @@ class SimProcess:
                 )
             time.sleep(0.2)
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self._proc is None:
             return
         self._proc.terminate()

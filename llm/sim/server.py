@@ -18,7 +18,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from types import TracebackType
 from typing import Any
 
 from starlette.applications import Starlette
@@ -412,12 +411,7 @@ class BackgroundServer:
     def __enter__(self) -> str:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
 

@@ -18,7 +18,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -138,10 +137,5 @@ class LocalStack:
     def __enter__(self) -> LocalStack:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
