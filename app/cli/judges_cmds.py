@@ -21,7 +21,7 @@ judges_app, register = command_group(
 @judges_app.command("robustness")
 def robustness_cmd(
     ctx: typer.Context,
-    instrument: str = typer.Option(..., "--instrument", help="conflicts or disposition"),
+    instrument: str = typer.Option(..., "--instrument", help="conflicts, disposition or reasoning"),
     run: str = typer.Option(
         ..., "--run", help="The stored, judged run (disposition: the study's name)."
     ),
@@ -43,6 +43,9 @@ def robustness_cmd(
     batteries: Path | None = typer.Option(
         None, "--batteries", help="Disposition: the study's batteries (default: the sample)."
     ),
+    labeler: str | None = typer.Option(
+        None, "--labeler", help="Reasoning: the step labeler under test (--judge: other labelers)."
+    ),
 ) -> None:
     """Re-judge a stratified sample: flip rates, the interval with and without judge noise,
     and conclusions that flip under another judge; kept for the instrument's report."""
@@ -63,6 +66,7 @@ def robustness_cmd(
             seed=seed,
             concurrency=concurrency,
             batteries=read_batteries_arg(batteries) if instrument == "disposition" else None,
+            labeler=labeler,
         )
     if as_json:
         echo_json(result.to_dict())

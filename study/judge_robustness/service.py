@@ -32,7 +32,7 @@ from storage.errors import InputError
 from storage.repo.meta import set_meta
 from study.judge_robustness.result import JudgeLine, RobustnessResult, meta_key
 
-INSTRUMENTS: tuple[str, ...] = ("conflicts", "disposition")
+INSTRUMENTS: tuple[str, ...] = ("conflicts", "disposition", "reasoning")
 
 
 def _conclusion(lo: float, hi: float, midpoint: float) -> str:
@@ -161,6 +161,7 @@ def judge_robustness(
     seed: int = 0,
     concurrency: int = 16,
     batteries: Any = None,
+    labeler: str | None = None,
 ) -> RobustnessResult:
     """Re-judge a stratified sample of ``run`` and keep the summary (see the module doc).
 
@@ -179,6 +180,8 @@ def judge_robustness(
         batteries: Disposition only: the study's
             :class:`~study.disposition.items.BatteryDocument` (default: the shipped sample);
             ``run`` is then the study's name.
+        labeler: Reasoning only: the step labeler whose stored labels are the headline
+            (``judges`` are then alternative labeler specs).
 
     Raises:
         InputError: unknown instrument, bad counts, or no usable primary judge.
@@ -192,7 +195,9 @@ def judge_robustness(
     if resamples == 1 and not judges:
         raise InputError("Give --resamples of 2 or more, or an alternative --judge.")
     ask = _Rejudge(session, resamples, judges, primary, sample, bootstrap, seed, concurrency)
-    if instrument == "disposition":
+    if instrument == "reasoning":
+        result = _reasoning(run, ask, labeler)
+    elif instrument == "disposition":
         result = _disposition(run, ask, batteries)
     else:
         result = _conflicts(run, ask)
@@ -304,4 +309,22 @@ def _disposition(study: str, ask: _Rejudge, batteries: Any) -> RobustnessResult:
         measure="aligned (1) or not (0) per answer, the classifier's category",
         midpoint=0.5,
         conclusions=conclusions(got, arms, bootstrap=ask.bootstrap, seed=ask.seed),
+    )
+
+
+def _reasoning(run: str, ask: _Rejudge, labeler: str | None) -> RobustnessResult:
+    """The step labeler's robustness for a reasoning-drift run (study/reasoning)."""
+    from study.reasoning.labeler_robustness import reasoning_robustness
+
+    if not labeler:
+        raise InputError("Reasoning drift needs the labeler under test: --labeler SPEC.")
+    return reasoning_robustness(
+        run,
+        labeler=labeler,
+        alternatives=ask.judges,
+        resamples=ask.resamples,
+        sample=ask.sample,
+        bootstrap=ask.bootstrap,
+        seed=ask.seed,
+        session=ask.session,
     )
