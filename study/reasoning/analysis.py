@@ -287,6 +287,7 @@ def analyze_run(
             roots=tuple(r.name for r in doc.roots),
             questions=built.questions,
             not_assessable=None if usable.assessable else usable.sentence,
+            robustness=_robustness(names, session=session),
         )
         written = write_report(data, work)
         files["report_html"] = written.html
@@ -461,3 +462,12 @@ def _drift_out_of_core(
         examples=built.examples,
         stats=stats,
     )
+
+
+def _robustness(names: Sequence[str], *, session: Session) -> tuple[str, ...]:
+    """The "Judge robustness" lines: each run's kept relabeling result, or "not assessed"."""
+    from study.judge_robustness.report import robustness_lines
+    from study.judge_robustness.result import stored_robustness
+
+    kept = [stored_robustness("reasoning", name, session=session) for name in names]
+    return tuple(robustness_lines([r for r in kept if r is not None]))

@@ -67,6 +67,7 @@ def write_report(data: ReportData, out_dir: Path) -> ReportFiles:
         figures=stems,
         questions=data.questions,
         not_assessable=data.not_assessable,
+        robustness=data.robustness,
     )
     md = out_dir / "report.md"
     md.write_text(render_markdown(content), encoding="utf-8")

@@ -174,6 +174,9 @@ class ReportData:
             the question texts; ``None`` when not available.
         not_assessable: The sentence of a study below the usable share
             (:mod:`study.assessable`), shown first; ``None`` when assessable.
+        robustness: The "Judge robustness" section's lines
+            (:func:`study.judge_robustness.report.robustness_lines`: the kept result of
+            ``driftlens judges robustness --instrument reasoning``, or "not assessed").
     """
 
     title: str
@@ -185,3 +188,4 @@ class ReportData:
     figures: dict[str, str] = field(default_factory=dict)
     questions: pd.DataFrame | None = None
     not_assessable: str | None = None
+    robustness: tuple[str, ...] = ()

@@ -241,6 +241,9 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
 
     if data.not_assessable:
         parts.append(f"<p class='banner'><b>{esc(data.not_assessable)}.</b></p>")
+    if data.robustness:
+        parts.append("<h2>Judge robustness</h2>")
+        parts.extend(f"<p>{esc(line)}</p>" for line in data.robustness)
     # -- summary of the validity checks, first: it says whether to trust the rest
     parts.append("<h2>Validity checks</h2>")
     parts.append(

@@ -132,6 +132,9 @@ def render_markdown(data: ReportData) -> str:
     )
     if data.not_assessable:
         out.append(f"**{md_escape(data.not_assessable)}.**\n")
+    if data.robustness:
+        out.append("## Judge robustness\n")
+        out.extend(md_escape(line) + "\n" for line in data.robustness)
     out.append("## Validity checks\n")
     out.append(md_table(t.validity, _cols(cols.VALIDITY)))
     out.append("## Drift effect per condition (d_rel with 95% CI)\n")
