@@ -16,6 +16,7 @@ compares them (issue #21, Deliver 2):
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -180,10 +181,11 @@ def compare_versions(
     name_a, name_b = version_label(va), version_label(vb)
     for name, labels in ((name_a, la), (name_b, lb)):
         if not labels:
+            command = ["driftlens", "label", "--run", run, "--labeler", labeler]
+            command += ["--ontology-version", name]
             raise InputError(
                 f"Run {run!r} has no labels by {labeler!r} under ontology version {name}; "
-                f"label it first: driftlens label --run {run} --labeler {labeler} "
-                f"--ontology-version {name}"
+                f"label it first: {shlex.join(command)}"
             )
     shared = sorted(set(la) & set(lb))
     a_leaf = [la[k] for k in shared]

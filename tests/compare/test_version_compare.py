@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,8 @@ from sqlmodel import Session, col, select
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from ontology.versions import document, edit_leaf, get_version
-from storage.models import Response, StepLabel
+from storage.errors import InputError
+from storage.models import GenerationRun, Response, StepLabel
 from study.reasoning.trajectories import label_run
 from study.reasoning.version_compare import compare_versions
 from tests.analysis._sim_workspace import LABELER, RUN, build_sim_workspace
@@ -66,6 +68,24 @@ def test_changed_labels_flow_kappa_and_flips(
     sig = vc.significance
     flipped = sig[sig["significant_a"].astype(bool) != sig["significant_b"].astype(bool)]
     assert len(vc.flips) == len(flipped)
+
+
+def test_a_version_without_labels_suggests_a_shell_quoted_label_command(
+    session: Session, two_versions: tuple[int, int]
+) -> None:
+    """Issue #20 H: unquoted, ``--run a<b> c`` was a shell redirect from b into c."""
+    v1, _v2 = two_versions
+    base = get_version(v1, session=session)
+    unlabelled = edit_leaf(base, document(base).leaf_names[0], definition="Never labelled.",
+                           triggers=["x"], exclusions=[], session=session)  # fmt: skip
+    run = session.exec(select(GenerationRun).where(GenerationRun.name == RUN)).one()
+    run.name = "a<b> c"
+    session.commit()
+    with pytest.raises(InputError) as caught:
+        compare_versions("a<b> c", str(v1), str(unlabelled.id), labeler=LABELER, session=session)
+    words = shlex.split(str(caught.value).split("label it first: ", 1)[1])
+    assert words == ["driftlens", "label", "--run", "a<b> c", "--labeler", LABELER,
+                     "--ontology-version", f"driftlens@{unlabelled.version}"]  # fmt: skip
 
 
 def test_cli_versions_json_and_same_version_refused(
