@@ -1,8 +1,10 @@
-"""Fixtures of the app tests: one headless chromium per browser-test module, a page a test."""
+"""Fixtures of the app tests: one headless chromium per browser-test module, a page a test,
+and the loop's served copy of the demo workspace (shared by the package's modules)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,6 +16,7 @@ from tests.app.browser_support import (
     browser_page,
     require_chromium,
 )
+from tests.app.loop_support import Loop, served_loop
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -50,3 +53,13 @@ def page(browser: Browser, page_options: PageOptions) -> Iterator[Page]:
     """A page of the module's chromium in a fresh context, for one test."""
     with browser_page(browser, page_options) as p:
         yield p
+
+
+@pytest.fixture(scope="package")
+def loop(
+    demo_workspace: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Loop]:
+    """The served copy of the demo workspace with a second round, once for the package
+    (the loop's chromium test modules share it: one copy, one server)."""
+    with served_loop(demo_workspace[0], tmp_path_factory) as served:
+        yield served
