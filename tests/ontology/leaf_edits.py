@@ -9,24 +9,30 @@ from storage.models import OntologyVersion
 
 
 def reword_leaf(
-    session: Session, definition: str, *, leaf: str | None = None, index: int = 0
+    session: Session,
+    definition: str,
+    *,
+    leaf: str | None = None,
+    index: int = 0,
+    base: str = "driftlens",
 ) -> OntologyVersion:
-    """Save the newest ``driftlens`` version with one leaf's definition replaced.
+    """Save a version (by default the newest ``driftlens``) with one leaf's definition replaced.
 
     Args:
         session: The workspace's session (not committed here).
         definition: The leaf's new definition; its triggers and exclusions are kept.
         leaf: The leaf's name; without it, the ``index``-th leaf.
         index: Which leaf, in the version's order, when ``leaf`` is not given.
+        base: The version edited (``driftlens@1`` makes a branch when newer ones exist).
 
     Returns:
         The new version.
     """
-    base = get_version("driftlens", session=session)
-    doc = document(base)
+    version = get_version(base, session=session)
+    doc = document(version)
     found = doc.leaf(leaf if leaf is not None else doc.leaf_names[index])
     return edit_leaf(
-        base,
+        version,
         found.name,
         definition=definition,
         triggers=list(found.triggers),

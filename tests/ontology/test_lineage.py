@@ -10,7 +10,6 @@ from ontology.lineage import branch_of, main_line, rebase_edit
 from ontology.schema import dump_ontology
 from ontology.versions import (
     document,
-    edit_leaf,
     get_version,
     import_version,
     list_versions,
@@ -19,21 +18,11 @@ from ontology.versions import (
     version_label,
 )
 from storage.errors import InputError
+from tests.ontology.leaf_edits import reword_leaf
 
 
 def _edit(session: Session, base_ref: str, leaf_index: int, text: str) -> str:
-    base = get_version(base_ref, session=session)
-    doc = document(base)
-    leaf = doc.leaf(doc.leaf_names[leaf_index])
-    stored = edit_leaf(
-        base,
-        leaf.name,
-        definition=text,
-        triggers=list(leaf.triggers),
-        exclusions=list(leaf.exclusions),
-        session=session,
-    )
-    return version_label(stored)
+    return version_label(reword_leaf(session, text, index=leaf_index, base=base_ref))
 
 
 def test_an_edit_of_an_old_version_is_a_branch_and_not_the_default(session: Session) -> None:
