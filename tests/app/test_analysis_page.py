@@ -18,7 +18,7 @@ from storage.workspace import open_workspace_session
 from study.downloads import folder_zip, preferences_jsonl, responses_jsonl
 from study.reasoning.analysis import analyze_run
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
-from tests.app.apptest_support import APP, open_page
+from tests.app.apptest_support import open_page
 from tests.study.jobs_support import wait_for_jobs
 
 JUDGE = "sim/judge"
@@ -44,14 +44,7 @@ def _analyse(workspace: Path, *, seed: int, out: str) -> int:
 
 
 def _open_linked(params: dict[str, str]) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.run()
-    at.switch_page("pages/analysis.py")
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page("analysis.py", timeout=180, params=params)
 
 
 def test_page_shows_the_stored_analysis_with_untrusted_text_inert(workspace: Path) -> None:

@@ -20,7 +20,7 @@ from storage.workspace import open_workspace_session
 from study.reasoning.analysis import analyze_run
 from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.trajectories import label_run
-from tests.app.apptest_support import APP
+from tests.app.apptest_support import open_page
 from tests.app.test_ontology_pages import _small_run
 from tests.ontology.leaf_edits import reword_leaf
 
@@ -50,14 +50,7 @@ def _workspace() -> None:
 
 
 def _page(page: str, **params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page(f"pages/{page}")
-    for name, value in params.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(page, params=params)
 
 
 def test_validation_and_rounds_default_to_what_runs_offline(

@@ -269,16 +269,7 @@ def test_saving_from_an_old_version_asks_rebase_or_branch_and_rebase_keeps_newer
         for n in (0, 1):  # @2 and @3: accepted work that @1 lacks
             reword_leaf(session, f"Accepted rewrite {n}.", index=n)
         session.commit()
-    from streamlit.testing.v1 import AppTest
-
-    from tests.app.apptest_support import APP
-
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/ontology_versions.py")
-    at.query_params["version"] = "driftlens@1"
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = open_page("ontology_versions.py", params={"version": "driftlens@1"})
     assert any("driftlens@3 is" in unescape(w.value) for w in at.warning)
     save = next(b for b in at.button if b.label == "Save leaf as new version")
     assert save.disabled  # no silent default: the researcher must choose

@@ -16,20 +16,13 @@ from ontology.versions import seed_ontologies
 from storage.models import RewriteProposal
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from tests.app.apptest_support import APP, unescape
+from tests.app.apptest_support import open_page, unescape
 from tests.app.test_ontology_pages import _small_run
 from tests.ontology.leaf_edits import reword_leaf
 
 
 def _rewrite_page(**params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/ontology_rewrite.py")
-    for name, value in params.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page("ontology_rewrite.py", params=params)
 
 
 def _loop_round() -> int:
