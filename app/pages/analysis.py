@@ -21,6 +21,7 @@ from sqlmodel import col, select
 
 from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
+from app.ui.figure_image import show_figure
 from app.ui.job_panel import job_panel, start_job
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.url_state import unknown_line, url_open, url_select
@@ -170,7 +171,7 @@ def _show(stored: StoredAnalysis) -> None:
             _simulated_mark(prov.simulated)
             png = figure_dir / f"{name}.png" if figure_dir is not None else None
             if png is not None and png.is_file():
-                st.image(str(png))
+                show_figure(png)
             else:
                 # report folder moved or deleted: draw from the stored statistics instead
                 fig = {

@@ -16,6 +16,7 @@ import streamlit as st
 
 from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
+from app.ui.figure_image import show_figure
 from app.ui.job_panel import job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.safe import escape_markdown, inline_html, show_plain
@@ -166,7 +167,7 @@ if report is None:
     st.info("No report for this run yet (it is written when its study finishes).")
 else:
     if report.figure is not None:
-        st.image(str(report.figure), caption="Distractor curve")
+        show_figure(report.figure, caption="Distractor curve")
     for title, table, note in report.tables:
         st.markdown(f"**{escape_markdown(title)}**")
         if note:

@@ -16,6 +16,7 @@ import streamlit as st
 
 from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
+from app.ui.figure_image import show_figure
 from app.ui.job_panel import demo_button, job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.safe import show_plain
@@ -221,7 +222,7 @@ else:
     if report.simulated:
         st.warning("SIMULATED DATA — every answer comes from the built-in disposition simulator.")
     for fig in report.figures.values():
-        st.image(str(fig))
+        show_figure(fig)
     for table_name, table in report.tables.items():
         st.markdown(f"**{table_name.replace('_', ' ').capitalize()}**")
         st.dataframe(table, hide_index=True)
