@@ -33,7 +33,5 @@ def test_streamlit_serves_the_scaled_bytes_unchanged() -> None:
     # The point of scaling: Streamlit's own check then neither resizes nor re-encodes.
     assert image_utils.MAXIMUM_CONTENT_WIDTH == MAX_WIDTH
     scaled = scaled_png(_png(2304, 456))
-    served = image_utils._ensure_image_size_and_format(
-        scaled, LayoutConfig(width="content"), "PNG"
-    )
+    served = image_utils._ensure_image_size_and_format(scaled, LayoutConfig(width="content"), "PNG")
     assert served is scaled
