@@ -82,7 +82,9 @@ def _done_rounds(loop: Loop) -> list[int]:
 def test_f_validation_defaults_run_offline_and_pickers_hold_reasoning_runs_only(
     loop: Loop, page: Page
 ) -> None:
-    open_path(page, loop, "ontology_validation?experiment=robustness", "Start an experiment")
+    open_path(page, loop, "ontology_validation", "Start an experiment")
+    page.get_by_text(re.compile("^robustness — ")).click()  # the radio (older pages had no link)
+    settle(page, "Model that paraphrases the definitions")
     paraphraser = selectbox(page, "Model that paraphrases the definitions")
     # It used to open on openai-api/simulator/sim/default, which needs SIMULATOR_BASE_URL.
     assert paraphraser.input_value() == "sim/default (simulated)"
@@ -222,7 +224,9 @@ def test_i_j_current_is_the_newest_text_and_an_unknown_preset_is_refused(
     loop: Loop, page: Page
 ) -> None:
     number = first_round(loop)
-    open_path(page, loop, f"ontology_rewrite?round={number}", "Propose a rewrite")
+    open_path(page, loop, "ontology_rewrite", "Propose a rewrite")
+    choose(page, "Round", f"round {number} ")  # the demo's round, picked in the page
+    settle(page, "Propose a rewrite")
     stored = _proposals(loop)
     model = page.get_by_label("Model", exact=True)
     model.fill("sim/no-such-preset")
