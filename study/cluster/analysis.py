@@ -3,11 +3,14 @@
 The out-of-core statistics (:func:`study.reasoning.out_of_core.stats_by_model`) reduce one
 model at a time, and models share nothing but their random streams, which are spawned up
 front from the seed (:func:`driftlens_core.analysis_slices.model_streams`). So each model
-is one task: it reads its run's trajectories from the shared database slice by slice of
-questions, writes its drift part on the worker (the same rows, the same CSV text as the
-coordinator's part), reduces it to its sufficient statistics and returns the model's
-statistics. The coordinator puts them together in model order, so ``stats.json`` is the
-one the one-process chunked and in-memory paths write, byte for byte.
+is one task: it reduces its model's drift part to its sufficient statistics and returns
+the model's statistics. The coordinator has already written that part to build
+``drift.csv``: where the worker can read it (the same host, or a shared filesystem) and its
+sha256 matches, the task reduces that file instead of building the rows a second time; a
+worker on a host that cannot see it rebuilds the part from the shared database, slice by
+slice of questions, to the same bytes. The coordinator puts the statistics together in
+model order, so ``stats.json`` is the one the one-process chunked and in-memory paths
+write, byte for byte.
 
 Why a model and not a slice of questions: two of a model's reductions, the noise rows'
 mean and the sum of squares, are running totals added row after row; totals of slices
@@ -16,6 +19,7 @@ added afterwards would differ in the last bits, and every statistic with them.
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,18 +60,60 @@ class ModelStatsTask:
     position: int
     n_models: int
     sample_names: tuple[str, ...]
+    part: str = ""
+    part_sha256: str = ""
+
+
+def file_sha256(path: Path) -> str:
+    """The file's sha256, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _readable_part(task: ModelStatsTask) -> Path | None:
+    """The coordinator's part when this worker can read it unchanged, else None."""
+    if not task.part:
+        return None
+    path = Path(task.part)
+    try:
+        return path if file_sha256(path) == task.part_sha256 else None
+    except OSError:
+        return None
 
 
 def model_stats_task(task: ModelStatsTask) -> ModelStats:
-    """One model's statistics (in a worker): its drift rows from the database, reduced."""
-    from driftlens_core.analysis_slices import model_stats, model_streams
-    from storage.repo.runs import require_run
-    from study.reasoning.out_of_core import build_drift_files, index_parts, model_slices
+    """One model's statistics (in a worker): its drift part, reduced.
 
-    with (
-        open_workspace_session(task.settings, migrate=False) as session,
-        tempfile.TemporaryDirectory(prefix="driftlens-model-") as tmp,
-    ):
+    The part is the coordinator's file when this worker can read it (module docstring);
+    otherwise it is rebuilt from the shared database.
+    """
+    from driftlens_core.analysis_slices import model_stats, model_streams
+    from study.reasoning.out_of_core import index_parts, model_slices
+
+    with tempfile.TemporaryDirectory(prefix="driftlens-model-") as tmp:
+        parts = _part_of(task, Path(tmp))
+        ((label, path),) = parts
+        (index,), _ = index_parts(parts)
+        model = model_slices(label, path, index, task.sample_names, task.chunk)
+        rng = model_streams(task.seed, task.n_models)[task.position]
+        try:
+            return model_stats(model, rng, bootstrap=task.bootstrap)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+
+
+def _part_of(task: ModelStatsTask, tmp: Path) -> tuple[tuple[str, Path], ...]:
+    """The model's drift part: the coordinator's, or rebuilt from the database into ``tmp``."""
+    from storage.repo.runs import require_run
+    from study.reasoning.out_of_core import build_drift_files
+
+    shared = _readable_part(task)
+    if shared is not None:
+        return ((task.label, shared),)
+    with open_workspace_session(task.settings, migrate=False) as session:
         version = session.get(OntologyVersion, task.version_id)
         assert version is not None
         built = build_drift_files(
@@ -76,17 +122,10 @@ def model_stats_task(task: ModelStatsTask) -> ModelStats:
             session=session,
             version=version,
             alpha=task.alpha,
-            work=Path(tmp),
+            work=tmp,
             chunk=task.chunk,
         )
-        ((label, path),) = built.parts
-        (index,), _ = index_parts(built.parts)
-        model = model_slices(label, path, index, task.sample_names, task.chunk)
-        rng = model_streams(task.seed, task.n_models)[task.position]
-        try:
-            return model_stats(model, rng, bootstrap=task.bootstrap)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        return built.parts
 
 
 def stats_on_executor(
@@ -129,8 +168,10 @@ def stats_on_executor(
             position=i,
             n_models=len(parts),
             sample_names=sample_names,
+            part=str(path.resolve()),
+            part_sha256=file_sha256(path),
         )
-        for i, (label, _path) in enumerate(parts)
+        for i, (label, path) in enumerate(parts)
     ]
     session.commit()  # nothing of the coordinator's stays open while the tasks read
     models = executor.map(model_stats_task, tasks, poll=lambda: None)

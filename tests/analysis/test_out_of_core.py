@@ -9,8 +9,10 @@ and ``report.md`` byte for byte; the Parquet copies as equal tables.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+import pytest
 from pandas.testing import assert_frame_equal
 from sqlmodel import select
 
@@ -18,9 +20,11 @@ from ontology.versions import seed_ontologies
 from storage.models import GenerationRun
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
+from study.cluster import analysis as cluster_analysis
 from study.cluster.analysis import StatsExecutor
 from study.cluster.executors import LocalExecutor
 from study.questions import QuestionRow, store_questions
+from study.reasoning import out_of_core
 from study.reasoning.analysis import analyze_run
 from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.out_of_core import question_slices
@@ -38,7 +42,17 @@ IDS = ("q9", "q10", "a2", "q1", "b")
 RUNS = {"r-default": "sim/default", "r-strong": "sim/strong", "r-again": "sim/default"}
 
 
-def test_out_of_core_analysis_writes_the_in_memory_files(tmp_path: Path) -> None:
+def test_out_of_core_analysis_writes_the_in_memory_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builds: list[int] = []
+    real_build = out_of_core.build_drift_files
+
+    def counted_build(*args: Any, **kwargs: Any) -> Any:
+        builds.append(len(args[0]))  # the models built in this call
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(out_of_core, "build_drift_files", counted_build)
     with open_workspace_session(resolve_settings()) as session:
         seed_ontologies(session=session)
         pairs = enumerate(zip(IDS, TEXTS, strict=True))
@@ -75,6 +89,21 @@ def test_out_of_core_analysis_writes_the_in_memory_files(tmp_path: Path) -> None
             chunk_questions=2,
             executor=StatsExecutor(LocalExecutor(), resolve_settings()),
         )
+        # the tasks reduced the coordinator's parts: the rows were built once, not twice
+        assert builds == [3, 3]
+        # a worker that cannot read the coordinator's part rebuilds it, to the same stats
+        monkeypatch.setattr(cluster_analysis, "_readable_part", lambda task: None)
+        rebuilt = analyze_run(
+            runs,
+            "keywords",
+            session=session,
+            out_dir=tmp_path / "rebuilt",
+            bootstrap=200,
+            chunk_questions=2,
+            executor=StatsExecutor(LocalExecutor(), resolve_settings()),
+        )
+        assert builds == [3, 3, 3, 1, 1, 1]
+        assert rebuilt.stats == tasks.stats
     assert mem.stats == ooc.stats == tasks.stats
     assert len(mem.stats["models"]) == 3
     a, b = tmp_path / "mem", tmp_path / "ooc"
