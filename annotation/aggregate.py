@@ -218,8 +218,9 @@ def aggregate(
     disagreement = (sum(1 for u in units_all if not u) / len(units_all)) if units_all else None
     annotators = tuple(sorted({r.annotator for r in kept}))
     agreement_qs = [q.name for q in spec.agreement_questions]
-    alpha = _alpha(items, agreement_qs, annotators, spec.alpha_level)
-    by_question = {q: _alpha(items, [q], annotators, spec.alpha_level) for q in agreement_qs}
+    na = {q.name: q.not_applicable for q in spec.agreement_questions if q.not_applicable}
+    alpha = _alpha(items, agreement_qs, annotators, spec.alpha_level, na)
+    by_question = {q: _alpha(items, [q], annotators, spec.alpha_level, na) for q in agreement_qs}
     return StudyAggregate(
         study=spec.name,
         items=tuple(items),
@@ -268,8 +269,14 @@ def _alpha(
     questions: Sequence[str],
     annotators: Sequence[str],
     level: str,
+    not_applicable: Mapping[str, str] | None = None,
 ) -> float | None:
-    """Krippendorff's α over (item, question) units; ``None`` when undefined."""
+    """Krippendorff's α over (item, question) units; ``None`` when undefined.
+
+    Above the nominal level a question's ``not_applicable`` vote is no value on the scale:
+    it counts as not scored.
+    """
+    skip = dict(not_applicable or {}) if level != "nominal" else {}
     index = {a: i for i, a in enumerate(annotators)}
     columns: list[list[Any]] = []
     for it in items:
@@ -279,7 +286,7 @@ def _alpha(
                 continue
             col: list[Any] = [None] * len(annotators)
             for annotator, vote in o.votes:
-                col[index[annotator]] = vote
+                col[index[annotator]] = None if vote == skip.get(q) else vote
             columns.append(col)
     if not columns or len(annotators) < 2:
         return None

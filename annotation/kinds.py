@@ -57,7 +57,7 @@ class ApplyResult:
             if f.name in ("study", "aggregate"):
                 continue
             value = getattr(self, f.name)
-            out[f.name] = [_plain(v) for v in value] if isinstance(value, tuple) else value
+            out[f.name] = [_plain(v) for v in value] if isinstance(value, tuple) else _plain(value)
         return out
 
 

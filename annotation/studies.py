@@ -28,6 +28,9 @@ class QuestionSpec:
         agreement: whether it takes part in the 2-of-3 label, unanimity and alpha; a
             question that qualifies another answer (confidence, the better leaf) does not.
         passing: for curation criteria, the value a good benchmark question gets.
+        not_applicable: the value that says the question does not apply to the item (the
+            rubric's D3 of an abstention): a label like any other for the majority and
+            unanimity, but no point on an ordinal or interval scale, so α leaves it out.
     """
 
     name: str
@@ -35,6 +38,7 @@ class QuestionSpec:
     values: tuple[str, ...]
     agreement: bool = True
     passing: str | None = None
+    not_applicable: str | None = None
 
 
 @dataclass(frozen=True)

@@ -388,7 +388,8 @@ def _print_apply(result: ApplyResult) -> None:
             )
     elif isinstance(result, RubricResult):
         table = Table(title="Rubric agreement of two annotators (D1-D5 pairs)")
-        for name in ("type", "pairs", "within one", "exact", "MAE", "QWK", "alpha ordinal", "D6"):
+        columns = ("type", "pairs", "within one", "exact", "MAE", "QWK", "alpha ordinal", "D6")
+        for name in (*columns, "D3 applies"):
             table.add_column(name)
         for r in result.rubric_agreement:
             table.add_row(
@@ -400,8 +401,16 @@ def _print_apply(result: ApplyResult) -> None:
                 _num(r.qwk),
                 _num(r.alpha_ordinal),
                 _num(r.d6_exact),
+                _num(r.d3_applies_exact),
             )
         _out.print(table)
+        act = result.action_agreement
+        if act is not None:
+            _out.print(
+                f"Action class: {act.n} answers with two votes, exact {_num(act.exact)}, "
+                f"kappa {_num(act.kappa)}.",
+                markup=False,
+            )
     elif isinstance(result, HelpfulnessResult | DistractionResult):
         if isinstance(result, HelpfulnessResult):
             rates, title = result.helpfulness, "Helpfulness (mean 0-4)"

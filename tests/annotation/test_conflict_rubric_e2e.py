@@ -46,3 +46,41 @@ def test_rubric_study_two_annotators_agreement_by_type(
     assert rows["all"]["within_one"] == pytest.approx(0.8)
     assert rows["all"]["mae"] == pytest.approx(0.6)
     assert rows["all"]["d6_exact"] == 0.0
+    assert rows["all"]["d3_applies_exact"] == 1.0
+    assert out["action_agreement"] is None  # no action votes on this form's first answers
+
+
+def test_rubric_study_d3_not_applicable_and_action_class(
+    run_cli: Any, ls_client: LabelStudioClient
+) -> None:
+    """An abstention's D3 marked n/a is no ordinal pair; the action class has its agreement."""
+    with open_workspace_session(resolve_settings()) as s:
+        seed(s, conflicts=True)
+    users = make_users(ls_client, n=2)
+    res = run_cli("annotate", "push", "conflict_rubric", "--select", "run=conflicts-seed", "--json")
+    assert res.code == 0, res.err
+    project = res.json()["project_id"]
+    config = ls_client.get_project(project).label_config
+    assert 'alias="n/a"' in config and 'name="action"' in config
+    tasks = ls_client.list_tasks(project)
+    votes = [
+        {"d1": "4", "d2": "3", "d3": "n/a", "d4": "4", "d5": "4", "action": "clarify"},
+        {"d1": "3", "d2": "3", "d3": "2", "d4": "4", "d5": "4", "action": "clarify"},
+    ]
+    for (user, _), v in zip(users, votes, strict=True):
+        ls_client.create_annotation(
+            tasks[0].id, result=choices(v, "response"), completed_by=user, lead_time=30.0
+        )
+    res = run_cli("annotate", "apply", "conflict_rubric", "--json")
+    assert res.code == 0, res.err
+    out = res.json()
+    row = {r["type"]: r for r in out["rubric_agreement"]}["all"]
+    # D3 has an n/a vote: four ordinal pairs (|diffs| 1, 0, 0, 0), applicability disagrees
+    assert row["pairs"] == 4
+    assert row["exact"] == pytest.approx(0.75)
+    assert row["d3_applies_exact"] == 0.0
+    assert out["action_agreement"]["n"] == 1
+    assert out["action_agreement"]["exact"] == 1.0
+    text = run_cli("annotate", "apply", "conflict_rubric")
+    assert text.code == 0, text.err
+    assert "Action class: 1 answers with two votes, exact 1.000" in text.out

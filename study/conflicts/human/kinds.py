@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sqlmodel import Session
@@ -31,8 +31,14 @@ from annotation.tasks import (
 )
 from storage.errors import InputError
 from storage.models import GenerationRun
+from study.conflicts.actions import ACTIONS
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
+
+#: The rubric's ordinal scale.
+SCORES: tuple[str, ...] = ("0", "1", "2", "3", "4")
+#: D3's vote for an abstention (:mod:`study.conflicts.actions`): no point on the scale.
+NOT_APPLICABLE = "n/a"
 
 #: Labels of an extracted memory bank (study/conflicts/observability.py).
 OBSERVABILITY: tuple[str, ...] = ("FULL", "PARTIAL", "None")
@@ -49,15 +55,18 @@ SPECS: dict[str, StudySpec] = {
                 "D6 commitment only on high-risk items."
             ),
             questions=(
-                *(
-                    QuestionSpec(name, prompt, ("0", "1", "2", "3", "4"))
-                    for name, prompt in (
-                        ("d1", "D1 conflict perception 0-4"),
-                        ("d2", "D2 causal reasoning 0-4"),
-                        ("d3", "D3 confidence calibration 0-4"),
-                        ("d4", "D4 clarification seeking 0-4"),
-                        ("d5", "D5 memory faithfulness 0-4"),
-                    )
+                QuestionSpec("d1", "D1 conflict perception 0-4", SCORES),
+                QuestionSpec("d2", "D2 causal reasoning 0-4", SCORES),
+                QuestionSpec(
+                    "d3",
+                    "D3 confidence calibration 0-4 (n/a for an abstention)",
+                    (*SCORES, NOT_APPLICABLE),
+                    not_applicable=NOT_APPLICABLE,
+                ),
+                QuestionSpec("d4", "D4 clarification seeking 0-4", SCORES),
+                QuestionSpec("d5", "D5 memory faithfulness 0-4", SCORES),
+                QuestionSpec(
+                    "action", "What the answer does with the conflict", ACTIONS, agreement=False
                 ),
                 QuestionSpec(
                     "d6",
@@ -86,7 +95,9 @@ class RubricAgreement:
     """Ordinal agreement of the first two annotators of each item, per conflict type.
 
     Dimension-level pairs (D1-D5) pooled, the shape of a human-validation table;
-    ``type`` ``all`` pools the types. D6 is a nominal flag and is counted separately.
+    ``type`` ``all`` pools the types. D6 is a nominal flag and is counted separately. A D3
+    pair with an ``n/a`` vote is no ordinal pair; ``d3_applies_exact`` is the share of items
+    whose two annotators agree on whether D3 applies.
     """
 
     type: str
@@ -97,6 +108,7 @@ class RubricAgreement:
     qwk: float | None
     alpha_ordinal: float | None
     d6_exact: float | None = None
+    d3_applies_exact: float | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,7 @@ class RubricResult(ApplyResult):
     """The judge against the annotators per conflict type (``conflict_rubric``)."""
 
     rubric_agreement: tuple[RubricAgreement, ...] = ()
+    action_agreement: LabelAgreement | None = None
 
 
 @dataclass(frozen=True)
@@ -240,15 +253,27 @@ def _apply_conflict_rubric(
 
     pairs: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     d6: dict[str, list[bool]] = defaultdict(list)
+    d3_applies: dict[str, list[bool]] = defaultdict(list)
+    actions: list[tuple[str, str]] = []
     for it in agg.items:
         type_ = str(it.payload.get("conflict_type", ""))
-        for q in ("d1", "d2", "d3", "d4", "d5"):
+        for q in RUBRIC_DIMENSIONS:
             o = it.outcome(q)
             if o is None or o.n_votes < 2:
                 continue
+            first, second = o.votes[0][1], o.votes[1][1]
+            if q == "d3":
+                same = (first == NOT_APPLICABLE) == (second == NOT_APPLICABLE)
+                for key in (type_, "all"):
+                    d3_applies[key].append(same)
+            if NOT_APPLICABLE in (first, second):
+                continue  # no point on the 0-4 scale
             for key in (type_, "all"):
-                pairs[key][0].append(float(o.votes[0][1]))
-                pairs[key][1].append(float(o.votes[1][1]))
+                pairs[key][0].append(float(first))
+                pairs[key][1].append(float(second))
+        oa_ = it.outcome("action")
+        if oa_ is not None and oa_.n_votes >= 2:
+            actions.append((oa_.votes[0][1], oa_.votes[1][1]))
         o6 = it.outcome("d6")
         if it.payload.get("high_risk") and o6 is not None and o6.n_votes >= 2:
             for key in (type_, "all"):
@@ -258,6 +283,7 @@ def _apply_conflict_rubric(
         a, b = pairs[key]
         oa = ordinal_agreement(a, b)
         flags = d6.get(key, [])
+        applies = d3_applies.get(key, [])
         rows.append(
             RubricAgreement(
                 type=key,
@@ -268,9 +294,17 @@ def _apply_conflict_rubric(
                 qwk=clean(oa.qwk),
                 alpha_ordinal=clean(oa.alpha_ordinal),
                 d6_exact=sum(flags) / len(flags) if flags else None,
+                d3_applies_exact=sum(applies) / len(applies) if applies else None,
             )
         )
-    return RubricResult(agg.study, agg, rubric_agreement=tuple(rows))
+    return RubricResult(
+        agg.study,
+        agg,
+        rubric_agreement=tuple(rows),
+        action_agreement=label_agreement("annotator 1", "annotator 2", actions)
+        if actions
+        else None,
+    )
 
 
 def human_observability_labels(agg: StudyAggregate) -> dict[tuple[str, str], str]:
@@ -317,14 +351,20 @@ def _calibrate_conflict_rubric(agg: StudyAggregate, session: Session) -> Calibra
     """The rubric judge's D1-D5 score of each answer beside the annotators' agreed score.
 
     One row per answer and dimension (``KEY:d3``), pooled like the rubric study's own
-    agreement table; the scale is 0-4, ordinal.
+    agreement table; the scale is 0-4, ordinal. A D3 the majority marks ``n/a`` has no
+    point on it and is left out (the judge stores none for an abstention's D3 either).
     """
-    return pair_response_scores(
+    pairs = pair_response_scores(
         agg,
         {d: f"conflict_{d}" for d in RUBRIC_DIMENSIONS},
-        levels=("0", "1", "2", "3", "4"),
+        levels=SCORES,
         ordinal=True,
         session=session,
+    )
+    return replace(
+        pairs,
+        rows=tuple(r for r in pairs.rows if r[2] != NOT_APPLICABLE),
+        levels=tuple(v for v in pairs.levels if v != NOT_APPLICABLE),
     )
 
 
