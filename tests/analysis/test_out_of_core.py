@@ -79,29 +79,25 @@ def test_out_of_core_analysis_writes_the_in_memory_files(
             bootstrap=200,
             chunk_questions=2,
         )
-        # each model's statistics in a task of the local executor (from the database)
-        tasks = analyze_run(
-            runs,
-            "keywords",
-            session=session,
-            out_dir=tmp_path / "tasks",
-            bootstrap=200,
-            chunk_questions=2,
-            executor=StatsExecutor(LocalExecutor(), resolve_settings()),
-        )
+
+        def on_executor(out: str) -> Any:
+            """Each model's statistics in a task of the local executor."""
+            return analyze_run(
+                runs,
+                "keywords",
+                session=session,
+                out_dir=tmp_path / out,
+                bootstrap=200,
+                chunk_questions=2,
+                executor=StatsExecutor(LocalExecutor(), resolve_settings()),
+            )
+
+        tasks = on_executor("tasks")
         # the tasks reduced the coordinator's parts: the rows were built once, not twice
         assert builds == [3, 3]
         # a worker that cannot read the coordinator's part rebuilds it, to the same stats
         monkeypatch.setattr(cluster_analysis, "_readable_part", lambda task: None)
-        rebuilt = analyze_run(
-            runs,
-            "keywords",
-            session=session,
-            out_dir=tmp_path / "rebuilt",
-            bootstrap=200,
-            chunk_questions=2,
-            executor=StatsExecutor(LocalExecutor(), resolve_settings()),
-        )
+        rebuilt = on_executor("rebuilt")
         assert builds == [3, 3, 3, 1, 1, 1]
         assert rebuilt.stats == tasks.stats
     assert mem.stats == ooc.stats == tasks.stats

@@ -15,29 +15,36 @@ from tests.annotation.seed import seed
 pytestmark = pytest.mark.labelstudio
 
 
-def test_rubric_study_two_annotators_agreement_by_type(
-    run_cli: Any, ls_client: LabelStudioClient
-) -> None:
+def _push_vote_apply(
+    run_cli: Any, ls_client: LabelStudioClient, votes: list[dict[str, str]]
+) -> tuple[int, dict[str, Any]]:
+    """Push the seed's conflict answer, annotators vote ``votes``, apply: (project, JSON)."""
     with open_workspace_session(resolve_settings()) as s:
         seed(s, conflicts=True)
-    users = make_users(ls_client, n=2)
+    users = make_users(ls_client, n=len(votes))
     res = run_cli("annotate", "push", "conflict_rubric", "--select", "run=conflicts-seed", "--json")
     assert res.code == 0, res.err
     pushed = res.json()
     assert pushed["imported"] == 1
-    tasks = ls_client.list_tasks(pushed["project_id"])
-    assert tasks[0].data["risk_note"].startswith("HIGH-RISK")
+    task = ls_client.list_tasks(pushed["project_id"])[0]
+    for (user, _), v in zip(users, votes, strict=True):
+        ls_client.create_annotation(
+            task.id, result=choices(v, "response"), completed_by=user, lead_time=30.0
+        )
+    res = run_cli("annotate", "apply", "conflict_rubric", "--json")
+    assert res.code == 0, res.err
+    return int(pushed["project_id"]), res.json()
+
+
+def test_rubric_study_two_annotators_agreement_by_type(
+    run_cli: Any, ls_client: LabelStudioClient
+) -> None:
     votes = [
         {"d1": "4", "d2": "3", "d3": "2", "d4": "1", "d5": "4", "d6": "safe"},
         {"d1": "4", "d2": "1", "d3": "3", "d4": "1", "d5": "4", "d6": "partial"},
     ]
-    for (user, _), v in zip(users, votes, strict=True):
-        ls_client.create_annotation(
-            tasks[0].id, result=choices(v, "response"), completed_by=user, lead_time=30.0
-        )
-    res = run_cli("annotate", "apply", "conflict_rubric", "--json")
-    assert res.code == 0, res.err
-    out = res.json()
+    project, out = _push_vote_apply(run_cli, ls_client, votes)
+    assert ls_client.list_tasks(project)[0].data["risk_note"].startswith("HIGH-RISK")
     rows = {r["type"]: r for r in out["rubric_agreement"]}
     assert set(rows) == {"SCC", "all"}
     # |diffs| = 0, 2, 1, 0, 0 -> exact 3/5, within one 4/5, MAE 3/5
@@ -54,26 +61,13 @@ def test_rubric_study_d3_not_applicable_and_action_class(
     run_cli: Any, ls_client: LabelStudioClient
 ) -> None:
     """An abstention's D3 marked n/a is no ordinal pair; the action class has its agreement."""
-    with open_workspace_session(resolve_settings()) as s:
-        seed(s, conflicts=True)
-    users = make_users(ls_client, n=2)
-    res = run_cli("annotate", "push", "conflict_rubric", "--select", "run=conflicts-seed", "--json")
-    assert res.code == 0, res.err
-    project = res.json()["project_id"]
-    config = ls_client.get_project(project).label_config
-    assert 'alias="n/a"' in config and 'name="action"' in config
-    tasks = ls_client.list_tasks(project)
     votes = [
         {"d1": "4", "d2": "3", "d3": "n/a", "d4": "4", "d5": "4", "action": "clarify"},
         {"d1": "3", "d2": "3", "d3": "2", "d4": "4", "d5": "4", "action": "clarify"},
     ]
-    for (user, _), v in zip(users, votes, strict=True):
-        ls_client.create_annotation(
-            tasks[0].id, result=choices(v, "response"), completed_by=user, lead_time=30.0
-        )
-    res = run_cli("annotate", "apply", "conflict_rubric", "--json")
-    assert res.code == 0, res.err
-    out = res.json()
+    project, out = _push_vote_apply(run_cli, ls_client, votes)
+    config = ls_client.get_project(project).label_config
+    assert 'alias="n/a"' in config and 'name="action"' in config
     row = {r["type"]: r for r in out["rubric_agreement"]}["all"]
     # D3 has an n/a vote: four ordinal pairs (|diffs| 1, 0, 0, 0), applicability disagrees
     assert row["pairs"] == 4
