@@ -156,6 +156,42 @@ def progress_report(
     return report
 
 
+def run_question_shards(
+    parent: str,
+    what: str,
+    *,
+    run_id: int | None,
+    session: Session,
+    executor: Executor,
+    fn: Callable[[P], R],
+    task_for: Callable[[tuple[int, ...], str], P],
+    done: Callable[[], Any],
+    progress: Callable[[int, int], None] | None,
+    per_shard: int,
+) -> list[R]:
+    """A pass over a stored run's responses in shards of its questions (label, judge).
+
+    ``task_for(question_ids, lease_key)`` makes one shard's payload; ``done()`` counts the
+    run's responses the pass has finished (read from the database: every worker's), which
+    ``progress(done, total)`` is told, ``total`` being the run's responses.
+    """
+    from study.cluster.shards import shard_by_question
+
+    question_ids, total = run_questions(run_id, session=session)
+    return run_coordinated(
+        parent,
+        what,
+        session=session,
+        executor=executor,
+        fn=fn,
+        tasks=lambda: [
+            task_for(s.question_ids, s.lease_key(parent))
+            for s in shard_by_question(question_ids, per_shard=per_shard)
+        ],
+        report=progress_report(progress, total, done, session=session),
+    )
+
+
 def run_questions(run_id: int | None, *, session: Session) -> tuple[list[int], int]:
     """A run's question ids (each once) and its number of responses."""
     question_ids = session.exec(

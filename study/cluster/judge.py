@@ -17,15 +17,9 @@ from llm.specs import parse_spec
 from storage.models import JudgeScore
 from storage.repo.runs import require_run
 from storage.settings import Settings
-from study.cluster.coordinator import (
-    progress_report,
-    responses_with,
-    run_coordinated,
-    run_questions,
-    under_shard_lease,
-)
+from study.cluster.coordinator import responses_with, run_question_shards, under_shard_lease
 from study.cluster.executors import Executor
-from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
+from study.cluster.shards import DEFAULT_SHARD_QUESTIONS
 from study.reasoning.judges import JudgeSummary, judge_run, summarize_run
 
 
@@ -79,34 +73,33 @@ def judge_run_sharded(
     """
     spec = parse_spec(model).spec
     run = require_run(run_name, session=session)
-    question_ids, total = run_questions(run.id, session=session)
     parent = f"judge_run:{run_name}:{spec}"
 
-    def tasks() -> list[JudgeShardTask]:
-        return [
-            JudgeShardTask(
-                settings=settings,
-                run=run_name,
-                model=spec,
-                concurrency=concurrency,
-                question_ids=s.question_ids,
-                lease_key=s.lease_key(parent),
-            )
-            for s in shard_by_question(question_ids, per_shard=per_shard)
-        ]
+    def task_for(question_ids: tuple[int, ...], lease_key: str) -> JudgeShardTask:
+        return JudgeShardTask(
+            settings=settings,
+            run=run_name,
+            model=spec,
+            concurrency=concurrency,
+            question_ids=question_ids,
+            lease_key=lease_key,
+        )
 
     def judged() -> int:
         return responses_with(
             run.id, JudgeScore.response_id, JudgeScore.judge_model == spec, session=session
         )
 
-    parts = run_coordinated(
+    parts = run_question_shards(
         parent,
         f"Judging of {run_name!r}",
+        run_id=run.id,
         session=session,
         executor=executor,
         fn=judge_shard,
-        tasks=tasks,
-        report=progress_report(progress, total, judged, session=session),
+        task_for=task_for,
+        done=judged,
+        progress=progress,
+        per_shard=per_shard,
     )
     return summarize_run(run_name, spec, parts, session=session)

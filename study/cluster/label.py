@@ -20,16 +20,10 @@ from ontology.versions import get_version
 from storage.models import StepLabel
 from storage.repo.runs import require_run
 from storage.settings import Settings
-from study.cluster.coordinator import (
-    progress_report,
-    responses_with,
-    run_coordinated,
-    run_questions,
-    under_shard_lease,
-)
+from study.cluster.coordinator import responses_with, run_question_shards, under_shard_lease
 from study.cluster.executors import Executor
 from study.cluster.merge import merge_parts
-from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
+from study.cluster.shards import DEFAULT_SHARD_QUESTIONS
 from study.reasoning.trajectories import LabelSummary, label_run
 
 
@@ -86,22 +80,18 @@ def label_run_sharded(
     spec_row = ensure_labeler_spec(labeler_spec, session=session)
     session.commit()
     assert run.id is not None and version.id is not None and spec_row.id is not None
-    question_ids, total = run_questions(run.id, session=session)
     parent = f"label_run:{run_name}:{labeler_spec}"
     version_id, labeler_id = version.id, spec_row.id
 
-    def tasks() -> list[LabelShardTask]:
-        return [
-            LabelShardTask(
-                settings=settings,
-                run=run_name,
-                labeler=labeler_spec,
-                ontology_version_id=version_id,
-                question_ids=s.question_ids,
-                lease_key=s.lease_key(parent),
-            )
-            for s in shard_by_question(question_ids, per_shard=per_shard)
-        ]
+    def task_for(question_ids: tuple[int, ...], lease_key: str) -> LabelShardTask:
+        return LabelShardTask(
+            settings=settings,
+            run=run_name,
+            labeler=labeler_spec,
+            ontology_version_id=version_id,
+            question_ids=question_ids,
+            lease_key=lease_key,
+        )
 
     def labeled() -> int:
         return responses_with(
@@ -112,14 +102,17 @@ def label_run_sharded(
             session=session,
         )
 
-    parts = run_coordinated(
+    parts = run_question_shards(
         parent,
         f"Labeling of {run_name!r}",
+        run_id=run.id,
         session=session,
         executor=executor,
         fn=label_shard,
-        tasks=tasks,
-        report=progress_report(progress, total, labeled, session=session),
+        task_for=task_for,
+        done=labeled,
+        progress=progress,
+        per_shard=per_shard,
     )
     return merge_parts(
         LabelSummary,
