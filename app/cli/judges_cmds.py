@@ -46,6 +46,9 @@ def robustness_cmd(
     labeler: str | None = typer.Option(
         None, "--labeler", help="Reasoning: the step labeler under test (--judge: other labelers)."
     ),
+    min_per_class: int | None = typer.Option(
+        None, "--min-per-class", min=1, help="Reasoning: pairs sampled at least per class (5)."
+    ),
 ) -> None:
     """Re-judge a stratified sample: flip rates, the interval with and without judge noise,
     and conclusions that flip under another judge; kept for the instrument's report."""
@@ -67,6 +70,7 @@ def robustness_cmd(
             concurrency=concurrency,
             batteries=read_batteries_arg(batteries) if instrument == "disposition" else None,
             labeler=labeler,
+            min_per_class=min_per_class,
         )
     if as_json:
         echo_json(result.to_dict())

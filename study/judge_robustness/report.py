@@ -52,4 +52,5 @@ def robustness_lines(results: Sequence[RobustnessResult]) -> list[str]:
             out.append(
                 f"No conclusion flips: every judgement reads the mean as {r.lines[0].conclusion}."
             )
+        out.extend(r.notes)
     return out

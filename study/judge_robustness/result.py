@@ -53,6 +53,7 @@ class RobustnessResult:
     conclusion_flips: tuple[str, ...]
     bootstrap: int
     seed: int
+    notes: tuple[str, ...] = ()
     version: int = VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,6 +72,7 @@ class RobustnessResult:
                 "judge_inclusive": tuple(d["judge_inclusive"]),
                 "lines": tuple(JudgeLine(**ln) for ln in d["lines"]),
                 "conclusion_flips": tuple(d["conclusion_flips"]),
+                "notes": tuple(d.get("notes", ())),
             }
         )
 

@@ -29,19 +29,20 @@ class SampledJudgements:
 
 
 def stratified_sample(
-    by_stratum: Mapping[str, Sequence[T]], *, sample: int, seed: int
+    by_stratum: Mapping[str, Sequence[T]], *, sample: int, seed: int, minimum: int = 1
 ) -> tuple[list[T], list[str]]:
-    """Each stratum's share of ``sample`` (at least one row), drawn with ``seed``.
+    """Each stratum's share of ``sample`` (at least ``minimum`` rows), drawn with ``seed``.
 
-    Strata in name order, each one's rows in their given order; returns the rows picked
-    and, aligned with them, their strata.
+    A stratum with fewer than ``minimum`` rows gives all of them; the floor can take the
+    total above ``sample``. Strata in name order, each one's rows in their given order;
+    returns the rows picked and, aligned with them, their strata.
     """
     rng = np.random.default_rng(seed)
     n_all = sum(len(rows) for rows in by_stratum.values())
     picked: list[T] = []
     strata: list[str] = []
     for name, rows in sorted(by_stratum.items()):
-        want = max(1, round(sample * len(rows) / n_all))
+        want = max(minimum, round(sample * len(rows) / n_all))
         for i in sorted(rng.permutation(len(rows))[: min(want, len(rows))]):
             picked.append(rows[int(i)])
             strata.append(name)

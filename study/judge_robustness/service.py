@@ -162,6 +162,7 @@ def judge_robustness(
     concurrency: int = 16,
     batteries: Any = None,
     labeler: str | None = None,
+    min_per_class: int | None = None,
 ) -> RobustnessResult:
     """Re-judge a stratified sample of ``run`` and keep the summary (see the module doc).
 
@@ -182,6 +183,8 @@ def judge_robustness(
             ``run`` is then the study's name.
         labeler: Reasoning only: the step labeler whose stored labels are the headline
             (``judges`` are then alternative labeler specs).
+        min_per_class: Reasoning only: pairs sampled at least per condition class
+            (default :data:`study.reasoning.labeler_robustness.MIN_PER_CLASS`).
 
     Raises:
         InputError: unknown instrument, bad counts, or no usable primary judge.
@@ -196,7 +199,7 @@ def judge_robustness(
         raise InputError("Give --resamples of 2 or more, or an alternative --judge.")
     ask = _Rejudge(session, resamples, judges, primary, sample, bootstrap, seed, concurrency)
     if instrument == "reasoning":
-        result = _reasoning(run, ask, labeler)
+        result = _reasoning(run, ask, labeler, min_per_class)
     elif instrument == "disposition":
         result = _disposition(run, ask, batteries)
     else:
@@ -312,9 +315,11 @@ def _disposition(study: str, ask: _Rejudge, batteries: Any) -> RobustnessResult:
     )
 
 
-def _reasoning(run: str, ask: _Rejudge, labeler: str | None) -> RobustnessResult:
+def _reasoning(
+    run: str, ask: _Rejudge, labeler: str | None, min_per_class: int | None
+) -> RobustnessResult:
     """The step labeler's robustness for a reasoning-drift run (study/reasoning)."""
-    from study.reasoning.labeler_robustness import reasoning_robustness
+    from study.reasoning.labeler_robustness import MIN_PER_CLASS, reasoning_robustness
 
     if not labeler:
         raise InputError("Reasoning drift needs the labeler under test: --labeler SPEC.")
@@ -327,4 +332,5 @@ def _reasoning(run: str, ask: _Rejudge, labeler: str | None) -> RobustnessResult
         bootstrap=ask.bootstrap,
         seed=ask.seed,
         session=ask.session,
+        min_per_class=MIN_PER_CLASS if min_per_class is None else min_per_class,
     )

@@ -2,19 +2,21 @@
 
 The item is one drift pair (a response against its question's baseline, sample 0); the
 sample is stratified by condition class (``none``: the baseline-vs-baseline pairs of the
-noise floor). The sampled responses and their questions' baselines are relabeled
-``resamples - 1`` more times by the same LLM labeler (new seeds and repeat indices, their
-own cache entries) and once by every alternative labeler; column 0 is the stored labels.
-Under each labeling every pair's SRI drift is recomputed (:func:`driftlens_core.pair_drift`,
-as the analysis does), and the headline, the class-mean drift minus the noise floor, is
-read with the two-stage bootstrap of :mod:`study.reasoning.relabel_bootstrap`. The flip
-rate is the share of steps whose label differs from the stored one.
+noise floor), every class getting at least ``min_per_class`` pairs (all it has when fewer;
+the result then notes it), so the noise floor is not read off one or two pairs. The
+sampled responses and their questions' baselines are relabeled ``resamples - 1`` more
+times by the same LLM labeler (new seeds and repeat indices, their own cache entries) and
+once by every alternative labeler; column 0 is the stored labels. Under each labeling
+every pair's SRI drift is recomputed (:func:`driftlens_core.pair_drift`, as the analysis
+does), and the headline, the class-mean drift minus the noise floor, is read with the
+two-stage bootstrap of :mod:`study.reasoning.relabel_bootstrap`. The flip rate is the
+share of steps whose label differs from the stored one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sqlalchemy import select as sa_select
@@ -36,6 +38,7 @@ from study.reasoning.config import SRI_ALPHA
 from study.reasoning.relabel_bootstrap import HeadlineInterval, relabel_bootstrap
 
 NULL = "none"
+MIN_PER_CLASS = 5
 MEASURE = "SRI drift of a pair minus the noise floor (mean baseline-vs-baseline SRI)"
 _LLM_KINDS = ("llm", "sim")
 
@@ -143,8 +146,11 @@ def reasoning_robustness(
     seed: int,
     session: Session,
     ontology_version: str | int | None = None,
+    min_per_class: int = MIN_PER_CLASS,
 ) -> RobustnessResult:
     """Relabel a stratified sample of ``run``'s pairs and read the headline under each.
+
+    Every class gets at least ``min_per_class`` pairs (or all it has, noted in the result).
 
     Raises:
         InputError: a deterministic labeler asked to resample, or nothing to compare.
@@ -169,7 +175,18 @@ def reasoning_robustness(
             f"pairs labeled by {labeler!r}; label it first (driftlens label --run {run} "
             f"--labeler {labeler})."
         )
-    picked, strata = stratified_sample(by_class, sample=sample, seed=seed)
+    picked, strata = stratified_sample(by_class, sample=sample, seed=seed, minimum=min_per_class)
+    short = [
+        f"{c} ({len(rows)})" for c, rows in sorted(by_class.items()) if len(rows) < min_per_class
+    ]
+    notes = (
+        (
+            f"Fewer pairs than the minimum of {min_per_class} per class: {', '.join(short)}; "
+            "all of them are sampled.",
+        )
+        if short
+        else ()
+    )
     needed = list({r.id: r for r in [*picked, *(reference[p.question] for p in picked)]}.values())
     columns, labels = judgement_columns(
         {rid: stored[rid] for rid in (r.id for r in needed)},
@@ -180,9 +197,10 @@ def reasoning_robustness(
             spec, needed, attempt=attempt, doc=doc, session=session, seed=seed
         ),
     )
-    return _summary(
+    result = _summary(
         run, labeler, picked, strata, reference, columns, labels, resamples, bootstrap, seed
     )
+    return replace(result, notes=notes)
 
 
 def _summary(

@@ -54,7 +54,13 @@ def test_reasoning_robustness_cli_on_a_served_llm_labeler(
         and got["resamples"] == 3
         and got["alternatives"] == ["sim"]
     )
-    assert set(got["strata"]) >= {"none"} and len(got["strata"]) >= 2
+    assert len(got["strata"]) >= 2
+    # Four labeled questions give four noise-floor pairs, under the default minimum of 5:
+    # all four are sampled (a proportional share of 40 would give one) and the result says so.
+    assert got["strata"]["none"] == 4
+    assert got["notes"] == [
+        "Fewer pairs than the minimum of 5 per class: none (4); all of them are sampled."
+    ]
     # New seeds redraw the confusions: some steps change label, and the perfect labeler
     # disagrees with the confusing one on more steps still.
     assert 0 < got["resample_flip_rate"] < 1
@@ -65,6 +71,37 @@ def test_reasoning_robustness_cli_on_a_served_llm_labeler(
     with open_workspace_session(resolve_settings()) as session:
         kept = stored_robustness("reasoning", sim_run, session=session)
     assert kept is not None and kept.resample_flip_rate == got["resample_flip_rate"]
+
+
+def test_the_noise_floor_gets_the_minimum_when_enough_pairs_exist(
+    sim_run: str, cli: Callable[..., Result]
+) -> None:
+    with open_workspace_session(resolve_settings()) as session:
+        from ontology.versions import seed_ontologies
+
+        seed_ontologies(session=session)
+        session.commit()
+        few = session.exec(select(Question.id).order_by(col(Question.id)).limit(4)).all()
+        label_run(sim_run, "sim", session=session, question_ids=[int(q) for q in few if q])
+        session.commit()
+
+    def strata(minimum: int) -> tuple[dict[str, int], list[str]]:
+        result = cli(
+            "judges", "robustness", "--instrument", "reasoning", "--run", sim_run,
+            "--labeler", "sim", "--resamples", "1", "--judge", "keywords",
+            "--sample", "40", "--bootstrap", "200", "--min-per-class", str(minimum), "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, (result.output, result.exception)
+        got = json.loads(result.stdout)
+        return got["strata"], got["notes"]
+
+    # A proportional share of 40 gives the noise floor one of its four pairs; a minimum
+    # of 3 takes three, the same three on a second call (seeded), with nothing to note.
+    got, notes = strata(3)
+    assert got["none"] == 3 and notes == []
+    assert all(n >= 3 for n in got.values())
+    assert strata(3) == (got, notes)
+    assert strata(1)[0]["none"] < 3
 
 
 def test_a_deterministic_labeler_says_there_is_nothing_to_resample(
