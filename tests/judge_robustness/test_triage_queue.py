@@ -167,3 +167,48 @@ def test_a_second_classifier_gives_pairs_on_the_other_classifiers_items(session:
         (keys[1], "aligned", "sim/cls-a", "aligned"),
     )
     assert [r[1:] for r in got.rows] == [("aligned", "aligned"), ("aligned", "aligned")]
+
+
+def test_label_check_pairs_two_labelers_of_the_same_step(session: Session) -> None:
+    """Two labelers' labels of one step are two tasks; their differing leaves are a pair."""
+    from annotation.selection import parse_selection
+    from annotation.tasks import build_tasks
+    from storage.models import LabelerSpec, OntologyVersion, Response, StepLabel
+    from tests.annotation.seed import seed
+
+    seed(session)
+    first = session.exec(select(Response).order_by(Response.id)).first()
+    version = session.exec(select(OntologyVersion)).one()
+    other = LabelerSpec(key="llm-b-test", name="llm-b", kind="llm")
+    session.add(other)
+    session.flush()
+    assert first is not None and first.id is not None and other.id is not None
+    # the seed's keywords labeler says "Security and stability" on steps 0 and 1
+    for step, leaf in ((0, "Self-direction"), (1, "Security and stability")):
+        session.add(
+            StepLabel(
+                response_id=first.id,
+                step_index=step,
+                labeler_id=other.id,
+                ontology_version_id=version.id,
+                category="Protective",
+                symbol=leaf,
+            )
+        )
+    session.flush()
+    specs = build_tasks("label_check", parse_selection([]), session=session)
+    assert len(specs) == 4
+    study_id = _study(session, "label_check")
+    yes = {"agree": "yes"}
+    for spec in specs:
+        _task(session, study_id, spec.key, spec.data, [yes, yes, yes])
+    session.flush()
+    pairs = study_pairs("label_check", session=session)
+    judge = pairs.judge
+    differing = [p for p in pairs.judge_pairs if p[1] != p[3]]
+    assert len(pairs.judge_pairs) == 2  # both steps have a second labeler
+    ((item, mine, name, theirs),) = differing
+    assert (mine, theirs) == ("Security and stability", "Self-direction")
+    assert name != judge and ":0:" in item  # step 0, the one they disagree on
+    queue = triage_queue(pairs.rows, pairs.judge_pairs, judge=judge, ordinal=False)
+    assert [(e.item, e.source) for e in queue] == [(item, "judge-judge")]

@@ -417,7 +417,11 @@ def _calibrate_label_check(agg: StudyAggregate, session: Session) -> Calibration
     The annotators vote on the assigned leaf and offer a better one; their leaf is the
     assigned one on a Yes majority and the better leaf two of them agree on after a No.
     One labeler per table, the first by name (as the other kinds take one judge); the
-    other labelers' steps are left out, not counted as missing labels.
+    other labelers' steps are left out, not counted as missing labels. Where another
+    labeler's label of the same step (run, question, condition, sample, step, ontology
+    version) is a task of the study too, the two leaves are a judge-judge pair (the
+    triage's), matched through the stored step labels' keys; a labeler's lowest repeat
+    stands for it.
     """
     from dataclasses import replace
 
@@ -426,6 +430,26 @@ def _calibrate_label_check(agg: StudyAggregate, session: Session) -> Calibration
     mine = replace(
         agg, items=tuple(it for it in agg.items if str(it.payload.get("labeler", "")) == first)
     )
+    leaf_of = _leaf_by_step(agg, session) if len(labelers) > 1 else {}
+    step_of = {key: step for key, (step, _rep) in leaf_of.items()}
+    by_step: dict[tuple[tuple[Any, ...], str], tuple[int, str]] = {}
+    for it in agg.items:
+        leaf = str(it.payload.get("assigned_leaf") or "")
+        if it.key not in leaf_of or not leaf:
+            continue
+        step, rep = leaf_of[it.key]
+        labeler = str(it.payload.get("labeler", ""))
+        held = by_step.get((step, labeler))
+        if held is None or rep < held[0]:
+            by_step[(step, labeler)] = (rep, leaf)
+
+    def other_of(labeler: str) -> Callable[[ItemOutcome, str], str | None]:
+        def label(it: ItemOutcome, _q: str) -> str | None:
+            held = by_step.get((step_of.get(it.key, ()), labeler))
+            return None if held is None else held[1]
+
+        return label
+
     return pair_with_majority(
         mine,
         ("agree",),
@@ -434,7 +458,39 @@ def _calibrate_label_check(agg: StudyAggregate, session: Session) -> Calibration
         ordinal=False,
         judge=first,
         human_of=_human_leaf,
+        others={lab: other_of(lab) for lab in labelers[1:]},
     )
+
+
+def _leaf_by_step(agg: StudyAggregate, session: Session) -> dict[str, tuple[tuple[Any, ...], int]]:
+    """Each task key of the study's step labels: (its step, its repeat)."""
+    keys = {it.key for it in agg.items}
+    out: dict[str, tuple[tuple[Any, ...], int]] = {}
+    for run in sorted({str(it.payload.get("run", "")) for it in agg.items}):
+        for k in repo.iter_step_label_keys(session=session, run=run):
+            key = _step_label_key(
+                k.run,
+                k.question,
+                k.condition,
+                k.sample,
+                k.step_index,
+                k.labeler_key,
+                k.ontology,
+                k.version,
+                k.repeat,
+            )
+            if key in keys:
+                step = (
+                    k.run,
+                    k.question,
+                    k.condition,
+                    k.sample,
+                    k.step_index,
+                    k.ontology,
+                    k.version,
+                )
+                out[key] = (step, k.repeat)
+    return out
 
 
 register_kinds(
