@@ -229,23 +229,28 @@ def _step_label_key(
     return f"steplabel:{response}:{step_index}:{labeler_key}:{ontology}@{version}:{repeat}"
 
 
+def _stored_key(k: repo.StepLabelKey) -> str:
+    """:func:`_step_label_key` of a stored step label's key."""
+    return _step_label_key(
+        k.run,
+        k.question,
+        k.condition,
+        k.sample,
+        k.step_index,
+        k.labeler_key,
+        k.ontology,
+        k.version,
+        k.repeat,
+    )
+
+
 def _label_check_keys(sel: Selection, session: Session) -> Iterator[tuple[str, int]]:
     """Every label check task's key and step-label id, streamed (no text read)."""
     version_id = _label_check_version(sel, session)
     for k in repo.iter_step_label_keys(
         session=session, run=sel.run, labeler=sel.labeler, ontology_version_id=version_id
     ):
-        key = _step_label_key(
-            k.run,
-            k.question,
-            k.condition,
-            k.sample,
-            k.step_index,
-            k.labeler_key,
-            k.ontology,
-            k.version,
-            k.repeat,
-        )
+        key = _stored_key(k)
         yield key, k.id
 
 
@@ -468,17 +473,7 @@ def _leaf_by_step(agg: StudyAggregate, session: Session) -> dict[str, tuple[tupl
     out: dict[str, tuple[tuple[Any, ...], int]] = {}
     for run in sorted({str(it.payload.get("run", "")) for it in agg.items}):
         for k in repo.iter_step_label_keys(session=session, run=run):
-            key = _step_label_key(
-                k.run,
-                k.question,
-                k.condition,
-                k.sample,
-                k.step_index,
-                k.labeler_key,
-                k.ontology,
-                k.version,
-                k.repeat,
-            )
+            key = _stored_key(k)
             if key in keys:
                 step = (
                     k.run,
