@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from storage.models import JudgeScore
 from study.judge_robustness.human_table import study_pairs
@@ -177,12 +177,13 @@ def test_label_check_pairs_two_labelers_of_the_same_step(session: Session) -> No
     from tests.annotation.seed import seed
 
     seed(session)
-    first = session.exec(select(Response).order_by(Response.id)).first()
+    first = session.exec(select(Response).order_by(col(Response.id))).first()
     version = session.exec(select(OntologyVersion)).one()
     other = LabelerSpec(key="llm-b-test", name="llm-b", kind="llm")
     session.add(other)
     session.flush()
     assert first is not None and first.id is not None and other.id is not None
+    assert version.id is not None
     # the seed's keywords labeler says "Security and stability" on steps 0 and 1
     for step, leaf in ((0, "Self-direction"), (1, "Security and stability")):
         session.add(
