@@ -435,14 +435,13 @@ def _calibrate_label_check(agg: StudyAggregate, session: Session) -> Calibration
     mine = replace(
         agg, items=tuple(it for it in agg.items if str(it.payload.get("labeler", "")) == first)
     )
-    leaf_of = _leaf_by_step(agg, session) if len(labelers) > 1 else {}
-    step_of = {key: step for key, (step, _rep) in leaf_of.items()}
+    step_of = _task_steps(agg, session) if len(labelers) > 1 else {}
     by_step: dict[tuple[tuple[Any, ...], str], tuple[int, str]] = {}
     for it in agg.items:
         leaf = str(it.payload.get("assigned_leaf") or "")
-        if it.key not in leaf_of or not leaf:
+        if it.key not in step_of or not leaf:
             continue
-        step, rep = leaf_of[it.key]
+        step, rep = step_of[it.key]
         labeler = str(it.payload.get("labeler", ""))
         held = by_step.get((step, labeler))
         if held is None or rep < held[0]:
@@ -450,7 +449,8 @@ def _calibrate_label_check(agg: StudyAggregate, session: Session) -> Calibration
 
     def other_of(labeler: str) -> Callable[[ItemOutcome, str], str | None]:
         def label(it: ItemOutcome, _q: str) -> str | None:
-            held = by_step.get((step_of.get(it.key, ()), labeler))
+            step = step_of.get(it.key)
+            held = None if step is None else by_step.get((step[0], labeler))
             return None if held is None else held[1]
 
         return label
@@ -467,8 +467,8 @@ def _calibrate_label_check(agg: StudyAggregate, session: Session) -> Calibration
     )
 
 
-def _leaf_by_step(agg: StudyAggregate, session: Session) -> dict[str, tuple[tuple[Any, ...], int]]:
-    """Each task key of the study's step labels: (its step, its repeat)."""
+def _task_steps(agg: StudyAggregate, session: Session) -> dict[str, tuple[tuple[Any, ...], int]]:
+    """Each task key of the study's step labels: (the step it labels, its repeat)."""
     keys = {it.key for it in agg.items}
     out: dict[str, tuple[tuple[Any, ...], int]] = {}
     for run in sorted({str(it.payload.get("run", "")) for it in agg.items}):
