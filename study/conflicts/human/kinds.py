@@ -271,9 +271,9 @@ def _apply_conflict_rubric(
             for key in (type_, "all"):
                 pairs[key][0].append(float(first))
                 pairs[key][1].append(float(second))
-        oa_ = it.outcome("action")
-        if oa_ is not None and oa_.n_votes >= 2:
-            actions.append((oa_.votes[0][1], oa_.votes[1][1]))
+        act = it.outcome("action")
+        if act is not None and act.n_votes >= 2:
+            actions.append((act.votes[0][1], act.votes[1][1]))
         o6 = it.outcome("d6")
         if it.payload.get("high_risk") and o6 is not None and o6.n_votes >= 2:
             for key in (type_, "all"):
