@@ -15,10 +15,10 @@ from importlib import resources
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from storage.errors import InputError
-from storage.yaml_input import load_yaml, read_text_file, validation_error
+from storage.yaml_input import parse_yaml_model, read_text_file
 
 UNMAPPED = "unmapped"
 UNMAPPED_SYMBOL = 0
@@ -108,13 +108,13 @@ def parse_ontology(text: str, *, source: str = "<text>") -> OntologyDoc:
     Raises:
         InputError: the YAML is malformed or does not describe a valid ontology.
     """
-    data, root = load_yaml(text, source=source)
-    if not isinstance(data, dict):
-        raise InputError(f"{source} line 1: an ontology is a mapping with 'name' and 'roots'.")
-    try:
-        return OntologyDoc.model_validate(data)
-    except ValidationError as exc:
-        raise validation_error(exc, root, source=source, what="ontology") from None
+    return parse_yaml_model(
+        OntologyDoc,
+        text,
+        source=source,
+        expected="an ontology is a mapping with 'name' and 'roots'",
+        what="ontology",
+    )
 
 
 def load_ontology_file(path: Path) -> OntologyDoc:

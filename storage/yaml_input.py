@@ -1,21 +1,24 @@
-"""Read user YAML files with errors that name the file and the line in one sentence.
+"""Read user YAML and text files with errors that name the file and the line in one sentence.
 
 Shared by every YAML the workbench imports (ontologies, perturbation catalogs, rewrite
 proposals): :func:`load_yaml` parses text and keeps the node tree, :func:`yaml_line`
 follows a pydantic error location to the line of the offending node, and
 :func:`validation_error` turns the first pydantic error into an
-:class:`~storage.errors.InputError`.
+:class:`~storage.errors.InputError`. :func:`read_text_file` and :func:`decode_upload` give
+the text of a file, or of an uploaded file's bytes, the same way.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from storage.errors import InputError
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 def read_text_file(path: Path, *, what: str = "file") -> str:
@@ -32,6 +35,20 @@ def read_text_file(path: Path, *, what: str = "file") -> str:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read the {what} ({exc.strerror or exc}).") from None
+
+
+def decode_upload(data: bytes, *, filename: str) -> str:
+    """The text of an uploaded file's bytes (UTF-8, a BOM dropped); errors name the line.
+
+    Raises:
+        InputError: the bytes are not UTF-8 (the message names the line of the first bad
+            byte).
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{filename} line {line}: the file is not UTF-8 text.") from None
 
 
 def yaml_syntax_error(exc: yaml.YAMLError, *, source: str) -> InputError:
@@ -54,6 +71,48 @@ def load_yaml(text: str, *, source: str) -> tuple[Any, yaml.Node | None]:
         return yaml.safe_load(text), yaml.compose(text)
     except yaml.YAMLError as exc:
         raise yaml_syntax_error(exc, source=source) from None
+
+
+def load_yaml_mapping(
+    text: str, *, source: str, expected: str
+) -> tuple[dict[Any, Any], yaml.Node | None]:
+    """:func:`load_yaml` of a document that must be a mapping (every document we import is).
+
+    Args:
+        text: the YAML text.
+        source: the file name shown.
+        expected: the clause said when it is not a mapping (``"an ontology is a mapping
+            with 'name' and 'roots'"``).
+
+    Raises:
+        InputError: a syntax error, or the document is not a mapping (line 1).
+    """
+    data, root = load_yaml(text, source=source)
+    if not isinstance(data, dict):
+        raise InputError(f"{source} line 1: {expected}.")
+    return data, root
+
+
+def parse_yaml_model(
+    model: type[ModelT], text: str, *, source: str, expected: str, what: str
+) -> ModelT:
+    """A YAML mapping validated as ``model``: errors as :func:`validation_error` gives them.
+
+    Args:
+        model: the pydantic model of the document.
+        text: the YAML text.
+        source: the file name shown.
+        expected: as :func:`load_yaml_mapping`.
+        what: what the document should be (as :func:`validation_error`).
+
+    Raises:
+        InputError: a syntax error, not a mapping, or not a valid ``what``.
+    """
+    data, root = load_yaml_mapping(text, source=source, expected=expected)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc, root, source=source, what=what) from None
 
 
 def yaml_line(node: Any, loc: tuple[Any, ...]) -> int:

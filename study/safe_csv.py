@@ -14,7 +14,8 @@ gets a leading single quote, which spreadsheets show as text and never evaluate.
 
 Use :func:`write_frame_csv` for data frames, :func:`csv_text` for rows, and
 :func:`read_csv_table` (or :func:`unguard_frame` right after ``pandas.read_csv``) on a
-file the workbench may have written.
+file the workbench may have written, and :func:`require_columns` to refuse a table without
+the columns it needs.
 """
 
 from __future__ import annotations
@@ -134,6 +135,31 @@ def read_csv_table(path: Path, *, what: str = "", **read_csv: Any) -> pd.DataFra
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"{path} is not a readable CSV table ({first})") from None
+
+
+def require_columns(
+    df: pd.DataFrame, required: Sequence[str], *, source: str, expected_also: str = ""
+) -> None:
+    """Refuse a table that lacks a required column or has no rows, in one sentence each.
+
+    Args:
+        df: the table as read.
+        required: the columns it must have (named, in this order, in the message).
+        source: what the messages name first (``"scores.csv"``, ``"The table"``).
+        expected_also: said after the list of expected columns (optional columns, say).
+
+    Raises:
+        InputError: ``SOURCE lacks the column(s) …; expected …`` or
+            ``SOURCE has a header but no rows.``
+    """
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"{source} lacks the column(s) {', '.join(missing)}; "
+            f"expected {', '.join(required)}{expected_also}."
+        )
+    if len(df) == 0:
+        raise InputError(f"{source} has a header but no rows.")
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from storage.errors import InputError
 from storage.hashing import content_hash
-from storage.yaml_input import load_yaml, read_text_file, validation_error
+from storage.yaml_input import load_yaml_mapping, read_text_file, validation_error
 from study.safe_csv import csv_text, unguard_cell
 
 ConditionClass = Literal["noise", "attribute", "life_event", "other"]
@@ -214,9 +214,9 @@ def parse_catalog_yaml(text: str, *, source: str) -> CatalogDocument:
     Raises:
         InputError: YAML syntax or schema problems, with the line of the offending node.
     """
-    data, root = load_yaml(text, source=source)
-    if not isinstance(data, dict):
-        raise InputError(f"{source} line 1: a catalog is a mapping with name and categories.")
+    data, root = load_yaml_mapping(
+        text, source=source, expected="a catalog is a mapping with name and categories"
+    )
     nul = _nul_node_line(root)
     if nul is not None:
         raise InputError(f"{source} line {nul}: contains a NUL character (\\x00).")

@@ -67,7 +67,7 @@ from study.conflicts.abstention import (
     validate_actions,
 )
 from study.conflicts.actions import rubric_total
-from study.safe_csv import read_csv_table
+from study.safe_csv import read_csv_table, require_columns
 
 DIMENSIONS: tuple[str, ...] = ("d1", "d2", "d3", "d4", "d5")
 CONFLICT_TYPES: tuple[str, ...] = ("CPC", "BOC", "SCC")
@@ -282,14 +282,7 @@ def validate_scores(df: pd.DataFrame, *, source: str = "the table") -> pd.DataFr
         InputError: a missing column, an empty key, a score outside 0–4 or not an integer,
             a distractor count that is not a whole number, an unknown type or D6 flag.
     """
-    missing = [c for c in TABLE_COLUMNS if c not in df.columns]
-    if missing:
-        raise InputError(
-            f"{source} lacks the column(s) {', '.join(missing)}; "
-            f"expected {', '.join(TABLE_COLUMNS)}."
-        )
-    if len(df) == 0:
-        raise InputError(f"{source} has a header but no rows.")
+    require_columns(df, TABLE_COLUMNS, source=source)
     out = pd.DataFrame(
         {c: df[c].astype(str).str.strip() for c in ("model", "judge", "instance_id", "type")}
     )

@@ -28,6 +28,7 @@ from sqlmodel import Session
 
 from storage.errors import InputError
 from storage.repo.chunks import id_chunks
+from storage.yaml_input import decode_upload
 from study.conflicts.items import BankImport, parse_banks, store_banks
 from study.conflicts.policy import HEURISTICS, POLICIES
 from study.conflicts.sim.presets import DESCRIPTIONS
@@ -59,11 +60,7 @@ def check_banks_upload(filename: str, data: bytes) -> int:
     """
     if Path(filename).suffix.lower() not in (".jsonl", ".json"):
         raise InputError(f"{filename}: bank files are JSONL (.jsonl), one instance a line.")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"{filename} line {line}: the file is not UTF-8 text.") from None
+    text = decode_upload(data, filename=filename)
     parsed = parse_banks(text)
     if parsed.problems:
         first = parsed.problems[0]

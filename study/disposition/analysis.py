@@ -26,7 +26,7 @@ from storage.errors import InputError
 from study.assessable import Usable
 from study.disposition.awareness import AwarenessSummary, awareness_summary
 from study.judge_robustness.result import RobustnessResult, stored_robustness
-from study.safe_csv import read_csv_table
+from study.safe_csv import read_csv_table, require_columns
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("battery", "stem", "probe", "arm", "sample", "aligned")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("classifier_repeat",)
@@ -66,14 +66,12 @@ def validate_rate_table(
     """
     df = df.copy()
     df.columns = [str(c).strip() for c in df.columns]
-    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if missing:
-        raise InputError(
-            f"{source}: the table lacks the column(s) {', '.join(missing)}; expected "
-            f"{', '.join(REQUIRED_COLUMNS)} (optional: classifier_repeat)."
-        )
-    if len(df) == 0:
-        raise InputError(f"{source}: the table has a header but no rows.")
+    require_columns(
+        df,
+        REQUIRED_COLUMNS,
+        source=f"{source}: the table",
+        expected_also=" (optional: classifier_repeat)",
+    )
     for col in ("battery", "stem", "probe", "arm", "sample"):
         vals = df[col].astype(str).str.strip()
         empty = vals == ""

@@ -38,7 +38,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from storage.errors import InputError
-from storage.yaml_input import load_yaml, read_text_file, yaml_line
+from storage.yaml_input import load_yaml_mapping, read_text_file, yaml_line
 from study.safe_csv import guard_cell, unguard_cell
 
 SAMPLE_FILE = "sample_batteries.yaml"
@@ -226,9 +226,9 @@ def parse_batteries_yaml(text: str, *, source: str) -> BatteryDocument:
     Raises:
         InputError: YAML syntax or schema problems, with the line of the offending node.
     """
-    data, root = load_yaml(text, source=source)
-    if not isinstance(data, dict):
-        raise InputError(f"{source} line 1: a battery file is a mapping with a batteries list.")
+    data, root = load_yaml_mapping(
+        text, source=source, expected="a battery file is a mapping with a batteries list"
+    )
     try:
         return BatteryDocument.model_validate(data)
     except ValidationError as exc:

@@ -21,10 +21,9 @@ from importlib import resources
 from pathlib import Path
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from storage.errors import InputError
-from storage.yaml_input import load_yaml, read_text_file, validation_error
+from storage.yaml_input import parse_yaml_model, read_text_file
 
 DEMO_PLAN_FILE = "demo_plan.yaml"
 
@@ -73,13 +72,13 @@ def parse_plan(text: str, *, source: str) -> AnalysisPlan:
     Raises:
         InputError: YAML or schema problems, naming the file and line.
     """
-    data, root = load_yaml(text, source=source)
-    if not isinstance(data, dict):
-        raise InputError(f"{source} line 1: an analysis plan is a mapping with study and bound_pp.")
-    try:
-        return AnalysisPlan.model_validate(data)
-    except ValidationError as exc:
-        raise validation_error(exc, root, source=source, what="analysis plan") from None
+    return parse_yaml_model(
+        AnalysisPlan,
+        text,
+        source=source,
+        expected="an analysis plan is a mapping with study and bound_pp",
+        what="analysis plan",
+    )
 
 
 def read_plan(path: Path) -> AnalysisPlan:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from storage.errors import InputError
+from storage.yaml_input import decode_upload
 from study.disposition.items import (
     BatteryDocument,
     load_sample_batteries,
@@ -154,11 +155,7 @@ def check_batteries_upload(filename: str, data: bytes) -> BatteryDocument:
     suffix = Path(filename).suffix.lower()
     if suffix not in BATTERY_SUFFIXES:
         raise InputError(f"{filename}: battery files must be .yaml, .yml or .csv.")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"{filename} line {line}: the file is not UTF-8 text.") from None
+    text = decode_upload(data, filename=filename)
     if suffix == ".csv":
         return parse_batteries_csv(text, source=filename)
     return parse_batteries_yaml(text, source=filename)

@@ -24,7 +24,7 @@ import pandas as pd
 
 from driftlens_core.stats_input import CONDITION_CLASSES, StatsInput
 from storage.errors import InputError
-from study.safe_csv import read_csv_table, unguard_frame
+from study.safe_csv import read_csv_table, require_columns, unguard_frame
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("question_id", "condition", "condition_class")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("model", "sample", "label_run", "variant")
@@ -260,14 +260,12 @@ def stats_input(
             non-numeric values, no noise rows, no metric column, or (without
             ``keep_first``) rows repeated in every column.
     """
-    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if missing:
-        raise InputError(
-            f"The table lacks the column(s) {', '.join(missing)}; "
-            f"expected {', '.join(REQUIRED_COLUMNS)} plus one numeric column per metric."
-        )
-    if len(df) == 0:
-        raise InputError("The table has a header but no rows.")
+    require_columns(
+        df,
+        REQUIRED_COLUMNS,
+        source="The table",
+        expected_also=" plus one numeric column per metric",
+    )
     chosen = tuple(metrics) if metrics else default_metrics(df)
     if not chosen:
         raise InputError("The table has no numeric metric column (e.g. dtw, sri).")

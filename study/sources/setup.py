@@ -24,6 +24,7 @@ import pandas as pd
 from sqlmodel import Session
 
 from storage.errors import InputError
+from storage.yaml_input import decode_upload
 from study.catalog.assertions import VOCABULARIES
 from study.report.folder import folder_slug
 from study.sources.items import MCQItem, items_to_jsonl, parse_items
@@ -55,11 +56,7 @@ def check_items_upload(filename: str, data: bytes, *, fmt: str = "auto") -> list
     """
     if Path(filename).suffix.lower() not in ITEM_SUFFIXES:
         raise InputError(f"{filename}: items files must be .jsonl, .json or .csv.")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"{filename} line {line}: the file is not UTF-8 text.") from None
+    text = decode_upload(data, filename=filename)
     return parse_items(text, source=filename, fmt=fmt)
 
 

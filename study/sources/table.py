@@ -19,7 +19,7 @@ from driftlens_core.source_reliance import (
     parse_variant,
 )
 from storage.errors import InputError
-from study.safe_csv import read_csv_table
+from study.safe_csv import read_csv_table, require_columns
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
     "model",
@@ -71,14 +71,12 @@ def validate(df: pd.DataFrame, *, source: str = "the table") -> pd.DataFrame:
     Raises:
         InputError: one sentence naming the first bad line and what to fix.
     """
-    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if missing:
-        raise InputError(
-            f"{source} lacks the column(s) {', '.join(missing)}; expected "
-            f"{', '.join(REQUIRED_COLUMNS)} (and optionally {', '.join(PROB_COLUMNS)})."
-        )
-    if len(df) == 0:
-        raise InputError(f"{source} has a header but no rows.")
+    require_columns(
+        df,
+        REQUIRED_COLUMNS,
+        source=source,
+        expected_also=f" (and optionally {', '.join(PROB_COLUMNS)})",
+    )
     has_p = [c for c in PROB_COLUMNS if c in df.columns]
     if has_p and len(has_p) != len(PROB_COLUMNS):
         raise InputError(
