@@ -105,6 +105,26 @@ def upsert(
     return len(rows)
 
 
+def upsert_replacing(
+    session: Session,
+    model: type[SQLModel],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    key: Sequence[str],
+) -> int:
+    """Insert ``rows``, or replace every column but the key of a row already stored.
+
+    ``updated_at`` is set to now; a replaced row keeps its stored ``created_at`` (a row
+    without one is stamped now). Returns the number of rows sent.
+    """
+    if not rows:
+        return 0
+    now = utcnow()
+    rows = [{**r, "created_at": r.get("created_at") or now, "updated_at": now} for r in rows]
+    update = [k for k in rows[0] if k not in key and k != "created_at"]
+    return upsert(session, model, rows, key=key, update=update)
+
+
 def _copy_ok(rows: Sequence[Mapping[str, Any]]) -> bool:
     """COPY needs a large enough batch whose rows all name the same columns."""
     if len(rows) < COPY_MIN_ROWS:

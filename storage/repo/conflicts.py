@@ -69,6 +69,22 @@ def representative_responses(run_id: int, *, session: Session) -> dict[int, Resp
     return {qid: r for qid, (_, r) in sorted(best.items())}
 
 
+def representative_banks(run_id: int, *, session: Session) -> list[tuple[Response, ConflictBank]]:
+    """Each bank of a conflicts run with its representative response, by question id.
+
+    The response is :func:`representative_responses`' choice; a question without a stored
+    bank is left out.
+    """
+    best = representative_responses(run_id, session=session)
+    banks = banks_by_question(sorted(best), session=session)
+    return [(r, banks[qid]) for qid, r in best.items() if qid in banks]
+
+
+def extractor_label(response: Response) -> str:
+    """The observability label the pipeline extractor gave a response's bank (``FULL``: none)."""
+    return str((response.request or {}).get("context", {}).get("observability", "FULL"))
+
+
 def extracted_core(response: Response) -> tuple[str, ...]:
     """The core memories a response's bank showed, in extraction order (pipeline: what was kept)."""
     ctx = (response.request or {}).get("context", {})

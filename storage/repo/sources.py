@@ -10,9 +10,8 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from storage.errors import NotFoundError
-from storage.repo._upsert import upsert
+from storage.repo._upsert import upsert_replacing
 from storage.source_models import SourceClaim, SourceProbe, SourceRun
-from storage.types import utcnow
 
 _PROBE_KEY = ("run_id", "instruction", "tier", "item_id", "variant")
 
@@ -64,12 +63,7 @@ def upsert_source_probes(rows: Sequence[Mapping[str, Any]], *, session: Session)
 
     A replaced probe (a failed one asked again) keeps its ``created_at``.
     """
-    if not rows:
-        return 0
-    now = utcnow()
-    rows = [{**r, "created_at": r.get("created_at") or now, "updated_at": now} for r in rows]
-    update = [k for k in rows[0] if k not in _PROBE_KEY and k != "created_at"]
-    return upsert(session, SourceProbe, rows, key=_PROBE_KEY, update=update)
+    return upsert_replacing(session, SourceProbe, rows, key=_PROBE_KEY)
 
 
 def source_probes(run_id: int, *, session: Session) -> list[SourceProbe]:
@@ -116,12 +110,7 @@ _CLAIM_KEY = ("claim_set", "item_id")
 
 def upsert_source_claims(rows: Sequence[Mapping[str, Any]], *, session: Session) -> int:
     """Insert or replace claims by (claim set, item); a replaced claim keeps ``created_at``."""
-    if not rows:
-        return 0
-    now = utcnow()
-    rows = [{**r, "created_at": r.get("created_at") or now, "updated_at": now} for r in rows]
-    update = [k for k in rows[0] if k not in _CLAIM_KEY and k != "created_at"]
-    return upsert(session, SourceClaim, rows, key=_CLAIM_KEY, update=update)
+    return upsert_replacing(session, SourceClaim, rows, key=_CLAIM_KEY)
 
 
 def source_claims(claim_set: str, *, session: Session) -> list[SourceClaim]:

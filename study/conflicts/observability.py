@@ -39,7 +39,7 @@ from llm.sim.tasks import task_marker
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.models import JudgeScore, Response
-from storage.repo.conflicts import banks_by_question, extracted_core, representative_responses
+from storage.repo.conflicts import extracted_core, extractor_label, representative_banks
 from storage.repo.judges import judge_scores_for
 from storage.repo.runs import require_run
 from study.conflicts.items import ConflictInstance
@@ -148,25 +148,16 @@ def observability_banks(run_name: str, *, session: Session) -> list[ExtractedBan
             "labelled on extracted banks (generate with --track pipeline)."
         )
     system = str(config.get("memory_system", ""))
-    best = representative_responses(run.id, session=session)
-    banks = banks_by_question(sorted(best), session=session)
-    out = []
-    for qid, r in best.items():
-        bank = banks.get(qid)
-        if bank is None:
-            continue
-        out.append(
-            ExtractedBankRow(
-                instance=ConflictInstance.model_validate(bank.content),
-                response=r,
-                extracted=extracted_core(r),
-                extractor_label=str(
-                    (r.request or {}).get("context", {}).get("observability", "FULL")
-                ),
-                memory_system=system,
-            )
+    return [
+        ExtractedBankRow(
+            instance=ConflictInstance.model_validate(bank.content),
+            response=r,
+            extracted=extracted_core(r),
+            extractor_label=extractor_label(r),
+            memory_system=system,
         )
-    return out
+        for r, bank in representative_banks(run.id, session=session)
+    ]
 
 
 def judge_observability_run(

@@ -192,20 +192,11 @@ def _bank_observability(sel: Selection, session: Session) -> list[TaskSpec]:
 
 
 def _observability_tasks(run: GenerationRun, sel: Selection, session: Session) -> list[TaskSpec]:
-    from storage.repo.conflicts import (
-        banks_by_question,
-        extracted_core,
-        representative_responses,
-    )
+    from storage.repo.conflicts import extracted_core, extractor_label, representative_banks
 
     assert run.id is not None
-    best = representative_responses(run.id, session=session)
-    banks = banks_by_question(sorted(best), session=session)
     out = []
-    for qid, resp in best.items():
-        bank = banks.get(qid)
-        if bank is None:
-            continue
+    for resp, bank in representative_banks(run.id, session=session):
         if sel.questions and bank.instance_id not in sel.questions:
             continue
         content = bank.content
@@ -216,7 +207,6 @@ def _observability_tasks(run: GenerationRun, sel: Selection, session: Session) -
             for i, text in enumerate(content.get("core_memories", []))
         )
         kept = extracted_core(resp)
-        ctx = (resp.request or {}).get("context", {})
         out.append(
             TaskSpec(
                 f"observability:{run.name}:{bank.instance_id}",
@@ -228,7 +218,7 @@ def _observability_tasks(run: GenerationRun, sel: Selection, session: Session) -
                     "conflict_type": bank.conflict_type,
                     "run": run.name,
                     "memory_system": str((run.config or {}).get("memory_system", "")),
-                    "extractor_label": str(ctx.get("observability", "FULL")),
+                    "extractor_label": extractor_label(resp),
                     "condition": resp.condition,
                     "sample": resp.sample,
                 },
