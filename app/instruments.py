@@ -58,8 +58,18 @@ class Instrument:
     human_module: str | None = None
 
 
-def _page(file: str, title: str, icon: str) -> InstrumentPage:
-    return InstrumentPage(PAGES_DIR / file, title, icon)
+def _built_in(name: str, title: str, icon: str) -> Instrument:
+    """A built-in instrument with its own page and command group, every part named for its
+    folder: ``study/<name>/sim`` and ``human``, ``app/cli/<name>_cmds``, ``pages/<name>.py``
+    (navigation title: the instrument's)."""
+    return Instrument(
+        name,
+        title,
+        cli_modules=(f"app.cli.{name}_cmds",),
+        pages=(InstrumentPage(PAGES_DIR / f"{name}.py", title, icon),),
+        sim_module=f"study.{name}.sim",
+        human_module=f"study.{name}.human",
+    )
 
 
 #: The built-in instruments. Reasoning drift, the seed instrument, has its pages in the
@@ -71,30 +81,9 @@ BUILT_IN: tuple[Instrument, ...] = (
         sim_module="study.reasoning.sim",
         human_module="study.reasoning.human",
     ),
-    Instrument(
-        "conflicts",
-        "Memory conflicts",
-        cli_modules=("app.cli.conflicts_cmds",),
-        pages=(_page("conflicts.py", "Memory conflicts", ":material/call_split:"),),
-        sim_module="study.conflicts.sim",
-        human_module="study.conflicts.human",
-    ),
-    Instrument(
-        "disposition",
-        "Disposition drift",
-        cli_modules=("app.cli.disposition_cmds",),
-        pages=(_page("disposition.py", "Disposition drift", ":material/trending_down:"),),
-        sim_module="study.disposition.sim",
-        human_module="study.disposition.human",
-    ),
-    Instrument(
-        "sources",
-        "Source reliance",
-        cli_modules=("app.cli.sources_cmds",),
-        pages=(_page("sources.py", "Source reliance", ":material/fact_check:"),),
-        sim_module="study.sources.sim",
-        human_module="study.sources.human",
-    ),
+    _built_in("conflicts", "Memory conflicts", ":material/call_split:"),
+    _built_in("disposition", "Disposition drift", ":material/trending_down:"),
+    _built_in("sources", "Source reliance", ":material/fact_check:"),
 )
 
 _REGISTERED: dict[str, Instrument] = {i.name: i for i in BUILT_IN}
