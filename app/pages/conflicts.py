@@ -21,7 +21,7 @@ from app.ui.job_panel import job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.safe import escape_markdown, inline_html, show_plain
 from app.ui.study_handoff import open_human_studies
-from app.ui.table_downloads import folder_download, table_downloads
+from app.ui.table_downloads import folder_download, stats_download, table_downloads
 from app.ui.url_state import url_open, url_select
 from storage.errors import DriftLensError
 from storage.repo.conflicts import list_conflict_banks
@@ -262,11 +262,5 @@ if report is not None:
             "Report folder (.zip)", report.folder, file_name=f"{folder.name}.zip", key="mc-zip"
         )
     if report.stats is not None:
-        d2.download_button(
-            "Statistics (.json)",
-            data=report.stats.read_bytes(),
-            file_name=f"{folder.name}-stats.json",
-            mime="application/json",
-            key="mc-stats",
-            on_click="ignore",  # a download needs no rerun of the page
-        )
+        with d2:
+            stats_download(report.stats.read_bytes(), file_stem=folder.name, key="mc-stats")

@@ -20,8 +20,9 @@ from app.ui.figure_image import show_figure
 from app.ui.job_panel import demo_button, job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.safe import show_plain
+from app.ui.sample_or_upload import sample_or_upload
 from app.ui.study_handoff import open_human_studies
-from app.ui.table_downloads import folder_download, table_downloads
+from app.ui.table_downloads import folder_download, stats_download, table_downloads
 from app.ui.url_state import url_open, url_select
 from storage.errors import DriftLensError
 from storage.repo.disposition import list_arms, list_studies
@@ -37,6 +38,7 @@ from study.disposition.demo import DEMO_STUDY
 from study.disposition.report import arms_frame
 from study.disposition.runs import add_arms
 from study.disposition.setup import (
+    BATTERY_SUFFIXES,
     REASONING_MODES,
     SIM_JUDGE,
     analyze_argv,
@@ -69,19 +71,14 @@ with page_session() as session:
 # ------------------------------------------------------------------ set up
 with st.expander("Set up a study", expanded=not studies):
     name = st.text_input("Study name", value="my-study", key="disp-new-study").strip()
-    source = st.radio(
+    upload = sample_or_upload(
         "Batteries",
-        ["shipped sample (3 batteries × 10 stems × 6 paraphrases)", "upload a file"],
-        key="disp-batteries-source",
-        horizontal=True,
+        "shipped sample (3 batteries × 10 stems × 6 paraphrases)",
+        file_label="Battery file (YAML or CSV, as `driftlens disposition batteries check` reads)",
+        suffixes=BATTERY_SUFFIXES,
+        radio_key="disp-batteries-source",
+        upload_key="disp-upload",
     )
-    upload = None
-    if source == "upload a file":
-        upload = st.file_uploader(
-            "Battery file (YAML or CSV, as `driftlens disposition batteries check` reads)",
-            type=["yaml", "yml", "csv"],
-            key="disp-upload",
-        )
     st.markdown(
         "**Arms** (one model each; the lowest dose of a reasoning setting is its reference)"
     )
@@ -283,11 +280,5 @@ if report is not None:
         key="disp-dl-html",
         on_click="ignore",  # a download needs no rerun of the page
     )
-    d3.download_button(
-        "Statistics (.json)",
-        data=stats_json(report),
-        file_name=f"{folder.name}-stats.json",
-        mime="application/json",
-        key="disp-dl-stats",
-        on_click="ignore",  # a download needs no rerun of the page
-    )
+    with d3:
+        stats_download(stats_json(report), file_stem=folder.name, key="disp-dl-stats")

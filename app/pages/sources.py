@@ -23,8 +23,9 @@ from app.ui.db import page_session, page_settings
 from app.ui.job_panel import demo_button, job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.safe import escape_markdown, show_plain
+from app.ui.sample_or_upload import sample_or_upload
 from app.ui.study_handoff import open_human_studies
-from app.ui.table_downloads import folder_download, table_downloads
+from app.ui.table_downloads import folder_download, stats_download, table_downloads
 from app.ui.url_state import url_open, url_select
 from storage.errors import DriftLensError
 from storage.repo.sources import claim_sets
@@ -40,6 +41,7 @@ from study.sources.report import (
 )
 from study.sources.setup import (
     INSTRUCTION_NAMES,
+    ITEM_SUFFIXES,
     VOCABULARY_NAMES,
     folder_records,
     item_probes,
@@ -86,16 +88,14 @@ with st.expander("Set up a run", expanded=not stored):
     a, b = st.columns(2)
     run_name = a.text_input("Run name", "my-run", key="src-run-name").strip()
     limit = b.number_input("Use the first N items (0: all)", min_value=0, value=0, key="src-n")
-    source = st.radio(
-        "Items", ["shipped sample", "upload a file"], horizontal=True, key="src-items-source"
+    upload = sample_or_upload(
+        "Items",
+        "shipped sample",
+        file_label="Items file (JSONL or CSV, as `driftlens sources items` reads)",
+        suffixes=ITEM_SUFFIXES,
+        radio_key="src-items-source",
+        upload_key="src-upload",
     )
-    upload = None
-    if source == "upload a file":
-        upload = st.file_uploader(
-            "Items file (JSONL or CSV, as `driftlens sources items` reads)",
-            type=["jsonl", "json", "csv"],
-            key="src-upload",
-        )
     c, d, e = st.columns(3)
     instructions = c.multiselect(
         "System-instruction variants",
@@ -317,14 +317,12 @@ d1.download_button(
     key="src-dl-jsonl",
     on_click="ignore",  # a download needs no rerun of the page
 )
-d2.download_button(
-    "Statistics (.json)",
-    data=json.dumps(result, indent=2, allow_nan=False) + "\n",
-    file_name=f"{folder.name}-stats.json",
-    mime="application/json",
-    key="src-dl-stats",
-    on_click="ignore",  # a download needs no rerun of the page
-)
+with d2:
+    stats_download(
+        json.dumps(result, indent=2, allow_nan=False) + "\n",
+        file_stem=folder.name,
+        key="src-dl-stats",
+    )
 if has_folder:
     with d3:
         folder_download(

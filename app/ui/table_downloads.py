@@ -54,3 +54,21 @@ def folder_download(label: str, folder: Path, *, file_name: str, key: str) -> No
         key=key,
         on_click="ignore",  # a download needs no rerun of the page
     )
+
+
+def stats_download(data: bytes | str, *, file_stem: str, key: str) -> None:
+    """The ``Statistics (.json)`` button of an instrument's report (``<file_stem>-stats.json``).
+
+    Args:
+        data: The statistics document, already serialised.
+        file_stem: The report folder's name, which the file's name starts with.
+        key: Widget key (unique on the page).
+    """
+    st.download_button(
+        "Statistics (.json)",
+        data=data,
+        file_name=f"{file_stem}-stats.json",
+        mime="application/json",
+        key=key,
+        on_click="ignore",  # a download needs no rerun of the page
+    )

@@ -86,6 +86,19 @@ def _upload(page: Page, path: Path, *, nth: int = 0) -> None:
     wait_for_streamlit(page, path.name)  # the upload reruns the page: a click now is lost
 
 
+def _open_empty(page: Page, app: str, path: str, title: str) -> None:
+    """Open an instrument's page (``/<path>``, headed ``title``) and shoot its empty state."""
+    page.goto(f"{app}/{path}", wait_until="domcontentloaded")
+    wait_for_streamlit(page, title)
+    _shot(page, f"{path}-0-empty")
+
+
+def _choose_upload(page: Page, file_label: str) -> None:
+    """Pick "upload a file" over the shipped sample; wait for the uploader ``file_label``."""
+    page.get_by_text("upload a file", exact=True).click()
+    wait_for_streamlit(page, file_label)
+
+
 def _wait_text(page: Page, text: str, *, timeout: int = JOB_MS) -> None:
     """Wait until the main area shows ``text`` (a background job's result appearing)."""
     try:
@@ -107,12 +120,9 @@ def _download(page: Page, name: str) -> bytes:
 
 
 def test_disposition_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
-    page.goto(f"{app}/disposition", wait_until="domcontentloaded")
-    wait_for_streamlit(page, "Disposition drift")
-    _shot(page, "disposition-0-empty")
+    _open_empty(page, app, "disposition", "Disposition drift")
     _fill(page, "Study name", "walk")
-    page.get_by_text("upload a file", exact=True).click()
-    wait_for_streamlit(page, "Battery file")
+    _choose_upload(page, "Battery file")
     bad = tmp_path / "broken.yaml"
     bad.write_text(TINY_BATTERIES.read_text().replace("aligned: true", "aligned: maybe"))
     _upload(page, bad)
@@ -154,12 +164,9 @@ def test_disposition_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
 
 
 def test_sources_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
-    page.goto(f"{app}/sources", wait_until="domcontentloaded")
-    wait_for_streamlit(page, "Source reliance")
-    _shot(page, "sources-0-empty")
+    _open_empty(page, app, "sources", "Source reliance")
     _fill(page, "Run name", "walk")
-    page.get_by_text("upload a file", exact=True).click()
-    wait_for_streamlit(page, "Items file")
+    _choose_upload(page, "Items file")
     rows = [
         {"id": f"q{k}", "question": f"Which option is number {k}?",
          "choices": ["one", "two", "three"], "answer": "ABC"[k % 3], "dataset": "tiny"}
@@ -197,9 +204,7 @@ def test_sources_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
 
 
 def test_conflicts_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
-    page.goto(f"{app}/conflicts", wait_until="domcontentloaded")
-    wait_for_streamlit(page, "Memory conflicts")
-    _shot(page, "conflicts-0-empty")
+    _open_empty(page, app, "conflicts", "Memory conflicts")
     lines = sample_banks_path().read_text(encoding="utf-8").splitlines()[:3]
     broken = json.loads(lines[2])
     del broken["core_memories"]
