@@ -15,6 +15,7 @@ from app.cli.executor_args import (
     executor_for,
     here_or_sharded,
 )
+from app.cli.failures import retry_hint
 from app.cli.options import RUN_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
@@ -95,5 +96,4 @@ def judge_cmd(
         f"{_rate(summary.acknowledgement_rate)}",
         markup=False,
     )
-    if summary.failed:
-        _out.print("Run the command again to retry the failed requests.", markup=False)
+    retry_hint(_out, summary.failed)

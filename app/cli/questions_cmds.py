@@ -10,6 +10,7 @@ from rich.text import Text
 
 from app.cli.console import out_console
 from app.cli.context import session_for
+from app.cli.failures import retry_hint
 from app.cli.groups import command_group
 from app.cli.output import echo_json, echo_jsonl
 from app.cli.request_limits import (
@@ -142,8 +143,7 @@ def filter_cmd(
         f"{s.long_reasons} reason(s) over 15 words.",
         markup=False,
     )
-    if s.failed:
-        _out.print("Run the command again to retry the failed requests.", markup=False)
+    retry_hint(_out, s.failed)
 
 
 questions_app, register = command_group(

@@ -12,16 +12,22 @@ from study.reasoning.human.responses import LabelCheckResult
 HOSTILE = "[bold]x[/]"
 
 
-def test_label_check_table_prints_a_markup_labeler_name_literally() -> None:
-    aggregate = SimpleNamespace(
-        items=[1],
-        n_kept=1,
-        n_annotations=1,
+def _aggregate(*, items: list[int], kept: int, min_lead_time_s: float) -> SimpleNamespace:
+    """A stand-in for a study's aggregate: what ``_print_apply`` reads of it (no fast
+    annotation dropped, every kept annotation counted, alpha 0.5, no disagreement)."""
+    return SimpleNamespace(
+        items=items,
+        n_kept=kept,
+        n_annotations=kept,
         n_dropped_fast=0,
-        config=SimpleNamespace(min_lead_time_s=2.0),
+        config=SimpleNamespace(min_lead_time_s=min_lead_time_s),
         alpha=0.5,
         disagreement_rate=0.0,
     )
+
+
+def test_label_check_table_prints_a_markup_labeler_name_literally() -> None:
+    aggregate = _aggregate(items=[1], kept=1, min_lead_time_s=2.0)
     accuracy = SimpleNamespace(
         labeler=HOSTILE, items=3, decided=3, yes=2, no=1, unsure=0, accuracy=2 / 3
     )
@@ -47,15 +53,7 @@ def test_test_awareness_table_prints_a_markup_arm_name_and_the_left_out_count(
         annotate_cmds, "_out", SafeConsole(highlight=False, markup=False, width=200)
     )
 
-    aggregate = SimpleNamespace(
-        items=[1, 2, 3],
-        n_kept=5,
-        n_annotations=5,
-        n_dropped_fast=0,
-        config=SimpleNamespace(min_lead_time_s=10.0),
-        alpha=0.5,
-        disagreement_rate=0.0,
-    )
+    aggregate = _aggregate(items=[1, 2, 3], kept=5, min_lead_time_s=10.0)
     rate = AwarenessRate(HOSTILE, 2, 2, 4.25, 3.5, 5.0, 1, 0.5, 0.09, 0.91)
     agreement = RatingAgreement(2, 2, 1, 2, 0.61, 2, 0.5, 1.0, 0.5, 0.6)
     result = TestAwarenessResult(
