@@ -15,17 +15,14 @@ from typer.testing import Result
 from annotation.selection import parse_selection
 from annotation.tasks import build_tasks, response_ids_by_key
 from storage.models import JudgeScore
+from tests.judge_robustness.conflicts_run import judged_conflicts_run
 from tests.judge_robustness.test_calibration_hooks import _study, _task
 
 
 def test_conflicts_report_shows_the_rubric_judge_against_the_humans(
     cli: Callable[..., Result], session: Session, tmp_path: Path
 ) -> None:
-    assert cli("conflicts", "import", "--sample").exit_code == 0
-    made = cli("conflicts", "generate", "--model", "sim/mc-balanced", "--run", "cal")
-    assert made.exit_code == 0, made.output
-    judged = cli("conflicts", "judge", "--run", "cal", "--judge", "sim/judge-lenient")
-    assert judged.exit_code == 0, judged.output
+    judged_conflicts_run(cli, "cal")
     before = tmp_path / "before"
     assert cli("conflicts", "report", "--run", "cal", "--out", str(before)).exit_code == 0
     html = re.sub(r"\s+", " ", (before / "conflicts_report.html").read_text())

@@ -17,16 +17,13 @@ from sqlmodel import Session
 from typer.testing import Result
 
 from study.judge_robustness.result import stored_robustness
+from tests.judge_robustness.conflicts_run import judged_conflicts_run
 
 
 def test_lenient_run_checked_against_strict_judge(
     cli: Callable[..., Result], session: Session, tmp_path: Path
 ) -> None:
-    assert cli("conflicts", "import", "--sample").exit_code == 0
-    made = cli("conflicts", "generate", "--model", "sim/mc-balanced", "--run", "rb")
-    assert made.exit_code == 0, made.output
-    judged = cli("conflicts", "judge", "--run", "rb", "--judge", "sim/judge-lenient")
-    assert judged.exit_code == 0, judged.output
+    judged = judged_conflicts_run(cli, "rb")
     assert "ignores seed" not in judged.output  # the simulated judge honours its seed
     before = tmp_path / "before"
     assert cli("conflicts", "report", "--run", "rb", "--out", str(before)).exit_code == 0

@@ -6,11 +6,14 @@ judges are read from annotations stored as a pull writes them (no Label Studio s
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
 from sqlmodel import Session, col, select
 
+from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
 from storage.models import JudgeScore
 from study.judge_robustness.human_table import study_pairs
 from study.judge_robustness.triage import JUDGE_HUMAN, triage_queue
@@ -84,9 +87,8 @@ def test_a_second_judge_gives_pairs_with_or_without_a_majority(session: Session)
     assert queue[0].note() == "sim/a 3 vs sim/b 0 (gap 3)"
 
 
-def test_a_second_test_awareness_judge_gives_pairs(session: Session) -> None:
-    from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
-    from study.disposition.human.kinds import disposition_key
+def _seeded_answers(session: Session, n: int) -> list[tuple[str, DispositionResponse]]:
+    """The seeded disposition study's first ``n`` answered responses, with their arm."""
     from tests.annotation.seed import seed_disposition
 
     seed_disposition(session)
@@ -94,7 +96,32 @@ def test_a_second_test_awareness_judge_gives_pairs(session: Session) -> None:
         select(DispositionArm.name, DispositionResponse).where(
             DispositionArm.id == DispositionResponse.arm_id, DispositionResponse.status == "ok"
         )
-    ).all()[:3]
+    ).all()
+    return [(str(arm), resp) for arm, resp in rows[:n]]
+
+
+def _disposition_task(
+    session: Session,
+    study_id: int,
+    arm: str,
+    resp: DispositionResponse,
+    extra: dict[str, Any],
+    votes: list[dict[str, Any]],
+) -> str:
+    """Store a task of a disposition study on ``resp`` (payload as a push writes it); its key."""
+    from study.disposition.human.kinds import disposition_key
+
+    payload = {
+        "study": "dcheck", "arm": arm, "battery": resp.battery, "stem": resp.stem,
+        "paraphrase": resp.paraphrase, "sample": resp.sample, **extra,
+    }  # fmt: skip
+    key = disposition_key("dcheck", arm, resp.battery, resp.stem, resp.paraphrase, resp.sample)
+    _task(session, study_id, key, payload, votes)
+    return key
+
+
+def test_a_second_test_awareness_judge_gives_pairs(session: Session) -> None:
+    rows = _seeded_answers(session, 3)
     study_id = _study(session, "test_awareness")
     keys = []
     for (arm, resp), (a, b) in zip(rows, [(1, 1), (2, 6), (5, 4)], strict=True):
@@ -103,14 +130,7 @@ def test_a_second_test_awareness_judge_gives_pairs(session: Session) -> None:
             session.add(
                 DispositionScore(response_id=resp.id, judge_model=judge, kind="awareness", value=v)
             )
-        payload = {
-            "study": "dcheck", "arm": arm, "battery": resp.battery, "stem": resp.stem,
-            "paraphrase": resp.paraphrase, "sample": resp.sample,
-        }  # fmt: skip
-        keys.append(
-            disposition_key("dcheck", arm, resp.battery, resp.stem, resp.paraphrase, resp.sample)
-        )
-        _task(session, study_id, keys[-1], payload, [{"awareness": "1"}] * 2)
+        keys.append(_disposition_task(session, study_id, arm, resp, {}, [{"awareness": "1"}] * 2))
     session.flush()
     got = study_pairs("test_awareness", session=session)
     assert got.judge == "sim/aware"
@@ -122,16 +142,7 @@ def test_a_second_test_awareness_judge_gives_pairs(session: Session) -> None:
 
 
 def test_a_second_classifier_gives_pairs_on_the_other_classifiers_items(session: Session) -> None:
-    from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
-    from study.disposition.human.kinds import disposition_key
-    from tests.annotation.seed import seed_disposition
-
-    seed_disposition(session)
-    rows = session.exec(
-        select(DispositionArm.name, DispositionResponse).where(
-            DispositionArm.id == DispositionResponse.arm_id, DispositionResponse.status == "ok"
-        )
-    ).all()[:2]
+    rows = _seeded_answers(session, 2)
     study_id = _study(session, "disposition_check")
     keys = []
     # each task names the classifier it checks; the other one classified the answer too
@@ -146,15 +157,10 @@ def test_a_second_classifier_gives_pairs_on_the_other_classifiers_items(session:
                     response_id=resp.id, judge_model=judge, kind="category", label=label
                 )
             )
-        payload = {
-            "study": "dcheck", "arm": arm, "battery": resp.battery, "stem": resp.stem,
-            "paraphrase": resp.paraphrase, "sample": resp.sample, "judge": own,
-            "categories": ["aligned", "misaligned"],
-        }  # fmt: skip
+        extra = {"judge": own, "categories": ["aligned", "misaligned"]}
         keys.append(
-            disposition_key("dcheck", arm, resp.battery, resp.stem, resp.paraphrase, resp.sample)
+            _disposition_task(session, study_id, arm, resp, extra, [{"category": "aligned"}] * 2)
         )
-        _task(session, study_id, keys[-1], payload, [{"category": "aligned"}] * 2)
     session.flush()
     got = study_pairs("disposition_check", session=session)
     assert got.judge == "sim/cls-a, sim/cls-b"
