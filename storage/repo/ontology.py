@@ -8,9 +8,10 @@ from typing import Any, Protocol
 
 from sqlmodel import Session, col, select
 
-from storage.errors import InputError, NotFoundError
+from storage.errors import InputError
 from storage.hashing import content_hash
 from storage.models import OntologyLeaf, OntologyVersion
+from storage.repo.lookup import require_row
 
 
 class LeafLike(Protocol):
@@ -148,10 +149,7 @@ def require_version(version_id: int, *, session: Session) -> OntologyVersion:
     Raises:
         NotFoundError: no such version.
     """
-    row = session.get(OntologyVersion, version_id)
-    if row is None:
-        raise NotFoundError(f"Ontology version {version_id} does not exist.")
-    return row
+    return require_row(session, OntologyVersion, version_id, what="Ontology version")
 
 
 def list_versions(name: str | None = None, *, session: Session) -> list[OntologyVersion]:

@@ -11,6 +11,7 @@ from sqlmodel import Session, col, select
 
 from storage.models import Question
 from storage.repo.chunks import id_chunks
+from storage.repo.lookup import require_row
 from storage.types import utcnow
 
 _IMPORT_FIELDS = ("text", "source", "domains")
@@ -165,11 +166,7 @@ def set_filter_result(
     session: Session,
 ) -> Question:
     """Record the LLM filter's verdict (or its error) on one question."""
-    row = session.get(Question, question_id)
-    if row is None:
-        from storage.errors import NotFoundError
-
-        raise NotFoundError(f"Question {question_id} does not exist.")
+    row = require_row(session, Question, question_id, what="Question")
     row.filter_label = label
     row.filter_reason = reason
     row.filter_domains = list(domains) if domains is not None else None

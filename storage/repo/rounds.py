@@ -8,9 +8,9 @@ from typing import Any
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from storage.errors import NotFoundError
 from storage.models import LabelingRound, RewriteProposal, RoundResponse
 from storage.repo._upsert import upsert
+from storage.repo.lookup import require_row
 from storage.types import utcnow
 
 
@@ -69,9 +69,7 @@ def update_round(
     session: Session,
 ) -> LabelingRound:
     """Set a round's status and/or metrics."""
-    row = session.get(LabelingRound, round_id)
-    if row is None:
-        raise NotFoundError(f"Labeling round {round_id} does not exist.")
+    row = require_row(session, LabelingRound, round_id, what="Labeling round")
     if status is not None:
         row.status = status
     if metrics is not None:
@@ -120,9 +118,7 @@ def decide_proposal(
     session: Session,
 ) -> RewriteProposal:
     """Record the researcher's decision; edited definitions set ``edited``."""
-    row = session.get(RewriteProposal, proposal_id)
-    if row is None:
-        raise NotFoundError(f"Rewrite proposal {proposal_id} does not exist.")
+    row = require_row(session, RewriteProposal, proposal_id, what="Rewrite proposal")
     if def_a_new is not None and def_a_new != row.def_a_new:
         row.def_a_new, row.edited = def_a_new, True
     if def_b_new is not None and def_b_new != row.def_b_new:

@@ -11,6 +11,7 @@ from sqlmodel import Session, col, select
 from storage.errors import ConfigError, NotFoundError
 from storage.models import GenerationRun, ModelSpec, Response
 from storage.repo._upsert import get_or_create, row_values, upsert
+from storage.repo.lookup import require_row
 from storage.repo.requests import RequestInterner
 from storage.step_spans import pack_steps
 from storage.types import utcnow
@@ -140,9 +141,7 @@ def get_or_create_run(
 
 def set_run_status(run_id: int, status: str, *, session: Session) -> GenerationRun:
     """Set a run's status (``pending``, ``running``, ``done``, ``failed``…)."""
-    run = session.get(GenerationRun, run_id)
-    if run is None:
-        raise NotFoundError(f"Generation run {run_id} does not exist.")
+    run = require_row(session, GenerationRun, run_id, what="Generation run")
     run.status = status
     run.updated_at = utcnow()
     session.add(run)
