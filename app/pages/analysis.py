@@ -23,6 +23,7 @@ from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
 from app.ui.job_panel import job_panel, start_job
+from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.url_state import unknown_line, url_open, url_select
 from driftlens_core.bootstrap import MIN_BOOTSTRAP
@@ -417,8 +418,7 @@ with page_session() as session:
     entries = list_analysis_entries(session=session)
 
 if not runs:
-    st.info("No generation runs yet: launch one on the Runs page (Launch a run).")
-    st.stop()
+    stop_with_info("No generation runs yet: launch one on the Runs page (Launch a run).")
 
 shown: AnalysisEntry | None = None
 if entries:

@@ -15,6 +15,7 @@ import streamlit as st
 
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
+from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.table_downloads import table_downloads
 from app.ui.url_state import url_multiselect, url_select
@@ -58,8 +59,7 @@ if mode == "ontology versions":
             vb = url_select("Version B", names, param="b", what="version",
                             default=names[-1] if names else None)  # fmt: skip
         if run is None or va is None or vb is None or labeler is None:
-            st.info("Pick a run and two ontology versions.")
-            st.stop()
+            stop_with_info("Pick a run and two ontology versions.")
         try:
             with st.spinner("Comparing the versions…"):
                 vc = compare_versions(run, va, vb, labeler=labeler, session=session, n_boot=1000)
@@ -108,8 +108,7 @@ with page_session() as session:
         "Equivalence margin", "", help="Blank: the instrument's default; 'mdd': each row's MDD."
     )
     if len(runs) < 2:
-        st.info("Pick at least two runs to compare.")
-        st.stop()
+        stop_with_info("Pick at least two runs to compare.")
     if margin_text.strip():
         try:
             parse_margin(margin_text)  # a bad margin is said here, not as a failed job

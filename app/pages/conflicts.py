@@ -19,6 +19,7 @@ from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
 from app.ui.job_panel import job_panel, start_job
 from app.ui.model_picker import model_picker
+from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, inline_html, show_plain
 from app.ui.study_handoff import open_human_studies
 from app.ui.table_downloads import folder_download, stats_download, table_downloads
@@ -147,8 +148,7 @@ with st.expander("Run a study", expanded=not runs):
 
 # ------------------------------------------------------------------ pick a run
 if not runs:
-    st.info("No memory-conflict runs yet: import banks and run a study above.")
-    st.stop()
+    stop_with_info("No memory-conflict runs yet: import banks and run a study above.")
 names = [r.name for r in runs]
 name = str(url_select("Run", names, param="run", what="run"))
 panel = job_panel(kind="conflicts study", scope={"run": name}, key="mc-jobs")

@@ -19,6 +19,7 @@ from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
 from app.ui.job_panel import demo_button, job_panel, start_job
 from app.ui.model_picker import model_picker
+from app.ui.page_stop import stop_with_info
 from app.ui.safe import show_plain
 from app.ui.sample_or_upload import sample_or_upload
 from app.ui.study_handoff import open_human_studies
@@ -156,8 +157,7 @@ if demo_button(
 with page_session() as session:
     studies = list_studies(session=session)
 if not studies:
-    st.info("No disposition study yet: set one up above, or run the simulated demo study.")
-    st.stop()
+    stop_with_info("No disposition study yet: set one up above, or run the simulated demo study.")
 study = str(url_select("Study", studies, param="study", default=DEMO_STUDY, what="study"))
 with page_session() as session:
     arms = list_arms(session=session, study=study)

@@ -7,6 +7,7 @@ import streamlit as st
 
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_line
+from app.ui.page_stop import stop_with_info
 from app.ui.router import PAGES_DIR
 from app.ui.safe import plain_message, show_plain
 from storage.errors import DriftLensError
@@ -25,8 +26,7 @@ with page_session() as session:
     jobs = list_jobs(session=session, limit=500)
 
 if not jobs:
-    st.info("No jobs yet: start one from a page (Runs, Analysis, Rounds, Validation …).")
-    st.stop()
+    stop_with_info("No jobs yet: start one from a page (Runs, Analysis, Rounds, Validation …).")
 
 running_ids = {j.id for j in jobs if j.running}
 if running_ids:

@@ -7,6 +7,7 @@ import streamlit as st
 
 from app.ui.db import page_session, page_settings
 from app.ui.drafts import clear_draft, draft_text_area, has_draft, leave_guard
+from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.url_state import url_open, url_select
 from app.ui.word_diff import diff_html
@@ -110,8 +111,7 @@ else:
 with page_session() as session:
     proposals = list_proposals(session=session)
 if not proposals:
-    st.info("No proposals yet.")
-    st.stop()
+    stop_with_info("No proposals yet.")
 
 st.subheader("Proposals")
 st.dataframe(

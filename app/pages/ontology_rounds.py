@@ -12,6 +12,7 @@ from sqlmodel import select
 from app.ui.db import page_session
 from app.ui.job_panel import job_panel, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
+from app.ui.page_stop import stop_with_info
 from app.ui.safe import plain_message
 from app.ui.url_state import url_open, url_select
 from ontology.labeler_disagreement import majority_confusion, odd_one_out
@@ -139,8 +140,7 @@ with page_session() as session:
     history = round_history(session=session)
 
 if not history:
-    st.info("No rounds yet.")
-    st.stop()
+    stop_with_info("No rounds yet.")
 
 for h in history:
     if h.status != "interrupted":

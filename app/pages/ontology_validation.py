@@ -15,6 +15,7 @@ from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
+from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, plain_message, show_plain
 from app.ui.study_handoff import open_human_studies
 from app.ui.url_state import url_open, url_select
@@ -212,8 +213,7 @@ results, problems = stored_results(workspace=settings.workspace)
 for line in problems:
     show_plain(line, kind="warning")
 if not results:
-    st.info("No experiment has finished in this workspace yet.")
-    st.stop()
+    stop_with_info("No experiment has finished in this workspace yet.")
 
 st.dataframe(
     pd.DataFrame(

@@ -7,6 +7,7 @@ import streamlit as st
 
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
+from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, inline_html, show_plain
 from app.ui.url_state import url_select
 from llm.specs import parse_spec
@@ -90,8 +91,7 @@ if source_runs:
     st.caption("Source-reliance runs (browse them on the Source reliance page)")
     st.dataframe(pd.DataFrame([vars(r) for r in source_runs]), hide_index=True)
 if not runs:
-    st.info("No runs yet: launch one above (Launch a run, then Generate and label).")
-    st.stop()
+    stop_with_info("No runs yet: launch one above (Launch a run, then Generate and label).")
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -22,6 +22,7 @@ import streamlit as st
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import demo_button, job_panel, start_job
 from app.ui.model_picker import model_picker
+from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.sample_or_upload import sample_or_upload
 from app.ui.study_handoff import open_human_studies
@@ -180,8 +181,9 @@ if stored:
     st.caption("Stored runs (every probe in the database)")
     st.dataframe(pd.DataFrame([vars(r) for r in stored]), hide_index=True)
 if not options:
-    st.info("No source-reliance results yet: set up a run above (the simulator works offline).")
-    st.stop()
+    stop_with_info(
+        "No source-reliance results yet: set up a run above (the simulator works offline)."
+    )
 choice = str(
     url_select(
         "Results",
@@ -235,8 +237,7 @@ if has_folder:
         jsonl = folder / "probes.jsonl"
         records = _folder_records(str(folder), jsonl.stat().st_mtime if jsonl.exists() else 0.0)
 elif run_panel.busy is not None or not line.probes:
-    st.info("No statistics yet: the run is still probing.")
-    st.stop()
+    stop_with_info("No statistics yet: the run is still probing.")
 else:
     try:
         result, table = _stored_result(
