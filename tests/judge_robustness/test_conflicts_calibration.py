@@ -15,7 +15,7 @@ from typer.testing import Result
 from annotation.selection import parse_selection
 from annotation.tasks import build_tasks, response_ids_by_key
 from storage.models import JudgeScore
-from tests.judge_robustness.conflicts_run import judged_conflicts_run
+from tests.judge_robustness.cli_steps import judged_conflicts_run
 from tests.judge_robustness.test_calibration_hooks import _study, _task
 
 

@@ -8,7 +8,6 @@ robustness run the report's section says "not assessed".
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,7 @@ from sqlmodel import Session
 from typer.testing import Result
 
 from study.judge_robustness.result import stored_robustness
-from tests.judge_robustness.conflicts_run import judged_conflicts_run
+from tests.judge_robustness.cli_steps import judged_conflicts_run, strict_robustness
 
 
 def test_lenient_run_checked_against_strict_judge(
@@ -32,14 +31,8 @@ def test_lenient_run_checked_against_strict_judge(
         in (before / "conflicts_report.html").read_text()
     )
 
-    got = cli(
-        "judges", "robustness", "--instrument", "conflicts", "--run", "rb",
-        "--judge", "sim/judge-strict", "--resamples", "3", "--sample", "30",
-        "--bootstrap", "400", "--json",
-    )  # fmt: skip
-    assert got.exit_code == 0, got.output
-    data = json.loads(got.output)
-    assert data["primary"] == "sim/judge-lenient" and data["alternatives"] == ["sim/judge-strict"]
+    data = strict_robustness(cli, "conflicts", "rb", sample=30, bootstrap=400)
+    assert data["primary"] == "sim/judge-lenient"
     assert set(data["strata"]) == {"CPC", "BOC", "SCC"} and data["n_items"] >= 25
     free, both = data["judge_free"], data["judge_inclusive"]
     assert both[1] - both[0] >= free[1] - free[0]

@@ -4,7 +4,6 @@ under every judgement."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from study.disposition.report import write_disposition_report
 from study.disposition.robustness import DispositionJudgements, conclusions
 from study.disposition.runs import ArmSpec, add_arms, run_study
 from study.judge_robustness.service import summarize
+from tests.judge_robustness.cli_steps import strict_robustness
 
 
 def _small() -> BatteryDocument:
@@ -43,14 +43,8 @@ def test_study_rejudged_report_shows_the_section(
     )
     assert "Not assessed: the judge was not re-judged" in before["report_html"].read_text()
 
-    got = cli(
-        "judges", "robustness", "--instrument", "disposition", "--run", "rb",
-        "--judge", "sim/judge-strict", "--resamples", "3", "--sample", "40",
-        "--bootstrap", "300", "--json",
-    )  # fmt: skip
-    assert got.exit_code == 0, got.output
-    data = json.loads(got.output)
-    assert data["primary"] == "sim/default" and data["alternatives"] == ["sim/judge-strict"]
+    data = strict_robustness(cli, "disposition", "rb", sample=40, bootstrap=300)
+    assert data["primary"] == "sim/default"
     assert set(data["strata"]) == {"ref", "d100"} and data["n_items"] >= 35
     free, both = data["judge_free"], data["judge_inclusive"]
     assert both[1] - both[0] >= free[1] - free[0]
