@@ -12,6 +12,7 @@ from rich.text import Text
 from app.cli.console import out_console
 from app.cli.context import session_for, settings
 from app.cli.groups import command_group
+from app.cli.options import RESULT_JSON_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 
@@ -66,7 +67,7 @@ def push_cmd(
     new_project: bool = typer.Option(
         False, "--new-project", help="Create a fresh project even if one is recorded."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    as_json: bool = RESULT_JSON_OPTION,
 ) -> None:
     """Create or reuse the study's project and import the tasks it does not have yet."""
     from annotation.kinds import get_spec
@@ -101,7 +102,7 @@ def push_cmd(
 def pull_cmd(
     ctx: typer.Context,
     study: str | None = typer.Argument(None, help=STUDY_HELP + " Default: every study."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    as_json: bool = RESULT_JSON_OPTION,
 ) -> None:
     """Mirror annotations from Label Studio (upsert on annotation ids; edits are picked up)."""
     from annotation.kinds import get_spec

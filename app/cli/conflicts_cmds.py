@@ -22,7 +22,7 @@ from app.cli.executor_args import (
 )
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
-from app.cli.options import JSON_OPTION
+from app.cli.options import JSON_OPTION, RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
@@ -44,7 +44,7 @@ def stats_cmd(
     ),
     json_out: Path | None = typer.Option(None, "--json", help="Write the results as JSON here."),
     bootstrap: int = bootstrap_option(2000),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
+    seed: int | None = RANDOM_SEED_OPTION,
 ) -> None:
     """Rubric means with CIs, paired distractor effect, judge agreement, D6 and abstention."""
     from study.conflicts.analysis import analyze_scores, read_scores_csv

@@ -18,6 +18,11 @@ def fixed(x: Any, digits: int = 2) -> str:
     return "–" if x is None else f"{float(x):.{digits}f}"
 
 
+def _ci(row: dict[str, Any]) -> str:
+    """A row's 95% interval for a cell: ``[ci_low, ci_high]`` to two places."""
+    return f"[{fixed(row['ci_low'])}, {fixed(row['ci_high'])}]"
+
+
 def print_stats(result: dict[str, Any]) -> None:
     """Print the score table, distractor effect, judge agreement and D6 shares."""
     interval = result.get("meta", {}).get("interval", "instance-cluster bootstrap")
@@ -27,9 +32,7 @@ def print_stats(result: dict[str, Any]) -> None:
     cells: dict[tuple[str, str, str], dict[str, str]] = {}
     for r in result["scores"]:
         key = (r["model"], r["judge"], r["type"])
-        cells.setdefault(key, {})[r["dimension"]] = (
-            f"{fixed(r['mean'])} [{fixed(r['ci_low'])}, {fixed(r['ci_high'])}]"
-        )
+        cells.setdefault(key, {})[r["dimension"]] = f"{fixed(r['mean'])} {_ci(r)}"
     for (model, judge, type_), dims in cells.items():
         table.add_row(
             Text(model),
@@ -48,7 +51,7 @@ def print_stats(result: dict[str, Any]) -> None:
                 Text(r["judge"]),
                 f"{r['from']}→{r['to']}",
                 fixed(r["mean_diff"]),
-                f"[{fixed(r['ci_low'])}, {fixed(r['ci_high'])}]",
+                _ci(r),
                 fixed(r["mdd"]),
                 fixed(r["equivalence_bound"]),
             )
@@ -107,7 +110,7 @@ def print_stats(result: dict[str, Any]) -> None:
                 Text(r["judge"]),
                 r["flag"],
                 fixed(r["share"]),
-                f"[{fixed(r['ci_low'])}, {fixed(r['ci_high'])}]",
+                _ci(r),
                 f"{r['k']} / {r['n']}",
             )
         _out.print(d6)
@@ -128,7 +131,7 @@ def _print_abstention(result: dict[str, Any]) -> None:
             str(r["distractors"]),
             r["type"],
             fixed(r["rate"]) if assessed else "not assessed",
-            f"[{fixed(r['ci_low'])}, {fixed(r['ci_high'])}]" if assessed else "–",
+            _ci(r) if assessed else "–",
             f"{r['k']} / {r['n']}",
             str(r["unknown"]),
         )

@@ -16,7 +16,7 @@ from app.cli.disposition_batteries_cmds import batteries_app, read_batteries_arg
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
-from app.cli.options import JSON_OPTION
+from app.cli.options import JSON_OPTION, RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
@@ -132,7 +132,7 @@ def stats_cmd(
         help="Reference arm (default: an arm named 'reference', else the first).",
     ),
     bootstrap: int = bootstrap_option(10_000, help="Stem resamples"),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
+    seed: int | None = RANDOM_SEED_OPTION,
     bound: float | None = typer.Option(
         None,
         "--bound",

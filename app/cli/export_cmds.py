@@ -9,7 +9,7 @@ import typer
 from app.cli.console import out_console
 from app.cli.context import session_for
 from app.cli.groups import command_group
-from app.cli.options import RUN_OPTION
+from app.cli.options import JSONL_OUT_OPTION, RUN_OPTION
 
 _out = out_console()
 
@@ -21,7 +21,7 @@ export_app, register = command_group("export", "Export responses and other resul
 def responses_cmd(
     ctx: typer.Context,
     run: str = RUN_OPTION,
-    out: Path = typer.Option(..., "--out", help="Output .jsonl file."),
+    out: Path = JSONL_OUT_OPTION,
 ) -> None:
     """Write one JSON object per response of a run (question_id, condition, steps, ...)."""
     from study.reasoning.exports import export_responses_jsonl
@@ -55,7 +55,7 @@ def preferences_cmd(
     ctx: typer.Context,
     run: str = RUN_OPTION,
     judge: str = typer.Option(..., "--judge", help="Judge model whose scores decide."),
-    out: Path = typer.Option(..., "--out", help="Output .jsonl file."),
+    out: Path = JSONL_OUT_OPTION,
 ) -> None:
     """Write DPO preference pairs (prompt, chosen, rejected) from a run's judge scores."""
     from study.reasoning.preferences import export_preferences

@@ -16,6 +16,7 @@ from app.cli.executor_args import (
     executor_for,
     here_or_sharded,
 )
+from app.cli.options import CONCURRENCY_OPTION, SUMMARY_JSON_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import MAX_ATTEMPTS_OPTION, TIMEOUT_OPTION, request_limits
@@ -44,7 +45,7 @@ def generate_cmd(
         "categories (age, bereavement, ...) or keys.",
     ),
     samples: int = typer.Option(2, "--samples", help="Samples per (question, condition)."),
-    concurrency: int = typer.Option(16, "--concurrency", help="Requests in flight."),
+    concurrency: int = CONCURRENCY_OPTION,
     temperature: float | None = typer.Option(None, "--temperature", help="Default 0.7."),
     top_p: float | None = typer.Option(None, "--top-p", help="Default 0.98."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Default 2048."),
@@ -61,7 +62,7 @@ def generate_cmd(
     ),
     timeout: float | None = TIMEOUT_OPTION,
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: bool = SUMMARY_JSON_OPTION,
     label: str | None = typer.Option(
         None,
         "--label",

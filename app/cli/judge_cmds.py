@@ -16,7 +16,7 @@ from app.cli.executor_args import (
     here_or_sharded,
 )
 from app.cli.failures import retry_hint
-from app.cli.options import RUN_OPTION
+from app.cli.options import CONCURRENCY_OPTION, RUN_OPTION, SUMMARY_JSON_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -42,11 +42,11 @@ def judge_cmd(
     ctx: typer.Context,
     run: str = RUN_OPTION,
     model: str = typer.Option(..., "--model", help="Judge model, provider/model (sim/default)."),
-    concurrency: int = typer.Option(16, "--concurrency", help="Requests in flight."),
+    concurrency: int = CONCURRENCY_OPTION,
     max_tokens: int | None = JUDGE_MAX_TOKENS_OPTION,
     timeout: float | None = TIMEOUT_OPTION,
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: bool = SUMMARY_JSON_OPTION,
     executor: str | None = EXECUTOR_OPTION,
     address: str | None = ADDRESS_OPTION,
     shard_questions: int = SHARD_QUESTIONS_OPTION,

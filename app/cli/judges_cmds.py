@@ -9,6 +9,7 @@ import typer
 from app.cli.console import out_console
 from app.cli.context import session_for
 from app.cli.groups import command_group
+from app.cli.options import RESULT_JSON_OPTION
 from app.cli.output import echo_json
 from app.cli.request_limits import bootstrap_option
 
@@ -39,7 +40,7 @@ def robustness_cmd(
     bootstrap: int = bootstrap_option(2000),
     seed: int = typer.Option(0, "--seed"),
     concurrency: int = typer.Option(16, "--concurrency", min=1),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    as_json: bool = RESULT_JSON_OPTION,
     batteries: Path | None = typer.Option(
         None, "--batteries", help="Disposition: the study's batteries (default: the sample)."
     ),
@@ -157,7 +158,7 @@ def triage_cmd(
     new_project: bool = typer.Option(
         False, "--new-project", help="Create a fresh triage project even if one is recorded."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    as_json: bool = RESULT_JSON_OPTION,
 ) -> None:
     """Push the judge-human and judge-judge disagreements, largest first, as a Label Studio
     project of their own (STUDY_triage); pushing again adds only what is not there yet."""

@@ -14,7 +14,7 @@ from app.cli.executor_args import (
     executor_for,
     here_or_sharded,
 )
-from app.cli.options import RUN_OPTION
+from app.cli.options import RUN_OPTION, SUMMARY_JSON_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -44,7 +44,7 @@ def label_cmd(
     concurrency: int | None = LABEL_CONCURRENCY_OPTION,
     timeout: float | None = TIMEOUT_OPTION,
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: bool = SUMMARY_JSON_OPTION,
     engine_args: list[str] | None = engine_arg_option(),
     executor: str | None = EXECUTOR_OPTION,
     address: str | None = ADDRESS_OPTION,

@@ -16,7 +16,7 @@ from app.cli.console import fmt_measure, out_console
 from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
 from app.cli.ontology_validate_cmds import validate_app
-from app.cli.options import JSON_OPTION, ROUND_OPTION
+from app.cli.options import JSON_OPTION, JSONL_OUT_OPTION, ROUND_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -300,7 +300,7 @@ def agreement_cmd(
 def export_labels_cmd(
     ctx: typer.Context,
     round_number: int = ROUND_OPTION,
-    out: Path = typer.Option(..., "--out", help="Output .jsonl file."),
+    out: Path = JSONL_OUT_OPTION,
 ) -> None:
     """Write a round's labels: one object per (response, step, labeler)."""
     from ontology.rounds import export_labels

@@ -14,3 +14,13 @@ JSON_OPTION = typer.Option(False, "--json", help="Print JSON.")
 RUN_OPTION = typer.Option(..., "--run", help="Name of the generation run.")
 #: ``--round``: the ontology round a command reads (required).
 ROUND_OPTION = typer.Option(..., "--round", help="Round number.")
+#: ``--json`` of the commands that run a pass (generate, label, judge, filter): the summary.
+SUMMARY_JSON_OPTION = typer.Option(False, "--json", help="Print the summary as JSON.")
+#: ``--json`` of the commands that report one result (annotate push, pull; judges triage …).
+RESULT_JSON_OPTION = typer.Option(False, "--json", help="Print the result as JSON.")
+#: ``--seed`` of the simulations and statistics whose numbers a seed fixes (optional).
+RANDOM_SEED_OPTION = typer.Option(None, "--seed", help="Random seed (same seed, same numbers).")
+#: ``--concurrency``: model requests a pass keeps in flight.
+CONCURRENCY_OPTION = typer.Option(16, "--concurrency", help="Requests in flight.")
+#: ``--out``: the JSON-lines file an export writes (required).
+JSONL_OUT_OPTION = typer.Option(..., "--out", help="Output .jsonl file.")

@@ -12,6 +12,7 @@ from app.cli.console import out_console
 from app.cli.context import session_for
 from app.cli.failures import retry_hint
 from app.cli.groups import command_group
+from app.cli.options import CONCURRENCY_OPTION, SUMMARY_JSON_OPTION
 from app.cli.output import echo_json, echo_jsonl
 from app.cli.request_limits import (
     JUDGE_MAX_TOKENS_OPTION,
@@ -114,14 +115,14 @@ def list_cmd(
 def filter_cmd(
     ctx: typer.Context,
     model: str = typer.Option(..., "--model", help="Filter model, provider/model (sim/default)."),
-    concurrency: int = typer.Option(16, "--concurrency", help="Requests in flight."),
+    concurrency: int = CONCURRENCY_OPTION,
     redo: bool = typer.Option(
         False, "--redo", help="Ask again about questions this model already screened."
     ),
     max_tokens: int | None = JUDGE_MAX_TOKENS_OPTION,
     timeout: float | None = TIMEOUT_OPTION,
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: bool = SUMMARY_JSON_OPTION,
 ) -> None:
     """Screen questions with an LLM (SPEC §2): label, reason and domains per question."""
 

@@ -14,6 +14,7 @@ from app.cli.console import SafeConsole, fmt_num
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
+from app.cli.options import RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from app.cli.sources_render import render_stats, term
@@ -58,7 +59,7 @@ def stats_cmd(
         None, "--json", help="Write the full results as JSON here."
     ),
     bootstrap: int = bootstrap_option(2000, help="Question-cluster bootstrap replicates"),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
+    seed: int | None = RANDOM_SEED_OPTION,
 ) -> None:
     """PAR±/SDR± with behaviour-type uncertainty, source odds ratios, KL and ΔNLL."""
     from storage.errors import DriftLensError

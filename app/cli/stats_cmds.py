@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from app.cli.console import fmt_num, fmt_p, out_console
+from app.cli.options import RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 
@@ -114,7 +115,7 @@ def stats_cmd(
     bootstrap: int = bootstrap_option(
         10_000, help="Cluster-bootstrap replicates (below 2,000 the output is flagged)"
     ),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same numbers)."),
+    seed: int | None = RANDOM_SEED_OPTION,
     margin: float = typer.Option(
         0.2,
         "--margin",
