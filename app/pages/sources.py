@@ -11,6 +11,7 @@ and models: they are shown in data frames, ``st.text`` or escaped Markdown only.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -20,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.db import page_session, page_settings
+from app.ui.figure_image import show_figure
 from app.ui.job_panel import demo_button, job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.page_stop import stop_with_info
@@ -208,45 +210,81 @@ def _stored_result(
         return stored_run_result(name, session=session, bootstrap=1000, seed=0)
 
 
-@st.cache_data(max_entries=8, show_spinner="Reading the probes…")
+# The probe records are cached as resources (one shared list, never changed by the page):
+# as cached data every rerun unpickled a copy, 0.6 s for the demo's 6 MB probes.jsonl.
+@st.cache_resource(max_entries=8, show_spinner=False)
 def _stored_records(db_url: str, name: str, revision: tuple[int, int, str]) -> list[Any]:
-    """A stored run's probe records (read again only when its probes change)."""
+    """A stored run's probe records (read again only when its probes change; read-only)."""
     with page_session() as session:
         return stored_records(name, session=session)
 
 
-@st.cache_data(max_entries=8, show_spinner="Reading the probes…")
+@st.cache_resource(max_entries=8, show_spinner=False)
 def _folder_records(path: str, mtime: float) -> list[Any]:
-    """A report folder's ``probes.jsonl`` records (read again when the file changes)."""
+    """A report folder's ``probes.jsonl`` records (read again when the file changes; read-only)."""
     return folder_records(Path(path))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _folder_result(path: str, revision: tuple[int, int]) -> tuple[dict[str, Any], pd.DataFrame]:
+    """A report folder's statistics and probe table (read again when either file changes)."""
+    return json.loads((Path(path) / "stats.json").read_text()), read_sources_csv(
+        Path(path) / "probes.csv"
+    )
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _figure_pngs(
+    key: tuple[Any, ...], _result: dict[str, Any], _table: pd.DataFrame
+) -> tuple[bytes, bytes | None]:
+    """The quadrant and KL figures as PNG, drawn once per ``key`` (the results' revision):
+    a rerun used to draw and encode both again (about 1 s on 2 cores). ``None``: no KL."""
+
+    def png(fig: Any) -> bytes:
+        out = io.BytesIO()
+        fig.savefig(out, format="png", dpi=110)  # as the report folder's figures
+        return out.getvalue()
+
+    kl = kl_figure(_table)
+    return png(quadrant_figure(_result)), None if kl is None else png(kl)
 
 
 folder = report_folder(ws, ref) if kind == "run" else reports / ref
 has_folder = (folder / "stats.json").is_file() and (folder / "probes.csv").is_file()
-if kind == "run":
-    line = next(r for r in stored if r.name == ref)
-    st.text(
-        f"{line.probes} probes stored ({line.unknown} unknown, {line.failed} failed); "
-        f"status {line.status}."
-    )
-    records = _stored_records(page_settings().db_url, ref, (line.probes, line.failed, line.status))
-if has_folder:
-    result = json.loads((folder / "stats.json").read_text())
-    table = read_sources_csv(folder / "probes.csv")
-    if kind == "folder":
-        jsonl = folder / "probes.jsonl"
-        records = _folder_records(str(folder), jsonl.stat().st_mtime if jsonl.exists() else 0.0)
-elif run_panel.busy is not None or not line.probes:
-    stop_with_info("No statistics yet: the run is still probing.")
-else:
-    try:
-        result, table = _stored_result(
+# Reading the probes and the statistics takes seconds the first time (a 6 MB probes.jsonl
+# on the demo): say so at once, under the picker, instead of a silent page.
+with st.spinner("Loading the results…", show_time=True):
+    if kind == "run":
+        line = next(r for r in stored if r.name == ref)
+        st.text(
+            f"{line.probes} probes stored ({line.unknown} unknown, {line.failed} failed); "
+            f"status {line.status}."
+        )
+        records = _stored_records(
             page_settings().db_url, ref, (line.probes, line.failed, line.status)
         )
-    except DriftLensError as exc:
-        show_plain(exc)
-        st.stop()
-    st.caption("No report folder for this run: statistics with 1,000 replicates, seed 0.")
+    if has_folder:
+        revision = (
+            (folder / "stats.json").stat().st_mtime_ns,
+            (folder / "probes.csv").stat().st_mtime_ns,
+        )
+        result, table = _folder_result(str(folder), revision)
+        figure_key: tuple[Any, ...] = ("folder", str(folder), revision)
+        if kind == "folder":
+            jsonl = folder / "probes.jsonl"
+            records = _folder_records(str(folder), jsonl.stat().st_mtime if jsonl.exists() else 0.0)
+    elif run_panel.busy is not None or not line.probes:
+        stop_with_info("No statistics yet: the run is still probing.")
+    else:
+        try:
+            result, table = _stored_result(
+                page_settings().db_url, ref, (line.probes, line.failed, line.status)
+            )
+        except DriftLensError as exc:
+            show_plain(exc)
+            st.stop()
+        figure_key = ("run", page_settings().db_url, ref, (line.probes, line.failed, line.status))
+        st.caption("No report folder for this run: statistics with 1,000 replicates, seed 0.")
 
 # ------------------------------------------------------------------ results
 if any(str(m).startswith("sim/") for m in result["models"]):
@@ -258,16 +296,34 @@ st.caption(
     "'no bare rows' columns refit them without the bare probes."
 )
 left, right = st.columns(2)
+# A report folder holds both figures as written by its job (no KL file: a choice-only run);
+# else they are drawn here, once per revision of the results.
+if has_folder and (folder / "quadrant.png").is_file():
+    kl_png = folder / "kl_vs_dnll.png"
+    quadrant: Path | bytes = folder / "quadrant.png"
+    kl: Path | bytes | None = kl_png if kl_png.is_file() else None
+else:
+    with st.spinner("Drawing the figures…", show_time=True):
+        quadrant, kl = _figure_pngs(figure_key, result, table)
+
+
+def _show(figure: Path | bytes) -> None:
+    """A report folder's PNG file (scaled once per file version) or drawn PNG bytes."""
+    if isinstance(figure, Path):
+        show_figure(figure)
+    else:
+        st.image(figure)
+
+
 with left:
     st.subheader("Behaviour quadrant")
-    st.pyplot(quadrant_figure(result))
+    _show(quadrant)
 with right:
     st.subheader("KL vs ΔNLL by scenario")
-    fig = kl_figure(table)
-    if fig is None:
+    if kl is None:
         st.text("No answer distributions (choice-only run).")
     else:
-        st.pyplot(fig)
+        _show(kl)
 
 for model_name, datasets in result["models"].items():
     for dataset, cell in datasets.items():
