@@ -34,7 +34,9 @@ st.caption(
 #: Disagreement rows shown at most (one per step).
 EXAMPLE_LIMIT = 200
 
-with page_session() as session:
+# The runs, versions and rounds take a second or more on a large workspace (the status
+# widget is hidden): the spinner says so after half a second.
+with st.spinner("Reading the runs and rounds…", show_time=True), page_session() as session:
     seed_ontologies(session=session)
     runs = reasoning_runs(session=session)  # memory-conflict runs have no steps to label
     versions = [version_label(v) for v in list_versions(session=session)]
@@ -193,7 +195,10 @@ finished = st.session_state.pop("round_select", None)
 if finished in numbers and "round" in st.session_state:
     url_open("round", finished)
 chosen: int = url_select("Round", numbers, param="round", default=numbers[-1], key="round")  # type: ignore[assignment]
-with page_session() as session:
+with (
+    st.spinner(f"Reading the labels of round {chosen}…", show_time=True),
+    page_session() as session,
+):
     detail = round_detail(int(chosen), session=session)
 agreement, records = detail.agreement, detail.records
 status = {h.round: h.status for h in history}[int(chosen)]

@@ -43,7 +43,8 @@ st.caption(
 
 settings = page_settings()
 
-with page_session() as session:
+# A spinner after half a second: the rounds and runs take seconds on a large workspace.
+with st.spinner("Reading the rounds and runs…", show_time=True), page_session() as session:
     history = round_history(session=session)
     runs = reasoning_runs(session=session)  # memory-conflict runs have no steps to label
     with_steps = runs_with_steps(runs, session=session)
