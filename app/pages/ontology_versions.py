@@ -30,7 +30,9 @@ st.caption(
     "version whose parent is the one you edited."
 )
 
-with page_session() as session:
+# The first visit parses the bundled ontologies (a second or more on 2 cores), with the
+# status widget hidden: a spinner after half a second says so.
+with st.spinner("Reading the ontology versions…", show_time=True), page_session() as session:
     seed_ontologies(session=session)
     versions = list_versions(session=session)
     # The operational ontology first, newest version first: what a researcher edits next.
