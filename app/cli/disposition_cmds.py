@@ -13,7 +13,7 @@ from rich.table import Table
 
 from app.cli.console import SafeConsole, fmt_p
 from app.cli.disposition_batteries_cmds import batteries_app, read_batteries_arg
-from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
+from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for, here_or_sharded
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
 from app.cli.options import JSON_OPTION, RANDOM_SEED_OPTION
@@ -304,9 +304,10 @@ def run_cmd(
     """
     from contextlib import ExitStack
 
-    from app.cli.context import session_for, settings
+    from app.cli.context import session_for
     from app.cli.progress import progress_callback
     from storage.repo.disposition import list_arms
+    from study.cluster.disposition import run_study_sharded
     from study.disposition.runs import run_study
 
     docs = read_batteries_arg(batteries)
@@ -314,30 +315,24 @@ def run_cmd(
         models = [a.model for a in list_arms(session=session, study=study)]
         vllm = next((m for m in models if m.startswith("vllm/")), None)
         runner = executor_for(ctx, executor, address, model=vllm)
-        common: dict[str, Any] = {
-            "session": session,
-            "judge": judge,
-            "arms": arm or None,
-            "concurrency": concurrency,
-            "repeat_share": repeat_share,
-            "grade_share": grade_share,
-            "awareness_share": awareness_share,
-            "stage": lambda name: stack.enter_context(progress_callback(name)),
-            "on_plan": lambda line: _out.print(line, markup=False),
-        }
-        if runner is None:
-            gens, scores = run_study(study, docs, **common)
-        else:
-            from study.cluster.disposition import run_study_sharded
-
-            gens, scores = run_study_sharded(
-                study,
-                docs,
-                settings=settings(ctx),
-                executor=runner,
-                per_shard=shard_stems,
-                **common,
-            )
+        gens, scores = here_or_sharded(
+            ctx,
+            runner,
+            run_study,
+            run_study_sharded,
+            study,
+            docs,
+            session=session,
+            per_shard=shard_stems,
+            judge=judge,
+            arms=arm or None,
+            concurrency=concurrency,
+            repeat_share=repeat_share,
+            grade_share=grade_share,
+            awareness_share=awareness_share,
+            stage=lambda name: stack.enter_context(progress_callback(name)),
+            on_plan=lambda line: _out.print(line, markup=False),
+        )
     for g in gens:
         _out.print(
             f"{escape(g.arm)}: {g.planned} planned, {g.already_done} stored before, "

@@ -10,6 +10,9 @@ import typer
 from app.cli.context import settings
 
 if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from study.cluster.coordinator import ShardedPass
     from study.cluster.executors import Executor
 
 T = TypeVar("T")
@@ -50,12 +53,35 @@ def executor_for(
     return make_executor(name, settings=settings(ctx), address=address, gpus_per_task=gpus)
 
 
+def sharded_pass(
+    ctx: typer.Context,
+    runner: Executor,
+    *,
+    session: Session,
+    per_shard: int,
+    progress: Callable[[int, int], None] | None = None,
+    on_plan: Callable[[str], None] | None = None,
+) -> ShardedPass:
+    """What a sharded entry point runs on: ``runner``, with the command's workspace settings."""
+    from study.cluster.coordinator import ShardedPass
+
+    return ShardedPass(
+        session=session,
+        settings=settings(ctx),
+        executor=runner,
+        per_shard=per_shard,
+        progress=progress,
+        on_plan=on_plan,
+    )
+
+
 def here_or_sharded(
     ctx: typer.Context,
     runner: Executor | None,
     here: Callable[..., T],
     sharded: Callable[..., T],
     *args: Any,
+    session: Session,
     per_shard: int,
     **kwargs: Any,
 ) -> T:
@@ -65,12 +91,15 @@ def here_or_sharded(
         ctx: The command's context (its workspace settings go to the shards).
         runner: What :func:`executor_for` returned; ``None`` runs ``here``.
         here: The single-process function.
-        sharded: Its sharded twin, taking the same arguments and ``settings``,
-            ``executor`` and ``per_shard``.
+        sharded: Its sharded twin, taking the same arguments but ``session``,
+            ``progress`` and ``on_plan``, which it takes in its ``sharding``.
         *args: Positional arguments of both.
+        session: The command's session.
         per_shard: Items (questions, banks) a shard.
-        **kwargs: Keyword arguments of both (``session``, ``progress``, ...).
+        **kwargs: Keyword arguments of both (``progress``, ``on_plan``, ...).
     """
     if runner is None:
-        return here(*args, **kwargs)
-    return sharded(*args, settings=settings(ctx), executor=runner, per_shard=per_shard, **kwargs)
+        return here(*args, session=session, **kwargs)
+    told = {k: kwargs.pop(k) for k in ("progress", "on_plan") if k in kwargs}
+    sharding = sharded_pass(ctx, runner, session=session, per_shard=per_shard, **told)
+    return sharded(*args, sharding=sharding, **kwargs)

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from app.cli.console import SafeConsole, fmt_num
-from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
+from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for, sharded_pass
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
 from app.cli.options import RANDOM_SEED_OPTION
@@ -301,14 +301,16 @@ def run_cmd(
                         items,
                         model,
                         cfgs,
-                        session=session,
-                        settings=settings(ctx),
-                        executor=runner,
+                        sharding=sharded_pass(
+                            ctx,
+                            runner,
+                            session=session,
+                            per_shard=shard_items,
+                            progress=update,
+                            on_plan=lambda line: _out.print(line, markup=False),
+                        ),
                         claims=claims,
                         concurrency=concurrency,
-                        per_shard=shard_items,
-                        progress=update,
-                        on_plan=lambda line: _out.print(line, markup=False),
                     )
             runs = load_sources_runs(summary.name, session=session)
         _out.print(

@@ -13,10 +13,7 @@ a shard's banks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-
-from sqlmodel import Session
 
 from llm.types import ChatMessage
 from storage.models import JudgeScore
@@ -25,15 +22,13 @@ from storage.settings import Settings
 from storage.workspace import open_workspace_session
 from study.cluster.coordinator import (
     RunStatus,
-    progress_report,
-    response_count,
+    ShardedPass,
     responses_with,
     run_coordinated,
     run_questions,
 )
-from study.cluster.executors import Executor
 from study.cluster.merge import merge_parts
-from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, ShardScope, shard_scopes
+from study.cluster.shards import ShardScope, shard_scopes
 from study.conflicts.plan import ConflictGenerationOptions, ConflictGenerationSummary
 from study.conflicts.score import ConflictJudgeSummary
 
@@ -84,19 +79,12 @@ def conflicts_judge_shard(task: ConflictsJudgeTask) -> ConflictJudgeSummary:
 
 
 def generate_conflicts_sharded(
-    options: ConflictGenerationOptions,
-    *,
-    session: Session,
-    settings: Settings,
-    executor: Executor,
-    per_shard: int = DEFAULT_SHARD_QUESTIONS,
-    progress: Callable[[int, int], None] | None = None,
-    on_plan: Callable[[str], None] | None = None,
+    options: ConflictGenerationOptions, *, sharding: ShardedPass
 ) -> ConflictGenerationSummary:
-    """Generate (or resume) a conflicts run with its bank shards on ``executor``.
+    """Generate (or resume) a conflicts run with its bank shards on ``sharding.executor``.
 
-    ``progress(done, total)``: the run's stored responses (every worker's) over the plan;
-    ``on_plan`` gets the plan's size as one line before the run row is made.
+    ``sharding.progress``: the run's stored responses (every worker's) over the plan;
+    ``sharding.on_plan`` gets the plan's size as one line before the run row is made.
 
     Raises:
         InputError, ConfigError: as :func:`study.conflicts.plan.generate_conflicts`.
@@ -105,6 +93,7 @@ def generate_conflicts_sharded(
     from study.conflicts.items import stored_instances
     from study.conflicts.plan import generate_conflicts
 
+    session = sharding.session
     parent = f"conflicts_run:{options.run}"
     banks = [q for q, _ in stored_instances(session=session)]
     planned = len(banks) * len(options.doses) * options.samples
@@ -113,27 +102,25 @@ def generate_conflicts_sharded(
     def before() -> None:
         # the options checked and the run row created here, once: no shard races to it
         setup = ShardScope[int](keys=frozenset(), lease_key=f"{parent}#setup")
-        generate_conflicts(options, session=session, scope=setup, on_plan=on_plan)
+        generate_conflicts(options, session=session, scope=setup, on_plan=sharding.on_plan)
         made = get_run(options.run, session=session)
         assert made is not None and made.id is not None
         run.running(made.id)
 
     def tasks() -> list[ConflictsGenerateTask]:
         return [
-            ConflictsGenerateTask(settings, options, scope)
-            for scope in shard_scopes(banks, parent, per_shard=per_shard)
+            ConflictsGenerateTask(sharding.settings, options, scope)
+            for scope in shard_scopes(banks, parent, per_shard=sharding.per_shard)
         ]
 
     parts = run_coordinated(
+        sharding,
         parent,
         f"Conflicts run {options.run!r}",
-        session=session,
-        executor=executor,
         fn=conflicts_generate_shard,
         tasks=tasks,
-        report=progress_report(
-            progress, planned, lambda: response_count(run.run_id, session=session), session=session
-        ),
+        total=planned,
+        done=run.stored_responses,
         before=before,
         after=run.after,
     )
@@ -150,19 +137,11 @@ def generate_conflicts_sharded(
 
 
 def judge_conflicts_sharded(
-    run_name: str,
-    judge: str,
-    *,
-    session: Session,
-    settings: Settings,
-    executor: Executor,
-    concurrency: int = 16,
-    per_shard: int = DEFAULT_SHARD_QUESTIONS,
-    progress: Callable[[int, int], None] | None = None,
+    run_name: str, judge: str, *, sharding: ShardedPass, concurrency: int = 16
 ) -> ConflictJudgeSummary:
-    """Judge a conflicts run with its bank shards on ``executor``.
+    """Judge a conflicts run with its bank shards on ``sharding.executor``.
 
-    ``progress(done, total)``: the run's answers with a D3 score by this judge (every
+    ``sharding.progress``: the run's answers with a D3 score by this judge (every
     worker's) over its answers.
 
     Raises:
@@ -172,6 +151,7 @@ def judge_conflicts_sharded(
     from study.conflicts.score import first_case_messages
     from study.limits import CONCURRENCY
 
+    session = sharding.session
     CONCURRENCY.check(concurrency)
     run = require_run(run_name, session=session)
     banks, total = run_questions(run.id, session=session)
@@ -180,8 +160,8 @@ def judge_conflicts_sharded(
     def tasks() -> list[ConflictsJudgeTask]:
         basis = first_case_messages(run_name, judge, session=session)
         return [
-            ConflictsJudgeTask(settings, run_name, judge, concurrency, scope, basis)
-            for scope in shard_scopes(banks, parent, per_shard=per_shard)
+            ConflictsJudgeTask(sharding.settings, run_name, judge, concurrency, scope, basis)
+            for scope in shard_scopes(banks, parent, per_shard=sharding.per_shard)
         ]
 
     def judged() -> int:
@@ -194,13 +174,13 @@ def judge_conflicts_sharded(
         )
 
     parts = run_coordinated(
+        sharding,
         parent,
         f"Judging conflicts run {run_name!r} with {judge}",
-        session=session,
-        executor=executor,
         fn=conflicts_judge_shard,
         tasks=tasks,
-        report=progress_report(progress, total, judged, session=session),
+        total=total,
+        done=judged,
     )
     warnings = [p.repeat_warning for p in parts if p.repeat_warning]
     return merge_parts(

@@ -1,6 +1,7 @@
-"""What every sharded pass does around its shards: the worker's shard lease, the
-coordinator's heartbeat and progress poll, and (for the instruments' commands) the
-coordinator's whole part: its lease, the run row before and its status after."""
+"""What every sharded pass does around its shards: what it runs on (:class:`ShardedPass`),
+the worker's shard lease, the coordinator's heartbeat and progress poll, and (for the
+instruments' commands) the coordinator's whole part: its lease, the run row before and its
+status after."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from storage.models import Response
 from storage.repo.leases import Lease, acquire_lease, release_lease, renew_lease
 from storage.settings import Settings
 from storage.workspace import open_workspace_session
+from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
 
 if TYPE_CHECKING:
     from study.cluster.executors import Executor
@@ -35,6 +37,33 @@ class _Shard(Protocol):
     def failed(self) -> int:
         """Units that failed."""
         ...
+
+
+@dataclass(frozen=True)
+class ShardedPass:
+    """What every sharded entry point (``study.cluster.*``) runs on and whom it tells.
+
+    The command's own arguments (its run, options, judge...) stay its own; these are the
+    ones every sharded pass takes alike.
+
+    Attributes:
+        session: The coordinator's session: its lease, the run row, the progress reads.
+        settings: The workspace settings every shard task opens its own session with.
+        executor: Who runs the shards.
+        per_shard: Units a shard (questions, banks, items or stems, as the pass cuts them).
+        progress: ``progress(done, total)``: the pass's finished units, read from the
+            database (so every worker's), over its plan; what a unit is, each entry point
+            says.
+        on_plan: Called with the plan's size as one line before the plan is built (or the
+            run row made), for the passes that announce a plan.
+    """
+
+    session: Session
+    settings: Settings
+    executor: Executor
+    per_shard: int = DEFAULT_SHARD_QUESTIONS
+    progress: Callable[[int, int], None] | None = None
+    on_plan: Callable[[str], None] | None = None
 
 
 def under_shard_lease(
@@ -67,14 +96,14 @@ def heartbeat_poll(
 
 
 def run_coordinated(
+    sharding: ShardedPass,
     parent: str,
     what: str,
     *,
-    session: Session,
-    executor: Executor,
     fn: Callable[[P], R],
     tasks: Callable[[], Sequence[P]],
-    report: Callable[[], None] | None = None,
+    total: int,
+    done: Callable[[], Any],
     before: Callable[[], None] | None = None,
     after: Callable[[list[R] | None], None] | None = None,
 ) -> list[R]:
@@ -82,18 +111,21 @@ def run_coordinated(
 
     Takes the run-level lease (the one the single-process command takes, so the two
     exclude each other), runs ``before()`` (create the run row, mark it running), builds
-    the shard payloads, maps ``fn`` over them on ``executor`` with the heartbeat poll, and
-    runs ``after(parts)`` (``None`` when the shards failed) before releasing the lease.
+    the shard payloads, maps ``fn`` over them on the pass's executor with the heartbeat
+    poll, which tells ``sharding.progress`` ``done()`` over ``total``, and runs
+    ``after(parts)`` (``None`` when the shards failed) before releasing the lease.
     """
+    session = sharding.session
     lease = acquire_lease(parent, session=session, what=what)
     parts: list[R] | None = None
     try:
         if before is not None:
             before()
         payloads = tasks()
+        report = progress_report(sharding.progress, total, done, session=session)
         poll = heartbeat_poll(lease, session=session, report=report)
         poll()
-        parts = executor.map(fn, payloads, poll=poll)
+        parts = sharding.executor.map(fn, payloads, poll=poll)
         return parts
     finally:
         session.rollback()
@@ -124,6 +156,13 @@ class RunStatus:
         self.run_id = run_id
         self.write(run_id, "running", session=self.session)
         self.session.commit()
+
+    def stored_responses(self) -> int:
+        """The responses stored under the run row (0 before it is made).
+
+        The progress of a pass whose run row owns ``response`` rows (generation, conflicts).
+        """
+        return response_count(self.run_id, session=self.session)
 
     def after(self, parts: Sequence[_Shard] | None) -> None:
         """The coordinator's ``after``: store the final status (``parts`` None: interrupted)."""
@@ -157,38 +196,33 @@ def progress_report(
 
 
 def run_question_shards(
+    sharding: ShardedPass,
     parent: str,
     what: str,
     *,
     run_id: int | None,
-    session: Session,
-    executor: Executor,
     fn: Callable[[P], R],
     task_for: Callable[[tuple[int, ...], str], P],
     done: Callable[[], Any],
-    progress: Callable[[int, int], None] | None,
-    per_shard: int,
 ) -> list[R]:
     """A pass over a stored run's responses in shards of its questions (label, judge).
 
     ``task_for(question_ids, lease_key)`` makes one shard's payload; ``done()`` counts the
     run's responses the pass has finished (read from the database: every worker's), which
-    ``progress(done, total)`` is told, ``total`` being the run's responses.
+    ``sharding.progress(done, total)`` is told, ``total`` being the run's responses.
     """
-    from study.cluster.shards import shard_by_question
-
-    question_ids, total = run_questions(run_id, session=session)
+    question_ids, total = run_questions(run_id, session=sharding.session)
     return run_coordinated(
+        sharding,
         parent,
         what,
-        session=session,
-        executor=executor,
         fn=fn,
         tasks=lambda: [
             task_for(s.question_ids, s.lease_key(parent))
-            for s in shard_by_question(question_ids, per_shard=per_shard)
+            for s in shard_by_question(question_ids, per_shard=sharding.per_shard)
         ],
-        report=progress_report(progress, total, done, session=session),
+        total=total,
+        done=done,
     )
 
 

@@ -26,6 +26,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
@@ -33,14 +34,21 @@ from sqlmodel import Session, col, select
 from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
 from storage.repo.chunks import id_chunks
 from storage.settings import Settings
-from study.cluster.coordinator import heartbeat_poll, progress_report, under_shard_lease
-from study.cluster.executors import Executor
+from study.cluster.coordinator import (
+    ShardedPass,
+    heartbeat_poll,
+    progress_report,
+    under_shard_lease,
+)
 from study.cluster.merge import merge_parts
-from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_keys
+from study.cluster.shards import shard_keys
 from study.disposition.draw import AWARENESS_SEED, GRADED_SEED, REPEAT_SEED, ScoreScope
 from study.disposition.generate import ArmRunSummary
 from study.disposition.items import BatteryDocument
 from study.disposition.score import ScoreSummary
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 StageFactory = Callable[[str], Callable[[int, int], None]]
 #: A shard's unit: (arm name, battery, stem).
@@ -178,25 +186,22 @@ def run_study_sharded(
     study: str,
     batteries: BatteryDocument,
     *,
-    session: Session,
-    settings: Settings,
-    executor: Executor,
+    sharding: ShardedPass,
     judge: str,
     arms: list[str] | None = None,
     concurrency: int = 16,
     repeat_share: float = 0.1,
     grade_share: float = 0.0,
     awareness_share: float = 0.0,
-    per_shard: int = DEFAULT_SHARD_QUESTIONS,
     stage: StageFactory | None = None,
-    on_plan: Callable[[str], None] | None = None,
 ) -> tuple[list[ArmRunSummary], ScoreSummary]:
-    """Run (or resume) a disposition study with its stem shards on ``executor``.
+    """Run (or resume) a disposition study with its stem shards on ``sharding.executor``.
 
     The same arguments and results as :func:`study.disposition.runs.run_study` (one
-    summary per arm, the classifier's summary), plus ``per_shard`` stems per shard.
-    ``stage(name)`` gives the progress of each wave: the responses stored by every worker
-    over the plan, then the second scorings over the drawn responses.
+    summary per arm, the classifier's summary), ``sharding.per_shard`` stems a shard.
+    Its two waves report through ``stage(name)``, not ``sharding.progress``: the
+    responses stored by every worker over the plan, then the second scorings over the
+    drawn responses.
 
     Raises:
         NotFoundError, InputError: as :func:`study.disposition.runs.run_study`.
@@ -207,12 +212,18 @@ def run_study_sharded(
     from study.disposition.runs import study_arms
     from study.run_setup import run_lease
 
+    session, settings = sharding.session, sharding.settings
     rows = study_arms(
-        study, batteries, session=session, arms=arms, concurrency=concurrency, on_plan=on_plan
+        study,
+        batteries,
+        session=session,
+        arms=arms,
+        concurrency=concurrency,
+        on_plan=sharding.on_plan,
     )
     arm_ids = [a.id for a in rows]
     total = sum(len(batteries.probes()) * a.samples for a in rows)
-    shards = _stem_shards(rows, batteries, per_shard)
+    shards = _stem_shards(rows, batteries, sharding.per_shard)
     parent = f"disposition_run:{study}"
 
     def stored() -> int:
@@ -225,18 +236,23 @@ def run_study_sharded(
         )
 
     with run_lease(parent, session=session, what=f"Disposition study {study!r}") as lease:
+
+        def wave(
+            fn: Callable[[P], R], payloads: list[P], name: str, of: int, done: Callable[[], int]
+        ) -> list[R]:
+            """One wave of shard tasks, its progress ``stage(name)``: ``done()`` of ``of``."""
+            report = progress_report(stage(name) if stage else None, of, done, session=session)
+            return sharding.executor.map(
+                fn, payloads, poll=heartbeat_poll(lease, session=session, report=report)
+            )
+
         first = [
             DispositionShardTask(
                 settings, study, arm, stems, batteries, judge, concurrency, f"{parent}#shard:{i}"
             )
             for i, (arm, stems) in enumerate(shards)
         ]
-        report = progress_report(
-            stage("responses") if stage else None, total, stored, session=session
-        )
-        parts = executor.map(
-            disposition_shard, first, poll=heartbeat_poll(lease, session=session, report=report)
-        )
+        parts = wave(disposition_shard, first, "responses", total, stored)
         session.commit()  # a fresh snapshot: every worker's responses and scores
         draws = {
             "repeat": drawn_ids(
@@ -263,18 +279,12 @@ def run_study_sharded(
             )
             for i, mine in by_shard
         ]  # fmt: skip
-        drawn_total = len(draws["repeat"])
 
         def repeated() -> int:
             return _second_scorings(draws["repeat"], judge, session=session)
 
-        report = progress_report(
-            stage("scored twice") if stage else None, drawn_total, repeated, session=session
-        )
-        again = executor.map(
-            disposition_drawn_shard,
-            second,
-            poll=heartbeat_poll(lease, session=session, report=report),
+        again = wave(
+            disposition_drawn_shard, second, "scored twice", len(draws["repeat"]), repeated
         )
     return _merged(rows, parts, again, judge=judge)
 

@@ -11,7 +11,6 @@ single-process run whatever the shard a unit lands in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlmodel import Session
@@ -20,10 +19,9 @@ from storage.models import GenerationRun
 from storage.repo.runs import set_run_status
 from storage.settings import Settings
 from storage.workspace import open_workspace_session
-from study.cluster.coordinator import RunStatus, progress_report, response_count, run_coordinated
-from study.cluster.executors import Executor
+from study.cluster.coordinator import RunStatus, ShardedPass, run_coordinated
 from study.cluster.merge import merge_parts
-from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, shard_by_question
+from study.cluster.shards import shard_by_question
 from study.reasoning.generation import (
     GenerationOptions,
     GenerationScope,
@@ -50,36 +48,25 @@ def generate_shard(task: GenerateShardTask) -> GenerationSummary:
 
 
 def run_generation_sharded(
-    options: GenerationOptions,
-    *,
-    session: Session,
-    settings: Settings,
-    executor: Executor,
-    per_shard: int = DEFAULT_SHARD_QUESTIONS,
-    progress: Callable[[int, int], None] | None = None,
-    on_plan: Callable[[str], None] | None = None,
+    options: GenerationOptions, *, sharding: ShardedPass
 ) -> GenerationSummary:
-    """Generate (or resume) a run with its shards on ``executor``.
+    """Generate (or resume) a run with its shards of questions on ``sharding.executor``.
 
     Args:
         options: What to generate (as for :func:`study.reasoning.generation.run_generation`).
-        session: The coordinator's session.
-        settings: The workspace settings every shard task opens its session with.
-        executor: Who runs the shards.
-        per_shard: Questions per shard.
-        progress: ``progress(done, total)``: stored responses of the run over the plan,
-            read from the database, so it counts every worker's answers.
-        on_plan: Called with the plan's size as one line before the plan is built.
+        sharding: Where the shards run; its ``progress`` counts the run's stored responses
+            over the plan, its ``on_plan`` gets the plan's size before the plan is built.
 
     Raises:
         InputError, ConfigError, ServiceError: as :func:`study.reasoning.generation.run_generation`,
             and a lost task (:mod:`study.cluster.ray_executor`).
     """
+    session = sharding.session
     resolved = resolve_run(options, session=session)
-    if on_plan is not None:
-        on_plan(resolved.plan)
+    if sharding.on_plan is not None:
+        sharding.on_plan(resolved.plan)
     shards = shard_by_question(
-        [q.id for q in resolved.questions if q.id is not None], per_shard=per_shard
+        [q.id for q in resolved.questions if q.id is not None], per_shard=sharding.per_shard
     )
     parent = f"generation_run:{options.run}"
     planned = len(resolved.questions) * (1 + len(resolved.chosen)) * options.samples
@@ -95,7 +82,7 @@ def run_generation_sharded(
     def tasks() -> list[GenerateShardTask]:
         return [
             GenerateShardTask(
-                settings=settings,
+                settings=sharding.settings,
                 options=options,
                 scope=GenerationScope(
                     question_ids=frozenset(s.question_ids), lease_key=s.lease_key(parent)
@@ -105,15 +92,13 @@ def run_generation_sharded(
         ]
 
     parts = run_coordinated(
+        sharding,
         parent,
         f"Run {options.run!r}",
-        session=session,
-        executor=executor,
         fn=generate_shard,
         tasks=tasks,
-        report=progress_report(
-            progress, planned, lambda: response_count(run.run_id, session=session), session=session
-        ),
+        total=planned,
+        done=run.stored_responses,
         before=before,
         after=run.after,
     )

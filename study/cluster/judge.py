@@ -8,18 +8,18 @@ upserts scores keyed by (response, judge, kind), so a retried shard stores nothi
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-
-from sqlmodel import Session
 
 from llm.specs import parse_spec
 from storage.models import JudgeScore
 from storage.repo.runs import require_run
 from storage.settings import Settings
-from study.cluster.coordinator import responses_with, run_question_shards, under_shard_lease
-from study.cluster.executors import Executor
-from study.cluster.shards import DEFAULT_SHARD_QUESTIONS
+from study.cluster.coordinator import (
+    ShardedPass,
+    responses_with,
+    run_question_shards,
+    under_shard_lease,
+)
 from study.reasoning.judges import JudgeSummary, judge_run, summarize_run
 
 
@@ -52,32 +52,25 @@ def judge_shard(task: JudgeShardTask) -> JudgeSummary:
 
 
 def judge_run_sharded(
-    run_name: str,
-    model: str,
-    *,
-    session: Session,
-    settings: Settings,
-    executor: Executor,
-    concurrency: int = 16,
-    per_shard: int = DEFAULT_SHARD_QUESTIONS,
-    progress: Callable[[int, int], None] | None = None,
+    run_name: str, model: str, *, sharding: ShardedPass, concurrency: int = 16
 ) -> JudgeSummary:
-    """Judge a run with its question shards on ``executor``.
+    """Judge a run with its question shards on ``sharding.executor``.
 
-    ``progress(done, total)``: responses of the run with a score by this judge (every
+    ``sharding.progress``: responses of the run with a score by this judge (every
     worker's, from the database) over the run's responses.
 
     Raises:
         NotFoundError: No such run.
         ConfigError: A malformed judge spec, or another process judges this run.
     """
+    session = sharding.session
     spec = parse_spec(model).spec
     run = require_run(run_name, session=session)
     parent = f"judge_run:{run_name}:{spec}"
 
     def task_for(question_ids: tuple[int, ...], lease_key: str) -> JudgeShardTask:
         return JudgeShardTask(
-            settings=settings,
+            settings=sharding.settings,
             run=run_name,
             model=spec,
             concurrency=concurrency,
@@ -91,15 +84,12 @@ def judge_run_sharded(
         )
 
     parts = run_question_shards(
+        sharding,
         parent,
         f"Judging of {run_name!r}",
         run_id=run.id,
-        session=session,
-        executor=executor,
         fn=judge_shard,
         task_for=task_for,
         done=judged,
-        progress=progress,
-        per_shard=per_shard,
     )
     return summarize_run(run_name, spec, parts, session=session)

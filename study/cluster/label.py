@@ -10,20 +10,20 @@ attempt had not committed (and the unique key of ``step_label`` refuses a repeat
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-
-from sqlmodel import Session
 
 from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import get_version
 from storage.models import StepLabel
 from storage.repo.runs import require_run
 from storage.settings import Settings
-from study.cluster.coordinator import responses_with, run_question_shards, under_shard_lease
-from study.cluster.executors import Executor
+from study.cluster.coordinator import (
+    ShardedPass,
+    responses_with,
+    run_question_shards,
+    under_shard_lease,
+)
 from study.cluster.merge import merge_parts
-from study.cluster.shards import DEFAULT_SHARD_QUESTIONS
 from study.reasoning.trajectories import LabelSummary, label_run
 
 
@@ -59,22 +59,19 @@ def label_run_sharded(
     run_name: str,
     labeler_spec: str,
     *,
-    session: Session,
-    settings: Settings,
-    executor: Executor,
+    sharding: ShardedPass,
     ontology_version: str | int | None = None,
-    per_shard: int = DEFAULT_SHARD_QUESTIONS,
-    progress: Callable[[int, int], None] | None = None,
 ) -> LabelSummary:
-    """Label a run with its question shards on ``executor``.
+    """Label a run with its question shards on ``sharding.executor``.
 
-    ``progress(done, total)`` counts responses of the run that have labels from this
-    labeler and version, read from the database (every worker's), over the run's responses.
+    ``sharding.progress`` counts responses of the run that have labels from this labeler
+    and version, read from the database (every worker's), over the run's responses.
 
     Raises:
         NotFoundError: No such run or ontology version.
         ConfigError: The labeler spec is bad, or another process labels this run.
     """
+    session = sharding.session
     run = require_run(run_name, session=session)
     version = get_version(ontology_version, session=session)
     spec_row = ensure_labeler_spec(labeler_spec, session=session)
@@ -85,7 +82,7 @@ def label_run_sharded(
 
     def task_for(question_ids: tuple[int, ...], lease_key: str) -> LabelShardTask:
         return LabelShardTask(
-            settings=settings,
+            settings=sharding.settings,
             run=run_name,
             labeler=labeler_spec,
             ontology_version_id=version_id,
@@ -103,16 +100,13 @@ def label_run_sharded(
         )
 
     parts = run_question_shards(
+        sharding,
         parent,
         f"Labeling of {run_name!r}",
         run_id=run.id,
-        session=session,
-        executor=executor,
         fn=label_shard,
         task_for=task_for,
         done=labeled,
-        progress=progress,
-        per_shard=per_shard,
     )
     return merge_parts(
         LabelSummary,

@@ -13,20 +13,19 @@ by (run, instruction, tier, item, variant), so a retried shard stores nothing tw
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import func
-from sqlmodel import Session, col, select
+from sqlmodel import col, select
 
 from storage.repo.sources import set_source_run_status
 from storage.settings import Settings
 from storage.source_models import SourceProbe
 from storage.workspace import open_workspace_session
-from study.cluster.coordinator import RunStatus, progress_report, run_coordinated
-from study.cluster.executors import Executor
+from study.cluster.coordinator import RunStatus, ShardedPass, run_coordinated
 from study.cluster.merge import merge_parts
-from study.cluster.shards import DEFAULT_SHARD_QUESTIONS, ShardScope, shard_scopes
+from study.cluster.shards import ShardScope, shard_scopes
 from study.sources.items import MCQItem
 from study.sources.plan import SourcesConfig
 from study.sources.store import StoredRunSummary
@@ -77,19 +76,14 @@ def run_sources_sharded(
     model: str,
     configs: Sequence[SourcesConfig],
     *,
-    session: Session,
-    settings: Settings,
-    executor: Executor,
+    sharding: ShardedPass,
     claims: dict[str, str] | None = None,
     concurrency: int = 16,
-    per_shard: int = DEFAULT_SHARD_QUESTIONS,
-    progress: Callable[[int, int], None] | None = None,
-    on_plan: Callable[[str], None] | None = None,
 ) -> StoredRunSummary:
-    """Run (or resume) a stored source-reliance run with its item shards on ``executor``.
+    """Run (or resume) a stored source-reliance run with its item shards on ``sharding.executor``.
 
-    ``progress(done, total)``: the run's stored probes (every worker's) over the plan;
-    ``on_plan`` gets the plan's size as one line before the run row is made.
+    ``sharding.progress``: the run's stored probes (every worker's) over the plan;
+    ``sharding.on_plan`` gets the plan's size as one line before the run row is made.
 
     Raises:
         ConfigError, InputError: as :func:`study.sources.store.run_stored_sources`.
@@ -103,6 +97,7 @@ def run_sources_sharded(
         run_stored_sources,
     )
 
+    session = sharding.session
     claims = claims or {}
     backend = backend_for(model, items)
     spec = backend if isinstance(backend, str) else backend.spec
@@ -122,14 +117,14 @@ def run_sources_sharded(
             session=session,
             claims=claims,
             scope=setup,
-            on_plan=on_plan,
+            on_plan=sharding.on_plan,
         )
         run.running(made.run_id)
 
     def tasks() -> list[SourcesShardTask]:
         return [
             SourcesShardTask(
-                settings=settings,
+                settings=sharding.settings,
                 name=name,
                 model=model,
                 items=tuple(items),
@@ -138,7 +133,7 @@ def run_sources_sharded(
                 scope=scope,
                 claims=claims,
             )
-            for scope in shard_scopes([it.id for it in items], parent, per_shard=per_shard)
+            for scope in shard_scopes([it.id for it in items], parent, per_shard=sharding.per_shard)
         ]
 
     def stored() -> int:
@@ -152,13 +147,13 @@ def run_sources_sharded(
         )
 
     parts = run_coordinated(
+        sharding,
         parent,
         f"Source run {name!r}",
-        session=session,
-        executor=executor,
         fn=sources_shard,
         tasks=tasks,
-        report=progress_report(progress, total, stored, session=session),
+        total=total,
+        done=stored,
         before=before,
         after=run.after,
     )
