@@ -83,8 +83,7 @@ def generate_conflicts_sharded(
 ) -> ConflictGenerationSummary:
     """Generate (or resume) a conflicts run with its bank shards on ``sharding.executor``.
 
-    ``sharding.progress``: the run's stored responses (every worker's) over the plan;
-    ``sharding.on_plan`` gets the plan's size as one line before the run row is made.
+    ``sharding.progress``: the run's stored responses (every worker's) over the plan.
 
     Raises:
         InputError, ConfigError: as :func:`study.conflicts.plan.generate_conflicts`.

@@ -82,8 +82,7 @@ def run_sources_sharded(
 ) -> StoredRunSummary:
     """Run (or resume) a stored source-reliance run with its item shards on ``sharding.executor``.
 
-    ``sharding.progress``: the run's stored probes (every worker's) over the plan;
-    ``sharding.on_plan`` gets the plan's size as one line before the run row is made.
+    ``sharding.progress``: the run's stored probes (every worker's) over the plan.
 
     Raises:
         ConfigError, InputError: as :func:`study.sources.store.run_stored_sources`.
