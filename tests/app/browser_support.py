@@ -2,7 +2,7 @@
 
 The fixtures themselves (``browser``, ``page``) are in ``tests/app/conftest.py``; the helpers here
 make a module's workspace, start the real server on a free 127.0.0.1 port, open a page in
-a fresh browser context and wait for Streamlit to finish a run.
+a fresh browser context, wait for Streamlit to finish a run and read what the page shows.
 """
 
 from __future__ import annotations
@@ -81,6 +81,33 @@ def browser_workspace(
         with open_workspace_session(settings) as session:
             fill(session)
     return settings
+
+
+@dataclass(frozen=True)
+class Served:
+    """A browser module's workspace and the ``driftlens app`` serving it.
+
+    Attributes:
+        url: The server's base URL.
+        settings: The workspace's settings (its SQLite file).
+    """
+
+    url: str
+    settings: Settings
+
+
+@contextmanager
+def served_workspace(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    *,
+    copy_of: Path | None = None,
+    fill: Callable[[Session], object] | None = None,
+) -> Iterator[Served]:
+    """A module's workspace (see ``browser_workspace``, whose arguments these are), served."""
+    settings = browser_workspace(tmp_path_factory, name, copy_of=copy_of, fill=fill)
+    with serve_app(settings.workspace) as url:
+        yield Served(url=url, settings=settings)
 
 
 @dataclass(frozen=True)
@@ -240,6 +267,25 @@ def wait_for_streamlit(page: object, title: str) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError("Streamlit did not settle within 90 s")
         page.wait_for_timeout(250)  # type: ignore[attr-defined]
+
+
+def no_exception(page: Page) -> None:
+    """Fail with its text when the page shows Streamlit's exception box."""
+    boxes = page.locator('[data-testid="stException"]')
+    assert boxes.count() == 0, boxes.first.inner_text()
+
+
+def main_text(page: Page) -> str:
+    """The text of the page's main area."""
+    return str(page.locator('[data-testid="stMain"]').inner_text())
+
+
+def fill_text(page: Page, label: str, value: str) -> None:
+    """Type ``value`` into the text input labelled ``label`` and commit it."""
+    box = page.get_by_label(label, exact=True).first
+    box.fill(value)
+    box.press("Enter")  # Streamlit commits a text input on Enter or blur
+    page.wait_for_timeout(300)
 
 
 #: The main area's text, less the progress of background work (it ticks every second).

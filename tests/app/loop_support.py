@@ -26,7 +26,12 @@ from ontology.rounds import round_agreement, round_history, run_round
 from ontology.schema import UNMAPPED
 from storage.settings import Settings
 from storage.workspace import open_workspace_session
-from tests.app.browser_support import browser_workspace, pick_option, serve_app, wait_for_streamlit
+from tests.app.browser_support import (
+    no_exception,
+    pick_option,
+    served_workspace,
+    wait_for_streamlit,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -62,17 +67,17 @@ class Loop:
 def served_loop(original: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loop]:
     """Copy ``original``, add a second round and serve it."""
     # A second round with other labelers: the first round is then not the default.
-    settings = browser_workspace(
+    with served_workspace(
         tmp_path_factory,
         "loop",
         copy_of=original,
         fill=lambda session: run_round(
             RUN, ["sim", "keywords"], session=session, sample=60, seed=3
         ),
-    )
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with serve_app(settings.workspace) as url:
-        yield Loop(url=url, workspace=settings.workspace, original=original, settings=settings)
+    ) as served:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        ws = served.settings.workspace
+        yield Loop(url=served.url, workspace=ws, original=original, settings=served.settings)
 
 
 # ------------------------------------------------------------------------ pages
@@ -83,12 +88,6 @@ def open_path(page: Page, loop: Loop, path: str, title: str) -> None:
     page.goto(f"{loop.url}/{path}", wait_until="domcontentloaded")
     wait_for_streamlit(page, title)
     no_exception(page)
-
-
-def no_exception(page: Page) -> None:
-    """Fail with its text when the page shows Streamlit's exception box."""
-    boxes = page.locator('[data-testid="stException"]')
-    assert boxes.count() == 0, boxes.first.inner_text()
 
 
 def settle(page: Page, title: str) -> None:
@@ -110,11 +109,6 @@ def selectbox(page: Page, label: str) -> Locator:
         has=page.locator("label", has_text=re.compile("^" + re.escape(label)))
     )
     return box.first.locator('[role="combobox"], input').first
-
-
-def main_text(page: Page) -> str:
-    """The text of the page's main area."""
-    return str(page.locator('[data-testid="stMain"]').inner_text())
 
 
 def shot(page: Page, name: str) -> None:

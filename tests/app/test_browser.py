@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from app.ui.navigation import DEFAULT_PAGE, SECTIONS
-from storage.settings import Settings
 from tests.app.browser_support import (
     PageOptions,
+    Served,
     browser_page,
-    browser_workspace,
-    serve_app,
+    fill_text,
+    main_text,
+    no_exception,
+    served_workspace,
     wait_for_streamlit,
 )
 from tests.study.jobs_support import wait_for_jobs
@@ -36,15 +38,14 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def app_url(
     demo_workspace: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, Settings]]:
+) -> Iterator[Served]:
     """Start ``driftlens app`` on a copy of the demo workspace; yield its URL and settings.
 
     The primary actions below launch runs and rounds; on a copy they cannot change what
     later modules see in the session's shared demo workspace.
     """
-    settings = browser_workspace(tmp_path_factory, "browser", copy_of=demo_workspace[0])
-    with serve_app(settings.workspace) as url:
-        yield url, settings
+    with served_workspace(tmp_path_factory, "browser", copy_of=demo_workspace[0]) as served:
+        yield served
 
 
 def _click(page: Page, name: str) -> None:
@@ -55,13 +56,6 @@ def _expand(page: Page, label: str) -> None:
     page.get_by_text(label, exact=True).first.click()
 
 
-def _fill(page: Page, label: str, value: str) -> None:
-    box = page.get_by_label(label, exact=True).first
-    box.fill(value)
-    box.press("Enter")  # Streamlit commits a text input on Enter or blur
-    page.wait_for_timeout(300)
-
-
 def _expand_and_click(page: Page, section: str, button: str) -> None:
     _expand(page, section)
     wait_for_streamlit(page, button)  # a click during the expander's rerun can be lost
@@ -70,8 +64,8 @@ def _expand_and_click(page: Page, section: str, button: str) -> None:
 
 def _launch_small_run(page: Page) -> None:
     _expand(page, "Launch a run")
-    _fill(page, "Run name", "browser-run")
-    _fill(page, "Perturbations (all, none, a class, a category, keys)", "filler")
+    fill_text(page, "Run name", "browser-run")
+    fill_text(page, "Perturbations (all, none, a class, a category, keys)", "filler")
     _click(page, "Generate and label")
 
 
@@ -119,15 +113,14 @@ ACTIONS: dict[str, tuple[Callable[[Page], None], str | None]] = {
 
 @pytest.mark.parametrize(("file", "title"), PAGES)
 def test_page_loads_in_chromium_without_exception(
-    app_url: tuple[str, Settings], browser: Browser, file: str, title: str
+    app_url: Served, browser: Browser, file: str, title: str
 ) -> None:
-    url, settings = app_url
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with browser_page(browser, PageOptions(height=1000)) as page:
-        _check_page(page, url, file, title)
+        _check_page(page, app_url.url, file, title)
     # A job this page's action started ends before the next page opens, so no page's
     # check competes with an earlier page's background work for the shared SQLite file.
-    wait_for_jobs(settings)
+    wait_for_jobs(app_url.settings)
 
 
 def _check_page(page: Page, url: str, file: str, title: str) -> None:
@@ -137,8 +130,7 @@ def _check_page(page: Page, url: str, file: str, title: str) -> None:
     heading = "DriftLens Workbench" if file == DEFAULT_PAGE else title
     wait_for_streamlit(page, heading)
     page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}.png"), full_page=True)
-    exceptions = page.locator('[data-testid="stException"]')
-    assert exceptions.count() == 0, exceptions.first.inner_text()
+    no_exception(page)
     action, expect = ACTIONS.get(file, (None, None))
     if action is not None:
         action(page)
@@ -147,10 +139,10 @@ def _check_page(page: Page, url: str, file: str, title: str) -> None:
             wait_for_streamlit(page, expect or heading)
         except Exception as exc:  # say what the page showed instead (CI has no screenshots)
             page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}-stuck.png"), full_page=True)
-            shown = page.locator('[data-testid="stMain"]').inner_text()[-1500:]
+            shown = main_text(page)[-1500:]
             pytest.fail(f"{file}: {expect or heading!r} not shown ({exc!s:.200}); page:\n{shown}")
         page.screenshot(path=str(ARTIFACTS / f"{Path(file).stem}-action.png"), full_page=True)
-        assert exceptions.count() == 0, exceptions.first.inner_text()
+        no_exception(page)
 
 
 def test_every_registered_page_has_a_primary_action() -> None:

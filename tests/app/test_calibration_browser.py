@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.annotation.test_calibration_panel_page import JUDGE, seed_judged_helpfulness
-from tests.app.browser_support import browser_workspace, serve_app, wait_for_streamlit
+from tests.app.browser_support import served_workspace, wait_for_streamlit
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -20,9 +20,10 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    settings = browser_workspace(tmp_path_factory, "calibration-ws", fill=seed_judged_helpfulness)
-    with serve_app(settings.workspace) as url:
-        yield url
+    with served_workspace(
+        tmp_path_factory, "calibration-ws", fill=seed_judged_helpfulness
+    ) as served:
+        yield served.url
 
 
 def test_the_calibration_panel_renders_in_chromium(served: str, page: Page) -> None:

@@ -24,8 +24,10 @@ from study.conflicts.items import sample_banks_path
 from tests.app.browser_support import (
     IDLE_JS,
     PageOptions,
-    browser_workspace,
-    serve_app,
+    fill_text,
+    main_text,
+    no_exception,
+    served_workspace,
     wait_for_streamlit,
 )
 
@@ -44,8 +46,8 @@ JOB_MS = 90_000
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``driftlens app`` on a fresh, empty workspace (one server for the three instruments:
     each walkthrough starts from its own instrument's empty state)."""
-    with serve_app(browser_workspace(tmp_path_factory, "walkthrough-ws").workspace) as url:
-        yield url
+    with served_workspace(tmp_path_factory, "walkthrough-ws") as served:
+        yield served.url
 
 
 @pytest.fixture(scope="module")
@@ -53,30 +55,14 @@ def page_options() -> PageOptions:
     return PageOptions(downloads=True)
 
 
-def _no_exception(page: Page) -> None:
-    box = page.locator('[data-testid="stException"]')
-    assert box.count() == 0, box.first.inner_text()
-
-
 def _shot(page: Page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-    _no_exception(page)
-
-
-def _main(page: Page) -> str:
-    return str(page.inner_text('[data-testid="stMain"]'))
+    no_exception(page)
 
 
 def _click(page: Page, name: str) -> None:
     page.get_by_role("button", name=name, exact=True).first.click()
-    page.wait_for_timeout(300)
-
-
-def _fill(page: Page, label: str, value: str) -> None:
-    box = page.get_by_label(label, exact=True).first
-    box.fill(value)
-    box.press("Enter")  # Streamlit commits a text input on Enter or blur
     page.wait_for_timeout(300)
 
 
@@ -106,7 +92,9 @@ def _wait_text(page: Page, text: str, *, timeout: int = JOB_MS) -> None:
     except Exception:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "timeout.png"), full_page=True)
-        raise AssertionError(f"{text!r} never appeared; the page said:\n{_main(page)}") from None
+        raise AssertionError(
+            f"{text!r} never appeared; the page said:\n{main_text(page)}"
+        ) from None
     wait_for_streamlit(page, text)
 
 
@@ -121,7 +109,7 @@ def _download(page: Page, name: str) -> bytes:
 
 def test_disposition_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     _open_empty(page, app, "disposition", "Disposition drift")
-    _fill(page, "Study name", "walk")
+    fill_text(page, "Study name", "walk")
     _choose_upload(page, "Battery file")
     bad = tmp_path / "broken.yaml"
     bad.write_text(TINY_BATTERIES.read_text().replace("aligned: true", "aligned: maybe"))
@@ -134,11 +122,11 @@ def test_disposition_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     assert "study=walk" in page.url
     _shot(page, "disposition-1-setup")
 
-    _fill(page, "Bootstrap resamples (stems)", "200")
+    fill_text(page, "Bootstrap resamples (stems)", "200")
     _click(page, "Run (generate, classify, analyse)")
     _wait_text(page, "SIMULATED DATA")
     _shot(page, "disposition-2-results")
-    body = _main(page)
+    body = main_text(page)
     assert "Drift" in body and "Null test" in body
     assert page.locator('[data-testid="stImage"]').count() >= 1  # the dose curve
 
@@ -159,13 +147,13 @@ def test_disposition_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     # its human study: the Human studies page opens with the selection filled in
     _click(page, "Check the classifier (disposition_check)")
     _wait_text(page, "disposition_check tasks")
-    assert "This selection makes 16 disposition_check tasks" in _main(page)
+    assert "This selection makes 16 disposition_check tasks" in main_text(page)
     _shot(page, "disposition-4-human-study")
 
 
 def test_sources_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     _open_empty(page, app, "sources", "Source reliance")
-    _fill(page, "Run name", "walk")
+    fill_text(page, "Run name", "walk")
     _choose_upload(page, "Items file")
     rows = [
         {"id": f"q{k}", "question": f"Which option is number {k}?",
@@ -177,7 +165,7 @@ def test_sources_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     _upload(page, bad)
     _click(page, "Run (probe, read letters, analyse)")
     _wait_text(page, "broken.jsonl, line 1")
-    _fill(page, "Bootstrap replicates", "200")
+    fill_text(page, "Bootstrap replicates", "200")
     good = tmp_path / "items.jsonl"
     good.write_text("".join(json.dumps(r) + "\n" for r in rows))
     _upload(page, good)
@@ -185,7 +173,7 @@ def test_sources_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     _wait_text(page, "SIMULATED DATA")
     assert "results=run" in page.url
     _shot(page, "sources-1-results")
-    body = _main(page)
+    body = main_text(page)
     assert "Source influence" in body and "Behaviour quadrant" in body
 
     # one item's probe variants (its URL names it)
@@ -218,13 +206,13 @@ def test_conflicts_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     _upload(page, good)
     _click(page, "Import the uploaded file")
     _wait_text(page, "Imported 3 bank instance(s) from three.jsonl")
-    _fill(page, "Run name", "walk")
-    _fill(page, "Bootstrap replicates", "200")
+    fill_text(page, "Run name", "walk")
+    fill_text(page, "Bootstrap replicates", "200")
     _click(page, "Run (answer, judge, report)")
     _wait_text(page, "Rubric scores")
     assert "run=walk" in page.url
     _shot(page, "conflicts-1-results")
-    body = _main(page)
+    body = main_text(page)
     assert "SIMULATED DATA" in body
     assert page.locator('[data-testid="stImage"]').count() >= 1  # the distractor curve
 
@@ -244,5 +232,5 @@ def test_conflicts_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
 
     _click(page, "Score these answers by hand (conflict_rubric)")
     _wait_text(page, "conflict_rubric tasks")
-    assert "This selection makes 6 conflict_rubric tasks" in _main(page)
+    assert "This selection makes 6 conflict_rubric tasks" in main_text(page)
     _shot(page, "conflicts-3-human-study")

@@ -14,7 +14,6 @@ import signal
 import socket
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,17 +23,18 @@ from sqlmodel import col, func, select
 from storage.models import Analysis, GenerationRun, Response, StepLabel
 from storage.paths import resolve_stored_path
 from storage.repo.leases import pid_alive
-from storage.settings import Settings
 from storage.workspace import open_workspace_session
 from study.jobs import JobRecord, get_job, list_jobs, submit_job
 from study.jobs.service import CANCEL_GRACE_S
 from study.questions import import_sample_questions
 from tests.app.browser_support import (
     IDLE_JS,
+    Served,
     answers_within,
-    browser_workspace,
     free_port,
-    serve_app,
+    main_text,
+    no_exception,
+    served_workspace,
     start_driftlens,
     wait_for_streamlit,
 )
@@ -49,30 +49,14 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "jobs"
 RUN = "c-run"
 
 
-@dataclass(frozen=True)
-class Served:
-    url: str
-    settings: Settings
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    settings = browser_workspace(
+    with served_workspace(
         tmp_path_factory, "jobs", fill=lambda session: import_sample_questions(session=session)
-    )
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with serve_app(settings.workspace) as url:
-        yield Served(url=url, settings=settings)
-    wait_for_jobs(settings)  # nothing of the module outlives it
-
-
-def _text(page: Page) -> str:
-    return str(page.locator('[data-testid="stMain"]').inner_text())
-
-
-def _no_exception(page: Page) -> None:
-    boxes = page.locator('[data-testid="stException"]')
-    assert boxes.count() == 0, boxes.first.inner_text()
+    ) as served:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        yield served
+    wait_for_jobs(served.settings)  # nothing of the module outlives it
 
 
 def _running(served: Served, kind: str) -> JobRecord:
@@ -118,7 +102,7 @@ def test_c_generation_survives_a_reload_and_labels_the_run(served: Served, page:
     )
     page.screenshot(path=str(ARTIFACTS / "c-after-reload.png"), full_page=True)
     main.get_by_text(f"Generate and label '{RUN}': done.").wait_for(timeout=300_000)
-    _no_exception(page)
+    no_exception(page)
     with open_workspace_session(served.settings) as session:
         ended = get_job(job.id, session=session)
     assert ended.state == "done", ended
@@ -148,7 +132,7 @@ def _analyse_from_page(page: Page, served: Served, bootstrap: int) -> int:
         main.get_by_text(f"B = {bootstrap:,}:").first.wait_for(timeout=30_000)
         page.screenshot(path=str(ARTIFACTS / f"d-running-B{bootstrap}.png"), full_page=True)
     main.get_by_text("stored and shown below").wait_for(timeout=300_000)
-    _no_exception(page)
+    no_exception(page)
     with open_workspace_session(served.settings) as session:
         ended = get_job(job.id, session=session)
     assert ended.state == "done" and ended.result, ended
@@ -174,8 +158,8 @@ def test_d_and_a_analyses_open_after_a_reload_each_in_its_own_folder(
     # the older analysis still opens from its link, with its own report
     page.goto(f"{served.url}/analysis?analysis={first}", wait_until="domcontentloaded")
     wait_for_streamlit(page, "Analysis")
-    _no_exception(page)
-    assert f"analysis={first}" in page.url and "unknown analysis" not in _text(page)
+    no_exception(page)
+    assert f"analysis={first}" in page.url and "unknown analysis" not in main_text(page)
 
 
 def _job_after(served: Served, job_id: int) -> None:
@@ -249,7 +233,7 @@ def test_jobs_page_cancel_stops_a_running_job(
     cancel = main.get_by_role("button", name="Cancel", exact=True)
     cancel.wait_for(timeout=60_000)  # the sidebar names "Jobs" before the page has run
     wait_for_streamlit(page, "Jobs")
-    assert cancel.count() == 1, _text(page)
+    assert cancel.count() == 1, main_text(page)
     # A click while the script runs is lost (the widgets are being replaced): click once
     # the app is idle, and only once, so a click that does not reach the server fails here.
     page.wait_for_function(IDLE_JS, timeout=60_000)
@@ -268,7 +252,7 @@ def test_jobs_page_cancel_stops_a_running_job(
     )
     main.get_by_text("cancelled").first.wait_for()
     page.screenshot(path=str(ARTIFACTS / "jobs-cancelled.png"), full_page=True)
-    _no_exception(page)
+    no_exception(page)
     assert state() == "cancelled"  # the process's end did not overwrite it
 
 

@@ -25,14 +25,13 @@ from ontology.rewrite import accept_proposal
 from ontology.rounds import round_detail, round_history, run_round
 from ontology.versions import document, get_version, version_label
 from storage.models import OntologyVersion, RewriteProposal
-from tests.app.browser_support import wait_for_streamlit
+from tests.app.browser_support import main_text, wait_for_streamlit
 from tests.app.loop_support import (
     RUN,
     Loop,
     choose,
     first_round,
     in_thread,
-    main_text,
     open_path,
     pairs,
     propose,

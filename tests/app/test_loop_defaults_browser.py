@@ -33,14 +33,19 @@ from ontology.versions import document, edit_leaf, get_version, version_label
 from storage.models import RewriteProposal
 from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.trajectories import label_run
-from tests.app.browser_support import IDLE_JS, browser_page, pick_option, wait_for_streamlit
+from tests.app.browser_support import (
+    IDLE_JS,
+    browser_page,
+    main_text,
+    pick_option,
+    wait_for_streamlit,
+)
 from tests.app.loop_support import (
     RUN,
     Loop,
     choose,
     first_round,
     in_thread,
-    main_text,
     open_path,
     pairs,
     propose,

@@ -28,6 +28,7 @@ from tests.analysis._sim_workspace import LABELER, RUN, build_sim_workspace
 from tests.app.browser_support import (
     PageOptions,
     browser_workspace,
+    main_text,
     pick_option,
     serve_app,
     wait_for_streamlit,
@@ -101,7 +102,7 @@ def test_linked_analysis_opens_and_its_report_folder_downloads(
     # a link with query parameters opens the analysis it names
     page.goto(f"{served.url}/analysis?analysis={served.older}", wait_until="domcontentloaded")
     wait_for_streamlit(page, f"Analysis {served.older} ·")
-    body = page.inner_text('[data-testid="stMain"]')
+    body = main_text(page)
     assert f"Analysis {served.older} ·" in body
     assert f"Analysis {served.newest} ·" not in body
     assert f"analysis={served.older}" in page.url
@@ -117,10 +118,6 @@ def test_linked_analysis_opens_and_its_report_folder_downloads(
     assert "older/figures/forest.png" in names
 
 
-def _main(page: Page) -> str:
-    return str(page.inner_text('[data-testid="stMain"]'))
-
-
 def test_runs_url_follows_the_picked_run_and_unknown_ids_say_so(served: Served, page: Page) -> None:
     page.goto(f"{served.url}/runs?run={RUN}", wait_until="domcontentloaded")
     wait_for_streamlit(page, "Responses")
@@ -132,10 +129,10 @@ def test_runs_url_follows_the_picked_run_and_unknown_ids_say_so(served: Served, 
     assert f"run={RUN}" not in page.url  # K: it used to keep ?run=<first run>
     page.goto(f"{served.url}/runs?run=no-such-run", wait_until="domcontentloaded")
     wait_for_streamlit(page, "Responses")
-    assert "unknown run 'no-such-run'" in _main(page)
+    assert "unknown run 'no-such-run'" in main_text(page)
     page.goto(f"{served.url}/analysis?analysis=999", wait_until="domcontentloaded")
     wait_for_streamlit(page, f"Analysis {served.newest} ·")
-    assert "unknown analysis '999'" in _main(page)  # K: it used to open the newest silently
+    assert "unknown analysis '999'" in main_text(page)  # K: it used to open the newest silently
     page.wait_for_function(
         f"() => location.search.includes('analysis={served.newest}')", timeout=30_000
     )
@@ -145,7 +142,7 @@ def test_runs_url_follows_the_picked_run_and_unknown_ids_say_so(served: Served, 
 def test_ontology_asks_before_saving_an_edit_of_an_old_version(served: Served, page: Page) -> None:
     page.goto(f"{served.url}/ontology_versions?version=driftlens@1", wait_until="domcontentloaded")
     wait_for_streamlit(page, "Edit as a new version")
-    assert "driftlens@1 is not the newest version of driftlens: driftlens@2 is" in _main(page)
+    assert "driftlens@1 is not the newest version of driftlens: driftlens@2 is" in main_text(page)
     save = page.get_by_role("button", name="Save leaf as new version")
     assert save.is_disabled()  # B: it used to save a branch of @1 without a word
     page.get_by_text("Rebase: apply my edit on top of driftlens@2").click()
@@ -168,7 +165,7 @@ def test_compare_page_shows_the_paired_table_items_and_downloads(
     link = f"{served.url}/compare?instrument=disposition&run=cmp:d025-s1&run=cmp:d075-s1"
     page.goto(link, wait_until="domcontentloaded")
     wait_for_streamlit(page, "Items that differ most")
-    main = page.inner_text('[data-testid="stMain"]')
+    main = main_text(page)
     assert "SIMULATED" in main
     assert "aligned rate per tendency" in main
     assert "80 shared item(s)" in main
