@@ -4,8 +4,9 @@ The status widget is hidden (``toolbarMode minimal``), so a page that computes f
 before its results looked blank. On a served copy of the demo workspace this opens the
 Source reliance page on the demo's report folder (twice: the second visit is the one the
 page's caches serve) and polls the main area from navigation until the results are all
-there. At every poll after the heading appears, either the results are shown or a working
-state (a spinner) is; a stretch of neither longer than :data:`GRACE_S` fails. The grace
+there. After the heading appears, the page must keep showing something new, its results
+or a working state (a spinner): a stretch of none of these longer than :data:`GRACE_S`
+fails. The grace
 covers Streamlit's own spinner delay (0.5 s) and a loaded machine's drawing; the check is
 on what is visible, not on how fast the page is.
 """
@@ -33,10 +34,11 @@ GRACE_S = 2.5
 #: A poll that comes back later than this found the browser busy drawing (not counted).
 POLL_LATE_S = 0.3
 
-#: What the main area shows, read in one go: the heading, the results' last section, a spinner.
+#: What the main area shows, read in one go: the heading, the results' last section, a
+#: spinner, and its text (a change means the page is visibly going on).
 STATE_JS = """() => {
   const main = document.querySelector('[data-testid="stMain"]');
-  if (!main) return {heading: false, content: false, working: false};
+  if (!main) return {heading: false, content: false, working: false, text: ''};
   const text = main.innerText;
   const spinner = Array.from(main.querySelectorAll('[data-testid="stSpinner"]'))
     .some(el => el.offsetParent !== null && el.innerText.trim() !== '');
@@ -44,6 +46,7 @@ STATE_JS = """() => {
     heading: text.includes('Source reliance'),
     content: text.includes("One item's probe variants"),
     working: spinner,
+    text: text,
   };
 }"""
 
@@ -80,7 +83,8 @@ def app(
 
 def _silent_stretches(page: Page, url: str, *, limit: float = 120.0) -> list[float]:
     """Navigate to ``url`` and poll until the results show; the stretches (seconds) during
-    which the heading was shown with neither the results nor a spinner.
+    which the heading was shown, nothing new arrived, and neither the results nor a spinner
+    were shown.
 
     Only the time the browser sat waiting counts: when one poll comes back late, the browser
     was busy drawing what had arrived (a loaded machine), which no working state can cover,
@@ -90,19 +94,23 @@ def _silent_stretches(page: Page, url: str, *, limit: float = 120.0) -> list[flo
     start = time.monotonic()
     stretches: list[float] = []
     silent: float | None = None  # the open stretch's seconds so far
-    previous = start
+    previous, text = start, None
     while time.monotonic() - start < limit:
         state = page.evaluate(STATE_JS)
         now = time.monotonic()
         if state["content"]:
             break
-        if state["heading"] and not state["working"]:
+        if state["heading"] and not state["working"] and state["text"] == text:
             waited = now - previous if now - previous <= POLL_LATE_S else 0.0
             silent = 0.0 if silent is None else silent + waited
+        elif state["heading"] and not state["working"]:
+            if silent is not None:  # something new arrived: the page is visibly going on
+                stretches.append(silent)
+            silent = 0.0
         elif silent is not None:
             stretches.append(silent)
             silent = None
-        previous = now
+        previous, text = now, state["text"]
         page.wait_for_timeout(50)
     else:
         raise AssertionError(f"{url}: the results did not show within {limit:.0f} s")
