@@ -151,6 +151,22 @@ def test_ontology_asks_before_saving_an_edit_of_an_old_version(served: Served, p
     page.screenshot(path=str(ARTIFACTS / "ontology-old-version.png"), full_page=True)
 
 
+def test_ontology_picked_old_version_in_the_box_asks_before_saving(
+    served: Served, page: Page
+) -> None:
+    """B as a researcher meets it: the old version is picked in the Version box, no link.
+
+    (The linked form above could not fail on the old page, which had no ``?version=``.)
+    """
+    page.goto(f"{served.url}/ontology_versions", wait_until="domcontentloaded")
+    wait_for_streamlit(page, "Edit as a new version")
+    box = page.get_by_test_id("stSelectbox").filter(has_text="Version").first
+    pick_option(page, box, re.compile(r"^driftlens@1 \(id"))
+    wait_for_streamlit(page, "Edit as a new version")
+    assert "driftlens@1 is not the newest version of driftlens: driftlens@2 is" in main_text(page)
+    assert page.get_by_role("button", name="Save leaf as new version").is_disabled()
+
+
 def test_compare_page_shows_the_paired_table_items_and_downloads(
     served: Served,
     page: Page,
