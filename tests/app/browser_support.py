@@ -337,3 +337,28 @@ def pick_option(page: object, opener: object, pattern: re.Pattern[str], *, tries
             page.keyboard.press("Escape")  # type: ignore[attr-defined]
             page.wait_for_timeout(500)  # type: ignore[attr-defined]
     raise AssertionError(f"no option matching {pattern.pattern!r}; offered: {seen}")
+
+
+def download_bytes(page: object, button: str, *, tries: int = 3, timeout_s: float = 40.0) -> bytes:
+    """Click the download button named ``button`` and return the file's bytes.
+
+    A click that lands while Streamlit is still rerunning the page (or before the button is
+    wired up) starts no download. So each try waits for the page to be idle, clicks, and
+    waits up to ``timeout_s`` for the download. A button that never downloads still fails,
+    after ``tries`` clicks.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    for attempt in range(tries):
+        page.wait_for_function(IDLE_JS, timeout=60_000)  # type: ignore[attr-defined]
+        try:
+            with page.expect_download(timeout=timeout_s * 1000) as info:  # type: ignore[attr-defined]
+                page.get_by_role("button", name=button).click()  # type: ignore[attr-defined]
+        except PlaywrightTimeoutError:
+            if attempt == tries - 1:
+                raise AssertionError(
+                    f"{button!r} started no download in {tries} clicks of {timeout_s:.0f} s"
+                ) from None
+            continue
+        return Path(info.value.path()).read_bytes()
+    raise AssertionError("unreachable")  # pragma: no cover
