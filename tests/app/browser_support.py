@@ -353,12 +353,14 @@ def download_bytes(page: object, button: str, *, tries: int = 3, timeout_s: floa
         page.wait_for_function(IDLE_JS, timeout=60_000)  # type: ignore[attr-defined]
         try:
             with page.expect_download(timeout=timeout_s * 1000) as info:  # type: ignore[attr-defined]
-                page.get_by_role("button", name=button).click()  # type: ignore[attr-defined]
+                page.get_by_role("button", name=button, exact=True).first.click()  # type: ignore[attr-defined]
         except PlaywrightTimeoutError:
             if attempt == tries - 1:
                 raise AssertionError(
                     f"{button!r} started no download in {tries} clicks of {timeout_s:.0f} s"
                 ) from None
             continue
-        return Path(info.value.path()).read_bytes()
+        path = info.value.path()
+        assert path is not None
+        return Path(path).read_bytes()
     raise AssertionError("unreachable")  # pragma: no cover

@@ -22,8 +22,8 @@ import pytest
 
 from study.conflicts.items import sample_banks_path
 from tests.app.browser_support import (
-    IDLE_JS,
     PageOptions,
+    download_bytes,
     fill_text,
     main_text,
     no_exception,
@@ -98,15 +98,6 @@ def _wait_text(page: Page, text: str, *, timeout: int = JOB_MS) -> None:
     wait_for_streamlit(page, text)
 
 
-def _download(page: Page, name: str) -> bytes:
-    page.wait_for_function(IDLE_JS, timeout=60_000)  # a click during a rerun is lost
-    with page.expect_download(timeout=60_000) as info:
-        page.get_by_role("button", name=name, exact=True).first.click()
-    path = info.value.path()
-    assert path is not None
-    return Path(path).read_bytes()
-
-
 def test_disposition_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     _open_empty(page, app, "disposition", "Disposition drift")
     fill_text(page, "Study name", "walk")
@@ -134,14 +125,14 @@ def test_disposition_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     assert "item=self_interest%2Fsi-01" in page.url or "item=self_interest/si-01" in page.url
     assert "8 answers from 2 arm(s)" in body and "verdicts:" in body
 
-    answers = list(csv.reader(io.StringIO(_download(page, "Answers (.csv)").decode())))
+    answers = list(csv.reader(io.StringIO(download_bytes(page, "Answers (.csv)").decode())))
     assert answers[0][:5] == ["study", "arm", "model", "battery", "stem"]
     assert len(answers) == 17  # 2 arms x 4 probes x 2 samples
-    stats = json.loads(_download(page, "Statistics (.json)"))
+    stats = json.loads(download_bytes(page, "Statistics (.json)"))
     assert stats["stats_on"]["batteries"]["self_interest"]["arms"]
-    names = zipfile.ZipFile(io.BytesIO(_download(page, "Report folder (.zip)"))).namelist()
+    names = zipfile.ZipFile(io.BytesIO(download_bytes(page, "Report folder (.zip)"))).namelist()
     assert any(n.endswith("/disposition.html") for n in names)
-    assert b"<html" in _download(page, "disposition.html").lower()
+    assert b"<html" in download_bytes(page, "disposition.html").lower()
     _shot(page, "disposition-3-downloads")
 
     # its human study: the Human studies page opens with the selection filled in
@@ -180,13 +171,13 @@ def test_sources_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     assert "item=q0" in page.url
     assert "One item's probe variants" in body
 
-    probes = list(csv.reader(io.StringIO(_download(page, "Probes (.csv)").decode())))
+    probes = list(csv.reader(io.StringIO(download_bytes(page, "Probes (.csv)").decode())))
     assert probes[0][:6] == ["model", "dataset", "tier", "ordering", "question_id", "variant"]
     assert len(probes) == 1 + 3 * 13
-    records = _download(page, "Probes with logprobs (.jsonl)").decode().splitlines()
+    records = download_bytes(page, "Probes with logprobs (.jsonl)").decode().splitlines()
     assert len(records) == 39 and json.loads(records[0])["top"]
-    assert "models" in json.loads(_download(page, "Statistics (.json)"))
-    names = zipfile.ZipFile(io.BytesIO(_download(page, "Report folder (.zip)"))).namelist()
+    assert "models" in json.loads(download_bytes(page, "Statistics (.json)"))
+    names = zipfile.ZipFile(io.BytesIO(download_bytes(page, "Report folder (.zip)"))).namelist()
     assert any(n.endswith("/report.html") for n in names)
     _shot(page, "sources-2-downloads")
 
@@ -220,13 +211,15 @@ def test_conflicts_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     assert "case=" in page.url
     assert "sim/judge-lenient" in body and "sim/judge-strict" in body and "Request:" in body
 
-    answers = list(csv.reader(io.StringIO(_download(page, "Answers and scores (.csv)").decode())))
+    answers = list(
+        csv.reader(io.StringIO(download_bytes(page, "Answers and scores (.csv)").decode()))
+    )
     assert {"instance_id", "judge", "answer"} <= set(answers[0])
     # 3 banks x 2 doses, each scored by two judges (an unreadable judge reply is left out)
     assert 10 <= len(answers) - 1 <= 12
-    stats = json.loads(_download(page, "Statistics (.json)"))
+    stats = json.loads(download_bytes(page, "Statistics (.json)"))
     assert {r["judge"] for r in stats["scores"]} == {"sim/judge-lenient", "sim/judge-strict"}
-    names = zipfile.ZipFile(io.BytesIO(_download(page, "Report folder (.zip)"))).namelist()
+    names = zipfile.ZipFile(io.BytesIO(download_bytes(page, "Report folder (.zip)"))).namelist()
     assert any(n.endswith("/conflicts_report.html") for n in names)
     _shot(page, "conflicts-2-downloads")
 
