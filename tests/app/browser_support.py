@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from sqlmodel import Session
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+#: Where the browser tests leave screenshots (CI keeps the folder).
+ARTIFACTS_ROOT = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 #: Flags of the headless chromium: no sandbox (containers), no GPU, nothing in the background.
 CHROMIUM_ARGS = [
@@ -132,6 +134,9 @@ def browser_page(browser: Browser, options: PageOptions = PageOptions()) -> Iter
         viewport={"width": 1400, "height": options.height},
         accept_downloads=options.downloads,
     )
+    # Playwright's 30 s default is short for a first visit on a loaded 2-core CI machine
+    # (a fresh server's imports, the simulators and the other servers share the cores).
+    context.set_default_timeout(60_000)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -251,8 +256,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def wait_for_streamlit(page: object, title: str) -> None:
     """Wait until the page's title is shown and Streamlit has stopped running the script."""
-    page.wait_for_selector('[data-testid="stMain"]', timeout=60_000)  # type: ignore[attr-defined]
-    page.get_by_text(title, exact=False).first.wait_for(timeout=60_000)  # type: ignore[attr-defined]
+    main = page.locator('[data-testid="stMain"]')  # type: ignore[attr-defined]
+    main.wait_for(timeout=60_000)
+    # In the main area: the sidebar's navigation names every page before the script has
+    # drawn anything, and an empty main area also "stays the same" below.
+    main.get_by_text(title, exact=False).first.wait_for(timeout=90_000)
     # While the script runs, the status widget shows a running icon (after a short delay)
     # or offers a "Stop" button, the elements of the previous run are marked stale, and
     # widgets not loaded yet are skeletons. Wait until the page looks idle and its text
@@ -278,6 +286,30 @@ def no_exception(page: Page) -> None:
 def main_text(page: Page) -> str:
     """The text of the page's main area."""
     return str(page.locator('[data-testid="stMain"]').inner_text())
+
+
+def page_state(page: Page, screenshot: Path) -> str:
+    """The page's URL, whether Streamlit is idle and its main area's text, for a failure
+    report; saves a full-page screenshot to ``screenshot``. Best effort: it never raises
+    (the page may be gone, and the report must still be written)."""
+    lines = [f"url: {page.url}"]
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+
+    def shoot() -> Path:
+        page.screenshot(path=str(screenshot), full_page=True, timeout=15_000)
+        return screenshot
+
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("screenshot", shoot),
+        ("idle", lambda: page.evaluate(IDLE_JS)),
+        ("main area", lambda: "\n" + str(page.evaluate(MAIN_TEXT_JS))[-4000:]),
+    ]
+    for name, step in steps:
+        try:
+            lines.append(f"{name}: {step()}")
+        except Exception as exc:
+            lines.append(f"{name}: (could not read it: {type(exc).__name__}: {exc})")
+    return "\n".join(lines)
 
 
 def fill_text(page: Page, label: str, value: str) -> None:

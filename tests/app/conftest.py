@@ -3,23 +3,42 @@ and the loop's served copy of the demo workspace (shared by the package's module
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.app.browser_support import (
+    ARTIFACTS_ROOT,
     CHROMIUM,
     CHROMIUM_ARGS,
     PageOptions,
     browser_page,
+    page_state,
     require_chromium,
 )
 from tests.app.loop_support import Loop, served_loop
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """When a browser test fails, attach what its page showed and save a screenshot.
+
+    CI keeps only the log's tail, so a timeout without the page's text cannot be told apart
+    from a slow machine; the section names the screenshot under ``test-artifacts/failures/``.
+    """
+    report = yield
+    page = getattr(item, "funcargs", {}).get("page")
+    if report.failed and call.when == "call" and page is not None:
+        shot = ARTIFACTS_ROOT / "failures" / f"{item.name}.png"
+        report.sections.append(("what the page showed", page_state(page, shot)))
+    return report
 
 
 @pytest.fixture(scope="module")
