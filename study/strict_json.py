@@ -242,7 +242,13 @@ def run_with_repair(
     failed = 0
     repairs: list[tuple[int, tuple[ChatMessage, ...], str]] = []
 
-    def on_first(i: int, _req: ChatRequest, res: ChatResult) -> None:
+    def settle(
+        i: int, res: ChatResult, before: list[str], broken: Callable[[str, StrictParseError], None]
+    ) -> None:
+        """Count an endpoint failure, else parse case ``i``'s reply: settled, or ``broken``.
+
+        ``before`` holds the replies that came before this one (the first reply of a repair).
+        """
         nonlocal failed
         if res.error is not None or res.text is None:
             failed += 1
@@ -250,47 +256,42 @@ def run_with_repair(
         try:
             value = parse(i, res.text)
         except StrictParseError as exc:
+            broken(res.text, exc)
+            return
+        gate.ok(i, value, [*before, res.text], None)
+
+    def on_first(i: int, _req: ChatRequest, res: ChatResult) -> None:
+        def ask_again(text: str, exc: StrictParseError) -> None:
             convo = (
                 *first[i],
-                ChatMessage(role="assistant", content=res.text),
+                ChatMessage(role="assistant", content=text),
                 ChatMessage(role="user", content=repair_message(i, exc)),
             )
-            repairs.append((i, convo, res.text))
-            return
-        gate.ok(i, value, [res.text], None)
+            repairs.append((i, convo, text))
+
+        settle(i, res, [], ask_again)
 
     def on_repair(j: int, _req: ChatRequest, res: ChatResult) -> None:
-        nonlocal failed
         i, _convo, raw = repairs[j]
-        if res.error is not None or res.text is None:
-            failed += 1
-            return
-        try:
-            value = parse(i, res.text)
-        except StrictParseError as exc:
-            gate.error(res.text, i, None, [raw, res.text], exc)
-            return
-        gate.ok(i, value, [raw, res.text], None)
+        settle(i, res, [raw], lambda text, exc: gate.error(text, i, None, [raw, text], exc))
 
-    if first:
+    def send(
+        convos: Sequence[Sequence[ChatMessage]],
+        on_result: Callable[[int, ChatRequest, ChatResult], None],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         run_chat_batch(
             target,
-            [_with_attempt(greedy_request(m, max_tokens=max_tokens), attempt) for m in first],
+            [_with_attempt(greedy_request(c, max_tokens=max_tokens), attempt) for c in convos],
             session=session,
             concurrency=concurrency,
             progress=progress,
-            on_result=on_first,
+            on_result=on_result,
         )
+
+    if first:
+        send(first, on_first, progress)
     if repairs:
-        run_chat_batch(
-            target,
-            [
-                _with_attempt(greedy_request(convo, max_tokens=max_tokens), attempt)
-                for _, convo, _ in repairs
-            ],
-            session=session,
-            concurrency=concurrency,
-            on_result=on_repair,
-        )
+        send([convo for _, convo, _ in repairs], on_repair)
     gate.check(final=True)
     return failed
