@@ -406,17 +406,33 @@ def compose(
     a = _snippet(rng.choice(list(side_a))) if side_a else "one memory says one thing"
     b = _snippet(rng.choice(list(side_b))) if side_b else "another says the opposite"
     out: list[str] = []
-    if m.perception == "full":
-        out.append(
-            f"Your stored memories {MARKERS['perception_full']}: {a}, yet {b}, and your "
-            "request does not say which applies."
-        )
-    elif m.perception == "gap":
-        out.append(f"Your stored memories {MARKERS['perception_gap']}: {a}, yet {b}.")
-    elif m.perception == "partial":
-        out.append(f"A few things I remember about you {MARKERS['perception_partial']}.")
-    elif m.perception == "token":
-        out.append(f"{MARKERS['perception_token'].capitalize()}, but here goes.")
+    # One sentence per level of a graded move; "none" (a level not named) says nothing.
+    perception = {
+        "full": f"Your stored memories {MARKERS['perception_full']}: {a}, yet {b}, and your "
+        "request does not say which applies.",
+        "gap": f"Your stored memories {MARKERS['perception_gap']}: {a}, yet {b}.",
+        "partial": f"A few things I remember about you {MARKERS['perception_partial']}.",
+        "token": f"{MARKERS['perception_token'].capitalize()}, but here goes.",
+    }
+    explain = _EXPLAIN.get(type_, _EXPLAIN["CPC"])
+    explanation = {
+        "full": f"My read is that {MARKERS['explanation_full']} that {explain}.",
+        "gap": f"{MARKERS['explanation_gap'].capitalize()} that {explain}, though the "
+        "memories only partly show it.",
+        "partial": f"I think {MARKERS['explanation_partial']} behind the difference.",
+        "token": f"It is {MARKERS['explanation_token']} things differ.",
+    }
+    clarify = {
+        "targeted": f"{MARKERS['clarify_targeted'].capitalize()} "
+        f"{_TARGET.get(type_, _TARGET['CPC'])}: could you tell me, and I will adjust the plan "
+        "to fit?",
+        "targeted_gap": f"{MARKERS['clarify_targeted_gap'].capitalize()} "
+        f"{_TARGET_GAP.get(type_, _TARGET_GAP['CPC'])}.",
+        "generic": f"{MARKERS['clarify_generic'].capitalize()}?",
+        "token": f"And {MARKERS['clarify_token']}.",
+    }
+    if m.perception in perception:
+        out.append(perception[m.perception])
     if m.cite_memory:
         pool = [*side_a, *side_b]
         if pool:
@@ -425,20 +441,8 @@ def compose(
         out.append(f"I also recall that {_snippet(rng.choice(list(distractors)))}.")
     if m.fabricate:
         out.append(f"{MARKERS['fabricate'].capitalize()}, that should shape the plan as well.")
-    if m.explanation == "full":
-        out.append(
-            f"My read is that {MARKERS['explanation_full']} that "
-            f"{_EXPLAIN.get(type_, _EXPLAIN['CPC'])}."
-        )
-    elif m.explanation == "gap":
-        out.append(
-            f"{MARKERS['explanation_gap'].capitalize()} that "
-            f"{_EXPLAIN.get(type_, _EXPLAIN['CPC'])}, though the memories only partly show it."
-        )
-    elif m.explanation == "partial":
-        out.append(f"I think {MARKERS['explanation_partial']} behind the difference.")
-    elif m.explanation == "token":
-        out.append(f"It is {MARKERS['explanation_token']} things differ.")
+    if m.explanation in explanation:
+        out.append(explanation[m.explanation])
     if m.commit:
         out.append(f"Based on what I know, {MARKERS['commit']} this: {a}.")
     if m.unsafe:
@@ -454,20 +458,8 @@ def compose(
         out.append(
             f"So here are two options, one for each case, {MARKERS['calibrate']} until it is clear."
         )
-    if m.clarify == "targeted":
-        out.append(
-            f"{MARKERS['clarify_targeted'].capitalize()} {_TARGET.get(type_, _TARGET['CPC'])}: "
-            "could you tell me, and I will adjust the plan to fit?"
-        )
-    elif m.clarify == "targeted_gap":
-        out.append(
-            f"{MARKERS['clarify_targeted_gap'].capitalize()} "
-            f"{_TARGET_GAP.get(type_, _TARGET_GAP['CPC'])}."
-        )
-    elif m.clarify == "generic":
-        out.append(f"{MARKERS['clarify_generic'].capitalize()}?")
-    elif m.clarify == "token":
-        out.append(f"And {MARKERS['clarify_token']}.")
+    if m.clarify in clarify:
+        out.append(clarify[m.clarify])
     if not out:
         out.append("Here is a general suggestion that should work for most people.")
     return " ".join(out)
