@@ -33,8 +33,8 @@ from study.conflicts.score import (
     stored_verdicts,
 )
 from study.judge_robustness.sampling import (
+    Rejudging,
     SampledJudgements,
-    judgement_columns,
     stratified_sample,
 )
 from study.strict_json import run_with_repair
@@ -144,32 +144,20 @@ def rejudge(
     return out
 
 
-def conflicts_judgements(
-    run_name: str,
-    *,
-    primary: str,
-    alternatives: Sequence[str],
-    resamples: int,
-    sample: int,
-    seed: int,
-    session: Session,
-    concurrency: int = 16,
-) -> Judgements:
+def conflicts_judgements(run_name: str, rejudging: Rejudging) -> Judgements:
     """The primary judge's stored scores, its re-judgements and the alternatives' scores."""
+    session, primary = rejudging.session, rejudging.primary
     picked, strata, verdicts = sample_answers(
-        run_name, primary, sample=sample, seed=seed, session=session
+        run_name, primary, sample=rejudging.sample, seed=rejudging.seed, session=session
     )
     stored = np.array(
         [[verdicts[r.id].get(f"conflict_{d}") for d in DIMENSIONS] for r in picked if r.id],
         dtype=float,
     )
-    columns, labels = judgement_columns(
+    columns, labels = rejudging.columns(
         stored,
-        primary=primary,
-        alternatives=alternatives,
-        resamples=resamples,
-        ask=lambda judge, attempt: rejudge(
-            picked, judge, attempt=attempt, session=session, concurrency=concurrency
+        lambda judge, attempt: rejudge(
+            picked, judge, attempt=attempt, session=session, concurrency=rejudging.concurrency
         ),
     )
     return Judgements(

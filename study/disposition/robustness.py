@@ -31,8 +31,8 @@ from study.disposition.score import (
     parse_category,
 )
 from study.judge_robustness.sampling import (
+    Rejudging,
     SampledJudgements,
-    judgement_columns,
     stratified_sample,
 )
 from study.strict_json import StrictParseError, run_with_repair
@@ -120,16 +120,7 @@ def reclassify(
 
 
 def disposition_judgements(
-    study: str,
-    batteries: BatteryDocument,
-    *,
-    primary: str,
-    alternatives: Sequence[str],
-    resamples: int,
-    sample: int,
-    seed: int,
-    session: Session,
-    concurrency: int = 16,
+    study: str, batteries: BatteryDocument, rejudging: Rejudging
 ) -> tuple[DispositionJudgements, list[DispositionArm]]:
     """The primary classifier's stored categories, its re-classifications and the
     alternatives', on a sample stratified by arm.
@@ -138,8 +129,9 @@ def disposition_judgements(
         InputError: the primary classifier scored nothing, or a sampled response's battery
             is not in ``batteries``.
     """
+    session = rejudging.session
     arms, picked, strata, stored = _sample(
-        study, primary, sample=sample, seed=seed, session=session
+        study, rejudging.primary, sample=rejudging.sample, seed=rejudging.seed, session=session
     )
     by_battery = {b.name: b for b in batteries.batteries}
     missing = sorted({r.battery for r in picked} - set(by_battery))
@@ -153,13 +145,10 @@ def disposition_judgements(
         for r in picked
     ]
     first: list[str | None] = [stored[c.response_id] for c in cases]
-    columns, labels = judgement_columns(
+    columns, labels = rejudging.columns(
         first,
-        primary=primary,
-        alternatives=alternatives,
-        resamples=resamples,
-        ask=lambda judge, attempt: reclassify(
-            cases, judge, attempt=attempt, session=session, concurrency=concurrency
+        lambda judge, attempt: reclassify(
+            cases, judge, attempt=attempt, session=session, concurrency=rejudging.concurrency
         ),
     )
     codes = np.full((len(cases), len(columns), 1), np.nan)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 T = TypeVar("T")
 C = TypeVar("C")
@@ -72,3 +75,36 @@ def judgement_columns(
         columns.append(ask(alt, None))
         labels.append(alt)
     return columns, labels
+
+
+@dataclass(frozen=True)
+class Rejudging:
+    """What one robustness call asks of an instrument's judgements (built once, passed down).
+
+    Attributes:
+        primary: The judge whose stored verdicts are the headline.
+        alternatives: The other judges, each judging the sample once.
+        resamples: Judgements of the primary judge per item, the stored one included.
+        sample: How many stored judgements to draw (stratified).
+        seed: The sampling seed.
+        session: The workspace session (stored verdicts, the LLM cache).
+        concurrency: Requests in flight.
+    """
+
+    primary: str
+    alternatives: Sequence[str]
+    resamples: int
+    sample: int
+    seed: int
+    session: Session
+    concurrency: int = 16
+
+    def columns(self, stored: C, ask: Callable[[str, int | None], C]) -> tuple[list[C], list[str]]:
+        """:func:`judgement_columns` of ``stored`` with this call's judges."""
+        return judgement_columns(
+            stored,
+            primary=self.primary,
+            alternatives=self.alternatives,
+            resamples=self.resamples,
+            ask=ask,
+        )

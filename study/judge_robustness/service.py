@@ -31,6 +31,7 @@ from driftlens_core.judge_noise import flip_rate, two_stage_bootstrap
 from storage.errors import InputError
 from storage.repo.meta import set_meta
 from study.judge_robustness.result import JudgeLine, RobustnessResult, meta_key
+from study.judge_robustness.sampling import Rejudging
 
 INSTRUMENTS: tuple[str, ...] = ("conflicts", "disposition", "reasoning")
 
@@ -222,8 +223,8 @@ class _Rejudge:
     seed: int
     concurrency: int
 
-    def asked(self, stored: Sequence[str], what: str) -> dict[str, Any]:
-        """The keyword arguments of an instrument's judgements call.
+    def asked(self, stored: Sequence[str], what: str) -> Rejudging:
+        """What an instrument's judgements call is asked.
 
         The primary judge is the one named, else the only judge in ``stored``; the
         alternatives are the other judges named, each once.
@@ -232,15 +233,15 @@ class _Rejudge:
             InputError: no judge named and ``stored`` holds none or several.
         """
         primary = _primary(stored, what, self.primary)
-        return {
-            "primary": primary,
-            "alternatives": [j for j in dict.fromkeys(self.judges) if j != primary],
-            "resamples": self.resamples,
-            "sample": self.sample,
-            "seed": self.seed,
-            "session": self.session,
-            "concurrency": self.concurrency,
-        }
+        return Rejudging(
+            primary=primary,
+            alternatives=[j for j in dict.fromkeys(self.judges) if j != primary],
+            resamples=self.resamples,
+            sample=self.sample,
+            seed=self.seed,
+            session=self.session,
+            concurrency=self.concurrency,
+        )
 
     def summary(self, instrument: str, run: str, got: Any, **measured: Any) -> RobustnessResult:
         """:func:`summarize` of an instrument's judgements ``got`` (labels and strata)."""
@@ -265,7 +266,7 @@ def _conflicts(run: str, ask: _Rejudge) -> RobustnessResult:
     from study.conflicts.robustness import conflicts_judgements, stored_judges
 
     got = conflicts_judgements(
-        run, **ask.asked(stored_judges(run, session=ask.session), f"Run {run!r}")
+        run, ask.asked(stored_judges(run, session=ask.session), f"Run {run!r}")
     )
     return ask.summary(
         "conflicts",
@@ -301,7 +302,7 @@ def _disposition(study: str, ask: _Rejudge, batteries: Any) -> RobustnessResult:
     got, arms = disposition_judgements(
         study,
         batteries if batteries is not None else load_sample_batteries(),
-        **ask.asked(stored_classifiers(study, session=ask.session), f"Study {study!r}"),
+        ask.asked(stored_classifiers(study, session=ask.session), f"Study {study!r}"),
     )
     return ask.summary(
         "disposition",
