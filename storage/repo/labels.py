@@ -19,28 +19,6 @@ _STEP_LABEL_UPDATE = (
 )  # fmt: skip
 
 
-def labeler_key(
-    *,
-    kind: str,
-    model: str | None = None,
-    temperature: float | None = None,
-    seed: int | None = None,
-    prompt_version: str = "",
-    params: Mapping[str, Any] | None = None,
-) -> str:
-    """The stable key of a labeler spec: sha256 of its canonical JSON."""
-    return content_hash(
-        {
-            "kind": kind,
-            "model": model,
-            "temperature": temperature,
-            "seed": seed,
-            "prompt_version": prompt_version,
-            "params": dict(params or {}),
-        }
-    )
-
-
 def get_or_create_labeler(
     *,
     kind: str,
@@ -52,29 +30,25 @@ def get_or_create_labeler(
     name: str | None = None,
     session: Session,
 ) -> LabelerSpec:
-    """The labeler spec row for these settings (found by :func:`labeler_key`)."""
-    key = labeler_key(
-        kind=kind,
-        model=model,
-        temperature=temperature,
-        seed=seed,
-        prompt_version=prompt_version,
-        params=params,
-    )
+    """The labeler spec row for these settings.
+
+    The row is found by its key, the sha256 of the settings' canonical JSON; a new row
+    stores the same settings it was keyed by.
+    """
+    settings: dict[str, Any] = {
+        "kind": kind,
+        "model": model,
+        "temperature": temperature,
+        "seed": seed,
+        "prompt_version": prompt_version,
+        "params": dict(params or {}),
+    }
+    key = content_hash(settings)
     return get_or_create(
         session,
         LabelerSpec,
         LabelerSpec.key == key,
-        lambda: LabelerSpec(
-            key=key,
-            name=name,
-            kind=kind,
-            model=model,
-            temperature=temperature,
-            seed=seed,
-            prompt_version=prompt_version,
-            params=dict(params or {}),
-        ),
+        lambda: LabelerSpec(key=key, name=name, **settings),
     )
 
 
