@@ -35,6 +35,7 @@ from study.conflicts.sim.moves import (
     true_action,
     true_scores,
 )
+from study.named import by_name
 
 # ------------------------------------------------------------------ judge profiles
 
@@ -88,18 +89,15 @@ class JudgeProfile:
 #: cohort: every model × type; judge-lenient gives −0.63 without one).
 DISTRACTOR_PENALTY_STRICT = 1.7
 
-JUDGE_PROFILES: dict[str, JudgeProfile] = {
-    p.name: p
-    for p in (
-        JudgeProfile("judge-lenient", {"d2": 0.3, "d4": 0.2}, p_large_by_type=P_LARGE_BY_TYPE),
-        JudgeProfile(
-            "judge-strict",
-            {"d2": -0.3, "d4": -0.2},
-            p_large_by_type=P_LARGE_BY_TYPE,
-            distractor_penalty=DISTRACTOR_PENALTY_STRICT,
-        ),
-    )
-}
+JUDGE_PROFILES: dict[str, JudgeProfile] = by_name(
+    JudgeProfile("judge-lenient", {"d2": 0.3, "d4": 0.2}, p_large_by_type=P_LARGE_BY_TYPE),
+    JudgeProfile(
+        "judge-strict",
+        {"d2": -0.3, "d4": -0.2},
+        p_large_by_type=P_LARGE_BY_TYPE,
+        distractor_penalty=DISTRACTOR_PENALTY_STRICT,
+    ),
+)
 FALLBACK_JUDGE = JudgeProfile("judge", {})
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from llm.sim.presets import SimPreset
+from study.named import by_name
 
 RESPONSE_TASK = "conflict-response"
 JUDGE_TASK = "conflict-judge"
@@ -262,31 +263,25 @@ DEFAULT_DROP: dict[str, float] = {
 ABSTAIN_RATE = 0.3
 ABSTAIN_RATE_NO_MEMORY = 0.6
 
-RESPONDER_PROFILES: dict[str, ResponderProfile] = {
-    p.name: p
-    for p in (
-        ResponderProfile("mc-balanced", _rates(0.8, 0.28, 0.35, 0.15), DEFAULT_DROP),
-        ResponderProfile("mc-hesitant", _rates(0.6, 0.22, 0.4, 0.2), DEFAULT_DROP),
-        ResponderProfile("mc-committal", _rates(0.5, 0.18, 0.35, 0.25), DEFAULT_DROP),
-        ResponderProfile("mc-quiet", _rates(0.65, 0.08, 0.3, 0.2), DEFAULT_DROP),
-        ResponderProfile("mc-literal", _rates(0.45, 0.1, 0.3, 0.35), DEFAULT_DROP),
-    )
-}
+RESPONDER_PROFILES: dict[str, ResponderProfile] = by_name(
+    ResponderProfile("mc-balanced", _rates(0.8, 0.28, 0.35, 0.15), DEFAULT_DROP),
+    ResponderProfile("mc-hesitant", _rates(0.6, 0.22, 0.4, 0.2), DEFAULT_DROP),
+    ResponderProfile("mc-committal", _rates(0.5, 0.18, 0.35, 0.25), DEFAULT_DROP),
+    ResponderProfile("mc-quiet", _rates(0.65, 0.08, 0.3, 0.2), DEFAULT_DROP),
+    ResponderProfile("mc-literal", _rates(0.45, 0.1, 0.3, 0.35), DEFAULT_DROP),
+)
 #: Profiles outside the default cohort (the headline tables, the bench and the agreement
 #: fit use :data:`RESPONDER_PROFILES` only). ``mc-abstainer`` abstains on 30 % of the banks
 #: and on 60 % with no memory at all, so a report's abstention rates and the memory effect
 #: on them (−0.3) have a known truth.
-OPT_IN_PROFILES: dict[str, ResponderProfile] = {
-    p.name: p
-    for p in (
-        ResponderProfile(
-            "mc-abstainer",
-            {t: replace(r, abstain=ABSTAIN_RATE) for t, r in _rates(0.65, 0.3, 0.3, 0.2).items()},
-            DEFAULT_DROP,
-            abstain_no_memory=ABSTAIN_RATE_NO_MEMORY,
-        ),
-    )
-}
+OPT_IN_PROFILES: dict[str, ResponderProfile] = by_name(
+    ResponderProfile(
+        "mc-abstainer",
+        {t: replace(r, abstain=ABSTAIN_RATE) for t, r in _rates(0.65, 0.3, 0.3, 0.2).items()},
+        DEFAULT_DROP,
+        abstain_no_memory=ABSTAIN_RATE_NO_MEMORY,
+    ),
+)
 #: A profile for any other preset name (``sim/default`` answering a bank request).
 FALLBACK_PROFILE = RESPONDER_PROFILES["mc-balanced"]
 _ALL_PROFILES: dict[str, ResponderProfile] = {**RESPONDER_PROFILES, **OPT_IN_PROFILES}

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from scipy import optimize
 
 from storage.errors import ConfigError
+from study.named import by_name
 
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(80)
 _GH_W = _GH_W / _GH_W.sum()
@@ -284,33 +285,28 @@ _RF = BatteryModel(base_rate_on=0.90, base_rate_off=0.85, stem_sd=1.5, para_sd=0
 _ON = {0.0: 0.0, 50.0: -0.9, 75.0: -1.2, 90.0: -8.7, 100.0: -12.1}
 _OFF = {0.0: 0.0, 25.0: -4.7, 50.0: -15.0, 75.0: -30.4, 90.0: -36.1, 100.0: -42.9}
 
-DISPOSITION_PRESETS: dict[str, DispositionPreset] = {
-    p.name: p
-    for p in (
-        DispositionPreset(
-            name="disp-qwen",
-            description="seed-like spread (stem SD 2, paraphrase SD 1), Table 5 dose curves",
-            batteries={"self_interest": _SI, "oversight": _OV, "refusal_benign": _RF},
-            default_battery=_SI,
-            dose_curves={"on": _ON, "off": _OFF},
-        ),
-        DispositionPreset(
-            name="disp-mid",
-            description="mid-range rates, small spread: the MDD away from the ceiling",
-            default_battery=BatteryModel(
-                base_rate_on=0.6, base_rate_off=0.6, stem_sd=0.6, para_sd=0.3
-            ),
-            dose_curves={"on": _ON, "off": _OFF},
-        ),
-        DispositionPreset(
-            name="disp-null",
-            description="every dose curve 0: false-positive check",
-            batteries={"self_interest": _SI, "oversight": _OV, "refusal_benign": _RF},
-            default_battery=_SI,
-            dose_curves={"on": {0.0: 0.0}, "off": {0.0: 0.0}},
-        ),
-    )
-}
+DISPOSITION_PRESETS: dict[str, DispositionPreset] = by_name(
+    DispositionPreset(
+        name="disp-qwen",
+        description="seed-like spread (stem SD 2, paraphrase SD 1), Table 5 dose curves",
+        batteries={"self_interest": _SI, "oversight": _OV, "refusal_benign": _RF},
+        default_battery=_SI,
+        dose_curves={"on": _ON, "off": _OFF},
+    ),
+    DispositionPreset(
+        name="disp-mid",
+        description="mid-range rates, small spread: the MDD away from the ceiling",
+        default_battery=BatteryModel(base_rate_on=0.6, base_rate_off=0.6, stem_sd=0.6, para_sd=0.3),
+        dose_curves={"on": _ON, "off": _OFF},
+    ),
+    DispositionPreset(
+        name="disp-null",
+        description="every dose curve 0: false-positive check",
+        batteries={"self_interest": _SI, "oversight": _OV, "refusal_benign": _RF},
+        default_battery=_SI,
+        dose_curves={"on": {0.0: 0.0}, "off": {0.0: 0.0}},
+    ),
+)
 
 
 def get_disposition_preset(name: str) -> DispositionPreset:

@@ -33,6 +33,7 @@ from storage.models import CurationVote
 from storage.repo import studies as repo
 from storage.repo.annotations import upsert_curation_votes, votes_for_questions
 from storage.repo.questions import set_tiers
+from study.named import by_name
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 
@@ -63,56 +64,51 @@ PERSONA_PAIRS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-SPECS: dict[str, StudySpec] = {
-    spec.name: spec
-    for spec in (
-        StudySpec(
-            name="question_checks",
-            title="Question checks",
-            summary=(
-                "Clear wording, vague terms, single verifiable answer, answerable by restating."
+SPECS: dict[str, StudySpec] = by_name(
+    StudySpec(
+        name="question_checks",
+        title="Question checks",
+        summary=("Clear wording, vague terms, single verifiable answer, answerable by restating."),
+        questions=(
+            QuestionSpec("clear", "Clearly worded?", VOTE_CHOICES, passing="yes"),
+            QuestionSpec("no_vague_terms", "Free of vague terms?", VOTE_CHOICES, passing="yes"),
+            QuestionSpec(
+                "single_verifiable_answer",
+                "Single objectively verifiable answer?",
+                VOTE_CHOICES,
+                passing="no",
             ),
-            questions=(
-                QuestionSpec("clear", "Clearly worded?", VOTE_CHOICES, passing="yes"),
-                QuestionSpec("no_vague_terms", "Free of vague terms?", VOTE_CHOICES, passing="yes"),
-                QuestionSpec(
-                    "single_verifiable_answer",
-                    "Single objectively verifiable answer?",
-                    VOTE_CHOICES,
-                    passing="no",
-                ),
-                QuestionSpec(
-                    "answerable_by_restating",
-                    "Answerable by restating the text?",
-                    VOTE_CHOICES,
-                    passing="no",
-                ),
+            QuestionSpec(
+                "answerable_by_restating",
+                "Answerable by restating the text?",
+                VOTE_CHOICES,
+                passing="no",
             ),
         ),
-        StudySpec(
-            name="persona_pair",
-            title="Persona pair",
-            summary="Would two contrasting personas of one dimension get the same answer?",
-            questions=(
-                QuestionSpec("same_answer", "Same answer for both?", VOTE_CHOICES, passing="yes"),
+    ),
+    StudySpec(
+        name="persona_pair",
+        title="Persona pair",
+        summary="Would two contrasting personas of one dimension get the same answer?",
+        questions=(
+            QuestionSpec("same_answer", "Same answer for both?", VOTE_CHOICES, passing="yes"),
+        ),
+    ),
+    StudySpec(
+        name="orthogonality",
+        title="Orthogonality",
+        summary="Is the memory irrelevant to the question, and how confident is the annotator?",
+        questions=(
+            QuestionSpec("irrelevant", "Persona irrelevant?", VOTE_CHOICES),
+            QuestionSpec(
+                "confidence",
+                "Confidence",
+                ("0.5", "0.6", "0.7", "0.8", "0.9", "1.0"),
+                agreement=False,
             ),
         ),
-        StudySpec(
-            name="orthogonality",
-            title="Orthogonality",
-            summary="Is the memory irrelevant to the question, and how confident is the annotator?",
-            questions=(
-                QuestionSpec("irrelevant", "Persona irrelevant?", VOTE_CHOICES),
-                QuestionSpec(
-                    "confidence",
-                    "Confidence",
-                    ("0.5", "0.6", "0.7", "0.8", "0.9", "1.0"),
-                    agreement=False,
-                ),
-            ),
-        ),
-    )
-}
+    ),
+)
 
 
 @dataclass(frozen=True)

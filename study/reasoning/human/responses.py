@@ -36,44 +36,38 @@ from annotation.tasks import (
 from storage.errors import NotFoundError
 from storage.models import GenerationRun, ModelSpec, Question, Response
 from storage.repo import studies as repo
+from study.named import by_name
 
 NO_MEMORY = "(no memory)"
 CONFIGS = Path(__file__).resolve().parent / "configs"
 
-SPECS: dict[str, StudySpec] = {
-    spec.name: spec
-    for spec in (
-        StudySpec(
-            name="label_check",
-            title="LLM label check",
-            summary="Does the LLM's ontology label fit the step (Yes / No / Unsure + better leaf)?",
-            questions=(
-                QuestionSpec("agree", "Label fits?", VOTE_CHOICES),
-                QuestionSpec("better_leaf", "Better leaf", (), agreement=False),
-            ),
+SPECS: dict[str, StudySpec] = by_name(
+    StudySpec(
+        name="label_check",
+        title="LLM label check",
+        summary="Does the LLM's ontology label fit the step (Yes / No / Unsure + better leaf)?",
+        questions=(
+            QuestionSpec("agree", "Label fits?", VOTE_CHOICES),
+            QuestionSpec("better_leaf", "Better leaf", (), agreement=False),
         ),
-        StudySpec(
-            name="helpfulness",
-            title="Helpfulness",
-            summary="Helpfulness of a response, 0-4 with the rubric.",
-            questions=(QuestionSpec("score", "Helpfulness 0-4", ("0", "1", "2", "3", "4")),),
-            alpha_level="ordinal",
-            rating_question="score",
+    ),
+    StudySpec(
+        name="helpfulness",
+        title="Helpfulness",
+        summary="Helpfulness of a response, 0-4 with the rubric.",
+        questions=(QuestionSpec("score", "Helpfulness 0-4", ("0", "1", "2", "3", "4")),),
+        alpha_level="ordinal",
+        rating_question="score",
+    ),
+    StudySpec(
+        name="distraction",
+        title="Distraction",
+        summary=("Earliest step whose reasoning would differ without the memory (No / Step 1-6)."),
+        questions=(
+            QuestionSpec("step", "Earliest influenced step", ("no", "1", "2", "3", "4", "5", "6")),
         ),
-        StudySpec(
-            name="distraction",
-            title="Distraction",
-            summary=(
-                "Earliest step whose reasoning would differ without the memory (No / Step 1-6)."
-            ),
-            questions=(
-                QuestionSpec(
-                    "step", "Earliest influenced step", ("no", "1", "2", "3", "4", "5", "6")
-                ),
-            ),
-        ),
-    )
-}
+    ),
+)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from llm.sim.presets import SimPreset
 from llm.sim.registry import DRIFT_FAMILY, register_presets
+from study.named import by_name
 
 NOISE_CATEGORIES: tuple[str, ...] = ("whitespace", "punctuation", "filler")
 ATTRIBUTE_CATEGORIES: tuple[str, ...] = (
@@ -91,35 +92,32 @@ _DEFAULT_CATEGORY_DOSES: dict[str, float] = {
 }
 
 #: The drift presets by name.
-PRESETS: dict[str, SimPreset] = {
-    p.name: p
-    for p in (
-        SimPreset(
-            name="default",
-            description="noise ≈ 0, attributes medium, life events large",
-            seed=0,
-            class_doses={"noise": 0.0, "attribute": 0.28, "life_event": 0.6},
-            category_doses=_DEFAULT_CATEGORY_DOSES,
-            model_noise=0.05,
-            malformed_rate=0.03,
-        ),
-        SimPreset(
-            name="null",
-            description="all doses 0: false-positive check",
-            seed=0,
-            class_doses={"noise": 0.0, "attribute": 0.0, "life_event": 0.0},
-            model_noise=0.05,
-            malformed_rate=0.0,
-        ),
-        SimPreset(
-            name="strong",
-            description="large doses for demos",
-            seed=0,
-            class_doses={"noise": 0.0, "attribute": 0.5, "life_event": 0.85},
-            model_noise=0.05,
-            malformed_rate=0.03,
-        ),
-    )
-}
+PRESETS: dict[str, SimPreset] = by_name(
+    SimPreset(
+        name="default",
+        description="noise ≈ 0, attributes medium, life events large",
+        seed=0,
+        class_doses={"noise": 0.0, "attribute": 0.28, "life_event": 0.6},
+        category_doses=_DEFAULT_CATEGORY_DOSES,
+        model_noise=0.05,
+        malformed_rate=0.03,
+    ),
+    SimPreset(
+        name="null",
+        description="all doses 0: false-positive check",
+        seed=0,
+        class_doses={"noise": 0.0, "attribute": 0.0, "life_event": 0.0},
+        model_noise=0.05,
+        malformed_rate=0.0,
+    ),
+    SimPreset(
+        name="strong",
+        description="large doses for demos",
+        seed=0,
+        class_doses={"noise": 0.0, "attribute": 0.5, "life_event": 0.85},
+        model_noise=0.05,
+        malformed_rate=0.03,
+    ),
+)
 
 register_presets(DRIFT_FAMILY, PRESETS.values())

@@ -20,6 +20,7 @@ from annotation.kinds import ApplyResult, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
 from storage.errors import InputError
+from study.named import by_name
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 
@@ -27,21 +28,18 @@ CONFIGS = Path(__file__).resolve().parent / "configs"
 CLAIM_VERDICTS: tuple[str, ...] = ("supports", "wrong_option", "leaks", "unusable")
 
 
-SPECS: dict[str, StudySpec] = {
-    spec.name: spec
-    for spec in (
-        StudySpec(
-            name="claim_check",
-            title="Tier-2 claim check",
-            summary=(
-                "Read with its asserted option, does the contextual claim support that option, "
-                "point to another option, give the answer away by itself, or is it unusable?"
-            ),
-            questions=(QuestionSpec("verdict", "Claim verdict", CLAIM_VERDICTS),),
-            panel_note="Two reviewers check every claim; a verdict holds when both agree.",
+SPECS: dict[str, StudySpec] = by_name(
+    StudySpec(
+        name="claim_check",
+        title="Tier-2 claim check",
+        summary=(
+            "Read with its asserted option, does the contextual claim support that option, "
+            "point to another option, give the answer away by itself, or is it unusable?"
         ),
-    )
-}
+        questions=(QuestionSpec("verdict", "Claim verdict", CLAIM_VERDICTS),),
+        panel_note="Two reviewers check every claim; a verdict holds when both agree.",
+    ),
+)
 
 
 @dataclass(frozen=True)

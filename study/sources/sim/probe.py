@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from llm.seeds import stable_int
 from llm.sim.tasks import case_payload, register_task
 from storage.errors import ConfigError
+from study.named import by_name
 
 SOURCES: tuple[str, ...] = ("user", "doc")
 LETTERS = "ABCDEFGHIJ"
@@ -142,34 +143,31 @@ def _preset(
 #: studies 0.856 (SD 0.08, all below 1); at 0.5 it read 0.97-1.16 (the audit: 1.00-1.11).
 DOC_WEIGHT_PAPER = 0.54
 
-SOURCE_PRESETS: dict[str, SourcePreset] = {
-    p.name: p
-    for p in (
-        _preset("src-rigid", "keeps its own answer, right or wrong", (0.8, 0.8), (0.2, 0.2)),
-        _preset(
-            "src-unreliable", "neither keeps right answers nor takes fixes", (0.2, 0.2), (0.2, 0.2)
-        ),
-        _preset("src-impressionable", "adopts whatever it is told", (0.35, 0.35), (0.9, 0.9)),
-        _preset("src-selective", "keeps right answers, takes fixes", (0.8, 0.8), (0.8, 0.8)),
-        _preset(
-            "src-paper",
-            "the published averages: users resisted more, documents adopted more",
-            (0.41, 0.31),
-            (0.87, 0.90),
-            recency=0.55,
-            doc_weight=DOC_WEIGHT_PAPER,
-        ),
-        SourcePreset(
-            name="src-null",
-            description="assertions are ignored (a flip now and then)",
-            par_plus=_rates(1.0),
-            sdr_minus=_rates(0.0),
-            sdr_plus=_rates(0.0),
-            par_minus=_rates(1.0),
-            pull=0.0,
-        ),
-    )
-}
+SOURCE_PRESETS: dict[str, SourcePreset] = by_name(
+    _preset("src-rigid", "keeps its own answer, right or wrong", (0.8, 0.8), (0.2, 0.2)),
+    _preset(
+        "src-unreliable", "neither keeps right answers nor takes fixes", (0.2, 0.2), (0.2, 0.2)
+    ),
+    _preset("src-impressionable", "adopts whatever it is told", (0.35, 0.35), (0.9, 0.9)),
+    _preset("src-selective", "keeps right answers, takes fixes", (0.8, 0.8), (0.8, 0.8)),
+    _preset(
+        "src-paper",
+        "the published averages: users resisted more, documents adopted more",
+        (0.41, 0.31),
+        (0.87, 0.90),
+        recency=0.55,
+        doc_weight=DOC_WEIGHT_PAPER,
+    ),
+    SourcePreset(
+        name="src-null",
+        description="assertions are ignored (a flip now and then)",
+        par_plus=_rates(1.0),
+        sdr_minus=_rates(0.0),
+        sdr_plus=_rates(0.0),
+        par_minus=_rates(1.0),
+        pull=0.0,
+    ),
+)
 
 
 def _near_leads(near: str, far: str, preset: SourcePreset) -> float:
