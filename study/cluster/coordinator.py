@@ -8,12 +8,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from storage.models import Response
+from storage.models import GenerationRun, Response
 from storage.repo.leases import Lease, acquire_lease, release_lease, renew_lease
 from storage.settings import Settings
 from storage.workspace import open_workspace_session
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 P = TypeVar("P")
 R = TypeVar("R")
+A = TypeVar("A")
 
 #: How often the coordinator renews its lease while the shards run.
 HEARTBEAT_S = 30.0
@@ -195,30 +196,57 @@ def progress_report(
     return report
 
 
+@dataclass(frozen=True)
+class QuestionShard(Generic[A]):
+    """One shard of a pass over a stored run's responses (label, judge), as a worker gets it.
+
+    Attributes:
+        settings: The workspace settings the worker opens its own session with.
+        run: The run's name.
+        what: The pass as its leases name it (``"Judging of 'r1'"``).
+        question_ids: The shard's questions.
+        lease_key: The shard's lease.
+        ask: What the pass asks of every shard (its judge, its labeler...); picklable.
+    """
+
+    settings: Settings
+    run: str
+    what: str
+    question_ids: tuple[int, ...]
+    lease_key: str
+    ask: A
+
+    def under_lease(self, work: Callable[[Session], T]) -> T:
+        """Run ``work(session)`` in the worker under this shard's lease."""
+        return under_shard_lease(self.settings, self.lease_key, self.what, work)
+
+
 def run_question_shards(
     sharding: ShardedPass,
     parent: str,
     what: str,
     *,
-    run_id: int | None,
-    fn: Callable[[P], R],
-    task_for: Callable[[tuple[int, ...], str], P],
+    run: GenerationRun,
+    ask: A,
+    fn: Callable[[QuestionShard[A]], R],
     done: Callable[[], Any],
 ) -> list[R]:
     """A pass over a stored run's responses in shards of its questions (label, judge).
 
-    ``task_for(question_ids, lease_key)`` makes one shard's payload; ``done()`` counts the
-    run's responses the pass has finished (read from the database: every worker's), which
-    ``sharding.progress(done, total)`` is told, ``total`` being the run's responses.
+    Every shard is a :class:`QuestionShard` of ``run`` carrying ``ask``; ``done()`` counts
+    the run's responses the pass has finished (read from the database: every worker's),
+    which ``sharding.progress(done, total)`` is told, ``total`` being the run's responses.
     """
-    question_ids, total = run_questions(run_id, session=sharding.session)
+    question_ids, total = run_questions(run.id, session=sharding.session)
     return run_coordinated(
         sharding,
         parent,
         what,
         fn=fn,
         tasks=lambda: [
-            task_for(s.question_ids, s.lease_key(parent))
+            QuestionShard(
+                sharding.settings, run.name, what, s.question_ids, s.lease_key(parent), ask
+            )
             for s in shard_by_question(question_ids, per_shard=sharding.per_shard)
         ],
         total=total,

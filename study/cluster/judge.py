@@ -13,41 +13,33 @@ from dataclasses import dataclass
 from llm.specs import parse_spec
 from storage.models import JudgeScore
 from storage.repo.runs import require_run
-from storage.settings import Settings
 from study.cluster.coordinator import (
+    QuestionShard,
     ShardedPass,
     responses_with,
     run_question_shards,
-    under_shard_lease,
 )
 from study.reasoning.judges import JudgeSummary, judge_run, summarize_run
 
 
 @dataclass(frozen=True)
-class JudgeShardTask:
-    """One shard of a judging pass."""
+class JudgeAsk:
+    """What every shard of a judging pass asks: the judge and its requests in flight."""
 
-    settings: Settings
-    run: str
     model: str
     concurrency: int
-    question_ids: tuple[int, ...]
-    lease_key: str
 
 
-def judge_shard(task: JudgeShardTask) -> JudgeSummary:
+def judge_shard(shard: QuestionShard[JudgeAsk]) -> JudgeSummary:
     """Judge one shard (in a worker process) under its lease."""
-    return under_shard_lease(
-        task.settings,
-        task.lease_key,
-        f"Judging of {task.run!r}",
+    return shard.under_lease(
         lambda session: judge_run(
-            task.run,
-            task.model,
+            shard.run,
+            shard.ask.model,
             session=session,
-            concurrency=task.concurrency,
-            question_ids=task.question_ids,
-        ),
+            concurrency=shard.ask.concurrency,
+            question_ids=shard.question_ids,
+        )
     )
 
 
@@ -68,16 +60,6 @@ def judge_run_sharded(
     run = require_run(run_name, session=session)
     parent = f"judge_run:{run_name}:{spec}"
 
-    def task_for(question_ids: tuple[int, ...], lease_key: str) -> JudgeShardTask:
-        return JudgeShardTask(
-            settings=sharding.settings,
-            run=run_name,
-            model=spec,
-            concurrency=concurrency,
-            question_ids=question_ids,
-            lease_key=lease_key,
-        )
-
     def judged() -> int:
         return responses_with(
             run.id, JudgeScore.response_id, JudgeScore.judge_model == spec, session=session
@@ -87,9 +69,9 @@ def judge_run_sharded(
         sharding,
         parent,
         f"Judging of {run_name!r}",
-        run_id=run.id,
+        run=run,
+        ask=JudgeAsk(spec, concurrency),
         fn=judge_shard,
-        task_for=task_for,
         done=judged,
     )
     return summarize_run(run_name, spec, parts, session=session)

@@ -16,42 +16,34 @@ from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import get_version
 from storage.models import StepLabel
 from storage.repo.runs import require_run
-from storage.settings import Settings
 from study.cluster.coordinator import (
+    QuestionShard,
     ShardedPass,
     responses_with,
     run_question_shards,
-    under_shard_lease,
 )
 from study.cluster.merge import merge_parts
 from study.reasoning.trajectories import LabelSummary, label_run
 
 
 @dataclass(frozen=True)
-class LabelShardTask:
-    """One shard of a labeling pass."""
+class LabelAsk:
+    """What every shard of a labeling pass asks: the labeler and the ontology version."""
 
-    settings: Settings
-    run: str
     labeler: str
     ontology_version_id: int
-    question_ids: tuple[int, ...]
-    lease_key: str
 
 
-def label_shard(task: LabelShardTask) -> LabelSummary:
+def label_shard(shard: QuestionShard[LabelAsk]) -> LabelSummary:
     """Label one shard (in a worker process) under its lease."""
-    return under_shard_lease(
-        task.settings,
-        task.lease_key,
-        f"Labeling of {task.run!r}",
+    return shard.under_lease(
         lambda session: label_run(
-            task.run,
-            task.labeler,
+            shard.run,
+            shard.ask.labeler,
             session=session,
-            ontology_version=task.ontology_version_id,
-            question_ids=task.question_ids,
-        ),
+            ontology_version=shard.ask.ontology_version_id,
+            question_ids=shard.question_ids,
+        )
     )
 
 
@@ -80,16 +72,6 @@ def label_run_sharded(
     parent = f"label_run:{run_name}:{labeler_spec}"
     version_id, labeler_id = version.id, spec_row.id
 
-    def task_for(question_ids: tuple[int, ...], lease_key: str) -> LabelShardTask:
-        return LabelShardTask(
-            settings=sharding.settings,
-            run=run_name,
-            labeler=labeler_spec,
-            ontology_version_id=version_id,
-            question_ids=question_ids,
-            lease_key=lease_key,
-        )
-
     def labeled() -> int:
         return responses_with(
             run.id,
@@ -103,9 +85,9 @@ def label_run_sharded(
         sharding,
         parent,
         f"Labeling of {run_name!r}",
-        run_id=run.id,
+        run=run,
+        ask=LabelAsk(labeler_spec, version_id),
         fn=label_shard,
-        task_for=task_for,
         done=labeled,
     )
     return merge_parts(
