@@ -149,23 +149,8 @@ def upsert_human_annotation(
     unchanged is left exactly as stored, ``pulled_at`` included; a changed one is
     updated in place (Label Studio is the source of truth for human work).
     """
-    row = session.exec(
-        select(HumanAnnotation).where(HumanAnnotation.ls_annotation_id == ls_annotation_id)
-    ).first()
-    if row is None:
-        row = HumanAnnotation(
-            ls_annotation_id=ls_annotation_id,
-            study_task_id=study_task_id,
-            annotator_id=annotator_id,
-            result=result,
-            lead_time=lead_time,
-            ls_created_at=ls_created_at,
-            ls_updated_at=ls_updated_at,
-        )
-        session.add(row)
-        session.flush()
-        return AnnotationUpsert(row, "inserted")
-    new = {
+    # What Label Studio says of the annotation: a new row is made of it, a stored one compared.
+    new: dict[str, Any] = {
         "study_task_id": study_task_id,
         "annotator_id": annotator_id,
         "result": result,
@@ -173,6 +158,14 @@ def upsert_human_annotation(
         "ls_created_at": ls_created_at,
         "ls_updated_at": ls_updated_at,
     }
+    row = session.exec(
+        select(HumanAnnotation).where(HumanAnnotation.ls_annotation_id == ls_annotation_id)
+    ).first()
+    if row is None:
+        row = HumanAnnotation(ls_annotation_id=ls_annotation_id, **new)
+        session.add(row)
+        session.flush()
+        return AnnotationUpsert(row, "inserted")
     changed = {k: v for k, v in new.items() if not _same(getattr(row, k), v)}
     if not changed:
         return AnnotationUpsert(row, "unchanged")
