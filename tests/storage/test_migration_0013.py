@@ -39,29 +39,30 @@ _ROWS = [
 _SETTINGS = {"model": "sim/cls", "prompt_hash": "ab", "temperature": 0.0, "seed": 0}
 
 
+def _rows_with_settings(
+    session: Session,
+) -> list[DispositionScore | StepLabel | SourceClaim | None]:
+    """The one row of each table that 0013 gives a ``settings`` column."""
+    return [
+        session.get(DispositionScore, 1),
+        session.get(StepLabel, 1),
+        session.get(SourceClaim, 1),
+    ]
+
+
 def _upgrade_populated(engine: Engine) -> None:
     insert_at(engine, "0012_judge_settings", _ROWS)
     assert migrate.upgrade(engine, "0013_judge_settings_everywhere") == (
         "0013_judge_settings_everywhere"
     )
     with Session(engine) as session:
-        rows = [
-            session.get(DispositionScore, 1),
-            session.get(StepLabel, 1),
-            session.get(SourceClaim, 1),
-        ]
-        for row in rows:
+        for row in _rows_with_settings(session):
             assert row is not None and row.settings is None  # stored before: unknown
             row.settings = dict(_SETTINGS)
             session.add(row)
         session.commit()
     with Session(engine) as session:
-        again = [
-            session.get(DispositionScore, 1),
-            session.get(StepLabel, 1),
-            session.get(SourceClaim, 1),
-        ]
-        for row in again:
+        for row in _rows_with_settings(session):
             assert row is not None and row.settings == _SETTINGS
     assert migrate.upgrade(engine) == migrate.head_revision()
     assert migrate.schema_diff(engine) == []  # the tables equal today's models
