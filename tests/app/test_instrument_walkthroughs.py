@@ -4,8 +4,10 @@ For disposition drift, memory conflicts and source reliance a researcher sets up
 study on the simulator (uploading a file, and first a broken one that is refused naming the
 file and line), runs it as a background job, reads the report's tables and figures marked
 simulated, opens one item, and downloads the answers / probes, the statistics and the
-report folder. No step may show Streamlit's exception box; screenshots go to
-``test-artifacts/walkthroughs/``.
+report folder. Then, on the same server, the Disposition drift and Source reliance pages'
+demo buttons (``app.ui.job_panel.demo_button``) are clicked: each simulated demo runs as a
+job and the page opens its results, marked simulated. No step may show Streamlit's
+exception box; screenshots go to ``test-artifacts/walkthroughs/``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +25,7 @@ import pytest
 
 from study.conflicts.items import sample_banks_path
 from tests.app.browser_support import (
+    IDLE_JS,
     PageOptions,
     download_bytes,
     fill_text,
@@ -40,6 +44,8 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "walkthroug
 TINY_BATTERIES = Path(__file__).resolve().parents[1] / "disposition" / "tiny_batteries.yaml"
 #: How long a tiny simulated study may take as a background job on a loaded machine.
 JOB_MS = 90_000
+#: How long an instrument's simulated demo (a full study) may take on a loaded machine.
+DEMO_MS = 420_000
 
 
 @pytest.fixture(scope="module")
@@ -227,3 +233,56 @@ def test_conflicts_walkthrough(app: str, page: Page, tmp_path: Path) -> None:
     _wait_text(page, "conflict_rubric tasks")
     assert "This selection makes 6 conflict_rubric tasks" in main_text(page)
     _shot(page, "conflicts-3-human-study")
+
+
+# ------------------------------------------------------------------- demo buttons
+# After the walkthroughs (they expect each instrument's empty state): the workspace holds
+# their studies, not the demos'.
+
+
+@pytest.mark.parametrize(
+    ("path", "title", "button", "job", "opened", "shown"),
+    [
+        (
+            "disposition",
+            "Disposition drift",
+            "Run the simulated demo study",
+            "Disposition demo",
+            "study=demo-disposition",
+            "answers from",  # one stem's answers across the demo's arms
+        ),
+        (
+            "sources",
+            "Source reliance",
+            "Run the simulated demo",
+            "Source-reliance demo",
+            "results=folder%3Asources-demo",
+            "One item's probe variants",
+        ),
+    ],
+    ids=["disposition", "sources"],
+)
+def test_the_demo_button_opens_the_simulated_demo(
+    app: str, page: Page, path: str, title: str, button: str, job: str, opened: str, shown: str
+) -> None:
+    page.goto(f"{app}/{path}", wait_until="domcontentloaded")
+    wait_for_streamlit(page, title)
+    assert opened not in page.url.replace(":", "%3A")  # the walkthrough's study, not the demo
+    page.wait_for_function(IDLE_JS, timeout=60_000)  # a click during a rerun is lost
+    _click(page, button)
+    # The finished demo job opens its results (the URL names them); a failed one says so.
+    failed = page.get_by_text(re.compile(rf"^{re.escape(job)} (failed|interrupted|cancelled)"))
+    page.wait_for_function(
+        "([opened, job]) => location.search.replace(/:/g, '%3A').includes(opened) || "
+        "document.body.innerText.includes(job + ' failed') || "
+        "document.body.innerText.includes(job + ' interrupted')",
+        arg=[opened, job],
+        timeout=DEMO_MS,
+    )
+    assert failed.count() == 0, main_text(page)
+    _wait_text(page, shown)
+    _shot(page, f"{path}-demo")
+    body = main_text(page)
+    assert "SIMULATED DATA" in body, body[:3000]
+    assert page.locator('[data-testid="stImage"]').count() >= 1  # the report's figures
+    assert failed.count() == 0, body[:3000]
