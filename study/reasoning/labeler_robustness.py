@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from driftlens_core import pair_drift
@@ -29,13 +28,14 @@ from ontology.labelers.registry import ensure_labeler_spec, make_labeler, parse_
 from ontology.schema import OntologyDoc
 from ontology.versions import document, get_version
 from storage.errors import InputError
-from storage.models import BASELINE_CONDITION, Question, Response, StepLabel
+from storage.models import BASELINE_CONDITION, Response, StepLabel
 from storage.repo.runs import require_run
 from storage.step_spans import unpack_steps
 from study.judge_robustness.result import JudgeLine, RobustnessResult
 from study.judge_robustness.sampling import judgement_columns, stratified_sample
 from study.reasoning.config import SRI_ALPHA
 from study.reasoning.relabel_bootstrap import HeadlineInterval, relabel_bootstrap
+from study.reasoning.trajectories import keyed_responses
 
 NULL = "none"
 MIN_PER_CLASS = 5
@@ -70,18 +70,7 @@ def _read_run(
     spec = ensure_labeler_spec(labeler, session=session)
     responses: list[_Response] = []
     for rid, key, condition, klass, sample, text, steps in session.execute(
-        sa_select(  # type: ignore[call-overload]
-            Response.id,
-            Question.external_id,
-            Response.condition,
-            Response.condition_class,
-            Response.sample,
-            Response.text,
-            Response.steps,
-        )
-        .join(Question, col(Question.id) == col(Response.question_id))
-        .where(Response.run_id == row.id)
-        .order_by(col(Response.id))
+        keyed_responses(row.id, Response.text, Response.steps)
     ):
         parsed = tuple(unpack_steps(text, steps)) if text else ()
         if parsed:

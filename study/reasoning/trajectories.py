@@ -77,6 +77,24 @@ def _in_questions(question_ids: Collection[int] | None) -> tuple[Any, ...]:
     return (col(Response.question_id).in_(sorted(question_ids)),)
 
 
+def keyed_responses(run_id: int | None, *extra: Any) -> Any:
+    """A run's responses in id order, each as its key (id, question key, condition, class,
+    sample) followed by the ``extra`` columns."""
+    return (
+        sa_select(  # type: ignore[call-overload]
+            Response.id,
+            Question.external_id,
+            Response.condition,
+            Response.condition_class,
+            Response.sample,
+            *extra,
+        )
+        .join(Question, col(Question.id) == col(Response.question_id))
+        .where(Response.run_id == run_id)
+        .order_by(col(Response.id))
+    )
+
+
 def label_run(
     run_name: str,
     labeler_spec: str,
@@ -242,19 +260,10 @@ def load_trajectories(
     out: list[Trajectory] = []
     no_text = or_(col(Response.text).is_(None), col(Response.text) == "")
     stmt = (
-        sa_select(  # type: ignore[call-overload]
-            Response.id,
-            Question.external_id,
-            Response.condition,
-            Response.condition_class,
-            Response.sample,
-            and_(col(Response.error).is_not(None), no_text),
-            _step_count(session),
+        keyed_responses(
+            run.id, and_(col(Response.error).is_not(None), no_text), _step_count(session)
         )
-        .join(Question, col(Question.id) == col(Response.question_id))
-        .where(Response.run_id == run.id)
         .where(*_in_questions(question_ids))
-        .order_by(col(Response.id))
         .limit(chunk)
     )
     last = None
