@@ -478,58 +478,89 @@ def noise_decomposition(
     x = x - cm[np.searchsorted(ckeys, c)]
     n_c = int(c.max()) + 1
     cell = q * n_c + c
-    labeler = model = within = nan
-    level_vals, level_groups = x, cell
-    below = 0.0  # variance of the current level's unit means coming from lower levels
     if sample is not None:
         s = np.asarray(sample, dtype=np.int64)
         n_s = int(s.max()) + 1
         unit = cell * n_s + s
+        labeling = None
+        x_unit, unit_keys = x, unit
         if label_run is not None:
-            lab_var, lab_n = _pooled_within(x, unit)
-            labeler = max(lab_var, 0.0) if np.isfinite(lab_var) else nan
-            um, ukeys = _group_means(x, unit)
-            x_unit, unit_keys = um, ukeys
-            below = labeler / lab_n if np.isfinite(labeler) else 0.0
-        else:
-            x_unit, unit_keys = x, unit
-        raw, n_rep = _pooled_within(x_unit, unit_keys // n_s)
-        if np.isfinite(raw):
-            model = max(raw - below, 0.0)
-            below = model / n_rep + below / n_rep
+            labeling = _pooled_within(x, unit)
+            x_unit, unit_keys = _group_means(x, unit)
+        lower = LowerLevels.estimate(
+            labeling, _pooled_within(x_unit, unit_keys // n_s), has_sample=True
+        )
         level_vals, level_groups = x_unit, unit_keys // n_s
     else:
         # replicate rows of a cell without sample ids (e.g. variants): not reported as a
         # component, but their noise must not be counted as interaction
-        raw_cell, n_cell_rows = _pooled_within(x, cell)
-        if np.isfinite(raw_cell):
-            within = raw_cell
-            below = raw_cell / n_cell_rows
+        lower = LowerLevels.estimate(None, _pooled_within(x, cell), has_sample=False)
+        level_vals, level_groups = x, cell
     cell_means, cell_keys = _group_means(level_vals, level_groups)
     cell_q = cell_keys // n_c
     raw_qc, n_cells = _pooled_within(cell_means, cell_q)
-    inter = max(raw_qc - below, 0.0) if np.isfinite(raw_qc) else nan
+    inter = max(raw_qc - lower.below, 0.0) if np.isfinite(raw_qc) else nan
     qmeans, _ = _group_means(cell_means, cell_q)
-    return decomposition_from_levels(
-        qmeans,
-        inter=inter,
-        below=below,
-        n_cells=n_cells,
-        model=model,
-        labeler=labeler,
-        within=within,
-    )
+    return decomposition_from_levels(qmeans, lower, inter=inter, n_cells=n_cells)
+
+
+@dataclass(frozen=True)
+class LowerLevels:
+    """The components below the question × condition cell, estimated bottom-up.
+
+    Attributes:
+        labeler: The labeling-run variance (NaN without labeling runs).
+        model: The sampling variance (NaN without sample ids).
+        within: A cell's replicate rows' variance without sample ids (NaN with them).
+        below: What these levels contribute to a cell mean's variance.
+    """
+
+    labeler: float
+    model: float
+    within: float
+    below: float
+
+    @classmethod
+    def estimate(
+        cls,
+        labeling: tuple[float, float] | None,
+        replicates: tuple[float, float],
+        *,
+        has_sample: bool,
+    ) -> LowerLevels:
+        """The lower levels from pooled within-group variances and mean group sizes.
+
+        Shared by the row path (:func:`noise_decomposition`) and the streamed one
+        (``driftlens_core.row_sums``), so the two estimate them identically.
+
+        Args:
+            labeling: The labeling runs' pooled variance and group size within a sample
+                unit (``None``: no labeling runs).
+            replicates: The samples' within a cell (``has_sample``), else the cell's rows'.
+            has_sample: Whether the rows carry sample ids.
+        """
+        nan = float("nan")
+        labeler = model = within = nan
+        below = 0.0
+        if has_sample:
+            if labeling is not None:
+                lab_var, lab_n = labeling
+                labeler = max(lab_var, 0.0) if np.isfinite(lab_var) else nan
+                below = labeler / lab_n if np.isfinite(labeler) else 0.0
+            raw, n_rep = replicates
+            if np.isfinite(raw):
+                model = max(raw - below, 0.0)
+                below = model / n_rep + below / n_rep
+        else:
+            raw_cell, n_cell_rows = replicates
+            if np.isfinite(raw_cell):
+                within = raw_cell
+                below = raw_cell / n_cell_rows
+        return cls(labeler, model, within, below)
 
 
 def decomposition_from_levels(
-    qmeans: np.ndarray,
-    *,
-    inter: float,
-    below: float,
-    n_cells: float,
-    model: float,
-    labeler: float,
-    within: float,
+    qmeans: np.ndarray, lower: LowerLevels, *, inter: float, n_cells: float
 ) -> NoiseDecomposition:
     """The decomposition once the lower levels are estimated: the question level on top.
 
@@ -538,21 +569,20 @@ def decomposition_from_levels(
 
     Args:
         qmeans: per-question means of the condition-centred cell means.
+        lower: the lower components, as estimated (:meth:`LowerLevels.estimate`).
         inter: the question × condition variance (NaN when not estimable).
-        below: what the lower levels contribute to a cell mean's variance.
         n_cells: the mean number of cells per question with two or more (NaN when unknown).
-        model, labeler, within: the lower components, as estimated.
     """
     nan = float("nan")
     between_raw = float(qmeans.var(ddof=1)) if qmeans.size > 1 else nan
-    below_q = ((inter if np.isfinite(inter) else 0.0) + below) / (
+    below_q = ((inter if np.isfinite(inter) else 0.0) + lower.below) / (
         n_cells if np.isfinite(n_cells) else 1.0
     )
     between = max(between_raw - below_q, 0.0) if np.isfinite(between_raw) else nan
     return NoiseDecomposition(
         between_question=between,
         question_condition=inter,
-        model=model,
-        labeler=labeler,
-        within_cell=within,
+        model=lower.model,
+        labeler=lower.labeler,
+        within_cell=lower.within,
     )

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from driftlens_core.bootstrap import QuestionSums
 from driftlens_core.calibration import (
+    LowerLevels,
     NoiseDecomposition,
     NullTest,
     NullTestCondition,
@@ -372,22 +373,8 @@ def noise_decomposition_from_sums(
     over the model's per-question arrays, so the result does not depend on the slices.
     """
     nan = float("nan")
-    labeler = model = within = nan
-    below = 0.0
-    if has_sample:
-        if sums.lab is not None:
-            lab_var, lab_n = _pooled(sums.lab, metric)
-            labeler = max(lab_var, 0.0) if np.isfinite(lab_var) else nan
-            below = labeler / lab_n if np.isfinite(labeler) else 0.0
-        raw, n_rep = _pooled(sums.rep, metric)
-        if np.isfinite(raw):
-            model = max(raw - below, 0.0)
-            below = model / n_rep + below / n_rep
-    else:
-        raw_cell, n_cell_rows = _pooled(sums.rep, metric)
-        if np.isfinite(raw_cell):
-            within = raw_cell
-            below = raw_cell / n_cell_rows
+    labeling = _pooled(sums.lab, metric) if has_sample and sums.lab is not None else None
+    lower = LowerLevels.estimate(labeling, _pooled(sums.rep, metric), has_sample=has_sample)
     n = sums.qs.n
     present = n > 0
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -402,15 +389,7 @@ def noise_decomposition_from_sums(
     if dof > 0:
         raw_qc = float((resid**2).sum() / dof)
         n_cells = float(multi.sum() / multi.size)
-        inter = max(raw_qc - below, 0.0)
+        inter = max(raw_qc - lower.below, 0.0)
     else:
         n_cells = inter = nan
-    return decomposition_from_levels(
-        qmeans,
-        inter=inter,
-        below=below,
-        n_cells=n_cells,
-        model=model,
-        labeler=labeler,
-        within=within,
-    )
+    return decomposition_from_levels(qmeans, lower, inter=inter, n_cells=n_cells)
