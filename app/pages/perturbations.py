@@ -22,14 +22,18 @@ st.caption(
     "Versions are immutable: saving edits creates a new version."
 )
 
-with page_session() as session:
+# The first visit stores the bundled catalog (seconds on 2 cores) and the status widget is
+# hidden: the spinners say "working" (after Streamlit's half-second delay) instead of a
+# page that stands still under its heading.
+with st.spinner("Reading the catalogs…", show_time=True), page_session() as session:
     ensure_default_catalog(session=session)
     catalogs = list_catalogs(session=session)
-    labels = {f"{c.name} v{c.version}": c for c in catalogs}
-    # ``?catalog=name vN`` opens a version; else the newest.
-    choice = url_select("Catalog version", list(labels), param="catalog", default=list(labels)[-1])
-    catalog = labels[str(choice)]
-    assert catalog.id is not None
+labels = {f"{c.name} v{c.version}": c for c in catalogs}
+# ``?catalog=name vN`` opens a version; else the newest.
+choice = url_select("Catalog version", list(labels), param="catalog", default=list(labels)[-1])
+catalog = labels[str(choice)]
+assert catalog.id is not None
+with st.spinner("Reading the memory lines…", show_time=True), page_session() as session:
     rows = catalog_perturbations(catalog.id, session=session)
     frame = pd.DataFrame(
         [

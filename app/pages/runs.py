@@ -81,7 +81,9 @@ with st.expander("Launch a run", expanded=False):
             ):
                 st.rerun()
 
-with page_session() as session:
+# The reads below take seconds on a first visit or a large workspace, and the status widget
+# is hidden: each sits under a spinner that says so (after Streamlit's half-second delay).
+with st.spinner("Reading the runs…", show_time=True), page_session() as session:
     # Reasoning-drift runs first (the default); memory-conflict runs after them, marked.
     reasoning = reasoning_runs(session=session)
     runs = [*reasoning, *(r.name for r in list_runs(session=session) if r.name not in reasoning)]
@@ -110,9 +112,10 @@ run = str(
         format_func=lambda r: r if r in reasoning else f"{r} (memory conflicts)",
     )
 )
-with page_session() as session:
-    revision = run_revision(run, session=session)
-overview = _overview(page_settings().db_url, run, revision)
+with st.spinner("Reading the run…", show_time=True):
+    with page_session() as session:
+        revision = run_revision(run, session=session)
+    overview = _overview(page_settings().db_url, run, revision)
 if overview.simulated:
     st.error("SIMULATED DATA — responses come from the built-in simulator.")
 cols = st.columns(4)
@@ -128,7 +131,10 @@ st.dataframe(
 
 if overview.question_ids:
     question_id = str(url_select("Question", overview.question_ids, param="question"))
-    with page_session() as session:
+    with (
+        st.spinner("Reading the question's responses…", show_time=True),
+        page_session() as session,
+    ):
         question, views = question_responses(run, question_id, session=session)
     st.markdown(f"**Question:** {escape_markdown(question)}")
     conditions = sorted({v.condition for v in views if v.condition != "baseline"})

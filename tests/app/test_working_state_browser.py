@@ -1,4 +1,5 @@
-"""In chromium: the Source reliance page never sits silent under its heading (issue #20 E).
+"""In chromium: the Source reliance, Runs and Perturbations pages never sit silent under
+their heading (issue #20 E).
 
 The status widget is hidden (``toolbarMode minimal``), so a page that computes for seconds
 before its results looked blank. On a served copy of the demo workspace this opens the
@@ -8,7 +9,9 @@ there. After the heading appears, the page must keep showing something new, its 
 or a working state (a spinner): a stretch of none of these longer than :data:`GRACE_S`
 fails. The grace
 covers Streamlit's own spinner delay (0.5 s) and a loaded machine's drawing; the check is
-on what is visible, not on how fast the page is.
+on what is visible, not on how fast the page is. The Runs page (the demo run's overview
+and one question's responses) and the Perturbations page (the catalog's lines) are
+checked the same way on the same served copy.
 """
 
 from __future__ import annotations
@@ -34,17 +37,18 @@ GRACE_S = 2.5
 #: A poll that comes back later than this found the browser busy drawing (not counted).
 POLL_LATE_S = 0.3
 
-#: What the main area shows, read in one go: the heading, the results' last section, a
-#: spinner, and its text (a change means the page is visibly going on).
-STATE_JS = """() => {
+#: What the main area shows, read in one go: the page's heading, its last section (the
+#: ``[heading, content]`` argument), a spinner, and its text (a change means the page is
+#: visibly going on).
+STATE_JS = """([heading, content]) => {
   const main = document.querySelector('[data-testid="stMain"]');
   if (!main) return {heading: false, content: false, working: false, text: ''};
   const text = main.innerText;
   const spinner = Array.from(main.querySelectorAll('[data-testid="stSpinner"]'))
     .some(el => el.offsetParent !== null && el.innerText.trim() !== '');
   return {
-    heading: text.includes('Source reliance'),
-    content: text.includes("One item's probe variants"),
+    heading: text.includes(heading),
+    content: text.includes(content),
     working: spinner,
     text: text,
   };
@@ -81,10 +85,12 @@ def app(
         yield url
 
 
-def _silent_stretches(page: Page, url: str, *, limit: float = 120.0) -> list[float]:
-    """Navigate to ``url`` and poll until the results show; the stretches (seconds) during
-    which the heading was shown, nothing new arrived, and neither the results nor a spinner
-    were shown.
+def _silent_stretches(
+    page: Page, url: str, heading: str, content: str, *, limit: float = 120.0
+) -> list[float]:
+    """Navigate to ``url`` and poll until ``content`` (the page's last section) shows; the
+    stretches (seconds) during which ``heading`` was shown, nothing new arrived, and neither
+    the content nor a spinner were shown.
 
     Only the time the browser sat waiting counts: when one poll comes back late, the browser
     was busy drawing what had arrived (a loaded machine), which no working state can cover,
@@ -96,7 +102,7 @@ def _silent_stretches(page: Page, url: str, *, limit: float = 120.0) -> list[flo
     silent: float | None = None  # the open stretch's seconds so far
     previous, text = start, None
     while time.monotonic() - start < limit:
-        state = page.evaluate(STATE_JS)
+        state = page.evaluate(STATE_JS, [heading, content])
         now = time.monotonic()
         if state["content"]:
             break
@@ -119,18 +125,29 @@ def _silent_stretches(page: Page, url: str, *, limit: float = 120.0) -> list[flo
     return stretches
 
 
-def test_source_reliance_shows_results_or_says_it_is_working(app: str, page: Page) -> None:
-    url = f"{app}/sources?results=folder:sources-demo"
+@pytest.mark.parametrize(
+    ("path", "heading", "content"),
+    [
+        ("sources?results=folder:sources-demo", "Source reliance", "One item's probe variants"),
+        ("runs", "Runs", "All responses ("),
+        ("perturbations", "Perturbations", "Save edits as a new version"),
+    ],
+    ids=["source-reliance", "runs", "perturbations"],
+)
+def test_the_page_shows_its_content_or_says_it_is_working(
+    app: str, page: Page, path: str, heading: str, content: str
+) -> None:
+    url = f"{app}/{path}"
     # a first page of the session: the server's background imports and session start are
     # not what is checked here
     page.goto(app, wait_until="domcontentloaded")
     wait_for_streamlit(page, "DriftLens Workbench")
     seen: dict[str, list[float]] = {}
     for visit in ("first visit", "cached visit"):
-        seen[visit] = [round(s, 2) for s in _silent_stretches(page, url)]
-        wait_for_streamlit(page, "One item's probe variants")
+        seen[visit] = [round(s, 2) for s in _silent_stretches(page, url, heading, content)]
+        wait_for_streamlit(page, content)
     longest = max(max(s, default=0.0) for s in seen.values())
     assert longest <= GRACE_S, (
-        f"the heading stood {longest:.1f} s with neither the results nor a working state "
-        f"(silent stretches per visit, seconds: {seen})"
+        f"the {heading} heading stood {longest:.1f} s with neither its content nor a working "
+        f"state (silent stretches per visit, seconds: {seen})"
     )
