@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, suppress
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
+
+from tests.background import Background, background, selected_use
 
 # The session fails when a process the suite started is still running at its end.
 from tests.process_guard import pytest_sessionfinish, pytest_sessionstart  # noqa: F401
@@ -81,27 +80,17 @@ def session(db: Callable[[], AbstractContextManager[Session]]) -> Iterator[Sessi
         yield s
 
 
-@dataclass
-class _DemoStart:
-    """``driftlens demo`` started in the background at the beginning of the session."""
-
-    workspace: Path
-    proc: subprocess.Popen[bytes]
-    out: Path
-    err: Path
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _demo_prestart(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[_DemoStart | None]:
+) -> Iterator[tuple[Path, Background] | None]:
     """Start ``driftlens demo`` when the session begins, if a selected test needs it.
 
     The demo is a minute or two of CPU in its own processes: started first, it runs while
     the modules before the first demo test run, and it no longer counts against one test's
     time limit (on a loaded machine it once passed the 600 s limit inside a fixture).
     """
-    if not any("demo_workspace" in getattr(i, "fixturenames", ()) for i in request.session.items):
+    if not selected_use(request, "demo_workspace"):
         yield None
         return
     root = tmp_path_factory.mktemp("demo")
@@ -109,39 +98,42 @@ def _demo_prestart(
     ws.mkdir()
     env = dict(os.environ, DRIFTLENS_WORKSPACE=str(ws), COLUMNS="200")
     env.pop("DRIFTLENS_DB_URL", None)
-    out, err = root / "stdout.txt", root / "stderr.txt"
-    with out.open("wb") as fo, err.open("wb") as fe:  # files: a full pipe would block it
-        proc = subprocess.Popen(
-            [str(Path(sys.executable).with_name("driftlens")), "demo", "--bootstrap", "2000"],
-            env=env,
-            stdout=fo,
-            stderr=fe,
-            start_new_session=True,  # its simulator servers go with it if it is killed
-        )
-    try:
-        yield _DemoStart(ws, proc, out, err)
-    finally:
-        if proc.poll() is None:
-            with suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    argv = [str(Path(sys.executable).with_name("driftlens")), "demo", "--bootstrap", "2000"]
+    with background(argv, root, env) as demo:  # its simulator servers go with its group
+        yield ws, demo
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ray_prestart(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Path, Background] | None]:
+    """Start the Ray cluster scenario when the session begins, if a selected test reads it.
+
+    It is two to three minutes of one process tree (a Ray head, PostgreSQL, simulators);
+    at a lower priority it runs on the core the tests before it leave idle. Where the Ray
+    tests cannot run here, ``ray_report`` says why (skip, or fail under CI).
+    """
+    from tests.cluster.ray_scenario import NETNS, SCENARIO, ray_missing
+
+    if not selected_use(request, "ray_report") or ray_missing() is not None:
+        yield None
+        return
+    root = tmp_path_factory.mktemp("ray")
+    out = root / "report.json"
+    with background(
+        [*NETNS, sys.executable, str(SCENARIO), str(out)], root, os.environ, nice=10
+    ) as run:
+        yield out, run
 
 
 @pytest.fixture(scope="session")
-def demo_workspace(_demo_prestart: _DemoStart | None) -> tuple[Path, str]:
+def demo_workspace(_demo_prestart: tuple[Path, Background] | None) -> tuple[Path, str]:
     """The workspace of ``driftlens demo`` run once per test session (the real console script).
 
     Returns the workspace folder and what the demo printed. B is lowered to keep the
     suite quick; everything else is the demo exactly as a newcomer runs it. The run starts
     when the session does (``_demo_prestart``); this waits for it.
     """
-    demo = _demo_prestart
-    assert demo is not None, "demo_workspace is requested, so _demo_prestart started the demo"
-    try:
-        demo.proc.wait(timeout=900)
-    except subprocess.TimeoutExpired:
-        pytest.fail("driftlens demo did not finish within 900 s")
-    stdout = demo.out.read_text(encoding="utf-8", errors="replace")
-    stderr = demo.err.read_text(encoding="utf-8", errors="replace")
-    assert demo.proc.returncode == 0, stdout[-4000:] + stderr[-4000:]
-    return demo.workspace, stdout
+    assert _demo_prestart is not None, "demo_workspace is requested, so the demo was started"
+    ws, demo = _demo_prestart
+    return ws, demo.finish("driftlens demo", timeout_s=900)

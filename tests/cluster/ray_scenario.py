@@ -16,8 +16,10 @@ checks to ``OUT.json`` and stops everything it started.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = Path(__file__)
+#: A shell in a new network namespace with loopback up, running its arguments.
+NETNS = ("unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$1" "$2"')
 sys.path.insert(0, str(ROOT))
 BIN = Path(sys.executable).parent
 QUESTIONS = 12
@@ -174,6 +179,17 @@ def killer(url: str, stop: threading.Event, record: dict[str, Any]) -> None:
                         break
     finally:
         engine.dispose()
+
+
+def ray_missing() -> str | None:
+    """Why the Ray scenario cannot run on this machine, or None when it can."""
+    if os.geteuid() != 0:
+        return "the Ray tests need root (a loopback-only network namespace: unshare -n)"
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return "the Ray tests need unshare and ip (util-linux, iproute2)"
+    if importlib.util.find_spec("ray") is None:
+        return "Ray is not installed: scripts/setup.sh dev,cluster"
+    return None
 
 
 def main(out_json: Path) -> None:

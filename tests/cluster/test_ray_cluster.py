@@ -10,12 +10,8 @@ where that is a failure.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,68 +19,60 @@ from typing import Any
 import pytest
 from typer.testing import Result
 
-SCENARIO = Path(__file__).with_name("ray_scenario.py")
-
-#: A shell in a new network namespace with loopback up, running its arguments.
-NETNS = ("unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$1" "$2"')
+from tests.background import Background
+from tests.cluster.ray_scenario import ray_missing
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
-
-def _missing() -> str | None:
-    if os.geteuid() != 0:
-        return "the Ray tests need root (a loopback-only network namespace: unshare -n)"
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        return "the Ray tests need unshare and ip (util-linux, iproute2)"
-    if importlib.util.find_spec("ray") is None:
-        return "Ray is not installed: scripts/setup.sh dev,cluster"
-    return None
+#: The scenario's time limit: 510 s measured on a loaded 2-core machine (load ~10).
+SCENARIO_S = 780
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The scenario's report: one Ray head, PostgreSQL and simulators for the module."""
-    reason = _missing()
+def ray_report(
+    _ray_prestart: tuple[Path, Background] | None, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    """The scenario's report: one Ray head, PostgreSQL and simulators for the module.
+
+    The session started the scenario (``tests/conftest.py``) when it could run here;
+    otherwise this says why (skip, or fail under CI).
+    """
+    reason = ray_missing()
     if reason is not None:
         if os.environ.get("DRIFTLENS_REQUIRE_RAY") == "1":
             pytest.fail(reason)
         pytest.skip(reason)
-    out = tmp_path_factory.mktemp("ray") / "report.json"
-    done = subprocess.run(
-        [*NETNS, sys.executable, str(SCENARIO), str(out)],
-        capture_output=True,
-        text=True,
-        timeout=780,  # 510 s measured on a loaded 2-core machine (load ~10)
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert _ray_prestart is not None, "ray_report is requested, so the scenario was started"
+    out, run = _ray_prestart
+    run.finish("the Ray scenario", timeout_s=SCENARIO_S)
     loaded: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     print("ray scenario timings (s since start):", loaded["timings"])  # shown with -s
     return loaded
 
 
-def test_ray_run_killed_mid_shard_equals_the_single_process_run(report: dict[str, Any]) -> None:
-    kill, counts = report["kill"], report["counts"]
-    gen = report["ray"]["generate"]
+def test_ray_run_killed_mid_shard_equals_the_single_process_run(ray_report: dict[str, Any]) -> None:
+    kill, counts = ray_report["kill"], ray_report["counts"]
+    gen = ray_report["ray"]["generate"]
     # one worker was killed while its shard was partly stored, and the shard was retried
     assert kill, "no shard was caught mid-way"
     assert 0 < kill["stored"] < kill["planned"]
     assert gen["status"] == "done" and gen["failed"] == 0
-    assert gen["planned"] == report["single"]["generate"]["planned"] == 360
+    assert gen["planned"] == ray_report["single"]["generate"]["planned"] == 360
     # nothing stored twice, nothing missing, every lease released
     assert counts["study_responses"] == 360
     assert counts["responses"] == counts["distinct_keys"]  # the conflicts run's too
     assert counts["leases_left"] == 0
-    assert report["ray"]["label"]["failed"] == 0
+    assert ray_report["ray"]["label"]["failed"] == 0
     # the bar: the same drift table and statistics, byte for byte (the Ray run's analysis
     # out of core, its model's statistics in a Ray task, against one process in memory)
-    assert report["ray"]["drift_csv"] == report["single"]["drift_csv"]
-    assert report["ray"]["stats_json"] == report["single"]["stats_json"]
-    assert report["ray"]["drift_csv"].count("\n") > 300
+    assert ray_report["ray"]["drift_csv"] == ray_report["single"]["drift_csv"]
+    assert ray_report["ray"]["stats_json"] == ray_report["single"]["stats_json"]
+    assert ray_report["ray"]["drift_csv"].count("\n") > 300
 
 
-def test_ray_commands_report_their_progress_into_their_job_rows(report: dict[str, Any]) -> None:
+def test_ray_commands_report_their_progress_into_their_job_rows(ray_report: dict[str, Any]) -> None:
     """What the Jobs page shows of a Ray-executed command: every worker's stored units."""
-    jobs = {(j["argv"] or ["?"])[0]: j for j in report["jobs"] if "ray" in j["argv"]}
+    jobs = {(j["argv"] or ["?"])[0]: j for j in ray_report["jobs"] if "ray" in j["argv"]}
     gen = jobs["generate"]
     assert gen["state"] == "done" and gen["stage"] == "generating r"
     assert gen["done"] == gen["total"] == 360
@@ -92,7 +80,7 @@ def test_ray_commands_report_their_progress_into_their_job_rows(report: dict[str
 
 
 def test_ray_instrument_runs_equal_the_single_process_runs(
-    report: dict[str, Any], cli: Callable[..., Result], tmp_path: Path
+    ray_report: dict[str, Any], cli: Callable[..., Result], tmp_path: Path
 ) -> None:
     """conflicts generate/judge, sources run and disposition run with --executor ray, against
     one process (here, on the test's SQLite workspace: the results do not depend on the
@@ -105,8 +93,8 @@ def test_ray_instrument_runs_equal_the_single_process_runs(
         return done.output
 
     single = instruments(run, tmp_path)
-    clustered = report["ray"]["instruments"]
-    counts = report["counts"]
+    clustered = ray_report["ray"]["instruments"]
+    counts = ray_report["counts"]
     # every file of each instrument's report, byte for byte
     assert clustered["files"] == single["files"]
     assert {"conflicts/conflict_scores.csv", "sources/probes.csv"} <= set(single["files"])
