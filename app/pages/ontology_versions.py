@@ -7,9 +7,9 @@ import streamlit as st
 
 from app.ui.db import page_session
 from app.ui.drafts import clear_draft, draft_chips, draft_text_area, has_draft, leave_guard
-from app.ui.safe import escape_markdown, show_plain
+from app.ui.safe import show_plain
 from app.ui.url_state import url_open, url_select
-from app.ui.word_diff import diff_html
+from app.ui.word_diff import show_word_diff
 from ontology.diff import diff_documents, render_diff
 from ontology.lineage import branch_of, main_head, rebase_edit
 from ontology.schema import OntologyDoc, dump_ontology, parse_ontology
@@ -116,20 +116,30 @@ diff = diff_documents(old_doc, new_doc, old_label=shown_as[old_id], new_label=sh
 if diff.empty:
     st.info("The two versions have the same content.")
 else:
-    for change in diff.changes:
-        st.markdown(
-            f"**{escape_markdown(change.root)} / {escape_markdown(change.name)}** — {change.status}"
-        )
-        for f in change.fields:
-            a, b = st.columns(2)
-            old_text = f.old if isinstance(f.old, str) else ", ".join(f.old)
-            new_text = f.new if isinstance(f.new, str) else ", ".join(f.new)
-            a.caption(f"{f.field} (old)")
-            a.markdown(diff_html(old_text, new_text, side="old"), unsafe_allow_html=True)
-            b.caption(f"{f.field} (new)")
-            b.markdown(diff_html(old_text, new_text, side="new"), unsafe_allow_html=True)
-    with st.expander("Diff as text"):
-        st.code(render_diff(diff), language=None)
+    # One table of what changed up front; the word-by-word boxes (two per changed field:
+    # hundreds of elements between two unrelated ontologies, most of the page's drawing
+    # time) and the text diff are built only while their expander is open (issue #20).
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "root": change.root,
+                    "node": change.name,
+                    "change": change.status,
+                    "fields": ", ".join(f.field for f in change.fields),
+                }
+                for change in diff.changes
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+    with st.expander("Side by side, word by word", key="diff-words", on_change="rerun") as words:
+        if words.open:
+            show_word_diff(diff)
+    with st.expander("Diff as text", key="diff-text", on_change="rerun") as as_text:
+        if as_text.open:
+            st.code(render_diff(diff), language=None)
 
 st.subheader("Edit as a new version")
 flash = st.session_state.pop("versions_flash", None)
@@ -259,20 +269,27 @@ if st.button("Save leaf as new version", key="save-leaf", disabled=undecided, he
             clear_draft("ontology", leaf_obj, ("definition", "triggers", "exclusions"))
         _saved(label, new_id, same, f"leaf {leaf_name}{extra}")
 
-st.markdown("**The whole document (YAML)**")
 obj = f"version-{vid}"
-text = draft_text_area(
-    "YAML", dump_ontology(doc), page="ontology", obj=obj, field="yaml", height=400
-)
+yaml_draft = has_draft("ontology", obj)
+# The document is some 12,000 characters: its editor is built only while the expander is
+# open (issue #20: the page's first render). A YAML draft opens it, so unsaved edits are
+# never out of sight.
+with st.expander(
+    "The whole document (YAML)", expanded=yaml_draft, key="whole-yaml", on_change="rerun"
+) as whole:
+    if whole.open:
+        text = draft_text_area(
+            "YAML", dump_ontology(doc), page="ontology", obj=obj, field="yaml", height=400
+        )
+        if st.button("Save as new version", disabled=undecided, help=save_help):
+            try:
+                label, new_id, same, extra = _store(parse_ontology(text, source="the editor"))
+            except DriftLensError as exc:
+                show_plain(exc)
+            else:
+                if not same:
+                    clear_draft("ontology", obj, ("yaml",))
+                _saved(label, new_id, same, f"YAML{extra}")
 leave_guard(["YAML", "Definition"])
-if has_draft("ontology", obj) or has_draft("ontology", leaf_obj):
+if yaml_draft or has_draft("ontology", leaf_obj):
     st.caption("Your edits are kept as a draft until you save them as a new version.")
-if st.button("Save as new version", disabled=undecided, help=save_help):
-    try:
-        label, new_id, same, extra = _store(parse_ontology(text, source="the editor"))
-    except DriftLensError as exc:
-        show_plain(exc)
-    else:
-        if not same:
-            clear_draft("ontology", obj, ("yaml",))
-        _saved(label, new_id, same, f"YAML{extra}")

@@ -88,7 +88,10 @@ ACTIONS: dict[str, tuple[Callable[[Page], None], str | None]] = {
     "analysis.py": (lambda p: _expand_and_click(p, "New analysis", "Run analysis"), None),
     "settings.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),
     "jobs.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),
-    "ontology_versions.py": (lambda p: _click(p, "Save as new version"), None),
+    "ontology_versions.py": (
+        lambda p: _expand_and_click(p, "The whole document (YAML)", "Save as new version"),
+        None,
+    ),
     "ontology_rounds.py": (lambda p: _click(p, "Run round"), None),
     "ontology_rewrite.py": (lambda p: _click(p, "Propose rewrite"), None),
     "ontology_validation.py": (lambda p: _click(p, "Start experiment"), None),

@@ -39,6 +39,10 @@ def _round(labelers: list[str], sample: int = 40) -> int:
 def test_ontology_page_shows_definitions_and_saves_an_edit_as_a_new_version() -> None:
     at = open_page("ontology_versions.py")
     assert len(at.dataframe[0].value) == 11
+    # The YAML editor is built only once its expander is open (the page's first render).
+    assert not [t for t in at.text_area if t.label == "YAML"]
+    at.session_state["whole-yaml"] = True
+    at.run()
     editor = next(t for t in at.text_area if t.label == "YAML")
     assert editor.value is not None
     data = yaml.safe_load(editor.value)
@@ -290,3 +294,32 @@ def test_saving_from_an_old_version_asks_rebase_or_branch_and_rebase_keeps_newer
         assert doc.leaf(doc.leaf_names[0]).definition == "Accepted rewrite 0."  # kept
         assert doc.leaf(doc.leaf_names[1]).definition == "Accepted rewrite 1."
         assert doc.leaf(name).definition == "Made on @1."
+
+
+def test_comparison_lists_the_changed_nodes_and_draws_words_and_text_on_demand() -> None:
+    """Issue #20: the word-by-word boxes and the text diff are built only once opened."""
+    from ontology.versions import document, get_version, seed_ontologies
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+    from tests.ontology.leaf_edits import reword_leaf
+
+    with open_workspace_session(resolve_settings()) as session:
+        seed_ontologies(session=session)
+        reword_leaf(session, "Reworded <b>boldly</b> for the diff.", index=2)
+        session.commit()
+        leaf = document(get_version("driftlens@1", session=session)).leaf_names[2]
+    at = open_page("ontology_versions.py", params={"old": "driftlens@1", "new": "driftlens@2"})
+    changes = next(d.value for d in at.dataframe if "change" in d.value.columns)
+    assert changes.to_dict("records") == [
+        {"root": changes.iloc[0]["root"], "node": leaf, "change": "changed", "fields": "definition"}
+    ]
+    assert not [m for m in at.markdown if "boldly" in m.value]
+    assert not at.code
+    at.session_state["diff-words"] = True
+    at.session_state["diff-text"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    words = [m.value for m in at.markdown if "boldly" in m.value]
+    assert len(words) == 1 and "&lt;b&gt;boldly" in words[0]  # escaped: no live <b>
+    assert "background:#ccffd8" in words[0]  # the new words are marked
+    assert "boldly" in at.code[0].value
