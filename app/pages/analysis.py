@@ -166,8 +166,14 @@ def _show(stored: StoredAnalysis) -> None:
 
     html_file = stored.files.get("report_html")
     figure_dir = html_file.parent / "figures" if html_file is not None else None
-    tab_forest, tab_tiers, tab_agree = st.tabs(["Forest plot", "Tiers", "DTW vs SRI"])
+    # Lazy tabs here and below (issue #20, the first render): only the open tab's figure or
+    # tables are built and sent; choosing another tab reruns the page to draw it.
+    tab_forest, tab_tiers, tab_agree = st.tabs(
+        ["Forest plot", "Tiers", "DTW vs SRI"], key="figure-tab", on_change="rerun"
+    )
     for tab, name in ((tab_forest, "forest"), (tab_tiers, "tiers"), (tab_agree, "agreement")):
+        if not tab.open:
+            continue
         with tab:
             _simulated_mark(prov.simulated)
             png = figure_dir / f"{name}.png" if figure_dir is not None else None
@@ -192,17 +198,21 @@ def _show(stored: StoredAnalysis) -> None:
             st.text(f"{name}: {COLUMN_HELP[name]}")
 
     tab_letters, tab_cal, tab_agree2, tab_mm = st.tabs(
-        ["Letters", "Calibration", "Agreement", "Mixed model"]
+        ["Letters", "Calibration", "Agreement", "Mixed model"], key="table-tab", on_change="rerun"
     )
-    with tab_letters:
-        _table(tables.letters)
-    with tab_cal:
-        _table(tables.calibration_summary)
-        _table(tables.calibration)
-    with tab_agree2:
-        st.dataframe(tables.agreement, hide_index=True, width="stretch")
-    with tab_mm:
-        st.dataframe(tables.mixed_model, hide_index=True, width="stretch")
+    if tab_letters.open:
+        with tab_letters:
+            _table(tables.letters)
+    if tab_cal.open:
+        with tab_cal:
+            _table(tables.calibration_summary)
+            _table(tables.calibration)
+    if tab_agree2.open:
+        with tab_agree2:
+            st.dataframe(tables.agreement, hide_index=True, width="stretch")
+    if tab_mm.open:
+        with tab_mm:
+            st.dataframe(tables.mixed_model, hide_index=True, width="stretch")
 
     st.subheader("Example response pairs")
     try:
@@ -230,12 +240,17 @@ def _examples_section(analysis_id: int) -> None:
     page, roots = _example_page(db_url, analysis_id, (page_no - 1) * page_size, page_size)
     first = page.offset + 1 if page.pairs else 0
     st.caption(f"Pairs {first:,}–{page.offset + len(page.pairs):,} of {page.total:,}")
-    for ex in page.pairs:
-        _show_example(ex, roots)
+    for n, ex in enumerate(page.pairs, start=page.offset):
+        _show_example(ex, roots, key=f"pair-{analysis_id}-{n}")
 
 
-def _show_example(ex: ExamplePair, roots: list[str]) -> None:
-    with st.expander(f"{ex.condition_class} · {ex.condition} · DTW {ex.dtw:.3f}"):
+def _show_example(ex: ExamplePair, roots: list[str], *, key: str) -> None:
+    """One pair in an expander whose steps are built only while it is open (issue #20)."""
+    with st.expander(
+        f"{ex.condition_class} · {ex.condition} · DTW {ex.dtw:.3f}", key=key, on_change="rerun"
+    ) as box:
+        if not box.open:
+            return
         st.caption("Question")
         st.text(ex.question)
         st.caption("Memory line")
@@ -475,83 +490,93 @@ if analysis_jobs.finished is not None and (analysis_jobs.finished.result or {}).
     st.rerun()
 if "analysis_stored" in st.session_state:  # outside the expander: seen when it is closed
     st.success(f"Analysis {st.session_state.pop('analysis_stored')} stored and shown below.")
-with st.expander("New analysis", expanded=not entries, icon=":material/add_chart:"):
-    st.caption(
-        "Computes and stores a new analysis; it does not change the analysis shown. "
-        "Defaults follow the analysis shown."
-    )
-    labeler_options = labelers or ["keywords"]
-
-    def _index(options: list[str], wanted: str | None, default: int = 0) -> int:
-        return options.index(wanted) if wanted in options else default
-
-    left, right = st.columns(2)
-    run_name = left.selectbox(
-        "Run", runs, index=_index(runs, shown.run if shown else None), key="new_run"
-    )
-    labeler = right.selectbox(
-        "Labeler",
-        labeler_options,
-        index=_index(labeler_options, shown.labeler if shown else None),
-        key="new_labeler",
-    )
-    # The version the run was labeled with by this labeler (the shown analysis's when that
-    # is one of them), else the main line's newest: a run labeled under driftlens@3 opens
-    # on @3, not on the version of whatever analysis happens to be shown.
-    with page_session() as session:
-        labelled = [v for who, v in labelled_with(run_name, session=session) if who == labeler]
-    wanted_version = (
-        shown.ontology_version
-        if shown and shown.ontology_version in labelled
-        else labelled[0]
-        if labelled
-        else main_version
-    )
-    version = left.selectbox(
-        "Ontology version",
-        versions,
-        index=_index(versions, wanted_version),
-        key=f"new_version::{run_name}::{labeler}",  # the default follows run and labeler
-        help="Defaults to the version this run was labeled with by this labeler.",
-    )
-    bootstrap = int(
-        right.number_input(
-            "Bootstrap replicates B",
-            MIN_BOOTSTRAP,
-            100_000,
-            DEFAULT_BOOTSTRAP,
-            step=1_000,
-            key="new_bootstrap",
+# Lazy: its widgets and the labelled-with query run only while it is open (issue #20).
+with st.expander(
+    "New analysis",
+    expanded=not entries,
+    icon=":material/add_chart:",
+    key="new-analysis",
+    on_change="rerun",
+) as new_box:
+    if new_box.open:
+        st.caption(
+            "Computes and stores a new analysis; it does not change the analysis shown. "
+            "Defaults follow the analysis shown."
         )
-    )
-    seed = int(left.number_input("Seed", value=DEFAULT_SEED, step=1, key="new_seed"))
-    label_first = right.checkbox("Label unlabeled responses first", key="new_label_first")
-    others = st.multiselect(
-        "Add runs of other models (shown side by side)",
-        [r for r in runs if r != run_name],
-        key="new_others",
-    )
-    if st.button(
-        "Run analysis",
-        type="primary",
-        key="new_run_button",
-        disabled=analysis_jobs.busy is not None,
-        help=analysis_jobs.busy,
-    ):
-        chosen = [run_name, *others]
-        argv = ["analyze", *[a for r in chosen for a in ("--run", r)], "--labeler", labeler]
-        argv += ["--bootstrap", str(bootstrap), "--seed", str(seed)]
-        argv += ["--ontology-version", version] + (["--label"] if label_first else [])
-        # A background process with its own report folder: a reload shows it running and
-        # then opens the analysis it stored.
-        if start_job(
-            key="analysis-new",
-            kind="analyze",
-            title=f"Analysis of {', '.join(chosen)} · {labeler} · {version} · B = {bootstrap:,}",
-            argv=argv,
-            scope={"run": run_name},
+        labeler_options = labelers or ["keywords"]
+
+        def _index(options: list[str], wanted: str | None, default: int = 0) -> int:
+            return options.index(wanted) if wanted in options else default
+
+        left, right = st.columns(2)
+        run_name = left.selectbox(
+            "Run", runs, index=_index(runs, shown.run if shown else None), key="new_run"
+        )
+        labeler = right.selectbox(
+            "Labeler",
+            labeler_options,
+            index=_index(labeler_options, shown.labeler if shown else None),
+            key="new_labeler",
+        )
+        # The version the run was labeled with by this labeler (the shown analysis's when that
+        # is one of them), else the main line's newest: a run labeled under driftlens@3 opens
+        # on @3, not on the version of whatever analysis happens to be shown.
+        with page_session() as session:
+            labelled = [v for who, v in labelled_with(run_name, session=session) if who == labeler]
+        wanted_version = (
+            shown.ontology_version
+            if shown and shown.ontology_version in labelled
+            else labelled[0]
+            if labelled
+            else main_version
+        )
+        version = left.selectbox(
+            "Ontology version",
+            versions,
+            index=_index(versions, wanted_version),
+            key=f"new_version::{run_name}::{labeler}",  # the default follows run and labeler
+            help="Defaults to the version this run was labeled with by this labeler.",
+        )
+        bootstrap = int(
+            right.number_input(
+                "Bootstrap replicates B",
+                MIN_BOOTSTRAP,
+                100_000,
+                DEFAULT_BOOTSTRAP,
+                step=1_000,
+                key="new_bootstrap",
+            )
+        )
+        seed = int(left.number_input("Seed", value=DEFAULT_SEED, step=1, key="new_seed"))
+        label_first = right.checkbox("Label unlabeled responses first", key="new_label_first")
+        others = st.multiselect(
+            "Add runs of other models (shown side by side)",
+            [r for r in runs if r != run_name],
+            key="new_others",
+        )
+        if st.button(
+            "Run analysis",
+            type="primary",
+            key="new_run_button",
+            disabled=analysis_jobs.busy is not None,
+            help=analysis_jobs.busy,
         ):
-            st.rerun()
+            chosen = [run_name, *others]
+            argv = ["analyze", *[a for r in chosen for a in ("--run", r)], "--labeler", labeler]
+            argv += ["--bootstrap", str(bootstrap), "--seed", str(seed)]
+            argv += ["--ontology-version", version] + (["--label"] if label_first else [])
+            # A background process with its own report folder: a reload shows it running and
+            # then opens the analysis it stored.
+            title = f"Analysis of {', '.join(chosen)} · {labeler} · {version} · B = {bootstrap:,}"
+            if start_job(
+                key="analysis-new",
+                kind="analyze",
+                title=title,
+                argv=argv,
+                scope={"run": run_name},
+            ):
+                st.rerun()
+
 
 if shown is None:
     st.info("No stored analysis yet: open *New analysis* above and press *Run analysis*.")

@@ -35,6 +35,14 @@ def _labels(at: AppTest) -> list[str]:
     return [str(getattr(b, "label", "")) for b in at.get("download_button")]
 
 
+def _open_pairs(at: AppTest, analysis_id: int, shown: int = 10) -> None:
+    """Open the first page's example pairs (their steps are built only once opened)."""
+    for n in range(shown):
+        at.session_state[f"pair-{analysis_id}-{n}"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
 def _analyse(workspace: Path, *, seed: int, out: str) -> int:
     with open_workspace_session(resolve_settings()) as session:
         result = analyze_run(
@@ -50,10 +58,12 @@ def _open_linked(params: dict[str, str]) -> AppTest:
 def test_page_shows_the_stored_analysis_with_untrusted_text_inert(workspace: Path) -> None:
     with open_workspace_session(resolve_settings()) as session:
         build_sim_workspace(session, n_questions=6)
-    _analyse(workspace, seed=5, out="r")
+    analysis_id = _analyse(workspace, seed=5, out="r")
     at = open_page("analysis.py", timeout=180)
     assert any("SIMULATED DATA" in str(e.value) for e in at.error)
     assert len(at.dataframe) >= 4
+    assert not any(SCRIPT_PROBE in t.value for t in at.text)  # the pairs are still closed
+    _open_pairs(at, analysis_id)
     rendered = _all_markdown(at)
     # live Markdown never holds the raw probes (every "<" is backslash-escaped, so no tag
     # can start); the escaped step text is there instead
@@ -106,8 +116,13 @@ def test_help_simulated_marks_and_downloads(workspace: Path) -> None:
     assert {"d_rel", "letters", "mdd"} <= set(config)
     assert "noise" in config["d_rel"]["help"] and "80 %" in config["mdd"]["help"]
     assert any(t.value.startswith("letters: Compact letter display") for t in at.text)
-    # every figure is marked simulated
-    assert sum("Simulated" in c.value for c in at.caption) == 3
+    # every figure is marked simulated (a figure is built when its tab is chosen)
+    for tab in ("Forest plot", "Tiers", "DTW vs SRI"):
+        at.session_state["figure-tab"] = tab
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert sum("Simulated" in c.value for c in at.caption) == 1, tab
+        assert at.get("image"), tab  # its figure is there
     labels = _labels(at)
     assert {"Report folder (.zip)", f"Responses of {RUN} (.jsonl)"} <= set(labels)
     # no judge scores and no verified benchmark yet: disabled, with the reason shown

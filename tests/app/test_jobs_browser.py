@@ -113,12 +113,18 @@ def test_c_generation_survives_a_reload_and_labels_the_run(served: Served, page:
 def _analyse_from_page(page: Page, served: Served, bootstrap: int) -> int:
     page.goto(f"{served.url}/analysis", wait_until="domcontentloaded")
     wait_for_streamlit(page, "Analysis")
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
     box = page.get_by_label("Bootstrap replicates B")
     for _ in range(3):  # the expander is open on a page without analyses, closed after
         if box.is_visible():
             break
         page.get_by_text("New analysis", exact=True).click()
-        page.wait_for_timeout(1000)
+        # its form is built by the rerun the click starts: wait for it, not a fixed time
+        try:
+            box.wait_for(state="visible", timeout=30_000)
+        except PlaywrightTimeoutError:  # the click landed during a rerun and was lost
+            wait_for_streamlit(page, "Analysis")
     box.fill(str(bootstrap))
     box.press("Enter")
     page.wait_for_timeout(700)

@@ -88,6 +88,8 @@ def test_new_analysis_defaults_to_the_version_the_run_was_labelled_with(workspac
         )
         label_run("fresh", "keywords", session=session, ontology_version="driftlens@3")
     at = _page("analysis.py")
+    at.session_state["new-analysis"] = True  # closed while an analysis is shown
+    at.run()
     assert CONFLICT_RUN not in at.selectbox(key="new_run").options
     at.selectbox(key="new_run").set_value("fresh").run()
     version = next(s for s in at.selectbox if s.label == "Ontology version")
