@@ -198,15 +198,18 @@ def test_drafts_survive_navigation_and_reload_and_leaving_asks_first(
     shot(page, "d-draft-after-reload")
     assert page.get_by_label(f"Definition 1 ({pair.leaf_a})").input_value() == draft
 
-    # The YAML editor keeps its draft too.
+    # The YAML editor keeps its draft too (it is built once its expander is opened).
     open_path(page, loop, "ontology_versions", "Ontology")
+    page.get_by_text("The whole document (YAML)", exact=True).first.click()
     yaml_box = page.get_by_label("YAML")
+    yaml_box.wait_for(timeout=60_000)
     edited = yaml_box.input_value().replace("name: driftlens", "name: driftlens  # draft", 1)
     yaml_box.fill(edited)
     yaml_box.press("Tab")  # commit it (blur)
     settle(page, "Ontology")
     page.reload()
     wait_for_streamlit(page, "Ontology")
+    # the draft opens the editor on its own: no click after the reload
     assert page.get_by_label("YAML").input_value() == edited
 
 
@@ -294,6 +297,8 @@ def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: Page
     settle(page, "Ontology")
     choose(page, "New", new_label)
     settle(page, "Ontology")
+    page.get_by_text("Side by side, word by word", exact=True).first.click()
+    settle(page, "Edited in the walkthrough")
     shot(page, "w5-diff")
     assert "Edited in the walkthrough" in main_text(page)
     with loop.session() as session:
