@@ -298,7 +298,10 @@ def test_walkthrough_round_rewrite_edit_accept_round_diff(loop: Loop, page: Page
     choose(page, "New", new_label)
     settle(page, "Ontology")
     page.get_by_text("Side by side, word by word", exact=True).first.click()
-    settle(page, "Edited in the walkthrough")
+    # the definitions table's hidden grid cells hold the text too: wait for the word diff
+    words = page.get_by_test_id("stMarkdownContainer").filter(has_text="Edited in the walkthrough")
+    words.first.wait_for(timeout=60_000)
+    settle(page, "Ontology")
     shot(page, "w5-diff")
     assert "Edited in the walkthrough" in main_text(page)
     with loop.session() as session:
