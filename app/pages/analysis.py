@@ -49,7 +49,6 @@ from study.reasoning.stored import (
     get_analysis,
 )
 from study.report.data import CLASS_ORDER, ExamplePair
-from study.report.figures import agreement_plot, forest_plot, tier_plot
 
 # Streamlit's coloured-text names, one per ontology root in document order.
 _ROOT_COLOURS = ("blue", "green", "red", "orange", "violet", "gray")
@@ -181,6 +180,9 @@ def _show(stored: StoredAnalysis) -> None:
                 show_figure(png)
             else:
                 # report folder moved or deleted: draw from the stored statistics instead
+                # (matplotlib is imported only here: a report's own PNGs need none of it)
+                from study.report.figures import agreement_plot, forest_plot, tier_plot
+
                 fig = {
                     "forest": lambda: forest_plot(tables.conditions),
                     "tiers": lambda: tier_plot(tables.tiers, tables.conditions),

@@ -187,3 +187,21 @@ def test_new_analysis_is_set_apart_and_opens_when_stored(workspace: Path) -> Non
 def test_page_without_runs_says_what_to_do() -> None:
     at = open_page("analysis.py", timeout=180)
     assert any("Launch a run" in str(i.value) for i in at.info)  # the widget, not a CLI flag
+
+
+def test_figures_are_drawn_from_the_statistics_once_the_report_folder_is_gone(
+    workspace: Path,
+) -> None:
+    import shutil
+
+    with open_workspace_session(resolve_settings()) as session:
+        build_sim_workspace(session, n_questions=5)
+    _analyse(workspace, seed=3, out="r")
+    shutil.rmtree(workspace / "r")
+    at = open_page("analysis.py", timeout=180)
+    assert any("no longer on disk" in str(i.value) for i in at.info)
+    for tab in ("Forest plot", "Tiers", "DTW vs SRI"):  # matplotlib draws each on its own
+        at.session_state["figure-tab"] = tab
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.get("image"), tab
