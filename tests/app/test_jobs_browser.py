@@ -60,7 +60,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def _running(served: Served, kind: str) -> JobRecord:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # a job process starting on a loaded machine
     while time.monotonic() < deadline:
         with open_workspace_session(served.settings) as session:
             found = [j for j in list_jobs(session=session, kind=kind) if j.running]
@@ -169,7 +169,7 @@ def test_d_and_a_analyses_open_after_a_reload_each_in_its_own_folder(
 
 
 def _job_after(served: Served, job_id: int) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # a job process starting on a loaded machine
     while time.monotonic() < deadline:
         with open_workspace_session(served.settings) as session:
             if any(j.id > job_id for j in list_jobs(session=session)):
