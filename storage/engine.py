@@ -10,7 +10,9 @@ reached through psycopg 3 (``postgresql+psycopg://``); plain ``postgresql://`` a
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 from typing import Any
 
 from sqlalchemy import create_engine, event, text
@@ -65,6 +67,24 @@ def _is_memory(url: URL) -> bool:
     return url.database in (None, "", ":memory:") or bool(url.query.get("mode") == "memory")
 
 
+def _switch_to_wal(cursor: Any) -> None:
+    """``PRAGMA journal_mode=WAL``, waiting up to the busy timeout for the file's lock.
+
+    Switching a fresh file to WAL needs a lock another process may hold (it is creating the
+    tables); SQLite then answers "database is locked" at once instead of through the busy
+    handler, so the connection waits here as every other statement does.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _sqlite_pragmas(engine: Engine, *, memory: bool) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -76,7 +96,7 @@ def _sqlite_pragmas(engine: Engine, *, memory: bool) -> None:
                 # 16 KiB pages: a response row (~1.5 KB) no longer leaves most of a 4 KiB
                 # page empty. Only takes effect when the file is created (before WAL).
                 cursor.execute(f"PRAGMA page_size={SQLITE_PAGE_SIZE}")
-                cursor.execute("PRAGMA journal_mode=WAL")
+                _switch_to_wal(cursor)
                 cursor.execute("PRAGMA synchronous=NORMAL")
                 # Checkpoint every SQLITE_WAL_PAGES pages instead of 1,000: the hot index
                 # pages are copied into the database once per checkpoint, so fewer,

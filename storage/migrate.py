@@ -27,6 +27,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
+from storage.errors import ConfigError
+
 MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
 
 #: Key of the PostgreSQL advisory lock that serialises concurrent upgrades.
@@ -66,10 +68,25 @@ def _engine(engine_or_url: Engine | str) -> Engine:
 
 
 @contextlib.contextmanager
-def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
-    """Serialise upgrades of one SQLite file across processes (SQLite DDL is not atomic here)."""
-    database = engine.url.database
-    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+def _sqlite_file_lock(engine_or_url: Engine | str) -> Iterator[None]:
+    """Serialise upgrades of one SQLite file across processes (SQLite DDL is not atomic here).
+
+    Taken before the engine exists: its first connection (``make_engine`` checks one) sets
+    the file's journal mode, which on a fresh file needs the lock an upgrading process holds
+    and fails at once instead of waiting ("database is locked", four processes at once).
+    """
+    from storage.engine import normalize_url  # as _engine(): storage.engine is heavier
+
+    if isinstance(engine_or_url, Engine):
+        url = engine_or_url.url
+    else:
+        try:
+            url = normalize_url(engine_or_url)
+        except ConfigError:  # _engine() says so in one sentence
+            yield
+            return
+    database = url.database
+    if url.get_backend_name() != "sqlite" or not database or database == ":memory:":
         yield
         return
     try:
@@ -95,14 +112,15 @@ def upgrade(engine_or_url: Engine | str, revision: str = "head") -> str | None:
     Returns:
         The revision the database is at afterwards.
     """
-    engine = _engine(engine_or_url)
     cfg = alembic_config()
-    with _sqlite_file_lock(engine), engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
-    return current_revision(engine)
+    with _sqlite_file_lock(engine_or_url):
+        engine = _engine(engine_or_url)
+        with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, revision)
+        return current_revision(engine)
 
 
 def downgrade(engine_or_url: Engine | str, revision: str) -> str | None:
