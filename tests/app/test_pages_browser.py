@@ -116,7 +116,7 @@ def test_linked_analysis_opens_and_its_report_folder_downloads(
     assert info.value.suggested_filename == "older.zip"
     names = zipfile.ZipFile(io.BytesIO(saved.read_bytes())).namelist()
     assert "older/report.html" in names
-    # report.html is read on the click (not on every run): the older analysis's own file
+    # the report.html button downloads the older analysis's own file
     html = download_bytes(page, "Download report.html")
     assert html == zipfile.ZipFile(io.BytesIO(saved.read_bytes())).read("older/report.html")
     assert "older/figures/forest.png" in names
