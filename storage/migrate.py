@@ -27,6 +27,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
+from storage.engine import make_engine, normalize_url
 from storage.errors import ConfigError
 
 MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
@@ -62,8 +63,6 @@ def alembic_config(db_url: str | None = None) -> Config:
 def _engine(engine_or_url: Engine | str) -> Engine:
     if isinstance(engine_or_url, Engine):
         return engine_or_url
-    from storage.engine import make_engine
-
     return make_engine(engine_or_url)
 
 
@@ -75,8 +74,6 @@ def _sqlite_file_lock(engine_or_url: Engine | str) -> Iterator[None]:
     the file's journal mode, which on a fresh file needs the lock an upgrading process holds
     and fails at once instead of waiting ("database is locked", four processes at once).
     """
-    from storage.engine import normalize_url  # as _engine(): storage.engine is heavier
-
     if isinstance(engine_or_url, Engine):
         url = engine_or_url.url
     else:
