@@ -27,6 +27,7 @@ from ontology.schema import UNMAPPED
 from storage.settings import Settings
 from storage.workspace import open_workspace_session
 from tests.app.browser_support import (
+    ARTIFACTS_ROOT,
     no_exception,
     pick_option,
     served_workspace,
@@ -36,7 +37,7 @@ from tests.app.browser_support import (
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "loop"
+ARTIFACTS = ARTIFACTS_ROOT / "loop"
 #: The demo's reasoning run.
 RUN = "demo"
 T = TypeVar("T")

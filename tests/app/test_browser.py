@@ -15,6 +15,7 @@ import pytest
 
 from app.ui.navigation import DEFAULT_PAGE, SECTIONS
 from tests.app.browser_support import (
+    ARTIFACTS_ROOT,
     PageOptions,
     Served,
     browser_page,
@@ -29,7 +30,7 @@ from tests.study.jobs_support import wait_for_jobs
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
+ARTIFACTS = ARTIFACTS_ROOT / "browser"
 PAGES = [(file, title) for pages in SECTIONS.values() for file, title, _ in pages]
 
 pytestmark = pytest.mark.browser

@@ -25,6 +25,7 @@ import pytest
 
 from study.conflicts.items import sample_banks_path
 from tests.app.browser_support import (
+    ARTIFACTS_ROOT,
     IDLE_JS,
     PageOptions,
     download_bytes,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "walkthroughs"
+ARTIFACTS = ARTIFACTS_ROOT / "walkthroughs"
 TINY_BATTERIES = Path(__file__).resolve().parents[1] / "disposition" / "tiny_batteries.yaml"
 #: How long a tiny simulated study may take as a background job on a loaded machine.
 JOB_MS = 90_000

@@ -14,7 +14,6 @@ import signal
 import socket
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -28,6 +27,7 @@ from study.jobs import JobRecord, get_job, list_jobs, submit_job
 from study.jobs.service import CANCEL_GRACE_S
 from study.questions import import_sample_questions
 from tests.app.browser_support import (
+    ARTIFACTS_ROOT,
     IDLE_JS,
     Served,
     answers_within,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "jobs"
+ARTIFACTS = ARTIFACTS_ROOT / "jobs"
 RUN = "c-run"
 
 

@@ -26,6 +26,7 @@ from storage.workspace import open_workspace_session
 from study.reasoning.analysis import analyze_run
 from tests.analysis._sim_workspace import LABELER, RUN, build_sim_workspace
 from tests.app.browser_support import (
+    ARTIFACTS_ROOT,
     PageOptions,
     browser_workspace,
     download_bytes,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "url-state"
+ARTIFACTS = ARTIFACTS_ROOT / "url-state"
 OTHER = "other-run"
 
 
