@@ -29,9 +29,7 @@ SCENARIO_S = 780
 
 
 @pytest.fixture(scope="module")
-def ray_report(
-    _ray_prestart: tuple[Path, Background] | None, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Any]:
+def ray_report(_ray_prestart: tuple[Path, Background] | None) -> dict[str, Any]:
     """The scenario's report: one Ray head, PostgreSQL and simulators for the module.
 
     The session started the scenario (``tests/conftest.py``) when it could run here;
