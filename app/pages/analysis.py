@@ -281,6 +281,7 @@ def _downloads(stored: StoredAnalysis) -> None:
             file_name=f"{folder.name}.zip",
             mime="application/zip",
             key="dl_report_zip",
+            on_click="ignore",  # a download needs no rerun of the page
         )
         if html_file is not None and html_file.is_file():
             mid.download_button(
@@ -292,6 +293,7 @@ def _downloads(stored: StoredAnalysis) -> None:
                 file_name="report.html",
                 mime="text/html",
                 key="dl_report_html",
+                on_click="ignore",  # a download needs no rerun of the page
             )
         st.text(f"Report folder: {folder}")
     else:
@@ -311,6 +313,7 @@ def _downloads(stored: StoredAnalysis) -> None:
         file_name=f"{_slug(run)}-responses.jsonl",
         mime="application/x-ndjson",
         key="dl_responses",
+        on_click="ignore",  # a download needs no rerun of the page
     )
 
     with page_session() as session:
@@ -324,6 +327,7 @@ def _downloads(stored: StoredAnalysis) -> None:
             file_name=f"{_slug(run)}-preferences.jsonl",
             mime="application/x-ndjson",
             key="dl_preferences",
+            on_click="ignore",  # a download needs no rerun of the page
         )
     else:
         pref_right.button(
@@ -352,6 +356,7 @@ def _downloads(stored: StoredAnalysis) -> None:
             file_name=f"benchmark-{tier}.zip",
             mime="application/zip",
             key="dl_benchmark",
+            on_click="ignore",  # a download needs no rerun of the page
         )
     else:
         reason = f"No {tier} questions yet (tiers come from human verification)."

@@ -96,6 +96,7 @@ with st.expander("Export the benchmark", expanded=False):
                     data=buffer.getvalue(),
                     file_name=f"driftlens-benchmark-{export_tier}.zip",
                     mime="application/zip",
+                    on_click="ignore",  # a download needs no rerun of the page
                 )
 
 with page_session() as session:

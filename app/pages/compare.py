@@ -207,4 +207,5 @@ st.download_button(
     file_name="comparison.zip",
     mime="application/zip",
     key="cmp-report",
+    on_click="ignore",  # a download needs no rerun of the page
 )

@@ -209,6 +209,7 @@ if selection is not None and selection_error is None:
         mime="application/json",
         key="tasks_download",
         help="Label Studio's task import format, for annotating without this server.",
+        on_click="ignore",  # a download needs no rerun of the page
     )
 else:
     export_col.button(
@@ -225,6 +226,7 @@ config_col.download_button(
     mime="application/xml",
     key="config_download",
     help="The study's Label Studio labeling interface, to import the tasks with.",
+    on_click="ignore",  # a download needs no rerun of the page
 )
 
 # ------------------------------------------------------------------ progress & pull

@@ -16,11 +16,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import pytest
 
@@ -161,26 +162,30 @@ def serve_app(workspace: Path, db_url: str | None = None) -> Iterator[str]:
 
     The database is the workspace's SQLite file, or ``db_url`` where given (e.g. a
     PostgreSQL study too large for a file, as ``bench/page_render.py --db-url`` serves).
+    The server's output goes to ``test-artifacts/servers/<workspace>-<port>.log`` (CI keeps
+    the folder): a file, never a pipe nobody reads, which a chatty server would fill and
+    then block on.
 
     The free port is only free when it is picked: another process on the machine may take
     it before Streamlit binds it, so a server that exits while starting is started again on
     another port (three tries).
     """
+    logs = ARTIFACTS_ROOT / "servers"
+    logs.mkdir(parents=True, exist_ok=True)
     for attempt in range(3):
         port = free_port()
-        proc = start_driftlens(
-            "app", "--port", str(port), env=app_env(workspace, db_url), capture=True
-        )
+        log = logs / f"{workspace.parent.name}-{workspace.name}-{port}.log"
+        proc = start_driftlens("app", "--port", str(port), env=app_env(workspace, db_url), log=log)
         url = f"http://127.0.0.1:{port}"
         try:
             if healthy_within(proc, url, 90):
                 yield url
                 return
             alive = proc.poll() is None  # did not answer in time: no point in retrying
-            _stop(proc)  # first, so reading its output cannot block
-            out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+            _stop(proc)
             if alive or attempt == 2:
-                pytest.fail(f"driftlens app did not start:\n{out[-3000:]}")
+                out = log.read_text(errors="replace")
+                pytest.fail(f"driftlens app did not start (its output is in {log}):\n{out[-3000:]}")
         finally:
             _stop(proc)
 
@@ -198,23 +203,30 @@ def app_env(workspace: Path, db_url: str | None = None) -> dict[str, str]:
 
 
 def start_driftlens(
-    *args: str, env: dict[str, str] | None = None, capture: bool = False
+    *args: str, env: dict[str, str] | None = None, log: Path | None = None
 ) -> subprocess.Popen[bytes]:
     """Start this environment's ``driftlens`` with ``args`` in its own process group.
 
     Args:
         *args: The command line after ``driftlens``.
         env: Its environment (default: this process's).
-        capture: Keep its output (stdout and stderr together) in a pipe; else discard it.
+        log: A file for its output (stdout and stderr together); else it is discarded.
     """
-    out = subprocess.PIPE if capture else subprocess.DEVNULL
-    return subprocess.Popen(
-        [str(Path(sys.executable).with_name("driftlens")), *args],
-        env=env,
-        stdout=out,
-        stderr=subprocess.STDOUT if capture else subprocess.DEVNULL,
-        start_new_session=True,  # its own process group: nothing of it outlives the test
-    )
+    if log is None:
+        out: int | IO[bytes] = subprocess.DEVNULL
+    else:
+        out = log.open("ab")  # the child keeps its own copy of the descriptor
+    try:
+        return subprocess.Popen(
+            [str(Path(sys.executable).with_name("driftlens")), *args],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: nothing of it outlives the test
+        )
+    finally:
+        if log is not None and not isinstance(out, int):
+            out.close()
 
 
 def answers_within(
@@ -376,16 +388,28 @@ def download_bytes(page: object, button: str, *, tries: int = 3, timeout_s: floa
 
     A click that lands while Streamlit is still rerunning the page (or before the button is
     wired up) starts no download. So each try waits for the page to be idle, clicks, and
-    waits up to ``timeout_s`` for the download. A button that never downloads still fails,
-    after ``tries`` clicks.
+    waits up to ``timeout_s`` for the download. A deferred button whose answer never came
+    stays disabled (spinning) for the browser's 180 s, so a try after a failed one reloads
+    the page first (its state is in the URL) and says so in a warning. A button that never
+    downloads still fails, after ``tries`` clicks.
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
     for attempt in range(tries):
+        if attempt:
+            warnings.warn(
+                f"{button!r} started no download in {timeout_s:.0f} s; reloading the page "
+                f"for try {attempt + 1} of {tries}",
+                stacklevel=2,
+            )
+            page.reload(wait_until="domcontentloaded")  # type: ignore[attr-defined]
+            page.locator('[data-testid="stMain"]').wait_for()  # type: ignore[attr-defined]
         page.wait_for_function(IDLE_JS, timeout=60_000)  # type: ignore[attr-defined]
+        target = page.get_by_role("button", name=button, exact=True).first  # type: ignore[attr-defined]
+        target.wait_for()
         try:
             with page.expect_download(timeout=timeout_s * 1000) as info:  # type: ignore[attr-defined]
-                page.get_by_role("button", name=button, exact=True).first.click()  # type: ignore[attr-defined]
+                target.click()
         except PlaywrightTimeoutError:
             if attempt == tries - 1:
                 raise AssertionError(
