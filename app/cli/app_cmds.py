@@ -23,10 +23,11 @@ def streamlit_command(*, host: str, port: int) -> list[str]:
     """The command line that serves the workbench (also used by the browser tests)."""
     # Not app/streamlit_app.py: its folder holds pages/, see app/ui/serve_main.py.
     script = Path(__file__).resolve().parents[1] / "ui" / "serve_main.py"
+    # app.ui.serve_process is ``python -m streamlit`` that starts the pages' imports first.
     return [
         sys.executable,
         "-m",
-        "streamlit",
+        "app.ui.serve_process",
         "run",
         str(script),
         "--server.address",

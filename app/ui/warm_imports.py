@@ -3,18 +3,22 @@
 A page's first visit after the server starts used to pay for importing its modules (the
 generation, labeling, report and study code: about 2 s on a 2-core machine, so the Runs and
 Analysis pages took 4–5 s to render once and 1–2 s afterwards; ``bench/page_render.py``).
-The served router starts this once; by the time a researcher opens a second page its
-modules are loaded. The module list is read from the pages' own import statements, so a
-new page needs no entry here. Imports are thread-safe in CPython (a page that imports a
-module still loading here waits for it); a module that fails to import is left to the page
-that needs it, which reports the error itself.
+``driftlens app`` starts this with its server process (:mod:`app.ui.serve_process`), and
+the served script once more (a no-op there; it covers ``streamlit run`` of the router), so
+a fresh server's first page finds its modules loaded or loading. The module list is read
+from the pages' own import statements, so a new page needs no entry here. Imports are
+thread-safe in CPython (a page that imports a module still loading here waits for it); a
+module that fails to import is left to the page that needs it, which reports the error
+itself.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import sys
 import threading
+import time
 from pathlib import Path
 
 _started = threading.Event()
@@ -36,12 +40,19 @@ def page_imports(pages_dir: Path) -> list[str]:
     return names
 
 
+#: What the server prints once the pages' modules are loaded (a test waits for it).
+LOADED = "DriftLens: the pages' modules are loaded"
+
+
 def _import_all(names: list[str]) -> None:
+    start = time.perf_counter()
     for name in names:
         try:
             importlib.import_module(name)
         except Exception:  # the page importing it shows the error itself
             continue
+    # One line in the server's output: a slow first page before it is the imports' doing.
+    print(f"{LOADED} ({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
 
 
 def start_warm_imports(pages_dir: Path) -> None:

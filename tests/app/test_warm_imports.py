@@ -51,3 +51,37 @@ def test_start_runs_once_and_skips_modules_that_fail(
         if t.name == "driftlens-warm-imports":
             t.join(timeout=30)
     assert seen == ["no_such_module_anywhere", "json"]  # the failure did not stop the rest
+
+
+def test_driftlens_app_loads_the_page_modules_before_any_browser_connects(
+    workspace: Path,
+) -> None:
+    """The server process imports the pages' modules when it starts, with no session open.
+
+    Before ``app.ui.serve_process``, the imports began with the first browser session's
+    run of the script, so a fresh server's first page shared the cores with them.
+    """
+    import time
+
+    from tests.app.browser_support import (
+        ARTIFACTS_ROOT,
+        _stop,
+        app_env,
+        free_port,
+        healthy_within,
+        start_driftlens,
+    )
+
+    port = free_port()
+    log = ARTIFACTS_ROOT / "servers" / f"warm-imports-{port}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    proc = start_driftlens("app", "--port", str(port), env=app_env(workspace), log=log)
+    try:
+        assert healthy_within(proc, f"http://127.0.0.1:{port}", 90), "app did not start"
+        deadline = time.monotonic() + 120  # no page is ever opened: only the process imports
+        while warm_imports.LOADED not in log.read_text(errors="replace"):
+            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, "the page modules were not loaded in 120 s"
+            time.sleep(0.5)
+    finally:
+        _stop(proc)
