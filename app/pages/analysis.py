@@ -25,6 +25,7 @@ from app.ui.figure_image import show_figure
 from app.ui.job_panel import job_panel, start_job
 from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, show_plain
+from app.ui.table_downloads import folder_download
 from app.ui.url_state import unknown_line, url_open, url_select
 from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.versions import document, get_version, seed_ontologies, version_label
@@ -32,7 +33,6 @@ from storage.errors import DriftLensError
 from storage.models import LabelerSpec, OntologyVersion
 from study.downloads import (
     benchmark_zip,
-    folder_zip,
     preferences_jsonl,
     responses_jsonl,
     run_judges,
@@ -275,21 +275,14 @@ def _downloads(stored: StoredAnalysis) -> None:
     folder = html_file.parent if html_file is not None else stored.out_dir
     left, mid, right = st.columns(3)
     if folder is not None and folder.is_dir():
-        left.download_button(
-            "Report folder (.zip)",
-            data=lambda: folder_zip(folder),
-            file_name=f"{folder.name}.zip",
-            mime="application/zip",
-            key="dl_report_zip",
-            on_click="ignore",  # a download needs no rerun of the page
-        )
+        with left:
+            folder_download(
+                "Report folder (.zip)", folder, file_name=f"{folder.name}.zip", key="dl_report_zip"
+            )
         if html_file is not None and html_file.is_file():
             mid.download_button(
                 "Download report.html",
-                # The bytes, not a callable: a deferred download button started no
-                # download in three clicks in a fresh-clone CI run (its zip neighbour did),
-                # and reading 1.4 MB (792k responses) costs milliseconds per run.
-                data=html_file.read_bytes(),
+                data=html_file.read_bytes(),  # 1.4 MB at 792k responses: milliseconds
                 file_name="report.html",
                 mime="text/html",
                 key="dl_report_html",
