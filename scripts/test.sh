@@ -85,4 +85,42 @@ fi
 mkdir -p test-artifacts
 # The core runs under both implementations inside the suite (see tests/core/conftest.py).
 stage "pytest starts"
-.venv/bin/python -m pytest --durations=30 "$@"
+if [ "$#" -gt 0 ] || [ "${DRIFTLENS_TEST_STREAMS:-2}" = "1" ]; then
+  # A chosen part of the suite (arguments), or one stream asked for: one pytest process.
+  .venv/bin/python -m pytest --durations=30 "$@"
+  exit $?
+fi
+# The whole suite in two pytest processes at once. One test at a time keeps the two cores
+# about 60 % busy (a browser test mostly waits on its servers), so two streams of about
+# equal length share them. Stream "browser": the browser and app tests and the demo's own
+# tests (the only users of the demo build, so it is built once); stream "rest": everything
+# else. Nothing is shared between them but the servers started above, each of which the
+# suite already shares between tests. docs/performance.md, "Two streams".
+streams_dir="$(mktemp -d)"
+browser_part=(tests/app tests/test_demo.py tests/disposition/test_demo_page.py
+  tests/sources/test_main_demo.py)
+rest_ignores=()
+for part in "${browser_part[@]}"; do rest_ignores+=("--ignore=$part"); done
+run_stream() {  # name, pytest arguments...: its lines prefixed with [name], its status kept
+  local name="$1"; shift
+  set +e
+  .venv/bin/python -m pytest --durations=30 -p no:cacheprovider --basetemp="$streams_dir/$name" \
+    "$@" 2>&1 | tee "$streams_dir/$name.log" | sed -u "s/^/[$name] /"
+  echo "${PIPESTATUS[0]}" >"$streams_dir/$name.rc"
+}
+run_stream browser "${browser_part[@]}" &
+browser_job=$!
+run_stream rest tests "${rest_ignores[@]}" &
+rest_job=$!
+wait "$browser_job" "$rest_job"
+status=0
+for name in browser rest; do
+  rc="$(cat "$streams_dir/$name.rc" 2>/dev/null || echo 1)"
+  # Each stream's outcome last, apart from the interleaved lines above.
+  echo "== stream $name: pytest exit status $rc"
+  grep -E '^(FAILED|ERROR) |^=+ .*(passed|failed|error).* =+$' "$streams_dir/$name.log" || true
+  [ "$rc" = 0 ] || status=1
+done
+stage "pytest done (two streams)"
+rm -rf "$streams_dir"
+exit "$status"

@@ -30,6 +30,19 @@ if TYPE_CHECKING:
     from sqlmodel import Session
     from typer.testing import Result
 
+#: Fixtures that wait for a command started with the session (``tests/background.py``).
+PRESTARTED = ("ray_report",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests that wait for a prestarted command last, in their collected order.
+
+    The Ray scenario takes minutes; run last, its tests find it finished instead of
+    waiting for it while the cores the scenario could use sit idle. The sort is stable, so
+    every module stays in one piece (its module-scoped fixtures start once).
+    """
+    items.sort(key=lambda item: any(f in getattr(item, "fixturenames", ()) for f in PRESTARTED))
+
 
 @pytest.fixture(autouse=True)
 def _isolated_workspace(
