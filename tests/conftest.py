@@ -35,13 +35,19 @@ PRESTARTED = ("ray_report",)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the tests that wait for a prestarted command last, in their collected order.
+    """Run the modules whose tests wait for a prestarted command last, in collected order.
 
     The Ray scenario takes minutes; run last, its tests find it finished instead of
-    waiting for it while the cores the scenario could use sit idle. The sort is stable, so
-    every module stays in one piece (its module-scoped fixtures start once).
+    waiting for it while the cores the scenario could use sit idle. Whole modules move, and
+    the sort is stable, so a module stays in one piece (its module-scoped fixtures start
+    once) even where only some of its tests wait.
     """
-    items.sort(key=lambda item: any(f in getattr(item, "fixturenames", ()) for f in PRESTARTED))
+    waiting = {
+        item.path
+        for item in items
+        if any(f in getattr(item, "fixturenames", ()) for f in PRESTARTED)
+    }
+    items.sort(key=lambda item: item.path in waiting)
 
 
 @pytest.fixture(autouse=True)
