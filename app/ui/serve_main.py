@@ -4,11 +4,11 @@ Streamlit takes a ``pages/`` folder next to the served script for an old-style m
 app: until the first ``st.navigation`` call of the server, a deep link such as ``/runs``
 runs that page on its own under Streamlit's automatic list of the folder's files instead
 of the workbench's navigation. Serving this script, whose folder has no ``pages/``,
-makes every run, the first included, go through :func:`app.ui.router.main`.
+makes every run, the first included, go through :func:`app.ui.router.main`. The pages'
+modules are loaded by the server process itself (:mod:`app.ui.serve_process`), not here:
+this script runs again on every rerun of every session.
 """
 
-from app.ui.router import PAGES_DIR, main
-from app.ui.warm_imports import start_warm_imports
+from app.ui.router import main
 
-start_warm_imports(PAGES_DIR)  # once per server process; see app/ui/warm_imports.py
 main()

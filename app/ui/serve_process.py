@@ -16,12 +16,12 @@ from app.ui.navigation import PAGES_DIR  # light: no page module, no scipy
 from app.ui.warm_imports import start_warm_imports
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     """Start the page imports, then hand the command line to Streamlit's own CLI."""
     start_warm_imports(PAGES_DIR)
     from streamlit.web import cli  # after the thread started: it imports in parallel
 
-    sys.argv = ["streamlit", *(sys.argv[1:] if argv is None else argv)]
+    sys.argv[0] = "streamlit"
     cli.main(prog_name="streamlit")
 
 

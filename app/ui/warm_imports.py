@@ -3,9 +3,8 @@
 A page's first visit after the server starts used to pay for importing its modules (the
 generation, labeling, report and study code: about 2 s on a 2-core machine, so the Runs and
 Analysis pages took 4–5 s to render once and 1–2 s afterwards; ``bench/page_render.py``).
-``driftlens app`` starts this with its server process (:mod:`app.ui.serve_process`), and
-the served script once more (a no-op there; it covers ``streamlit run`` of the router), so
-a fresh server's first page finds its modules loaded or loading. The module list is read
+``driftlens app`` starts this with its server process (:mod:`app.ui.serve_process`), so a
+fresh server's first page finds its modules loaded or loading. The module list is read
 from the pages' own import statements, so a new page needs no entry here. Imports are
 thread-safe in CPython (a page that imports a module still loading here waits for it); a
 module that fails to import is left to the page that needs it, which reports the error
