@@ -18,10 +18,10 @@ import time
 import urllib.request
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -182,12 +182,12 @@ def serve_app(workspace: Path, db_url: str | None = None) -> Iterator[str]:
                 yield url
                 return
             alive = proc.poll() is None  # did not answer in time: no point in retrying
-            _stop(proc)
+            stop_driftlens(proc)
             if alive or attempt == 2:
                 out = log.read_text(errors="replace")
                 pytest.fail(f"driftlens app did not start (its output is in {log}):\n{out[-3000:]}")
         finally:
-            _stop(proc)
+            stop_driftlens(proc)
 
 
 def app_env(workspace: Path, db_url: str | None = None) -> dict[str, str]:
@@ -212,11 +212,8 @@ def start_driftlens(
         env: Its environment (default: this process's).
         log: A file for its output (stdout and stderr together); else it is discarded.
     """
-    if log is None:
-        out: int | IO[bytes] = subprocess.DEVNULL
-    else:
-        out = log.open("ab")  # the child keeps its own copy of the descriptor
-    try:
+    # The child keeps its own copy of the log's descriptor; ours is closed once it started.
+    with log.open("ab") if log is not None else nullcontext(subprocess.DEVNULL) as out:
         return subprocess.Popen(
             [str(Path(sys.executable).with_name("driftlens")), *args],
             env=env,
@@ -224,9 +221,6 @@ def start_driftlens(
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: nothing of it outlives the test
         )
-    finally:
-        if log is not None and not isinstance(out, int):
-            out.close()
 
 
 def answers_within(
@@ -255,7 +249,8 @@ def healthy_within(proc: subprocess.Popen[bytes], url: str, seconds: float) -> b
     return answers_within(proc, probe, seconds)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop_driftlens(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a process ``start_driftlens`` started, and anything left in its group."""
     proc.terminate()  # driftlens app passes it on to its Streamlit child
     try:
         proc.wait(timeout=15)

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from app.ui import warm_imports
 from app.ui.router import PAGES_DIR
+from tests.app.browser_support import (
+    ARTIFACTS_ROOT,
+    app_env,
+    free_port,
+    healthy_within,
+    start_driftlens,
+    stop_driftlens,
+)
 
 
 def test_page_imports_reads_the_import_statements_without_running_pages(tmp_path: Path) -> None:
@@ -61,17 +70,6 @@ def test_driftlens_app_loads_the_page_modules_before_any_browser_connects(
     Before ``app.ui.serve_process``, the imports began with the first browser session's
     run of the script, so a fresh server's first page shared the cores with them.
     """
-    import time
-
-    from tests.app.browser_support import (
-        ARTIFACTS_ROOT,
-        _stop,
-        app_env,
-        free_port,
-        healthy_within,
-        start_driftlens,
-    )
-
     port = free_port()
     log = ARTIFACTS_ROOT / "servers" / f"warm-imports-{port}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -84,4 +82,4 @@ def test_driftlens_app_loads_the_page_modules_before_any_browser_connects(
             assert time.monotonic() < deadline, "the page modules were not loaded in 120 s"
             time.sleep(0.5)
     finally:
-        _stop(proc)
+        stop_driftlens(proc)
