@@ -13,9 +13,9 @@ shape and the registry, the instruments register):
   :class:`ApplyResult` subclass.
 
 Plugins, not imports: ``annotation`` never imports an instrument. Each instrument registers
-its kinds from ``study/<instrument>/human/`` when that package is imported; the packages are
-*named* in :data:`KIND_MODULES` (plus any added with :func:`add_kind_module`, e.g. a toy
-instrument in the tests) and imported by :func:`load_kinds` on the first lookup.
+its kinds from its ``human_module`` (an
+:class:`~driftlens_plugins.instrument.InstrumentPlugin` part) when that module is imported;
+:func:`load_kinds` imports every installed instrument's on the first lookup.
 """
 
 from __future__ import annotations
@@ -32,15 +32,8 @@ from annotation.aggregate import AggregationConfig, StudyAggregate
 from annotation.judge_pairs import CalibrationHook
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import StudySpec
+from driftlens_plugins.registry import part_modules
 from storage.errors import InputError
-
-#: Packages that register study kinds when imported, in the order their kinds are listed.
-KIND_MODULES: tuple[str, ...] = (
-    "study.reasoning.human",
-    "study.conflicts.human",
-    "study.disposition.human",
-    "study.sources.human",
-)
 
 
 @dataclass(frozen=True)
@@ -125,7 +118,6 @@ class StudyKind:
 
 
 _KINDS: dict[str, StudyKind] = {}
-_extra_modules: list[str] = []
 _loaded: set[str] = set()
 
 
@@ -221,15 +213,10 @@ def register_kinds(
         )
 
 
-def add_kind_module(module: str) -> None:
-    """Name one more module to import on the next lookup (an instrument outside ``study``)."""
-    if module not in KIND_MODULES and module not in _extra_modules:
-        _extra_modules.append(module)
-
-
 def load_kinds() -> None:
-    """Import every instrument's kind module not imported yet (they register themselves)."""
-    for module in (*KIND_MODULES, *_extra_modules):
+    """Import every instrument's kind module not imported yet (they register themselves),
+    in the instruments' listing order (the order their kinds are listed in)."""
+    for module in part_modules("human_module"):
         if module not in _loaded:
             _loaded.add(module)
             importlib.import_module(module)

@@ -38,9 +38,13 @@ if ! { { [ "${DRIFTLENS_USE_PIP:-0}" = 1 ] || [ -x .venv/bin/uv ] || pip_install
        && { installed || { rm -f .venv/.driftlens-installed \
                            && install --no-build-isolation -e "$spec" \
                            && echo "$stamp" >.venv/.driftlens-installed; }; } \
-       && .venv/bin/python setup.py -q build_ext --inplace; } >"$log" 2>&1; then
+       && .venv/bin/python setup.py -q build_ext --inplace \
+       && rm -rf driftlens_workbench.egg-info; } >"$log" 2>&1; then
   cat "$log" >&2
   echo "setup failed (see above)" >&2
   exit 1
 fi
-# (build_ext above: pip/uv install -e does not rebuild an extension when only its .pyx changed.)
+# (build_ext above: pip/uv install -e does not rebuild an extension when only its .pyx changed.
+# The editable build leaves driftlens_workbench.egg-info in this folder; it is removed because
+# Python run from here finds it before the installed metadata, and a stale copy hides the
+# instruments' entry points: driftlens_plugins/registry.py.)

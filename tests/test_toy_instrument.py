@@ -8,6 +8,7 @@ test checks that no file outside ``tests/`` names it.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -26,45 +27,85 @@ from app.instruments import instruments
 from app.ui.navigation import sections
 from llm.sim.backend import SimBackend
 from llm.sim.registry import families, get_preset
-from storage.errors import InputError
+from storage.errors import ConfigError, InputError
+from tests.entry_points import installed_entry_points, write_distribution
+from tests.toy_instrument.plugin import ENTRY_POINT
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def toy() -> Iterator[None]:
-    """Register the toy for this module only: every registry is restored afterwards.
+def toy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Install the toy's entry point for this module only, as an outside package would be.
 
-    The built-in instruments are loaded first, so the restored registries still hold them.
+    The generic rooms' registries are restored afterwards; the built-in instruments are
+    loaded first, so the restored registries still hold them.
     """
     import annotation.kinds as kinds
-    import app.instruments as instruments
     import llm.sim.registry as sim_registry
     import llm.sim.tasks as sim_tasks
 
     sim_registry.load_instruments()
     kinds.load_kinds()
-    with pytest.MonkeyPatch.context() as mp:
+    root = tmp_path_factory.mktemp("site")
+    with (
+        pytest.MonkeyPatch.context() as mp,
+        installed_entry_points(root, "driftlens-toy", [ENTRY_POINT]),
+    ):
         mp.setattr(
             sim_registry, "_FAMILIES", {k: dict(v) for k, v in sim_registry._FAMILIES.items()}
         )
-        mp.setattr(sim_registry, "_extra_modules", list(sim_registry._extra_modules))
         mp.setattr(sim_registry, "_loaded", set(sim_registry._loaded))
         mp.setattr(sim_tasks, "_HANDLERS", dict(sim_tasks._HANDLERS))
         mp.setattr(kinds, "_KINDS", dict(kinds._KINDS))
-        mp.setattr(kinds, "_extra_modules", list(kinds._extra_modules))
         mp.setattr(kinds, "_loaded", set(kinds._loaded))
-        mp.setattr(instruments, "_REGISTERED", dict(instruments._REGISTERED))
-        _forget_toy_modules()
-        import tests.toy_instrument  # noqa: F401  (registers the toy)
-
         yield
-    _forget_toy_modules()  # a later import registers it afresh
+    _forget_toy_modules()  # a later install registers it afresh
 
 
 def _forget_toy_modules() -> None:
-    for name in [m for m in sys.modules if m.startswith("tests.toy_instrument")]:
+    for name in [m for m in sys.modules if m.startswith("tests.toy_instrument.")]:
         del sys.modules[name]
+
+
+def test_without_its_entry_point_the_toy_is_not_an_instrument(tmp_path: Path) -> None:
+    with installed_entry_points(tmp_path, "driftlens-empty", []):
+        pass  # leaving re-reads the registry: the module's own entry point is still there
+    assert "toy" in [i.name for i in instruments()]
+    code = (
+        "from driftlens_plugins import instruments; print(','.join(p.name for p in instruments()))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["reasoning,conflicts,disposition,sources"]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("no_such_pkg:PLUGIN", r"entry point 'dice' \(no_such_pkg:PLUGIN\) could not be loaded"),
+        (ENTRY_POINT[1], r"entry point 'dice' .* names itself 'toy'"),
+        (
+            "tests.toy_instrument.plugin:ENTRY_POINT",
+            r"'dice' .* is a tuple, not an InstrumentPlugin",
+        ),
+    ],
+)
+def test_a_broken_entry_point_is_one_sentence_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, message: str
+) -> None:
+    from driftlens_plugins.registry import refresh
+
+    write_distribution(tmp_path, "driftlens-broken", [("dice", value)])
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with pytest.raises(ConfigError, match=message):
+            refresh()
+    finally:
+        monkeypatch.undo()
+        refresh()
 
 
 def test_the_toy_is_registered_with_every_registry() -> None:

@@ -1,16 +1,16 @@
 """The page registry: (file under ``app/pages``, title, icon) per section.
 
 Pages from each capability plug in here; the router and the tests both read it. The
-Instruments section comes from the instrument registry (:mod:`app.instruments`): the
-built-in instruments' pages are in :data:`SECTIONS`, and :func:`sections` adds the pages of
-instruments registered at run time (with their full paths).
+Instruments section comes from the instrument registry (:mod:`app.instruments`): in
+:data:`SECTIONS` it holds the installed instruments' pages that live under ``app/pages``, and
+:func:`sections` gives every instrument's page with its full path, wherever its package is.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from app.instruments import BUILT_IN, PAGES_DIR, SECTION, instrument_pages
+from app.instruments import PAGES_DIR, SECTION, instrument_pages
 
 SECTIONS: dict[str, list[tuple[str, str, str]]] = {
     "Workbench": [
@@ -29,7 +29,9 @@ SECTIONS: dict[str, list[tuple[str, str, str]]] = {
         ("ontology_rewrite.py", "Rewrite", ":material/edit_note:"),
         ("ontology_validation.py", "Validation", ":material/verified:"),
     ],
-    SECTION: [(p.path.name, p.title, p.icon) for i in BUILT_IN for p in i.pages],
+    SECTION: [
+        (p.path.name, p.title, p.icon) for p in instrument_pages() if p.path.parent == PAGES_DIR
+    ],
     "Studies": [
         ("human_studies.py", "Human studies", ":material/how_to_reg:"),
     ],

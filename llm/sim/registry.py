@@ -1,24 +1,20 @@
-"""Simulator presets by family: the built-in drift presets and those instruments register.
+"""Simulator presets by family: the stepped-answer dose presets and those instruments register.
 
 Every instrument registers its presets here under its own family with
-:func:`register_presets`, from its own module: reasoning drift's dose presets
-(``default``, ``null``, ``strong``; family :data:`DRIFT_FAMILY`) from
-:mod:`study.reasoning.sim.presets`, memory conflicts' ``sim/mc-*`` responders and
-``sim/judge-*`` judges from :mod:`study.conflicts.sim.presets` — so ``sim/<name>``
-resolves everywhere (in-process backend, served simulator, ``driftlens sim presets``). A
-name belongs to exactly one family; registering a taken name is refused.
+:func:`register_presets`, from its own simulator module, so ``sim/<name>`` resolves
+everywhere (in-process backend, served simulator, ``driftlens sim presets``). A name belongs
+to exactly one family; registering a taken name is refused.
 
-Plugins, not imports: ``llm`` never imports an instrument. Each instrument's simulator
-lives in its own folder (``study/<instrument>/sim/``) and registers its presets here and its
-task handlers in :mod:`llm.sim.tasks` when imported; reasoning drift's also registers the
-stepped responder that answers every conversation without a task marker
-(:func:`register_responder`) and the sentence bank its steps come from
-(:func:`register_step_bank`, read back by the ontology's simulated labeler). The modules
-to import are *named* in :data:`INSTRUMENT_SIM_MODULES` (plus any added with
-:func:`add_instrument_module`, e.g. a toy instrument in the tests) and imported by
-:func:`load_instruments` on the first lookup of a preset, a task or the responder, so each
-resolves whether or not its instrument was imported yet, in the process that serves the
-simulator as in the one that runs a study.
+Plugins, not imports: ``llm`` never imports an instrument. Each instrument's simulator is its
+plugin's ``sim_module`` (:class:`~driftlens_plugins.instrument.InstrumentPlugin`); it registers
+its presets here and its task handlers in :mod:`llm.sim.tasks` when imported. The instrument
+whose answers are stepped also registers the responder that answers every conversation
+without a task marker (:func:`register_responder`), its dose presets under
+:data:`DRIFT_FAMILY`, and the sentence bank its steps come from (:func:`register_step_bank`,
+read back by the ontology's simulated labeler). The installed instruments' modules are
+imported by :func:`load_instruments` on the first lookup of a preset, a task or the
+responder, so each resolves whether or not its instrument was imported yet, in the process
+that serves the simulator as in the one that runs a study.
 """
 
 from __future__ import annotations
@@ -26,32 +22,19 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from driftlens_plugins.registry import part_modules
 from llm.sim.presets import SimPreset
 from llm.sim.response import StepResponder
 from storage.errors import ConfigError
 
 #: The family of the stepped responder's dose presets (reasoning drift's), listed first.
 DRIFT_FAMILY = "drift"
-#: Modules that register an instrument's simulator (presets, task handlers) when imported.
-INSTRUMENT_SIM_MODULES: tuple[str, ...] = (
-    "study.reasoning.sim",
-    "study.conflicts.sim",
-    "study.disposition.sim",
-    "study.sources.sim",
-)
 
 _FAMILIES: dict[str, dict[str, SimPreset]] = {}
-_extra_modules: list[str] = []
 _loaded: set[str] = set()
 # the one stepped responder and its sentence bank (reasoning drift's, study/reasoning/sim)
 _responder: list[StepResponder] = []
 _step_bank: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, ...]]]] = {}
-
-
-def add_instrument_module(module: str) -> None:
-    """Name one more module to import on the next lookup (an instrument outside ``study``)."""
-    if module not in INSTRUMENT_SIM_MODULES and module not in _extra_modules:
-        _extra_modules.append(module)
 
 
 def load_instruments(until: Callable[[], bool] | None = None) -> None:
@@ -60,10 +43,10 @@ def load_instruments(until: Callable[[], bool] | None = None) -> None:
     Args:
         until: Stop as soon as this holds (checked before each import), so a lookup that one
             instrument answers imports no more than it needs: the stepped responder is
-            reasoning drift's, the first module named, and the others (seconds of imports
-            between them) load only when a preset or task of theirs is asked for.
+            that of the first instrument listed, and the others (seconds of
+            imports between them) load only when a preset or task of theirs is asked for.
     """
-    for module in (*INSTRUMENT_SIM_MODULES, *_extra_modules):
+    for module in part_modules("sim_module"):
         if until is not None and until():
             return
         if module not in _loaded:

@@ -1,10 +1,9 @@
-"""The registry of comparison adapters: one per instrument, a fifth adds its own.
+"""The registry of comparison adapters: one per instrument that can be compared.
 
-An adapter lives in its instrument's folder (``study/<instrument>/compare.py``) and
-registers itself with :func:`register_adapter` when imported. The registry imports the
-known instruments' modules lazily (the generic room names modules, never imports an
-instrument at import time); another instrument either adds its module to
-:data:`ADAPTER_MODULES` or calls :func:`register_adapter` from its own package.
+An adapter lives in its instrument's folder (the plugin's ``compare_module``,
+:class:`~driftlens_plugins.instrument.InstrumentPlugin`) and registers itself with
+:func:`register_adapter` when imported. The registry imports an instrument's module on the
+first lookup of its name; it never names an instrument.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from typing import Protocol
 
 from sqlmodel import Session
 
+from driftlens_plugins.registry import instruments
 from storage.errors import InputError
 from study.compare.types import CompareOptions, ItemDiff, RunData, StatRow
 
@@ -57,13 +57,6 @@ class Adapter(Protocol):
         ...
 
 
-#: instrument name → module that registers its adapter when imported.
-ADAPTER_MODULES: dict[str, str] = {
-    "reasoning": "study.reasoning.compare",
-    "disposition": "study.disposition.compare",
-    "conflicts": "study.conflicts.compare",
-    "sources": "study.sources.compare",
-}
 _ADAPTERS: dict[str, Adapter] = {}
 
 
@@ -73,9 +66,14 @@ def register_adapter(adapter: Adapter) -> Adapter:
     return adapter
 
 
+def _adapter_modules() -> dict[str, str]:
+    """Instrument name → the module that registers its adapter when imported."""
+    return {p.name: p.compare_module for p in instruments() if p.compare_module is not None}
+
+
 def adapter_names() -> tuple[str, ...]:
-    """Every instrument that can be compared."""
-    return tuple(dict.fromkeys([*ADAPTER_MODULES, *_ADAPTERS]))
+    """Every instrument that can be compared, in the instruments' listing order."""
+    return tuple(dict.fromkeys([*_adapter_modules(), *_ADAPTERS]))
 
 
 def get_adapter(name: str) -> Adapter:
@@ -84,8 +82,9 @@ def get_adapter(name: str) -> Adapter:
     Raises:
         InputError: no instrument of that name.
     """
-    if name not in _ADAPTERS and name in ADAPTER_MODULES:
-        importlib.import_module(ADAPTER_MODULES[name])
+    modules = _adapter_modules()
+    if name not in _ADAPTERS and name in modules:
+        importlib.import_module(modules[name])
     if name not in _ADAPTERS:
         raise InputError(f"Unknown instrument {name!r}; use one of {', '.join(adapter_names())}.")
     return _ADAPTERS[name]

@@ -1,0 +1,14 @@
+"""Memory conflicts as a plugin (entry point ``conflicts`` in ``pyproject.toml``)."""
+
+from driftlens_plugins import InstrumentPage, InstrumentPlugin
+
+PLUGIN = InstrumentPlugin(
+    name="conflicts",
+    title="Memory conflicts",
+    order=20,
+    cli_modules=("app.cli.conflicts_cmds",),
+    pages=(InstrumentPage("app.pages.conflicts", "Memory conflicts", ":material/call_split:"),),
+    sim_module="study.conflicts.sim",
+    human_module="study.conflicts.human",
+    compare_module="study.conflicts.compare",
+)

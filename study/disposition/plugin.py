@@ -1,0 +1,16 @@
+"""Disposition drift as a plugin (entry point ``disposition`` in ``pyproject.toml``)."""
+
+from driftlens_plugins import InstrumentPage, InstrumentPlugin
+
+PLUGIN = InstrumentPlugin(
+    name="disposition",
+    title="Disposition drift",
+    order=30,
+    cli_modules=("app.cli.disposition_cmds",),
+    pages=(
+        InstrumentPage("app.pages.disposition", "Disposition drift", ":material/trending_down:"),
+    ),
+    sim_module="study.disposition.sim",
+    human_module="study.disposition.human",
+    compare_module="study.disposition.compare",
+)

@@ -1,0 +1,17 @@
+"""Reasoning drift as a plugin (entry point ``reasoning`` in ``pyproject.toml``).
+
+Its pages are in the Workbench and Ontology studio sections and its commands (generate,
+label, analyze, judge) among the CLI's generic ones, so it brings no page or command group
+of its own here.
+"""
+
+from driftlens_plugins import InstrumentPlugin
+
+PLUGIN = InstrumentPlugin(
+    name="reasoning",
+    title="Reasoning drift",
+    order=10,
+    sim_module="study.reasoning.sim",
+    human_module="study.reasoning.human",
+    compare_module="study.reasoning.compare",
+)

@@ -1,0 +1,14 @@
+"""Source reliance as a plugin (entry point ``sources`` in ``pyproject.toml``)."""
+
+from driftlens_plugins import InstrumentPage, InstrumentPlugin
+
+PLUGIN = InstrumentPlugin(
+    name="sources",
+    title="Source reliance",
+    order=40,
+    cli_modules=("app.cli.sources_cmds",),
+    pages=(InstrumentPage("app.pages.sources", "Source reliance", ":material/fact_check:"),),
+    sim_module="study.sources.sim",
+    human_module="study.sources.human",
+    compare_module="study.sources.compare",
+)

@@ -1,0 +1,19 @@
+"""The toy instrument's plugin object: the one thing its entry point names."""
+
+from __future__ import annotations
+
+from driftlens_plugins import InstrumentPage, InstrumentPlugin
+
+PLUGIN = InstrumentPlugin(
+    name="toy",
+    title="Coin (toy)",
+    cli_modules=("tests.toy_instrument.cli",),
+    pages=(InstrumentPage("tests.toy_instrument.page", "Coin (toy)", ":material/toll:"),),
+    sim_module="tests.toy_instrument.sim",
+    human_module="tests.toy_instrument.human",
+)
+
+#: The entry point an outside package would put in its ``pyproject.toml``, under
+#: ``[project.entry-points."driftlens.instruments"]``:
+#: ``toy = "tests.toy_instrument.plugin:PLUGIN"``.
+ENTRY_POINT = ("toy", "tests.toy_instrument.plugin:PLUGIN")
