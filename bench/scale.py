@@ -238,7 +238,7 @@ except ImportError:
     counts_revision = run_revision = None
 try:  # later page paths (absent in older checkouts)
     from study.reasoning.browse import response_page
-    from study.downloads import run_judges
+    from study.reasoning.downloads import run_judges
     from study.reasoning.analysis_index import list_analysis_entries
 except ImportError:
     response_page = run_judges = list_analysis_entries = None

@@ -12,7 +12,7 @@ name an instrument. This package imports nothing of ours but the error family in
 ``storage.errors``, so every room may use it.
 """
 
-from driftlens_plugins.instrument import InstrumentPage, InstrumentPlugin
+from driftlens_plugins.instrument import InstrumentPage, InstrumentPlugin, load_ref
 from driftlens_plugins.registry import ENTRY_POINT_GROUP, get_instrument, instruments
 
 __all__ = [
@@ -21,4 +21,5 @@ __all__ = [
     "InstrumentPlugin",
     "get_instrument",
     "instruments",
+    "load_ref",
 ]

@@ -8,14 +8,17 @@ another installed package.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from storage.errors import ConfigError
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,17 @@ class InstrumentPlugin:
             (:mod:`annotation.kinds`).
         compare_module: module that registers its comparison adapter when imported
             (:mod:`study.compare.registry`); ``None``: its runs cannot be compared.
+        sim_server: ``module:function`` the served simulator calls once at its start with
+            the perturbation catalog, returning what the instrument adds to the server
+            (:class:`study.sim_endpoint.ServerParts`: known-truth answerers, the memory-line
+            classifier).
+        robustness: ``module:function``, the instrument's judge-robustness adapter
+            (``driftlens judges robustness``): ``fn(run, ask) -> RobustnessResult`` with
+            ``ask`` a :class:`study.judge_robustness.service.RobustnessAsk`; ``None``: it
+            has no judge or labeler to test.
+        cli_demo: ``module:function`` that ``driftlens demo`` calls after its main pipeline,
+            as ``fn(session=, workspace=, bootstrap=)``: runs the instrument's simulated demo,
+            prints its summary and returns its report's path.
     """
 
     name: str
@@ -73,6 +87,9 @@ class InstrumentPlugin:
     sim_module: str | None = None
     human_module: str | None = None
     compare_module: str | None = None
+    sim_server: str | None = None
+    robustness: str | None = None
+    cli_demo: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -82,3 +99,22 @@ class InstrumentPlugin:
             )
         if not self.title.strip():
             raise ConfigError(f"Instrument {self.name!r} has an empty title.")
+        for part in ("sim_server", "robustness", "cli_demo"):
+            ref = getattr(self, part)
+            if ref is not None and not _REF.match(ref):
+                raise ConfigError(
+                    f"Instrument {self.name!r}: {part} {ref!r} must be 'module:function'."
+                )
+
+
+def load_ref(ref: str) -> Any:
+    """The object a ``module:attribute`` reference names (the module imported on demand).
+
+    Raises:
+        ConfigError: the module or the attribute does not exist.
+    """
+    module, _, attr = ref.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"Instrument part {ref!r} could not be loaded: {exc}") from exc

@@ -20,18 +20,53 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
+from driftlens_plugins import instruments, load_ref
 from llm.sim.response import Classifier
+from llm.sim.tasks import Answerer
 from storage.errors import ServiceError
-from study.catalog.document import CatalogEntry, load_default_catalog, read_catalog_file
-from study.reasoning.sim.classify import classifier_from_catalog
+from study.catalog.document import CatalogDocument, load_default_catalog, read_catalog_file
 
 
-def catalog_classifier(entries: Iterable[CatalogEntry]) -> Classifier:
-    """Classify memory lines by exact catalog lookup, falling back to the heuristic."""
-    return classifier_from_catalog((e.text, e.condition_class, e.category) for e in entries)
+@dataclass(frozen=True)
+class ServerParts:
+    """What instruments add to the served simulator (an instrument plugin's ``sim_server``).
+
+    Attributes:
+        answerers: known-truth answerers for the instrument's own requests.
+        classify_memory: classifies a memory line into its catalog class and category (at
+            most one instrument gives one).
+    """
+
+    answerers: tuple[Answerer, ...] = ()
+    classify_memory: Classifier | None = None
+
+
+def server_parts(catalog: CatalogDocument) -> ServerParts:
+    """Every installed instrument's server parts, and the ontology studio's answerer.
+
+    Raises:
+        ConfigError: an instrument's ``sim_server`` does not load.
+        ServiceError: two instruments each give a memory-line classifier.
+    """
+    from ontology.labelers.sim import studio_answerer
+
+    # the ontology studio's labeling, rewrite and paraphrase requests, answered from the
+    # known leaf of each simulated step (a perfect labeler)
+    answerers: list[Answerer] = [studio_answerer()]
+    classify: Classifier | None = None
+    for plugin in instruments():
+        if plugin.sim_server is None:
+            continue
+        parts: ServerParts = load_ref(plugin.sim_server)(catalog)
+        answerers += parts.answerers
+        if parts.classify_memory is not None:
+            if classify is not None:
+                raise ServiceError("Two instruments give the simulator a memory-line classifier.")
+            classify = parts.classify_memory
+    return ServerParts(tuple(answerers), classify)
 
 
 class _PortTaken(Exception):
@@ -131,28 +166,14 @@ class SimProcess:
 def main(argv: list[str] | None = None) -> None:
     """Serve the simulator with the catalog's exact classes (key from ``SIM_API_KEY``)."""
     from llm.sim.server import serve
-    from ontology.labelers.sim import studio_answerer
-    from study.conflicts.sim.mem0 import mem0_extraction_answerer
 
     parser = argparse.ArgumentParser(description="DriftLens simulator with catalog classes")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--catalog", type=Path, default=None)
     args = parser.parse_args(argv)
     doc = read_catalog_file(args.catalog) if args.catalog else load_default_catalog()
-    # The served simulator knows the shipped memory banks' sides, so bank requests sent
-    # over HTTP get the same known-truth answers as in-process ones.
-    from study.conflicts.items import load_sample_banks
-    from study.conflicts.simulation import register_instances
-
-    register_instances(load_sample_banks())
-    serve(
-        "127.0.0.1",
-        args.port,
-        classify_memory=catalog_classifier(doc.entries()),
-        # The served simulator also answers the ontology studio's labeling requests, and
-        # Mem0's memory-extraction prompt (the conflicts pipeline track's mem0 adapter).
-        answerers=(studio_answerer(), mem0_extraction_answerer()),
-    )
+    parts = server_parts(doc)
+    serve("127.0.0.1", args.port, classify_memory=parts.classify_memory, answerers=parts.answerers)
 
 
 if __name__ == "__main__":

@@ -246,3 +246,52 @@ def test_the_mention_check_sees_an_import_a_module_string_and_a_name() -> None:
     )
     found = instrument_mentions(source, {"reasoning", "conflicts", "disposition", "sources"})
     assert [f.split(":")[0] for f in found] == ["line 2", "line 3", "line 4", "line 5"]
+
+
+def _owner(module: str, names: set[str]) -> str | None:
+    """The instrument a ``study`` module belongs to (``None``: a shared one)."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "study" and len(parts) > 1 and parts[1] in names else None
+
+
+def instrument_crossings(graph: dict[str, set[str]], names: set[str]) -> list[str]:
+    """Imports from a shared ``study`` module into an instrument, or between instruments."""
+    return sorted(
+        f"{m} imports {t}"
+        for m, targets in graph.items()
+        if m.split(".")[0] == "study"
+        for t in targets
+        if _owner(t, names) is not None and _owner(m, names) != _owner(t, names)
+    )
+
+
+def test_no_shared_study_module_imports_an_instrument_nor_one_instrument_another() -> None:
+    from driftlens_plugins import instruments
+
+    names = {p.name for p in instruments()}
+    assert instrument_crossings(_graph(), names) == []
+
+
+def test_the_crossing_check_sees_a_shared_room_and_a_sibling() -> None:
+    graph = {
+        "study.cluster.x": {"study.sources.plan", "study.cluster.shards"},
+        "study.reasoning.demo": {"study.sources.demo", "study.reasoning.sim"},
+        "study.sources.plan": {"study.cluster.shards"},
+    }
+    assert instrument_crossings(graph, {"reasoning", "sources"}) == [
+        "study.cluster.x imports study.sources.plan",
+        "study.reasoning.demo imports study.sources.demo",
+    ]
+
+
+def test_no_cycle_between_the_sub_packages_of_study() -> None:
+    packages: dict[str, set[str]] = {}
+    for m, targets in _graph().items():
+        if m.startswith("study.") and m.count(".") >= 1:
+            own = m.split(".")[1]
+            packages.setdefault(own, set()).update(
+                t.split(".")[1]
+                for t in targets
+                if t.startswith("study.") and t.split(".")[1] != own
+            )
+    assert _cycles(packages) == []

@@ -93,7 +93,7 @@ def analyze_cmd(
     runner = executor_for(ctx, executor, address)
     stats_on = None
     if runner is not None:
-        from study.cluster.analysis import StatsExecutor
+        from study.reasoning.sharded.analysis import StatsExecutor
 
         stats_on = StatsExecutor(runner, settings(ctx))
     with session_for(ctx) as session, labeling as update, status:

@@ -126,8 +126,8 @@ def generate_cmd(
     """
     from app.cli.context import session_for
     from app.cli.progress import progress_callback
-    from study.cluster.conflicts import generate_conflicts_sharded
     from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts, parse_doses
+    from study.conflicts.sharded import generate_conflicts_sharded
 
     runner = executor_for(ctx, executor, address, model=model)
 
@@ -186,8 +186,8 @@ def judge_cmd(
     """
     from app.cli.context import session_for
     from app.cli.progress import progress_callback
-    from study.cluster.conflicts import judge_conflicts_sharded
     from study.conflicts.score import judge_conflict_run
+    from study.conflicts.sharded import judge_conflicts_sharded
 
     failed = requested = 0
     for j in judge:

@@ -75,22 +75,22 @@ def demo_cmd(
             f"Krippendorff alpha {float(r['krippendorff_alpha']):.3f}; "  # type: ignore[arg-type]
             f"most confused pair: {escape(str(confused))}."
         )
-    from app.cli.conflicts_cmds import run_conflicts_demo_cli
+    # every other instrument's simulated demo, through the instrument registry
+    from driftlens_plugins import instruments, load_ref
 
     seconds = dict(result.seconds)
-    t0 = time.perf_counter()
-    with session_for(ctx) as session:
-        conflicts_html = run_conflicts_demo_cli(session=session, workspace=conf.workspace)
-    seconds["conflicts"] = time.perf_counter() - t0
-    from app.cli.disposition_cmds import run_disposition_demo_cli
-
-    t0 = time.perf_counter()
-    with session_for(ctx) as session:
-        disposition_html = run_disposition_demo_cli(
-            session=session, workspace=conf.workspace, bootstrap=bootstrap
-        )
-    seconds["disposition"] = time.perf_counter() - t0
-    # every stage the demo ran, the conflicts and disposition ones included
+    reports: list[tuple[str, Path]] = []
+    for plugin in instruments():
+        if plugin.cli_demo is None:
+            continue
+        t0 = time.perf_counter()
+        with session_for(ctx) as session:
+            path = load_ref(plugin.cli_demo)(
+                session=session, workspace=conf.workspace, bootstrap=bootstrap
+            )
+        reports.append((plugin.title.lower(), path))
+        seconds[plugin.name] = time.perf_counter() - t0
+    # every stage the demo ran, the other instruments' demos included
     _out.print("Time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
     html = Path(ana.files["report_html"]).resolve()
     _out.print(
@@ -98,11 +98,9 @@ def demo_cmd(
     )
     _out.print("\n[bold]Next:[/]")
     _out.print(f"  open the report      {html}")
-    _out.print(f"  memory conflicts     {conflicts_html}")
-    _out.print(f"  disposition drift    {disposition_html}")
+    for title, path in reports:
+        _out.print(f"  {escape(title):<20} {path}")
     _out.print(f"  open the workbench   .venv/bin/driftlens --workspace {conf.workspace} app")
-    if result.sources is not None:
-        _out.print(f"  source reliance      {result.sources.report.html.resolve()}")
     _out.print(
         f"  re-run the stats     .venv/bin/driftlens stats {ana.files['drift_csv']} "
         f"--json stats.json"

@@ -307,8 +307,8 @@ def run_cmd(
     from app.cli.context import session_for
     from app.cli.progress import progress_callback
     from storage.repo.disposition import list_arms
-    from study.cluster.disposition import run_study_sharded
     from study.disposition.runs import run_study
+    from study.disposition.sharded import run_study_sharded
 
     docs = read_batteries_arg(batteries)
     with ExitStack() as stack, session_for(ctx) as session:

@@ -78,9 +78,9 @@ def generate_cmd(
     Exits non-zero (3) when requests failed, saying how many, of which kind, and whether
     running it again can help.
     """
-    from study.cluster.generate import run_generation_sharded
     from study.jobs.reporter import record_result
     from study.reasoning.generation import GenerationOptions, run_generation
+    from study.reasoning.sharded.generate import run_generation_sharded
 
     apply_engine_args(engine_args)
     runner = executor_for(ctx, executor, address, model=model)

@@ -57,8 +57,8 @@ def judge_cmd(
     perturbed ones only. Unparseable replies get one repair request, then are stored as
     errors.
     """
-    from study.cluster.judge import judge_run_sharded
     from study.reasoning.judges import judge_run
+    from study.reasoning.sharded.judge import judge_run_sharded
 
     runner = executor_for(ctx, executor, address, model=model)
     limits = request_limits(timeout, max_attempts, judge_max_tokens=max_tokens)

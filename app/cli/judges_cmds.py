@@ -53,7 +53,6 @@ def robustness_cmd(
 ) -> None:
     """Re-judge a stratified sample: flip rates, the interval with and without judge noise,
     and conclusions that flip under another judge; kept for the instrument's report."""
-    from app.cli.disposition_batteries_cmds import read_batteries_arg
     from study.judge_robustness.report import robustness_lines
     from study.judge_robustness.service import judge_robustness
 
@@ -69,9 +68,8 @@ def robustness_cmd(
             bootstrap=bootstrap,
             seed=seed,
             concurrency=concurrency,
-            batteries=read_batteries_arg(batteries) if instrument == "disposition" else None,
-            labeler=labeler,
-            min_per_class=min_per_class,
+            # each instrument's adapter reads its own options
+            options={"batteries": batteries, "labeler": labeler, "min_per_class": min_per_class},
         )
     if as_json:
         echo_json(result.to_dict())

@@ -51,7 +51,7 @@ def label_cmd(
     shard_questions: int = SHARD_QUESTIONS_OPTION,
 ) -> None:
     """Label every step of every response of a run (resumable: labeled responses are skipped)."""
-    from study.cluster.label import label_run_sharded
+    from study.reasoning.sharded.label import label_run_sharded
     from study.reasoning.trajectories import label_run
 
     apply_engine_args(engine_args)

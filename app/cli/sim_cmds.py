@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -12,28 +11,12 @@ from rich.table import Table
 from app.cli.console import SafeConsole
 from app.cli.groups import command_group
 
-if TYPE_CHECKING:
-    from llm.sim.response import Classifier
-
 _out = SafeConsole(highlight=False)
 _err = SafeConsole(stderr=True, highlight=False)
 
 sim_app, register = command_group(
     "sim", "The built-in drift simulator (known doses, no network, clearly marked simulated)."
 )
-
-
-def _catalog_classifier() -> Classifier | None:
-    """Classify memory lines exactly by the shipped catalog (heuristic for other lines)."""
-    from study.reasoning.sim.classify import classifier_from_catalog
-
-    try:
-        from study.catalog.document import load_default_catalog
-
-        doc = load_default_catalog()
-    except ImportError:  # the study room is optional for the simulator
-        return None
-    return classifier_from_catalog((e.text, e.condition_class, e.category) for e in doc.entries())
 
 
 @sim_app.command("serve")
@@ -60,7 +43,8 @@ def serve_cmd(
     """Serve the simulator as an OpenAI-compatible API (POST /v1/chat/completions)."""
     from llm.sim.registry import get_preset
     from llm.sim.server import bind_socket, serve
-    from ontology.labelers.sim import studio_answerer
+    from study.catalog.document import load_default_catalog
+    from study.sim_endpoint import server_parts
 
     chosen = get_preset(preset)  # fail early with the list of known presets
     sock = bind_socket(host, port)  # and on a busy port, before printing "serving"
@@ -75,17 +59,18 @@ def serve_cmd(
         f"with model openai-api/sim/{chosen.name}"
     )
     _out.print("  Ctrl-C stops it.")
+    # what the instruments add: the catalog's exact memory-line classes, the ontology
+    # studio's and the instruments' known-truth answerers
+    parts = server_parts(load_default_catalog())
     serve(
         host,
         port,
         api_key=api_key or None,
-        classify_memory=_catalog_classifier(),
+        classify_memory=parts.classify_memory,
         default_preset=chosen.name,
         log_level="warning",
         sock=sock,
-        # Labeling, rewrite and paraphrase requests of the ontology studio, answered
-        # from the known leaf of each simulated step (a perfect labeler).
-        answerers=(studio_answerer(),),
+        answerers=parts.answerers,
         delay_s=delay_ms / 1000.0,
     )
 

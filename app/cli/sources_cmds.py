@@ -293,7 +293,7 @@ def run_cmd(
                     on_plan=lambda line: _out.print(line, markup=False),
                 )
             else:
-                from study.cluster.sources import run_sources_sharded
+                from study.sources.sharded import run_sources_sharded
 
                 with progress_callback(f"probing {model}") as update:
                     summary = run_sources_sharded(
@@ -407,6 +407,20 @@ def demo_cmd(
         "--json stats.json"
     )
     _out.print(f"  SFT mixture (JSONL)  {term(res.sft_jsonl)}")
+
+
+def run_sources_demo_cli(*, session: Any, workspace: Path, bootstrap: int) -> Path:
+    """The source-reliance demo as the main ``driftlens demo`` runs it; returns its report.
+
+    In-process on its own simulator with no request cache (seconds), so ``session`` is not
+    used, and with the instrument demo's own 2,000 bootstrap replicates whatever the main
+    demo's ``bootstrap``.
+    """
+    del session, bootstrap
+    from study.sources.demo import run_sources_demo
+
+    res = run_sources_demo(out_dir=workspace / "reports" / "sources-demo")
+    return res.report.html.resolve()
 
 
 @sources_app.command("export-sft")

@@ -31,15 +31,15 @@ from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.versions import document, get_version, seed_ontologies, version_label
 from storage.errors import DriftLensError
 from storage.models import LabelerSpec, OntologyVersion
-from study.downloads import (
+from study.reasoning.analysis_index import AnalysisEntry, list_analysis_entries
+from study.reasoning.benchmark_export import TIER_SELECTIONS, select_questions
+from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+from study.reasoning.downloads import (
     benchmark_zip,
     preferences_jsonl,
     responses_jsonl,
     run_judges,
 )
-from study.reasoning.analysis_index import AnalysisEntry, list_analysis_entries
-from study.reasoning.benchmark_export import TIER_SELECTIONS, select_questions
-from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from study.reasoning.run_choices import labelled_with, reasoning_runs
 from study.reasoning.stored import (
     ExamplePage,

@@ -357,7 +357,7 @@ def generate_conflicts(
     """Generate (or resume) a conflicts run; every response is stored as it arrives.
 
     ``scope``: only these banks (question ids), under the shard's lease, leaving the run's
-    status to the coordinator that created the run (:mod:`study.cluster.conflicts`).
+    status to the coordinator that created the run (:mod:`study.conflicts.sharded`).
     ``on_plan`` is called with the plan's size as one line before the plan is built.
 
     Raises:

@@ -11,4 +11,7 @@ PLUGIN = InstrumentPlugin(
     sim_module="study.conflicts.sim",
     human_module="study.conflicts.human",
     compare_module="study.conflicts.compare",
+    robustness="study.conflicts.robustness:run_robustness",
+    cli_demo="app.cli.conflicts_cmds:run_conflicts_demo_cli",
+    sim_server="study.conflicts.sim.served:server_parts",
 )

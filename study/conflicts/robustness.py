@@ -32,11 +32,13 @@ from study.conflicts.score import (
     repair_message,
     stored_verdicts,
 )
+from study.judge_robustness.result import RobustnessResult
 from study.judge_robustness.sampling import (
     Rejudging,
     SampledJudgements,
     stratified_sample,
 )
+from study.judge_robustness.service import RobustnessAsk
 from study.strict_json import run_with_repair
 
 
@@ -165,4 +167,20 @@ def conflicts_judgements(run_name: str, rejudging: Rejudging) -> Judgements:
         strata=tuple(strata),
         labels=tuple(labels),
         scores=np.stack(columns, axis=1),
+    )
+
+
+def run_robustness(run: str, ask: RobustnessAsk) -> RobustnessResult:
+    """The rubric judge's robustness for a conflicts run (the plugin's ``robustness``)."""
+    got = conflicts_judgements(
+        run, ask.asked(stored_judges(run, session=ask.session), f"Run {run!r}")
+    )
+    return ask.summary(
+        "conflicts",
+        run,
+        got,
+        values=got.totals(),
+        verdicts=got.scores,
+        measure="rubric total D1-D5 (0-20) per answer",
+        midpoint=10.0,
     )

@@ -364,7 +364,7 @@ def judge_conflict_run(
     A second process judging the same run with the same judge is refused (it would ask
     every case again); see :func:`_judge_conflict_run` for the arguments. ``scope``: only
     the answers to these banks (question ids), under the shard's lease instead
-    (:mod:`study.cluster.conflicts`), and ``settings_basis`` the messages whose settings
+    (:mod:`study.conflicts.sharded`), and ``settings_basis`` the messages whose settings
     every verdict stores (:func:`first_case_messages`).
     """
     from study.limits import CONCURRENCY

@@ -13,4 +13,6 @@ PLUGIN = InstrumentPlugin(
     sim_module="study.disposition.sim",
     human_module="study.disposition.human",
     compare_module="study.disposition.compare",
+    robustness="study.disposition.robustness:run_robustness",
+    cli_demo="app.cli.disposition_cmds:run_disposition_demo_cli",
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from sqlmodel import Session
@@ -30,11 +31,13 @@ from study.disposition.score import (
     build_messages,
     parse_category,
 )
+from study.judge_robustness.result import RobustnessResult
 from study.judge_robustness.sampling import (
     Rejudging,
     SampledJudgements,
     stratified_sample,
 )
+from study.judge_robustness.service import RobustnessAsk
 from study.strict_json import StrictParseError, run_with_repair
 
 
@@ -228,3 +231,35 @@ def _ranking(rates: dict[str, float]) -> str:
     for prev, arm in itertools.pairwise(order):
         text += (" = " if abs(rates[prev] - rates[arm]) < 1e-12 else " > ") + arm
     return text
+
+
+def run_robustness(study: str, ask: RobustnessAsk) -> RobustnessResult:
+    """The classifier's robustness for a disposition study (the plugin's ``robustness``).
+
+    ``ask.options["batteries"]``: the study's batteries, a file or a
+    :class:`~study.disposition.items.BatteryDocument` (default: the shipped sample).
+    """
+    from study.disposition.items import load_sample_batteries, read_batteries
+
+    given = ask.options.get("batteries")
+    if given is None:
+        batteries = load_sample_batteries()
+    elif isinstance(given, BatteryDocument):
+        batteries = given
+    else:
+        batteries = read_batteries(Path(given))
+    got, arms = disposition_judgements(
+        study,
+        batteries,
+        ask.asked(stored_classifiers(study, session=ask.session), f"Study {study!r}"),
+    )
+    return ask.summary(
+        "disposition",
+        study,
+        got,
+        values=got.aligned,
+        verdicts=got.codes,
+        measure="aligned (1) or not (0) per answer, the classifier's category",
+        midpoint=0.5,
+        conclusions=conclusions(got, arms, bootstrap=ask.bootstrap, seed=ask.seed),
+    )

@@ -28,12 +28,16 @@ import numpy as np
 from sqlmodel import Session
 
 from driftlens_core.judge_noise import flip_rate, two_stage_bootstrap
+from driftlens_plugins import get_instrument, instruments, load_ref
 from storage.errors import InputError
 from storage.repo.meta import set_meta
 from study.judge_robustness.result import JudgeLine, RobustnessResult, meta_key
 from study.judge_robustness.sampling import Rejudging
 
-INSTRUMENTS: tuple[str, ...] = ("conflicts", "disposition", "reasoning")
+
+def robustness_instruments() -> tuple[str, ...]:
+    """The installed instruments that have a judge (or labeler) to test."""
+    return tuple(p.name for p in instruments() if p.robustness is not None)
 
 
 def _conclusion(lo: float, hi: float, midpoint: float) -> str:
@@ -161,14 +165,12 @@ def judge_robustness(
     bootstrap: int = 2000,
     seed: int = 0,
     concurrency: int = 16,
-    batteries: Any = None,
-    labeler: str | None = None,
-    min_per_class: int | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> RobustnessResult:
     """Re-judge a stratified sample of ``run`` and keep the summary (see the module doc).
 
     Args:
-        instrument: One of :data:`INSTRUMENTS`.
+        instrument: One of :func:`robustness_instruments`.
         run: The stored run.
         session: Session (the cache, the run, the kept summary); committed at the end.
         resamples: Judgements of the primary judge per item, the stored one included.
@@ -179,40 +181,40 @@ def judge_robustness(
         bootstrap: Replicates.
         seed: Seed of the sample and the bootstrap.
         concurrency: Requests in flight.
-        batteries: Disposition only: the study's
-            :class:`~study.disposition.items.BatteryDocument` (default: the shipped sample);
-            ``run`` is then the study's name.
-        labeler: Reasoning only: the step labeler whose stored labels are the headline
-            (``judges`` are then alternative labeler specs).
-        min_per_class: Reasoning only: pairs sampled at least per condition class
-            (default :data:`study.reasoning.labeler_robustness.MIN_PER_CLASS`).
+        options: The instrument's own options, read by its adapter (the plugin's
+            ``robustness`` part; e.g. the step labeler under test, a study's batteries).
 
     Raises:
         InputError: unknown instrument, bad counts, or no usable primary judge.
     """
-    if instrument not in INSTRUMENTS:
+    covered = robustness_instruments()
+    if instrument not in covered:
         raise InputError(
-            f"Judge robustness covers {', '.join(INSTRUMENTS)} so far, not {instrument!r}."
+            f"Judge robustness covers {', '.join(covered)} so far, not {instrument!r}."
         )
     if resamples < 1 or sample < 1 or bootstrap < 1:
         raise InputError("--resamples, --sample and --bootstrap must be at least 1.")
     if resamples == 1 and not judges:
         raise InputError("Give --resamples of 2 or more, or an alternative --judge.")
-    ask = _Rejudge(session, resamples, judges, primary, sample, bootstrap, seed, concurrency)
-    if instrument == "reasoning":
-        result = _reasoning(run, ask, labeler, min_per_class)
-    elif instrument == "disposition":
-        result = _disposition(run, ask, batteries)
-    else:
-        result = _conflicts(run, ask)
+    ask = RobustnessAsk(
+        session, resamples, judges, primary, sample, bootstrap, seed, concurrency,
+        dict(options or {}),
+    )  # fmt: skip
+    adapter = load_ref(str(get_instrument(instrument).robustness))
+    result = adapter(run, ask)
     set_meta(meta_key(instrument, run), json.dumps(result.to_dict()), session=session)
     session.commit()
     return result
 
 
 @dataclass(frozen=True)
-class _Rejudge:
-    """What one robustness call asks of any instrument (see :func:`judge_robustness`)."""
+class RobustnessAsk:
+    """What one robustness call asks of an instrument's adapter (see :func:`judge_robustness`).
+
+    An instrument's plugin names its adapter (``robustness``): ``fn(run, ask) ->
+    RobustnessResult``, which gathers the re-judgements through :meth:`asked` and summarises
+    them through :meth:`summary`. ``options`` carries the instrument's own options.
+    """
 
     session: Session
     resamples: int
@@ -222,6 +224,7 @@ class _Rejudge:
     bootstrap: int
     seed: int
     concurrency: int
+    options: Mapping[str, Any]
 
     def asked(self, stored: Sequence[str], what: str) -> Rejudging:
         """What an instrument's judgements call is asked.
@@ -262,23 +265,6 @@ def _kinds(n_labels: int, resamples: int) -> list[str]:
     return ["stored", *["resample"] * (resamples - 1), *["alternative"] * (n_labels - resamples)]
 
 
-def _conflicts(run: str, ask: _Rejudge) -> RobustnessResult:
-    from study.conflicts.robustness import conflicts_judgements, stored_judges
-
-    got = conflicts_judgements(
-        run, ask.asked(stored_judges(run, session=ask.session), f"Run {run!r}")
-    )
-    return ask.summary(
-        "conflicts",
-        run,
-        got,
-        values=got.totals(),
-        verdicts=got.scores,
-        measure="rubric total D1-D5 (0-20) per answer",
-        midpoint=10.0,
-    )
-
-
 def _primary(stored: Sequence[str], what: str, primary: str | None) -> str:
     if primary is not None:
         return primary
@@ -288,50 +274,3 @@ def _primary(stored: Sequence[str], what: str, primary: str | None) -> str:
             "name the one to test with --primary."
         )
     return stored[0]
-
-
-def _disposition(study: str, ask: _Rejudge, batteries: Any) -> RobustnessResult:
-    """The classifier's robustness for a disposition study (study/disposition/robustness)."""
-    from study.disposition.items import load_sample_batteries
-    from study.disposition.robustness import (
-        conclusions,
-        disposition_judgements,
-        stored_classifiers,
-    )
-
-    got, arms = disposition_judgements(
-        study,
-        batteries if batteries is not None else load_sample_batteries(),
-        ask.asked(stored_classifiers(study, session=ask.session), f"Study {study!r}"),
-    )
-    return ask.summary(
-        "disposition",
-        study,
-        got,
-        values=got.aligned,
-        verdicts=got.codes,
-        measure="aligned (1) or not (0) per answer, the classifier's category",
-        midpoint=0.5,
-        conclusions=conclusions(got, arms, bootstrap=ask.bootstrap, seed=ask.seed),
-    )
-
-
-def _reasoning(
-    run: str, ask: _Rejudge, labeler: str | None, min_per_class: int | None
-) -> RobustnessResult:
-    """The step labeler's robustness for a reasoning-drift run (study/reasoning)."""
-    from study.reasoning.labeler_robustness import MIN_PER_CLASS, reasoning_robustness
-
-    if not labeler:
-        raise InputError("Reasoning drift needs the labeler under test: --labeler SPEC.")
-    return reasoning_robustness(
-        run,
-        labeler=labeler,
-        alternatives=ask.judges,
-        resamples=ask.resamples,
-        sample=ask.sample,
-        bootstrap=ask.bootstrap,
-        seed=ask.seed,
-        session=ask.session,
-        min_per_class=MIN_PER_CLASS if min_per_class is None else min_per_class,
-    )

@@ -58,7 +58,7 @@ from study.report.tables import withhold_conclusions
 from study.safe_csv import write_frame_csv
 
 if TYPE_CHECKING:
-    from study.cluster.analysis import StatsExecutor
+    from study.reasoning.sharded.analysis import StatsExecutor
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def analyze_run(
         chunk_questions: build the drift table and statistics out of core, this many
             questions at a time (:mod:`study.reasoning.out_of_core`; same files).
         executor: with ``chunk_questions``, compute each model's statistics in a task of
-            this executor (:mod:`study.cluster.analysis`; the same ``stats.json``).
+            this executor (:mod:`study.reasoning.sharded.analysis`; the same ``stats.json``).
 
     Returns:
         The stored analysis (one ``Analysis`` row per run) and everything written.
@@ -433,7 +433,7 @@ def _drift_out_of_core(
     def stats() -> dict[str, Any]:
         try:
             if executor is not None:
-                from study.cluster.analysis import stats_on_executor
+                from study.reasoning.sharded.analysis import stats_on_executor
 
                 return stats_on_executor(
                     built.parts,

@@ -38,7 +38,6 @@ from study.reasoning.generation import GenerationOptions, GenerationSummary, run
 from study.reasoning.question_filter import FilterSummary, filter_questions
 from study.reasoning.trajectories import LabelSummary, label_run
 from study.sim_endpoint import SimProcess
-from study.sources.demo import SourcesDemoResult, run_sources_demo
 
 DEMO_RUN = "demo"
 DEMO_SERVICE = "SIMULATOR"  # env prefix of the demo simulator endpoint
@@ -61,7 +60,6 @@ class DemoResult:
     analysis: AnalysisResult
     round: dict[str, object] | None
     seconds: dict[str, float]
-    sources: SourcesDemoResult | None = None
 
 
 def run_demo(
@@ -151,11 +149,7 @@ def run_demo(
     seconds["analyze"] = time.perf_counter() - t0 - sum(seconds.values())
     studio_round = _studio_round(session=session, stage=stage)
     seconds["round"] = time.perf_counter() - t0 - sum(seconds.values())
-    # the source-reliance instrument on its own simulator (in-process, no cache: seconds)
-    sources = run_sources_demo(out_dir=out_dir.parent / "sources-demo", seed=seed)
-    seconds["sources"] = time.perf_counter() - t0 - sum(seconds.values())
     return DemoResult(
-        sources=sources,
         questions_added=len(added.added),
         filtering=filtering,
         round=studio_round,

@@ -33,6 +33,7 @@ from storage.repo.runs import require_run
 from storage.step_spans import unpack_steps
 from study.judge_robustness.result import JudgeLine, RobustnessResult
 from study.judge_robustness.sampling import judgement_columns, stratified_sample
+from study.judge_robustness.service import RobustnessAsk
 from study.reasoning.config import SRI_ALPHA
 from study.reasoning.relabel_bootstrap import HeadlineInterval, relabel_bootstrap
 from study.reasoning.trajectories import keyed_responses
@@ -320,4 +321,28 @@ def _class(
         klass[keep] == NULL,
         n_boot=bootstrap,
         seed=rng,
+    )
+
+
+def run_robustness(run: str, ask: RobustnessAsk) -> RobustnessResult:
+    """The step labeler's robustness for a reasoning-drift run (the plugin's ``robustness``).
+
+    ``ask.options``: ``labeler`` (required: the spec whose stored labels are the headline;
+    ``ask.judges`` are then alternative labeler specs) and ``min_per_class`` (pairs sampled
+    at least per condition class, default :data:`MIN_PER_CLASS`).
+    """
+    labeler = ask.options.get("labeler")
+    if not labeler:
+        raise InputError("Reasoning drift needs the labeler under test: --labeler SPEC.")
+    min_per_class = ask.options.get("min_per_class")
+    return reasoning_robustness(
+        run,
+        labeler=str(labeler),
+        alternatives=ask.judges,
+        resamples=ask.resamples,
+        sample=ask.sample,
+        bootstrap=ask.bootstrap,
+        seed=ask.seed,
+        session=ask.session,
+        min_per_class=MIN_PER_CLASS if min_per_class is None else int(min_per_class),
     )

@@ -14,4 +14,6 @@ PLUGIN = InstrumentPlugin(
     sim_module="study.reasoning.sim",
     human_module="study.reasoning.human",
     compare_module="study.reasoning.compare",
+    robustness="study.reasoning.labeler_robustness:run_robustness",
+    sim_server="study.reasoning.sim.served:server_parts",
 )

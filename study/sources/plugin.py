@@ -11,4 +11,5 @@ PLUGIN = InstrumentPlugin(
     sim_module="study.sources.sim",
     human_module="study.sources.human",
     compare_module="study.sources.compare",
+    cli_demo="app.cli.sources_cmds:run_sources_demo_cli",
 )

@@ -266,7 +266,7 @@ def run_stored_sources(
         commit_interval_s: ...or when this long has passed since the last commit.
         scope: Probe only these items (ids), under the shard's lease; the run's status and
             the endpoint's repeat check are left to the coordinator
-            (:mod:`study.cluster.sources`), which calls with no items first to
+            (:mod:`study.sources.sharded`), which calls with no items first to
             create the run row.
         on_plan: Called with the plan's size as one line before anything is stored.
 

@@ -20,14 +20,14 @@ from ontology.versions import seed_ontologies
 from storage.models import GenerationRun
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from study.cluster import analysis as cluster_analysis
-from study.cluster.analysis import StatsExecutor
 from study.cluster.executors import LocalExecutor
 from study.questions import QuestionRow, store_questions
 from study.reasoning import out_of_core
 from study.reasoning.analysis import analyze_run
 from study.reasoning.generation import GenerationOptions, run_generation
 from study.reasoning.out_of_core import question_slices
+from study.reasoning.sharded import analysis as cluster_analysis
+from study.reasoning.sharded.analysis import StatsExecutor
 from study.reasoning.trajectories import label_run
 
 TEXTS = (

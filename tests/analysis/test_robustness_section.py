@@ -26,7 +26,7 @@ def test_report_says_not_assessed_then_shows_the_relabeling(
     assert "## Judge robustness" in md and "Not assessed" in md
 
     got = judge_robustness(
-        "reasoning", RUN, session=session, labeler="sim", resamples=2,
+        "reasoning", RUN, session=session, options={"labeler": "sim"}, resamples=2,
         judges=[ALTERNATIVE], sample=30, bootstrap=200,
     )  # fmt: skip
     alt = next(ln for ln in got.lines if ln.kind == "alternative")

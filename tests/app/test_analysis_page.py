@@ -15,8 +15,9 @@ from streamlit.testing.v1 import AppTest
 from storage.models import JudgeScore, Response
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
-from study.downloads import folder_zip, preferences_jsonl, responses_jsonl
+from study.downloads import folder_zip
 from study.reasoning.analysis import analyze_run
+from study.reasoning.downloads import preferences_jsonl, responses_jsonl
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
 from tests.app.apptest_support import open_page
 from tests.study.jobs_support import wait_for_jobs

@@ -63,4 +63,4 @@ def test_unknown_instrument_is_a_user_error(cli: Callable[..., Result]) -> None:
     bad = cli("judges", "robustness", "--instrument", "nope", "--run", "x", "--judge", "sim/a")
     # a DriftLensError: app.cli.main prints it as one line, no traceback
     assert bad.exit_code != 0 and isinstance(bad.exception, DriftLensError)
-    assert "covers conflicts, disposition, reasoning so far" in str(bad.exception)
+    assert "covers reasoning, conflicts, disposition so far" in str(bad.exception)
