@@ -12,13 +12,14 @@ name an instrument. This package imports nothing of ours but the error family in
 ``storage.errors``, so every room may use it.
 """
 
-from driftlens_plugins.instrument import InstrumentPage, InstrumentPlugin, load_ref
+from driftlens_plugins.instrument import InstrumentPage, InstrumentPlugin, ResultPage, load_ref
 from driftlens_plugins.registry import ENTRY_POINT_GROUP, get_instrument, instruments
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "InstrumentPage",
     "InstrumentPlugin",
+    "ResultPage",
     "get_instrument",
     "instruments",
     "load_ref",

@@ -50,6 +50,22 @@ class InstrumentPage:
 
 
 @dataclass(frozen=True)
+class ResultPage:
+    """Where the Jobs page links a finished job of one kind.
+
+    Attributes:
+        kind: the job's kind (its command path, ``generate``).
+        page: the page's file under ``app/pages`` (``runs.py``).
+        param: the query key the page opens a result by; its value is read from the job's
+            scope or result (``run``).
+    """
+
+    kind: str
+    page: str
+    param: str
+
+
+@dataclass(frozen=True)
 class InstrumentPlugin:
     """An instrument, as the shared rooms see it.
 
@@ -74,6 +90,8 @@ class InstrumentPlugin:
             (``driftlens judges robustness``): ``fn(run, ask) -> RobustnessResult`` with
             ``ask`` a :class:`study.judge_robustness.service.RobustnessAsk`; ``None``: it
             has no judge or labeler to test.
+        result_pages: where the Jobs page shows the result of each kind of job the
+            instrument runs.
         cli_demo: ``module:function`` that ``driftlens demo`` calls after its main pipeline,
             as ``fn(session=, workspace=, bootstrap=)``: runs the instrument's simulated demo,
             prints its summary and returns its report's path.
@@ -89,6 +107,7 @@ class InstrumentPlugin:
     compare_module: str | None = None
     sim_server: str | None = None
     robustness: str | None = None
+    result_pages: tuple[ResultPage, ...] = ()
     cli_demo: str | None = None
 
     def __post_init__(self) -> None:

@@ -27,11 +27,16 @@ class Adapter(Protocol):
         headline: one line naming the compared quantity (shown in reports).
         default_margin: equivalence margin in the statistic's units (TOST), or ``None``
             to use each comparison's own MDD.
+        revision_tables: the tables (SQLModel classes with an ``id``) its runs are read
+            from: a new or deleted row in any of them changes
+            :func:`study.compare.service.data_revision`, so a page never shows a stale
+            comparison.
     """
 
     name: str
     headline: str
     default_margin: float | None
+    revision_tables: tuple[type, ...]
 
     def list_runs(self, *, session: Session) -> list[str]:
         """The names of the runs that can be compared (what the Compare page offers)."""

@@ -19,7 +19,7 @@ from sqlmodel import Session
 
 from driftlens_core.paired import family_adjust, ranking_letters
 from storage.errors import InputError
-from study.compare.registry import get_adapter
+from study.compare.registry import adapter_names, get_adapter
 from study.compare.types import (
     CompareOptions,
     Comparison,
@@ -210,29 +210,18 @@ def parse_margin(text: str | None) -> float | None:
     return value
 
 
-def _revision_tables() -> tuple[type, ...]:
-    from storage.analysis_models import JudgeScore
-    from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
-    from storage.generation_models import GenerationRun, Response
-    from storage.ontology_models import StepLabel
-    from storage.source_models import SourceClaim, SourceProbe, SourceRun
-
-    return (GenerationRun, Response, StepLabel, JudgeScore, DispositionArm,
-            DispositionResponse, DispositionScore, SourceRun, SourceProbe, SourceClaim)  # fmt: skip
-
-
 def data_revision(*, session: Session) -> tuple[object, ...]:
     """A cheap token that changes when what any adapter compares changes.
 
-    Per table an adapter reads (answers, labels, judge scores, disposition arms, answers
-    and scores, source runs, probes and claims): the largest id (a new row) and the row
-    count (a deleted one), plus the newest run update (a run's status). A page keys its
+    Per table an adapter reads (its ``revision_tables``): the largest id (a new row) and the
+    row count (a deleted one), plus the newest run update (a run's status). A page keys its
     cached comparison by the inputs and this token, so new data never shows a stale result.
     """
     from storage.generation_models import GenerationRun
 
+    tables = dict.fromkeys(t for name in adapter_names() for t in get_adapter(name).revision_tables)
     out: list[object] = []
-    for model in _revision_tables():
+    for model in tables:
         table = model.__table__  # type: ignore[attr-defined]
         n, top = session.execute(
             select(func.count(), func.coalesce(func.max(table.c.id), 0)).select_from(table)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import pandas as pd
 from sqlmodel import Session
 
+from storage.analysis_models import JudgeScore
 from storage.errors import InputError
+from storage.generation_models import GenerationRun, Response
 from study.compare.measures import MeasureAdapter
 from study.compare.registry import register_adapter
 from study.compare.types import CompareOptions, Kind, RunData
@@ -31,6 +33,7 @@ class ConflictsAdapter(MeasureAdapter):
 
     name = "conflicts"
     headline = "rubric total (D1–D5) and each dimension per distractor dose"
+    revision_tables: tuple[type, ...] = (GenerationRun, Response, JudgeScore)
     default_margin: float | None = None  # each row's own MDD
 
     def list_runs(self, *, session: Session) -> list[str]:

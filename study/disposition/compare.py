@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
+from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
 from storage.errors import InputError, NotFoundError
 from study.compare.measures import MeasureAdapter
 from study.compare.registry import register_adapter
@@ -55,6 +56,7 @@ class DispositionAdapter(MeasureAdapter):
 
     name = "disposition"
     headline = "aligned rate per tendency (share of answers in the aligned category)"
+    revision_tables: tuple[type, ...] = (DispositionArm, DispositionResponse, DispositionScore)
     default_margin: float | None = DEFAULT_BOUND_PP / 100.0
 
     def list_runs(self, *, session: Session) -> list[str]:

@@ -1,24 +1,34 @@
-"""Where a job's result is shown: the page (and its URL state) for each kind of job."""
+"""Where a job's result is shown: the page (and its URL state) for each kind of job.
+
+The ontology studio's kinds are listed here; each instrument's come from its plugin
+(``result_pages``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from driftlens_plugins import instruments
 from study.jobs.records import JobRecord
 
-#: The page file that shows the result of each kind (the command path) and its query key.
-RESULT_PAGES: dict[str, tuple[str, str]] = {
-    "generate": ("runs.py", "run"),
-    "label": ("runs.py", "run"),
-    "analyze": ("analysis.py", "analysis"),
+#: The ontology studio's job kinds: the page file that shows the result and its query key.
+STUDIO_PAGES: dict[str, tuple[str, str]] = {
     "ontology round": ("ontology_rounds.py", "round"),
     "ontology validate run": ("ontology_validation.py", "experiment"),
 }
 
 
+def result_pages() -> dict[str, tuple[str, str]]:
+    """Every job kind with a result page: the studio's and each instrument's."""
+    out = dict(STUDIO_PAGES)
+    for plugin in instruments():
+        out.update({r.kind: (r.page, r.param) for r in plugin.result_pages})
+    return out
+
+
 def result_link(job: JobRecord) -> tuple[str, dict[str, str], str] | None:
     """``(page file, query params, link text)`` of the page showing the job's result."""
-    target = RESULT_PAGES.get(job.kind)
+    target = result_pages().get(job.kind)
     if target is None:
         return None
     page, param = target

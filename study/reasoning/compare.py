@@ -25,6 +25,8 @@ from sqlmodel import Session, select
 from driftlens_core.bootstrap import QuestionSums, question_sums
 from driftlens_core.paired import paired_drel_difference, sign_test, wilcoxon_paired
 from storage.errors import InputError
+from storage.generation_models import GenerationRun, Response
+from storage.ontology_models import StepLabel
 from study.compare.measures import item_diffs, stat_row, unpaired_units
 from study.compare.registry import register_adapter
 from study.compare.types import CompareOptions, ItemDiff, RunData, StatRow
@@ -109,6 +111,7 @@ class ReasoningAdapter:
 
     name = "reasoning"
     headline = "d_rel per condition class and per condition (drift above the noise floor, in SDs)"
+    revision_tables: tuple[type, ...] = (GenerationRun, Response, StepLabel)
     default_margin: float | None = None  # each row's own MDD
 
     def list_runs(self, *, session: Session) -> list[str]:

@@ -5,7 +5,7 @@ label, analyze, judge) among the CLI's generic ones, so it brings no page or com
 of its own here.
 """
 
-from driftlens_plugins import InstrumentPlugin
+from driftlens_plugins import InstrumentPlugin, ResultPage
 
 PLUGIN = InstrumentPlugin(
     name="reasoning",
@@ -14,6 +14,11 @@ PLUGIN = InstrumentPlugin(
     sim_module="study.reasoning.sim",
     human_module="study.reasoning.human",
     compare_module="study.reasoning.compare",
+    result_pages=(
+        ResultPage("generate", "runs.py", "run"),
+        ResultPage("label", "runs.py", "run"),
+        ResultPage("analyze", "analysis.py", "analysis"),
+    ),
     robustness="study.reasoning.labeler_robustness:run_robustness",
     sim_server="study.reasoning.sim.served:server_parts",
 )

@@ -29,6 +29,7 @@ import pandas as pd
 from sqlmodel import Session
 
 from storage.errors import InputError
+from storage.source_models import SourceClaim, SourceProbe, SourceRun
 from study.compare.measures import MeasureAdapter, stat_row
 from study.compare.registry import register_adapter
 from study.compare.types import CompareOptions, Kind, RunData, StatRow
@@ -162,6 +163,7 @@ class SourcesAdapter(MeasureAdapter):
 
     name = "sources"
     headline = "PAR/SDR per source (keeping the own answer vs adopting the asserted one)"
+    revision_tables: tuple[type, ...] = (SourceRun, SourceProbe, SourceClaim)
     #: 5 percentage points, the bound disposition uses for its rates too
     default_margin: float | None = 0.05
 
