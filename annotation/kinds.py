@@ -36,12 +36,40 @@ from driftlens_plugins.registry import part_modules
 from storage.errors import InputError
 
 
+def num(value: float | None, digits: int = 3) -> str:
+    """A number as a summary cell shows it (``n/a`` when there is none)."""
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+@dataclass(frozen=True)
+class SummaryTable:
+    """One table of an apply result's summary: plain text cells, rendered by each front end
+    (a Rich table in the CLI, a dataframe on the page); cells are untrusted text."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class ApplySummary:
+    """What a front end shows of an apply result: tables, then sentences."""
+
+    lines: tuple[str, ...] = ()
+    tables: tuple[SummaryTable, ...] = ()
+
+
 @dataclass(frozen=True)
 class ApplyResult:
-    """What ``annotate apply`` did and found; each kind's result type adds its own fields."""
+    """What ``annotate apply`` did and found; each kind's result type adds its own fields
+    and says what to show of them (:meth:`summary`)."""
 
     study: str
     aggregate: StudyAggregate
+
+    def summary(self) -> ApplySummary:
+        """The kind's outcomes for a person to read (none by default; kinds override)."""
+        return ApplySummary()
 
     def payload(self) -> dict[str, Any]:
         """The kind's own outcomes, JSON-ready (every field but ``study`` and ``aggregate``)."""

@@ -281,16 +281,6 @@ def apply_payload(result: ApplyResult) -> dict[str, Any]:
 
 
 def _print_apply(result: ApplyResult) -> None:
-    from study.conflicts.human.kinds import ObservabilityResult, RubricResult
-    from study.disposition.human.kinds import DispositionCheckResult, TestAwarenessResult
-    from study.reasoning.human.curation import CurationResult, OrthogonalityResult
-    from study.reasoning.human.responses import (
-        DistractionResult,
-        HelpfulnessResult,
-        LabelCheckResult,
-    )
-    from study.sources.human.kinds import ClaimCheckResult
-
     agg = result.aggregate
     _out.print(
         f"{result.study}: {len(agg.items)} items, {agg.n_kept} of {agg.n_annotations} "
@@ -298,131 +288,18 @@ def _print_apply(result: ApplyResult) -> None:
         f"alpha {_num(agg.alpha)}, disagreement rate {_num(agg.disagreement_rate)}.",
         markup=False,
     )
-    if isinstance(result, CurationResult):
-        t = result.tiers
-        _out.print(
-            f"Tiers: {t.get('core', 0)} core, {t.get('relaxed', 0)} relaxed, "
-            f"{t.get('none', 0)} not in the benchmark; {len(result.tier_changes)} changed."
-        )
-    elif isinstance(result, OrthogonalityResult):
-        kept = sum(1 for o in result.orthogonality if o.keep)
-        _out.print(
-            f"Orthogonality: {kept} of {len(result.orthogonality)} (question, memory) "
-            "instances kept (mean confidence irrelevant > 0.58)."
-        )
-    elif isinstance(result, LabelCheckResult):
-        table = Table(title="LLM-label accuracy")
-        for name in ("labeler", "items", "decided", "yes", "no", "unsure", "accuracy"):
+    # what each kind shows of its outcomes is its result type's own summary
+    summary = result.summary()
+    for part in summary.tables:
+        table = Table(title=Text(part.title))
+        for name in part.columns:
             table.add_column(name)
-        for a in result.labeler_accuracy:
-            table.add_row(
-                a.labeler,
-                str(a.items),
-                str(a.decided),
-                str(a.yes),
-                str(a.no),
-                str(a.unsure),
-                _num(a.accuracy),
-            )
+        for row in part.rows:
+            # cells may hold annotators' or users' text: shown literally, never as markup
+            table.add_row(*(Text(cell) for cell in row))
         _out.print(table)
-    elif isinstance(result, ObservabilityResult):
-        table = Table(title="Observability labels: agreement (FULL / PARTIAL / None)")
-        for name in ("rater A", "rater B", "banks", "exact", "kappa"):
-            table.add_column(name)
-        for la in result.observability_agreement:
-            table.add_row(la.rater_a, la.rater_b, str(la.n), _num(la.exact), _num(la.kappa))
-        _out.print(table)
-        _out.print("LLM judge vs humans: driftlens conflicts observability --run R", markup=False)
-    elif isinstance(result, ClaimCheckResult):
-        table = Table(title="Tier-2 claims: verdicts of the agreed reviews (Wilson 95% CI)")
-        for name in ("verdict", "claims", "of agreed", "share", "CI"):
-            table.add_column(name)
-        for v in result.claim_verdicts:
-            table.add_row(
-                v.verdict, str(v.k), str(v.n), _num(v.share), f"{_num(v.ci_low)}-{_num(v.ci_high)}"
-            )
-        _out.print(table)
-        for la in result.claim_agreement:
-            _out.print(
-                f"{la.rater_a} vs {la.rater_b}: {la.n} claims, exact {_num(la.exact)}, "
-                f"kappa {_num(la.kappa)}",
-                markup=False,
-            )
-    elif isinstance(result, DispositionCheckResult):
-        table = Table(title="Disposition categories: agreement (kappa 95% CI over stems)")
-        for name in ("rater A", "rater B", "subset", "answers", "stems", "exact", "kappa", "CI"):
-            table.add_column(name)
-        for ca in result.classifier_agreement:
-            table.add_row(
-                ca.rater_a,
-                ca.rater_b,
-                ca.subset,
-                str(ca.n),
-                str(ca.n_stems),
-                _num(ca.exact),
-                _num(ca.kappa),
-                f"{_num(ca.kappa_low)} to {_num(ca.kappa_high)}",
-            )
-        _out.print(table)
-    elif isinstance(result, TestAwarenessResult):
-        table = Table(
-            title="Test awareness rated 1-7 by humans (mean: 95% CI over stems; "
-            "share rated 5+: Wilson 95% CI)"
-        )
-        for name in ("arm", "answers", "stems", "mean", "mean CI", "rated 5+", "share", "share CI"):
-            table.add_column(name)
-        for ar in result.awareness:
-            # Arm names are the user's text: shown literally, never read as Rich markup.
-            table.add_row(
-                Text(ar.arm), str(ar.items), str(ar.stems), _num(ar.mean, 2),
-                f"{_num(ar.mean_low, 2)} to {_num(ar.mean_high, 2)}", str(ar.high),
-                _num(ar.high_share), f"{_num(ar.high_low)} to {_num(ar.high_high)}",
-            )  # fmt: skip
-        _out.print(table)
-        for ra in result.awareness_agreement:
-            _out.print(
-                f"{ra.items} answers with at least {ra.min_ratings} ratings counted, "
-                f"{ra.left_out} left out; {ra.reviewers} reviewers, ordinal alpha "
-                f"{_num(ra.alpha_ordinal)}; first two ratings: {ra.pairs} pairs, exact "
-                f"{_num(ra.exact)}, within one {_num(ra.within_one)}, QWK {_num(ra.qwk)}.",
-                markup=False,
-            )
-    elif isinstance(result, RubricResult):
-        table = Table(title="Rubric agreement of two annotators (D1-D5 pairs)")
-        columns = ("type", "pairs", "within one", "exact", "MAE", "QWK", "alpha ordinal", "D6")
-        for name in (*columns, "D3 applies"):
-            table.add_column(name)
-        for r in result.rubric_agreement:
-            table.add_row(
-                r.type,
-                str(r.pairs),
-                _num(r.within_one),
-                _num(r.exact),
-                _num(r.mae),
-                _num(r.qwk),
-                _num(r.alpha_ordinal),
-                _num(r.d6_exact),
-                _num(r.d3_applies_exact),
-            )
-        _out.print(table)
-        act = result.action_agreement
-        if act is not None:
-            _out.print(
-                f"Action class: {act.n} answers with two votes, exact {_num(act.exact)}, "
-                f"kappa {_num(act.kappa)}.",
-                markup=False,
-            )
-    elif isinstance(result, HelpfulnessResult | DistractionResult):
-        if isinstance(result, HelpfulnessResult):
-            rates, title = result.helpfulness, "Helpfulness (mean 0-4)"
-        else:
-            rates, title = result.non_distraction, "Non-distraction"
-        table = Table(title=title)
-        for name in ("model", "class", "condition", "items", "value"):
-            table.add_column(name)
-        for g in rates:
-            table.add_row(g.model, g.condition_class, g.condition, str(g.items), _num(g.value))
-        _out.print(table)
+    for line in summary.lines:
+        _out.print(line, markup=False)
 
 
 @annotate_app.command("annotators")

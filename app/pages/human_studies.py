@@ -7,8 +7,6 @@ of a selection is previewed, and the tasks download as JSON for offline annotati
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -24,16 +22,13 @@ from annotation.selection import Selection, parse_selection
 from annotation.sync import ensure_project, pull, push, tasks_to_push
 from app.ui.calibration_panel import calibration_panel
 from app.ui.db import page_session, page_settings
-from app.ui.safe import show_plain
+from app.ui.safe import escape_markdown, show_plain
 from app.ui.study_handoff import HANDOFF_KEY
 from app.ui.url_state import url_open, url_select
 from storage.errors import DriftLensError
 from storage.repo.annotations import list_studies
 from storage.repo.studies import count_study_tasks
 from storage.workspace import counts_revision
-from study.disposition.human.kinds import DispositionCheckResult, TestAwarenessResult
-from study.reasoning.human.curation import CurationResult, OrthogonalityResult
-from study.reasoning.human.responses import DistractionResult, HelpfulnessResult, LabelCheckResult
 
 st.title("Human studies")
 st.caption(
@@ -336,33 +331,17 @@ else:
                             "task disagreement": item["disagreement_rate"],
                         }
                     )
-            if isinstance(result, CurationResult) and result.tiers:
-                t = result.tiers
-                st.success(
-                    f"Tiers: {t['core']} core, {t['relaxed']} relaxed, {t['none']} not in the "
-                    f"benchmark ({len(result.tier_changes)} changed)."
-                )
-            if isinstance(result, OrthogonalityResult) and result.orthogonality:
-                kept = sum(1 for o in result.orthogonality if o.keep)
-                st.success(f"Orthogonality: {kept} of {len(result.orthogonality)} kept.")
-            tables: list[tuple[str, Sequence[object]]] = []
-            if isinstance(result, LabelCheckResult):
-                tables.append(("LLM-label accuracy", result.labeler_accuracy))
-            if isinstance(result, HelpfulnessResult):
-                tables.append(("Helpfulness", result.helpfulness))
-            if isinstance(result, DistractionResult):
-                tables.append(("Non-distraction rate", result.non_distraction))
-            if isinstance(result, DispositionCheckResult):
-                tables.append(("Disposition classifier vs humans", result.classifier_agreement))
-            if isinstance(result, TestAwarenessResult):
-                tables.append(
-                    ("Test awareness rated 1-7 by humans (mean, share rated 5+)", result.awareness)
-                )
-                tables.append(("Test awareness: reviewers' agreement", result.awareness_agreement))
-            for title, groups in tables:
-                if groups:
-                    st.markdown(f"**{title}**")
-                    st.dataframe(pd.DataFrame([g.__dict__ for g in groups]), hide_index=True)
+            # what each kind shows of its outcomes is its result type's own summary
+            summary = result.summary()
+            for part in summary.tables:
+                if part.rows:
+                    st.markdown(f"**{escape_markdown(part.title)}**")
+                    st.dataframe(
+                        pd.DataFrame(list(part.rows), columns=list(part.columns)),
+                        hide_index=True,
+                    )
+            for line in summary.lines:
+                show_plain(line, kind="success")
             st.dataframe(pd.DataFrame(rows), hide_index=True)
         except DriftLensError as exc:
             _fail(exc)

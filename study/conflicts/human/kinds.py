@@ -20,7 +20,7 @@ from sqlmodel import Session
 from annotation.aggregate import AggregationConfig, StudyAggregate
 from annotation.agreement import LabelAgreement, label_agreement
 from annotation.judge_pairs import CalibrationPairs
-from annotation.kinds import ApplyResult, register_kinds
+from annotation.kinds import ApplyResult, ApplySummary, SummaryTable, num, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
 from annotation.tasks import (
@@ -115,12 +115,45 @@ class RubricResult(ApplyResult):
     rubric_agreement: tuple[RubricAgreement, ...] = ()
     action_agreement: LabelAgreement | None = None
 
+    def summary(self) -> ApplySummary:
+        """The rubric agreement per conflict type and the action class's agreement."""
+        cols = ("type", "pairs", "within one", "exact", "MAE", "QWK", "alpha ordinal", "D6",
+                "D3 applies")  # fmt: skip
+        rows = tuple(
+            (r.type, str(r.pairs), num(r.within_one), num(r.exact), num(r.mae), num(r.qwk),
+             num(r.alpha_ordinal), num(r.d6_exact), num(r.d3_applies_exact))
+            for r in self.rubric_agreement
+        )  # fmt: skip
+        act = self.action_agreement
+        lines = (
+            (
+                f"Action class: {act.n} answers with two votes, exact {num(act.exact)}, "
+                f"kappa {num(act.kappa)}.",
+            )
+            if act is not None
+            else ()
+        )
+        title = "Rubric agreement of two annotators (D1-D5 pairs)"
+        return ApplySummary(tables=(SummaryTable(title, cols, rows),), lines=lines)
+
 
 @dataclass(frozen=True)
 class ObservabilityResult(ApplyResult):
     """Agreement on the banks' observability labels (``bank_observability``)."""
 
     observability_agreement: tuple[LabelAgreement, ...] = ()
+
+    def summary(self) -> ApplySummary:
+        """Agreement on the banks' observability labels, and where the judge is compared."""
+        rows = tuple(
+            (la.rater_a, la.rater_b, str(la.n), num(la.exact), num(la.kappa))
+            for la in self.observability_agreement
+        )
+        title = "Observability labels: agreement (FULL / PARTIAL / None)"
+        return ApplySummary(
+            tables=(SummaryTable(title, ("rater A", "rater B", "banks", "exact", "kappa"), rows),),
+            lines=("LLM judge vs humans: driftlens conflicts observability --run R",),
+        )
 
 
 def _conflict_rubric(sel: Selection, session: Session) -> list[TaskSpec]:

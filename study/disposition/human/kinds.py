@@ -32,7 +32,7 @@ from annotation.judge_pairs import (
     pair_with_majority,
     score_label,
 )
-from annotation.kinds import ApplyResult, register_kinds
+from annotation.kinds import ApplyResult, ApplySummary, SummaryTable, num, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
 from annotation.tasks import order_key
@@ -126,6 +126,17 @@ class DispositionCheckResult(ApplyResult):
 
     classifier_agreement: tuple[ClassifierAgreement, ...] = ()
 
+    def summary(self) -> ApplySummary:
+        """The classifier against each reviewer and the reviewers against each other."""
+        cols = ("rater A", "rater B", "subset", "answers", "stems", "exact", "kappa", "CI")
+        rows = tuple(
+            (ca.rater_a, ca.rater_b, ca.subset, str(ca.n), str(ca.n_stems), num(ca.exact),
+             num(ca.kappa), f"{num(ca.kappa_low)} to {num(ca.kappa_high)}")
+            for ca in self.classifier_agreement
+        )  # fmt: skip
+        title = "Disposition categories: agreement (kappa 95% CI over stems)"
+        return ApplySummary(tables=(SummaryTable(title, cols, rows),))
+
 
 @dataclass(frozen=True)
 class TestAwarenessResult(ApplyResult):
@@ -133,6 +144,28 @@ class TestAwarenessResult(ApplyResult):
 
     awareness: tuple[AwarenessRate, ...] = ()
     awareness_agreement: tuple[RatingAgreement, ...] = ()
+
+    def summary(self) -> ApplySummary:
+        """Awareness per arm (mean and share rated 5+) and the reviewers' agreement."""
+        cols = ("arm", "answers", "stems", "mean", "mean CI", "rated 5+", "share", "share CI")
+        rows = tuple(
+            (ar.arm, str(ar.items), str(ar.stems), num(ar.mean, 2),
+             f"{num(ar.mean_low, 2)} to {num(ar.mean_high, 2)}", str(ar.high),
+             num(ar.high_share), f"{num(ar.high_low)} to {num(ar.high_high)}")
+            for ar in self.awareness
+        )  # fmt: skip
+        title = (
+            "Test awareness rated 1-7 by humans (mean: 95% CI over stems; "
+            "share rated 5+: Wilson 95% CI)"
+        )
+        lines = tuple(
+            f"{ra.items} answers with at least {ra.min_ratings} ratings counted, "
+            f"{ra.left_out} left out; {ra.reviewers} reviewers, ordinal alpha "
+            f"{num(ra.alpha_ordinal)}; first two ratings: {ra.pairs} pairs, exact "
+            f"{num(ra.exact)}, within one {num(ra.within_one)}, QWK {num(ra.qwk)}."
+            for ra in self.awareness_agreement
+        )
+        return ApplySummary(lines=lines, tables=(SummaryTable(title, cols, rows),))
 
 
 def _disposition_answers(

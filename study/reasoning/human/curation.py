@@ -25,7 +25,7 @@ from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, ItemOutcome, StudyAggregate, decide
 from annotation.apply import study_id
-from annotation.kinds import ApplyResult, register_kinds
+from annotation.kinds import ApplyResult, ApplySummary, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import VOTE_CHOICES, QuestionSpec, StudySpec
 from storage.errors import InputError, NotFoundError
@@ -140,6 +140,18 @@ class CurationResult(ApplyResult):
     tiers: dict[str, int] = field(default_factory=dict)
     tier_changes: tuple[TierChange, ...] = ()
 
+    def summary(self) -> ApplySummary:
+        """The tiers after the study and how many questions changed tier."""
+        t = self.tiers
+        return ApplySummary(
+            lines=(
+                f"Tiers: {t.get('core', 0)} core, {t.get('relaxed', 0)} relaxed, "
+                f"{t.get('none', 0)} not in the benchmark; {len(self.tier_changes)} changed.",
+            )
+            if t
+            else ()
+        )
+
 
 @dataclass(frozen=True)
 class OrthogonalityResult(ApplyResult):
@@ -155,6 +167,18 @@ class OrthogonalityResult(ApplyResult):
             "kept_instances": kept,
             "removed_instances": len(self.orthogonality) - kept,
         }
+
+    def summary(self) -> ApplySummary:
+        """How many (question, memory) instances the study kept."""
+        if not self.orthogonality:
+            return ApplySummary()
+        kept = sum(1 for o in self.orthogonality if o.keep)
+        return ApplySummary(
+            lines=(
+                f"Orthogonality: {kept} of {len(self.orthogonality)} (question, memory) "
+                "instances kept (mean confidence irrelevant > 0.58).",
+            )
+        )
 
 
 def _questions(sel: Selection, session: Session) -> list[Any]:

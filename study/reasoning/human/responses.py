@@ -23,7 +23,14 @@ from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, ItemOutcome, StudyAggregate
 from annotation.judge_pairs import CalibrationPairs, pair_with_majority
-from annotation.kinds import ApplyResult, KeyedBuild, register_kinds
+from annotation.kinds import (
+    ApplyResult,
+    ApplySummary,
+    KeyedBuild,
+    SummaryTable,
+    num,
+    register_kinds,
+)
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import VOTE_CHOICES, QuestionSpec, StudySpec
 from annotation.tasks import (
@@ -100,6 +107,16 @@ class LabelCheckResult(ApplyResult):
 
     labeler_accuracy: tuple[LabelerAccuracy, ...] = ()
 
+    def summary(self) -> ApplySummary:
+        """The accuracy of each labeler's labels by the human verdicts."""
+        cols = ("labeler", "items", "decided", "yes", "no", "unsure", "accuracy")
+        rows = tuple(
+            (a.labeler, str(a.items), str(a.decided), str(a.yes), str(a.no), str(a.unsure),
+             num(a.accuracy))
+            for a in self.labeler_accuracy
+        )  # fmt: skip
+        return ApplySummary(tables=(SummaryTable("LLM-label accuracy", cols, rows),))
+
 
 @dataclass(frozen=True)
 class HelpfulnessResult(ApplyResult):
@@ -108,6 +125,10 @@ class HelpfulnessResult(ApplyResult):
     helpfulness: tuple[GroupRate, ...] = ()
     helpfulness_by_class: tuple[GroupRate, ...] = ()
 
+    def summary(self) -> ApplySummary:
+        """Mean helpfulness per model and condition."""
+        return ApplySummary(tables=(_rates_table("Helpfulness (mean 0-4)", self.helpfulness),))
+
 
 @dataclass(frozen=True)
 class DistractionResult(ApplyResult):
@@ -115,6 +136,17 @@ class DistractionResult(ApplyResult):
 
     non_distraction: tuple[GroupRate, ...] = ()
     non_distraction_by_class: tuple[GroupRate, ...] = ()
+
+    def summary(self) -> ApplySummary:
+        """Non-distraction rate per model and condition."""
+        return ApplySummary(tables=(_rates_table("Non-distraction", self.non_distraction),))
+
+
+def _rates_table(title: str, rates: tuple[GroupRate, ...]) -> SummaryTable:
+    rows = tuple(
+        (g.model, g.condition_class, g.condition, str(g.items), num(g.value)) for g in rates
+    )
+    return SummaryTable(title, ("model", "class", "condition", "items", "value"), rows)
 
 
 def leaf_names() -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from sqlmodel import Session
 
 from annotation.aggregate import AggregationConfig, StudyAggregate
 from annotation.agreement import LabelAgreement, label_agreement, nan_to_none
-from annotation.kinds import ApplyResult, register_kinds
+from annotation.kinds import ApplyResult, ApplySummary, SummaryTable, num, register_kinds
 from annotation.selection import Selection, TaskSpec
 from annotation.studies import QuestionSpec, StudySpec
 from storage.errors import InputError
@@ -64,6 +64,22 @@ class ClaimCheckResult(ApplyResult):
 
     claim_verdicts: tuple[ClaimVerdictShare, ...] = ()
     claim_agreement: tuple[LabelAgreement, ...] = ()
+
+    def summary(self) -> ApplySummary:
+        """Verdict shares of the agreed reviews, and each pair of reviewers' agreement."""
+        rows = tuple(
+            (v.verdict, str(v.k), str(v.n), num(v.share), f"{num(v.ci_low)}-{num(v.ci_high)}")
+            for v in self.claim_verdicts
+        )
+        title = "Tier-2 claims: verdicts of the agreed reviews (Wilson 95% CI)"
+        return ApplySummary(
+            lines=tuple(
+                f"{la.rater_a} vs {la.rater_b}: {la.n} claims, exact {num(la.exact)}, "
+                f"kappa {num(la.kappa)}"
+                for la in self.claim_agreement
+            ),
+            tables=(SummaryTable(title, ("verdict", "claims", "of agreed", "share", "CI"), rows),),
+        )
 
 
 def _claim_check(sel: Selection, session: Session) -> list[TaskSpec]:
