@@ -29,6 +29,7 @@ from llm.sim.backend import SimBackend
 from llm.sim.registry import families, get_preset
 from storage.errors import ConfigError, InputError
 from tests.entry_points import installed_entry_points, write_distribution
+from tests.toy_instrument.install import installed_toy
 from tests.toy_instrument.plugin import ENTRY_POINT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,36 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module", autouse=True)
 def toy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Install the toy's entry point for this module only, as an outside package would be.
-
-    The generic rooms' registries are restored afterwards; the built-in instruments are
-    loaded first, so the restored registries still hold them.
-    """
-    import annotation.kinds as kinds
-    import llm.sim.registry as sim_registry
-    import llm.sim.tasks as sim_tasks
-
-    sim_registry.load_instruments()
-    kinds.load_kinds()
-    root = tmp_path_factory.mktemp("site")
-    with (
-        pytest.MonkeyPatch.context() as mp,
-        installed_entry_points(root, "driftlens-toy", [ENTRY_POINT]),
-    ):
-        mp.setattr(
-            sim_registry, "_FAMILIES", {k: dict(v) for k, v in sim_registry._FAMILIES.items()}
-        )
-        mp.setattr(sim_registry, "_loaded", set(sim_registry._loaded))
-        mp.setattr(sim_tasks, "_HANDLERS", dict(sim_tasks._HANDLERS))
-        mp.setattr(kinds, "_KINDS", dict(kinds._KINDS))
-        mp.setattr(kinds, "_loaded", set(kinds._loaded))
+    """The toy announced by its entry point for this module only (registries restored)."""
+    with installed_toy(tmp_path_factory.mktemp("site")):
         yield
-    _forget_toy_modules()  # a later install registers it afresh
-
-
-def _forget_toy_modules() -> None:
-    for name in [m for m in sys.modules if m.startswith("tests.toy_instrument.")]:
-        del sys.modules[name]
 
 
 def test_without_its_entry_point_the_toy_is_not_an_instrument(tmp_path: Path) -> None:
