@@ -81,6 +81,9 @@ class PPIEstimate:
         n_clusters: Questions (clusters) among the items.
         n_human_clusters: Questions holding at least one human label.
         level: Interval level.
+        rectifier_sd: SD of ``Y − λf`` over the slice (a mean's pilot for the planner,
+            :func:`humans_for_half_width`); ``None`` for a contrast.
+        model_sd: SD of the model labels over all items; ``None`` for a contrast.
     """
 
     estimate: float
@@ -95,6 +98,8 @@ class PPIEstimate:
     n_clusters: int
     n_human_clusters: int
     level: float
+    rectifier_sd: float | None = None
+    model_sd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,8 @@ class _Parts:
     f_mean: float
     y_w: float
     f_w: float
+    f: NDArray[np.float64]
+    y: NDArray[np.float64]
     a: NDArray[np.float64]
     b: NDArray[np.float64]
     labelled: NDArray[np.bool_]
@@ -170,7 +177,7 @@ def _parts(arm: PPIArm) -> _Parts:
     f_mean = float(f.mean())
     a = w * (y0 - y_w) / total_w
     b = (f - f_mean) / n - w * (f - f_w) / total_w
-    return _Parts(f_mean, y_w, f_w, a, b, lab, cl)
+    return _Parts(f_mean, y_w, f_w, f, y, a, b, lab, cl)
 
 
 def _contrast(arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: float) -> PPIEstimate:
@@ -209,6 +216,11 @@ def _contrast(arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: fl
     est, lo, hi = interval(lam)
     h0, h_lo, h_hi = interval(0.0)
     se = math.sqrt(small * float(np.sum((a_g + lam * b_g) ** 2)))
+    r_sd = m_sd = None
+    if len(parts) == 1:
+        p = parts[0][1]
+        r_sd = float(np.std(p.y[p.labelled] - lam * p.f[p.labelled], ddof=1))
+        m_sd = float(np.std(p.f, ddof=1)) if p.f.size > 1 else 0.0
     return PPIEstimate(
         estimate=est,
         ci=(lo, hi),
@@ -222,6 +234,8 @@ def _contrast(arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: fl
         n_clusters=g,
         n_human_clusters=h_clusters,
         level=level,
+        rectifier_sd=r_sd,
+        model_sd=m_sd,
     )
 
 

@@ -78,6 +78,9 @@ class CalibratedRow:
     n_human: int
     n_human_instances: int
     note: str | None = None
+    #: the slice as a pilot for ``driftlens plan calibration`` (means only)
+    rectifier_sd: float | None = None
+    model_sd: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN as ``None``)."""
@@ -223,6 +226,8 @@ def _row(
         n_human=est.n_human if est is not None else 0,
         n_human_instances=est.n_human_clusters if est is not None else 0,
         note=note,
+        rectifier_sd=est.rectifier_sd if est is not None else None,
+        model_sd=est.model_sd if est is not None else None,
     )
 
 
