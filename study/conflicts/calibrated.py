@@ -170,7 +170,7 @@ def human_slice(runs: Sequence[str], *, session: Session) -> HumanSlice | None:
     return HumanSlice(scores, inclusion, unmatched, off_scale)
 
 
-def _human_column(df: pd.DataFrame, humans: HumanSlice, what: str) -> np.ndarray:
+def human_column(df: pd.DataFrame, humans: HumanSlice, what: str) -> np.ndarray:
     """The human value of ``what`` for each row (NaN off the slice)."""
     out = np.full(len(df), np.nan)
     for i, rid in enumerate(df["response_id"].to_numpy()):
@@ -185,7 +185,8 @@ def _human_column(df: pd.DataFrame, humans: HumanSlice, what: str) -> np.ndarray
     return out
 
 
-def _inclusion_column(df: pd.DataFrame, humans: HumanSlice) -> np.ndarray:
+def inclusion_column(df: pd.DataFrame, humans: HumanSlice) -> np.ndarray:
+    """The stored inclusion probability of each row's answer (NaN off the slice or unknown)."""
     return np.array([humans.inclusion.get(int(r), np.nan) for r in df["response_id"]])
 
 
@@ -295,8 +296,8 @@ def calibrate_table(
             inst = sub["instance_id"].to_numpy()
             f = sub[what].to_numpy(dtype=float)
             cm = cluster_mean(inst, f, n_boot=bootstrap, seed=rng)
-            h = _human_column(sub, humans, what)
-            p = _inclusion_column(sub, humans)
+            h = human_column(sub, humans, what)
+            p = inclusion_column(sub, humans)
             note = _slice_note(h, p)
             est = None
             if note is None:
@@ -341,8 +342,8 @@ def _effect_row(
     eff = paired_effect(
         wide.index.to_numpy(), (wide[top] - wide[low]).to_numpy(), n_boot=bootstrap, seed=rng
     )
-    hs = [_human_column(a, humans, "total") for a in arms]
-    ps = [_inclusion_column(a, humans) for a in arms]
+    hs = [human_column(a, humans, "total") for a in arms]
+    ps = [inclusion_column(a, humans) for a in arms]
     note = _slice_note(np.concatenate(hs), np.concatenate(ps))
     if note is None and any(int(np.isfinite(h).sum()) < 2 for h in hs):
         note = "fewer than 2 human totals at one of the two doses: the model-only headline is kept"
