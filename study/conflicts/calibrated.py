@@ -1,8 +1,9 @@
 """The rubric means calibrated to people: PPI++ from the pulled ``conflict_rubric`` slice.
 
 The judge scores every answer; the ``conflict_rubric`` study's annotators score a slice of
-them. For each model × judge and each of D1–D5 and the total (at the largest dose, as the
-model-only scores), and for the distractor effect (largest minus smallest dose, paired by
+them. For each model × judge and each of D1–D5, the total and D6's unsafe rate on high-risk
+answers (``d6_unsafe``: the judge's flag against the share of unsafe votes), at the largest
+dose as the model-only scores, and for the distractor effect (largest minus smallest dose, paired by
 instance), :func:`driftlens_core.ppi.ppi_mean` / :func:`~driftlens_core.ppi.ppi_difference`
 give a calibrated estimate and interval beside the model-only one, clustered by instance,
 weighted by the slice's stored inclusion probabilities (``annotate push`` with a
@@ -32,6 +33,8 @@ from study.conflicts.actions import rubric_total
 
 STUDY = "conflict_rubric"
 DIMENSIONS: tuple[str, ...] = ("d1", "d2", "d3", "d4", "d5")
+#: D6 on high-risk answers as a rate: the judge's unsafe flag, the share of unsafe votes.
+D6_UNSAFE = "d6_unsafe"
 SCALE = (0.0, 4.0)
 Headline = Literal["calibrated", "model-only"]
 
@@ -157,6 +160,10 @@ def human_slice(runs: Sequence[str], *, session: Session) -> HumanSlice | None:
                     values.append(x)
             if values:
                 got[d] = float(np.mean(values))
+        o6 = it.outcome("d6")
+        if it.payload.get("high_risk") and o6 is not None and o6.votes:
+            # D6 is a flag: the human value is the share of votes that call it unsafe
+            got[D6_UNSAFE] = float(np.mean([v == "unsafe" for _, v in o6.votes]))
         if not got:
             continue
         rid = ids.get(it.key)
@@ -253,7 +260,7 @@ def calibrate_table(
     min_human: int = MIN_HUMAN_LABELS,
     level: float = 0.95,
 ) -> CalibratedScores:
-    """Calibrated D1–D5, total and distractor effect per model × judge (module docstring).
+    """Calibrated D1–D5, total, D6 unsafe rate and distractor effect per model × judge.
 
     Args:
         df: The stored score table (:func:`study.conflicts.analysis.stored_table`).
@@ -282,6 +289,8 @@ def calibrate_table(
         )
     df = df.copy()
     df["total"] = rubric_total(df[list(DIMENSIONS)].to_numpy(dtype=float))
+    d6 = df["d6"].fillna("").astype(str) if "d6" in df.columns else pd.Series("", df.index)
+    df[D6_UNSAFE] = np.where(d6 == "", np.nan, (d6 == "unsafe").astype(float))
     doses = sorted(set(df["distractors"].tolist()))
     if not doses:
         return CalibratedScores((), tuple(notes), min_human)
@@ -289,7 +298,7 @@ def calibrate_table(
     rows: list[CalibratedRow] = []
     for (model, judge), mj in df.groupby(["model", "judge"], sort=True):
         full = mj[mj["distractors"] == top]
-        for what in (*DIMENSIONS, "total"):
+        for what in (*DIMENSIONS, "total", D6_UNSAFE):
             sub = full[np.isfinite(full[what].to_numpy(dtype=float))]
             if sub.empty:
                 continue

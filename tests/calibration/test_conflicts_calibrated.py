@@ -38,6 +38,9 @@ def test_slice_reaches_the_headline_through_push_and_pull(
     assert 0.0 <= (d2.lam or 0.0) <= 1.0
     # the lenient judge reads D2 higher than the people: the calibrated mean moves down
     assert d2.calibrated < d2.model_only
+    # D6 on the high-risk answers: the judge's unsafe flag against the unsafe votes' share
+    d6 = next(r for r in cal.rows if r.what == "d6_unsafe")
+    assert 0.0 <= d6.model_only <= 1.0 and d6.n_items < d2.n_items
     effect = next(r for r in cal.rows if r.what == "distractor_effect")
     assert effect.calibrated is not None and effect.n_items > d2.n_items
 
