@@ -81,6 +81,7 @@ _EXPORTS: dict[str, str] = {
     "PPIArm": "driftlens_core.ppi",
     "PPIEstimate": "driftlens_core.ppi",
     "humans_for_half_width": "driftlens_core.ppi",
+    "transport_check": "driftlens_core.ppi",
     "alt_test": "driftlens_core.alt_test",
     "AltTestResult": "driftlens_core.alt_test",
     # source reliance (logistic.py, source_reliance.py; pure Python: not hot)

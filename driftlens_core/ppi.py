@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -53,9 +54,11 @@ __all__ = [
     "MIN_HUMAN_LABELS",
     "PPIArm",
     "PPIEstimate",
+    "TransportCheck",
     "humans_for_half_width",
     "ppi_difference",
     "ppi_mean",
+    "transport_check",
 ]
 
 #: Fewest human-labelled items (and questions holding one) for a calibrated headline: below
@@ -313,3 +316,60 @@ def humans_for_half_width(
     n = math.ceil(rectifier_sd**2 / room)
     n = max(n, MIN_HUMAN_LABELS)
     return n if n <= n_items else None
+
+
+@dataclass(frozen=True)
+class TransportCheck:
+    """Does a calibration fitted on one model's outputs hold on another's?
+
+    Attributes:
+        verdict: ``pass`` (the residual mean's interval holds 0), ``fail`` (it does not) or
+            ``too few`` (fewer than ``min_human`` human labels on the second model).
+        residual: Mean of ``Y − f − shift`` over the second model's slice (weighted).
+        ci: Its interval (cluster-robust, as :func:`ppi_mean` at λ = 0).
+        n_human: Human labels of the second model's outputs.
+    """
+
+    verdict: Literal["pass", "fail", "too few"]
+    residual: float
+    ci: tuple[float, float]
+    n_human: int
+
+
+def transport_check(
+    model: ArrayLike,
+    human: ArrayLike,
+    *,
+    shift: float,
+    shift_se: float = 0.0,
+    inclusion: ArrayLike | None = None,
+    cluster: ArrayLike | None = None,
+    min_human: int = 10,
+    level: float = 0.95,
+) -> TransportCheck:
+    """Test a calibration's correction ``shift`` (fitted elsewhere) on a second model's slice.
+
+    The calibration says the humans are the model plus ``shift`` on average
+    (``shift = mean(Y − f)`` on the first model's slice); on the second model's few human
+    labels the residual ``Y − f − shift`` should average zero. ``shift_se`` (the
+    correction's own standard error on the first slice) widens the interval, so a
+    correction fitted on few labels is not failed for its own noise.
+
+    Raises:
+        ValueError: as :func:`ppi_mean`.
+    """
+    f = np.asarray(model, dtype=np.float64).ravel()
+    y = np.asarray(human, dtype=np.float64).ravel()
+    if f.size != y.size:
+        raise ValueError("model and human need one entry per item (NaN: no human label)")
+    n = int(np.isfinite(y).sum())
+    if n < max(2, min_human):
+        return TransportCheck("too few", math.nan, (math.nan, math.nan), n)
+    est = ppi_mean(
+        np.zeros(f.size), y - f - shift, inclusion=inclusion, cluster=cluster, lam=0.0,
+        level=level,
+    )  # fmt: skip
+    q = (est.ci[1] - est.estimate) / est.se if est.se > 0 else 0.0
+    half = q * math.sqrt(est.se**2 + shift_se**2)
+    lo, hi = est.estimate - half, est.estimate + half
+    return TransportCheck("pass" if lo <= 0.0 <= hi else "fail", est.estimate, (lo, hi), n)

@@ -221,3 +221,26 @@ def test_planner_rule_reaches_its_half_width() -> None:
         humans_for_half_width(rectifier_sd=1.0, model_sd=10.0, n_items=100, lam=1.0, half_width=0.5)
         is None
     )
+
+
+def test_transport_check_known_dose_both_ways() -> None:
+    from driftlens_core.ppi import transport_check
+
+    rng = np.random.default_rng(9)
+    verdicts: dict[str, list[str]] = {"same": [], "other": []}
+    for _ in range(200):
+        # model A reads 0.5 high; its slice of 200 fits the correction shift ~ -0.5
+        y_a = rng.normal(size=200)
+        r_a = y_a - (y_a + 0.5 + rng.normal(0.0, 0.5, 200))
+        shift, shift_se = float(r_a.mean()), float(r_a.std(ddof=1) / np.sqrt(200))
+        y_b = rng.normal(size=1000)
+        h_b = np.where(rng.random(1000) < 0.05, y_b, np.nan)
+        for name, bias in (("same", 0.5), ("other", -0.3)):
+            f_b = y_b + bias + rng.normal(0.0, 0.5, 1000)
+            verdicts[name].append(transport_check(f_b, h_b, shift=shift, shift_se=shift_se).verdict)
+    # a model with A's bias transports (the check's level: passes ~95 %); one biased the
+    # other way fails nearly always
+    assert verdicts["same"].count("pass") / 200 >= 0.9
+    assert verdicts["other"].count("fail") / 200 >= 0.98
+    few = transport_check(np.zeros(100), np.r_[np.ones(3), np.full(97, np.nan)], shift=0.0)
+    assert few.verdict == "too few" and few.n_human == 3
