@@ -447,3 +447,23 @@ def calibrated_section(cal: CalibratedScores) -> tuple[str, list[str], list[list
         rows,
         note,
     )
+
+
+def calibrated_lines(cal: CalibratedScores | None) -> list[str]:
+    """One line per model × judge total and distractor effect: the headline and the other."""
+    if cal is None:
+        return []
+    out = []
+    for r in cal.rows:
+        if r.what not in ("total", "distractor_effect"):
+            continue
+        both = (
+            f"calibrated {_ci_text(r.calibrated, r.calibrated_ci)}, "
+            f"model-only {_ci_text(r.model_only, r.model_only_ci)}"
+        )
+        head = (
+            f"{r.model} / {r.judge} {r.what}: headline {r.headline} "
+            f"({r.n_human} human labels of {r.n_items} answers): {both}"
+        )
+        out.append(head if r.note is None else f"{head}; {r.note}")
+    return out

@@ -67,3 +67,15 @@ def test_plan_from_a_report_pilot(
         "plan", "calibration", "--stats", str(tmp_path / "none.json"), "--what", "d2",
         "--half-width", "0.3",
     ).one_line()  # fmt: skip
+
+
+def test_conflicts_report_prints_the_headline_and_the_other(
+    pulled_slice: Callable[..., Slice], tmp_path: Path, run_cli: Callable[..., CliOutcome]
+) -> None:
+    pulled_slice(limit=60)
+    got = run_cli(
+        "conflicts", "report", "--run", RUN, "--out", str(tmp_path / "out"), "--bootstrap", "200"
+    )
+    assert got.code == 0, got.err
+    total = next(ln for ln in got.out.splitlines() if " total: headline " in ln)
+    assert "headline calibrated" in total and "model-only" in total and "human labels" in total
