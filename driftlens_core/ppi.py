@@ -140,7 +140,7 @@ class _Parts:
     cluster: NDArray[np.object_]
 
 
-def _parts(arm: PPIArm) -> _Parts:
+def _parts(arm: PPIArm, tag: int = 0) -> _Parts:
     f = np.asarray(arm.model, dtype=np.float64).ravel()
     y = np.asarray(arm.human, dtype=np.float64).ravel()
     n = f.size
@@ -167,7 +167,8 @@ def _parts(arm: PPIArm) -> _Parts:
                 f"{int(bad.sum())} have none"
             )
     if arm.cluster is None:
-        cl = np.arange(n).astype(object)
+        # every item its own cluster, never shared with another arm's item
+        cl = np.array([f"\0{tag}:{i}" for i in range(n)], dtype=object)
     else:
         cl = np.asarray(arm.cluster, dtype=object).ravel()
         if cl.size != n:
@@ -188,7 +189,7 @@ def _contrast(arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: fl
         raise ValueError("level must be in (0, 1)")
     if lam is not None and not math.isfinite(lam):
         raise ValueError("lam must be finite")
-    parts = [(c, _parts(arm)) for c, arm in arms]
+    parts = [(c, _parts(arm, k)) for k, (c, arm) in enumerate(arms)]
     # one code per question across the arms: a question in both arms is one cluster
     _, codes = np.unique(
         np.concatenate([p.cluster for _, p in parts]).astype(str), return_inverse=True

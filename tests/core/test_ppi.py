@@ -244,3 +244,17 @@ def test_transport_check_known_dose_both_ways() -> None:
     assert verdicts["other"].count("fail") / 200 >= 0.98
     few = transport_check(np.zeros(100), np.r_[np.ones(3), np.full(97, np.nan)], shift=0.0)
     assert few.verdict == "too few" and few.n_human == 3
+
+
+def test_difference_without_clusters_is_unpaired() -> None:
+    rng = np.random.default_rng(10)
+    base = rng.normal(size=200)
+    ya, yb = base + 0.1 * rng.normal(size=200), base + 0.1 * rng.normal(size=200)
+    ones = np.ones(200)
+    unpaired = ppi_difference(PPIArm(ya, ya, ones), PPIArm(yb, yb, ones), lam=0.0)
+    paired = ppi_difference(
+        PPIArm(ya, ya, ones, np.arange(200)), PPIArm(yb, yb, ones, np.arange(200)), lam=0.0
+    )
+    # item i of one arm is not item i of the other unless the clusters say so
+    assert unpaired.se > 5 * paired.se
+    assert unpaired.n_clusters == 400 and paired.n_clusters == 200
