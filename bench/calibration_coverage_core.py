@@ -40,6 +40,25 @@ from study.conflicts.sim.moves import RESPONDER_PROFILES, draw_moves, true_score
 SCALE = [str(k) for k in range(5)]
 
 
+def population_truth(model: str, pool: AnnotatorPool) -> float:
+    """The mean expected vote over the population of answers (exact, from the D2 rates).
+
+    An answer's true D2 is 4 / 3 (full explanation, without / with a gap), 2 / 1 (partial,
+    without / with only a token) or 0, drawn from its bank's type at 6 distractors; every
+    bank has the same number of answers.
+    """
+    prof = RESPONDER_PROFILES[model.removeprefix("sim/")]
+    values = []
+    for b in load_sample_banks():
+        r = prof.at_dose(b.type, 6)
+        gs, ts = r.gap_share, r.token_share
+        p = {4: r.explanation_full * (1 - gs), 3: r.explanation_full * gs,
+             2: r.explanation_partial * (1 - ts), 1: r.explanation_partial * ts}  # fmt: skip
+        p[0] = 1.0 - sum(p.values())
+        values.append(sum(q * pool.expected_vote(k, 5) for k, q in p.items()))
+    return float(np.mean(values))
+
+
 def one_study(
     s: int, *, judge: str, model: str, share: float, samples: int, pool: AnnotatorPool,
     bootstrap: int, seed: int,
@@ -69,7 +88,12 @@ def one_study(
     est = ppi_mean(np.array(f, float), h, cluster=np.array(inst))
     cm = cluster_mean(np.array(inst), np.array(f, float), n_boot=bootstrap, seed=rng_np)
     tv = float(np.mean(truth))
+    pop = population_truth(model, pool)
     return {
+        "truth": tv,
+        "cal_cover_pop": float(est.ci[0] <= pop <= est.ci[1]),
+        "model_cover_pop": float(cm.ci_low <= pop <= cm.ci_high),
+        "human_cover_pop": float(est.human_only_ci[0] <= pop <= est.human_only_ci[1]),
         "cal_cover": float(est.ci[0] <= tv <= est.ci[1]),
         "model_cover": float(cm.ci_low <= tv <= cm.ci_high),
         "human_cover": float(est.human_only_ci[0] <= tv <= est.human_only_ci[1]),
@@ -98,9 +122,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = ap.parse_args(argv)
     pool = AnnotatorPool(annotators=2, flip=args.flip, seed=args.seed)
     cells = []
-    print("| judge | share | humans | judge-only covers | calibrated covers | human-only covers "
+    print("| judge | share | humans | covers the study's truth: judge-only / calibrated / "
+          "human-only | covers the population's: judge-only / calibrated / human-only "
           "| calibrated / human-only width | calibrated bias | lambda |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for judge in args.judges:
         for share in args.human_share:
             started = time.perf_counter()
@@ -114,9 +139,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                     "seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
             cells.append(cell)
             print(
-                f"| {judge} | {share:.0%} | {m['n_human']:.0f} | {m['model_cover']:.3f} | "
-                f"{m['cal_cover']:.3f} | {m['human_cover']:.3f} | {cell['width_ratio']:.2f} | "
-                f"{m['cal_err']:+.3f} | {m['lam']:.2f} |"
+                f"| {judge} | {share:.0%} | {m['n_human']:.0f} | {m['model_cover']:.3f} / "
+                f"{m['cal_cover']:.3f} / {m['human_cover']:.3f} | {m['model_cover_pop']:.3f} / "
+                f"{m['cal_cover_pop']:.3f} / {m['human_cover_pop']:.3f} | "
+                f"{cell['width_ratio']:.2f} | {m['cal_err']:+.3f} | {m['lam']:.2f} |"
             )
     if args.json is not None:
         args.json.write_text(json.dumps(cells, indent=2) + "\n", "utf-8")
