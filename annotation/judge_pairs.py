@@ -36,6 +36,10 @@ class CalibrationPairs:
         judge_pairs: ``(item, judge label, other judge, other judge's label)`` of every
             item (question) that another judge labelled too, with or without a human
             majority, agreeing or not (the triage's judge-judge disagreements).
+        judged: ``(item, judge label)`` of every item (question) the judge labelled, with
+            or without a human majority.
+        votes: ``(item, annotator, label)`` of every kept human vote on those items (the
+            alternative annotator test's input: it needs each annotator, not the majority).
     """
 
     rows: tuple[tuple[str, str, str], ...]
@@ -45,6 +49,8 @@ class CalibrationPairs:
     no_majority: int
     no_judge_label: int
     judge_pairs: tuple[tuple[str, str, str, str], ...] = ()
+    judged: tuple[tuple[str, str], ...] = ()
+    votes: tuple[tuple[str, str, str], ...] = ()
 
 
 #: ``(aggregate, session) -> pairs``: what a study kind registers to be calibrated.
@@ -88,6 +94,8 @@ def pair_with_majority(
     """
     rows: list[tuple[str, str, str]] = []
     pairs: list[tuple[str, str, str, str]] = []
+    judged: list[tuple[str, str]] = []
+    votes: list[tuple[str, str, str]] = []
     scale = [str(v) for v in levels]
     no_majority = no_judge = 0
     for it in agg.items:
@@ -98,6 +106,10 @@ def pair_with_majority(
                 other = other_of(it, q) if name != judge else None
                 if label is not None and other is not None:
                     pairs.append((item, label, name, other))
+            if label is not None:
+                judged.append((item, label))
+                o = it.outcome(q)
+                votes.extend((item, a, v) for a, v in (o.votes if o is not None else ()))
             human = human_of(it, q)
             if human is None:
                 no_majority += 1
@@ -117,6 +129,8 @@ def pair_with_majority(
         no_majority=no_majority,
         no_judge_label=no_judge,
         judge_pairs=tuple(pairs),
+        judged=tuple(judged),
+        votes=tuple(votes),
     )
 
 

@@ -42,7 +42,7 @@ def build_tasks(study: str, selection: Selection, *, session: Session) -> list[T
     """
     kind = get_kind(study)
     if kind.keyed is not None and selection.limit is not None:
-        unique = _limited_keyed(kind.keyed, selection, session)
+        unique, available = _limited_keyed(kind.keyed, selection, session)
     else:
         unique = []
         seen: set[str] = set()
@@ -50,20 +50,46 @@ def build_tasks(study: str, selection: Selection, *, session: Session) -> list[T
             if t.key not in seen:
                 seen.add(t.key)
                 unique.append(t)
+        available = len(unique)
         if selection.limit is not None and len(unique) > selection.limit:
             unique.sort(key=lambda t: order_key(selection.seed, t.key))
             unique = unique[: selection.limit]
+    probability = inclusion_probability(selection, available)
     for t in unique:
         t.data["external_key"] = t.key
+        if probability is not None:
+            t.data[INCLUSION_FIELD] = probability
     return unique
 
 
-def _limited_keyed(keyed: KeyedBuild, selection: Selection, session: Session) -> list[TaskSpec]:
+#: The task data field holding the probability that the task was chosen (a calibration
+#: slice's inverse-probability weight, :mod:`driftlens_core.ppi`).
+INCLUSION_FIELD = "inclusion_probability"
+
+
+def inclusion_probability(selection: Selection, available: int) -> float | None:
+    """The probability that each task of a selection's tasks was chosen, ``None`` if unknown.
+
+    A selection by filters is a simple random sample of its ``available`` tasks: the
+    seeded hash order draws ``limit`` of them, every task with probability
+    ``limit / available`` (1 without a limit). A selection that names its questions was
+    chosen by hand, whose probabilities nobody knows.
+    """
+    if selection.questions or available < 1:
+        return None
+    if selection.limit is None or selection.limit >= available:
+        return 1.0
+    return selection.limit / available
+
+
+def _limited_keyed(
+    keyed: KeyedBuild, selection: Selection, session: Session
+) -> tuple[list[TaskSpec], int]:
     """The tasks :func:`build_tasks` keeps when it builds every task, chosen over keys.
 
     Only ``limit`` keys are held at a time (a heap), however many rows the selection
     matches. As there, a limit that cuts returns the seeded order, one that keeps every
-    task the builder's order.
+    task the builder's order. Also returns how many tasks the selection matched.
     """
     assert selection.limit is not None
     seed = selection.seed
@@ -80,7 +106,7 @@ def _limited_keyed(keyed: KeyedBuild, selection: Selection, session: Session) ->
         chosen.sort(key=lambda c: c[1])
     built = {t.key: t for t in keyed.build(selection, session, [c[3] for c in chosen])}
     # a row deleted between the two queries is simply not there
-    return [built[key] for _, _, key, _ in chosen if key in built]
+    return [built[key] for _, _, key, _ in chosen if key in built], total
 
 
 def count_tasks(study: str, selection: Selection, *, session: Session) -> int:

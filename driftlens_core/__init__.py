@@ -75,6 +75,15 @@ _EXPORTS: dict[str, str] = {
     "wilcoxon_paired": "driftlens_core.paired",
     "sign_test": "driftlens_core.paired",
     "ranking_letters": "driftlens_core.paired",
+    # prediction-powered estimates from a human slice (ppi.py; vectorised NumPy, no twin)
+    "ppi_mean": "driftlens_core.ppi",
+    "ppi_difference": "driftlens_core.ppi",
+    "PPIArm": "driftlens_core.ppi",
+    "PPIEstimate": "driftlens_core.ppi",
+    "humans_for_half_width": "driftlens_core.ppi",
+    "transport_check": "driftlens_core.ppi",
+    "alt_test": "driftlens_core.alt_test",
+    "AltTestResult": "driftlens_core.alt_test",
     # source reliance (logistic.py, source_reliance.py; pure Python: not hot)
     "fit_logit": "driftlens_core.logistic",
     "LogitResult": "driftlens_core.logistic",

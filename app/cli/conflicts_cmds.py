@@ -268,6 +268,7 @@ def report_cmd(
 ) -> None:
     """Score table with CIs, D6 flags, distractor curve, judge agreement, track gap."""
     from app.cli.context import session_for
+    from study.conflicts.calibrated import calibrated_lines
     from study.conflicts.report import build_report
 
     with session_for(ctx) as session:
@@ -284,6 +285,8 @@ def report_cmd(
     print_stats(rep.stats.to_dict())
     for line in rep.headline:  # read against the no-memory baseline
         _out.print(line, markup=False)
+    for line in calibrated_lines(rep.calibrated):  # the pulled human slice, where there is one
+        _out.print(line, markup=False, highlight=False)
     for name, path in rep.files.items():
         _out.print(f"{name}: {path}", markup=False)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -12,6 +13,9 @@ from app.cli.groups import command_group
 from app.cli.options import RESULT_JSON_OPTION
 from app.cli.output import echo_json
 from app.cli.request_limits import bootstrap_option
+
+if TYPE_CHECKING:
+    from driftlens_core.alt_test import AltTestResult
 
 _out = out_console()
 judges_app, register = command_group(
@@ -117,6 +121,20 @@ def calibration_cmd(
         _out.print(f"Wrote {triage_out}", markup=False, highlight=False)
 
 
+def alt_test_line(res: AltTestResult) -> str:
+    """One line: may the judge replace the annotators (alternative annotator test)?"""
+    head = (
+        f"Alternative annotator test (epsilon {res.epsilon:g}, Benjamini-Yekutieli q "
+        f"{res.q:g}, {res.n_items} items with 2+ humans): {res.verdict}"
+    )
+    if res.verdict == "too few":
+        return f"{head} (it needs 50 items with two or more human labels)."
+    wins = ", ".join(
+        f"{a.annotator} {a.model_wins:.2f} vs {a.annotator_wins:.2f}" for a in res.annotators
+    )
+    return f"{head}; winning rate {res.winning_rate:.2f} (judge vs annotator wins: {wins})."
+
+
 @judges_app.command("calibration-table")
 def calibration_table_cmd(
     ctx: typer.Context,
@@ -143,6 +161,8 @@ def calibration_table_cmd(
         markup=False,
         highlight=False,
     )
+    if got.alt_test is not None:
+        _out.print(alt_test_line(got.alt_test), markup=False, highlight=False)
     command = ["driftlens", "judges", "calibration", str(out), "--levels", ",".join(got.levels)]
     if got.ordinal:
         command.append("--ordinal")

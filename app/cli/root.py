@@ -37,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.cli.judge_cmds",
     "app.cli.judges_cmds",
     "app.cli.compare_cmds",
+    "app.cli.plan_cmds",
 )
 
 

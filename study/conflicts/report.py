@@ -32,6 +32,7 @@ from study.conflicts.analysis import (
     stored_table,
 )
 from study.conflicts.baseline import baseline_rows
+from study.conflicts.calibrated import calibrated_scores
 from study.conflicts.report_abstention import headline_lines
 from study.conflicts.report_render import (
     ConflictReport,
@@ -256,6 +257,7 @@ def build_report(
             for name in oracle_runs
             if (rb := stored_robustness("conflicts", name, session=session)) is not None
         ),
+        calibrated=calibrated_scores(oracle_runs, session=session, bootstrap=bootstrap, seed=seed),
         calibration=calibration_section_lines(
             "conflict_rubric",
             session=session,
@@ -284,7 +286,7 @@ def build_report(
         (work / names["report_md"]).write_text(render_markdown(report), "utf-8")
         # The statistics and the report's own tables as data, for the app page and downloads.
         (work / "stats.json").write_text(
-            json.dumps(stats.to_dict(), indent=2, allow_nan=False) + "\n", "utf-8"
+            json.dumps(_stats_payload(report), indent=2, allow_nan=False) + "\n", "utf-8"
         )
         sections = [
             {"title": title, "header": header, "rows": rows, "note": note}
@@ -294,6 +296,14 @@ def build_report(
         names["stats_json"] = "stats.json"
         names["tables_json"] = "report_tables.json"
     return replace(report, files={k: str(Path(out_dir) / v) for k, v in names.items()})
+
+
+def _stats_payload(report: ConflictReport) -> dict[str, Any]:
+    """``stats.json``: the statistics, and the calibrated headlines where a slice was pulled."""
+    out = report.stats.to_dict()
+    if report.calibrated is not None:
+        out["calibrated"] = report.calibrated.to_dict()
+    return out
 
 
 def _settings_of(run_names: Sequence[str], *, session: Session) -> SettingsByJudge:

@@ -23,6 +23,7 @@ from study.conflicts.analysis import (
     ConflictStats,
     TotalAgreementRow,
 )
+from study.conflicts.calibrated import CalibratedScores, calibrated_section
 from study.conflicts.report_abstention import abstention_sections, headline_section
 from study.judge_robustness.report import HEADING as ROBUSTNESS_HEADING
 from study.judge_robustness.report import robustness_lines
@@ -91,6 +92,9 @@ class ConflictReport:
     #: abstention rates of every arm: the oracle runs per dose, the no-memory and the
     #: policy runs (study/conflicts/abstention.py)
     abstention: tuple[AbstentionRow, ...] = ()
+    #: the judge-decided means calibrated to a pulled conflict_rubric slice (PPI++,
+    #: study/conflicts/calibrated.py); ``None`` without one
+    calibrated: CalibratedScores | None = None
 
     @property
     def d4_lowest_everywhere(self) -> bool:
@@ -136,6 +140,8 @@ def report_sections(report: ConflictReport) -> list[tuple[str, list[str], list[l
             "is then 5 × the mean of the dimensions that apply).",
         )
     )
+    if report.calibrated is not None and report.calibrated.rows:
+        out.append(calibrated_section(report.calibrated))
     out.append(
         (
             "Lowest dimension per model and judge",

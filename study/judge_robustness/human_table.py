@@ -23,6 +23,7 @@ import pandas as pd
 from sqlmodel import Session
 
 from annotation.judge_pairs import CalibrationPairs
+from driftlens_core.alt_test import AltTestResult
 from storage.errors import InputError
 
 
@@ -37,6 +38,35 @@ class HumanTable:
     ordinal: bool
     no_majority: int
     no_judge_label: int
+    #: may the judge replace the annotators? (:func:`replacement_test`)
+    alt_test: AltTestResult | None = None
+
+
+def replacement_test(pairs: CalibrationPairs, *, epsilon: float = 0.2) -> AltTestResult:
+    """The alternative annotator test of the judge against the study's annotators.
+
+    Items (questions) with two or more kept human votes and a judge label; on an ordinal
+    scale a vote or label off its numbers (the rubric's ``n/a``) is left out, and the
+    alignment is the distance to the other annotators' mean, else their agreement share.
+    ε = 0.2 (skilled annotators, Calderon et al. 2025); BY at q = 0.05.
+    """
+    from driftlens_core.alt_test import alt_test
+
+    def value(v: str) -> float | str | None:
+        if not pairs.ordinal:
+            return v
+        try:
+            return float(v)
+        except ValueError:
+            return None
+
+    model = {item: x for item, label in pairs.judged if (x := value(label)) is not None}
+    humans: dict[str, dict[str, float | str]] = {}
+    for item, annotator, label in pairs.votes:
+        x = value(label)
+        if x is not None and item in model:
+            humans.setdefault(item, {})[annotator] = x
+    return alt_test(model, humans, nominal=not pairs.ordinal, epsilon=epsilon)
 
 
 def covered_studies() -> tuple[str, ...]:
@@ -126,4 +156,5 @@ def calibration_table(
         ordinal=pairs.ordinal,
         no_majority=pairs.no_majority,
         no_judge_label=pairs.no_judge_label,
+        alt_test=replacement_test(pairs),
     )

@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 from annotation.kinds import get_kind
 from annotation.offline import preview_tasks
 from annotation.selection import TaskSpec, parse_selection
-from annotation.tasks import build_tasks, count_tasks, order_key
+from annotation.tasks import INCLUSION_FIELD, build_tasks, count_tasks, order_key
 from storage.errors import NotFoundError
 from storage.models import LabelerSpec, OntologyVersion, Response, StepLabel
 from storage.settings import resolve_settings
@@ -82,7 +82,9 @@ def _check(session: Session) -> None:
         tasks = build_tasks("label_check", sel, session=session)
         assert [t.key for t in tasks] == _old_way(everything, limit, seed_value)
         by_key = {t.key: t.data for t in everything}
-        assert all(t.data == by_key[t.key] for t in tasks)  # the same task, not only its key
+        # the same task, not only its key; only its inclusion probability is the limit's
+        assert all({**t.data, INCLUSION_FIELD: 1.0} == by_key[t.key] for t in tasks)
+        assert {t.data[INCLUSION_FIELD] for t in tasks} == {min(1.0, limit / 24)}
         assert count_tasks("label_check", sel, session=session) == 24
         preview = preview_tasks("label_check", sel, session=session)
         assert (preview.tasks, preview.available) == (min(limit, 24), 24)

@@ -1,0 +1,376 @@
+"""Prediction-powered estimates: many model labels corrected by a few human labels (PPI++).
+
+Every item carries a model label ``f`` (a judge's score, a classifier's verdict, a value
+computed from an LLM labeler's step labels); a slice of the items also carries a human
+label ``Y`` (the mean of its annotators' votes). The model-only mean is tight but centred
+on what the *model* says; the human-only mean is centred on what people say but rests on
+the slice alone. Prediction-powered inference (Angelopoulos et al. 2023) combines them:
+
+    θ̂(λ) = Ȳ_w + λ (F̄ − F̄_w)
+
+with ``F̄`` the mean of the model labels over all ``N`` items and ``Ȳ_w``, ``F̄_w`` the
+inverse-probability weighted means (weights ``1/π_i``, the item's known probability of being
+chosen for the slice) of the human and the model labels over the slice. For any fixed λ it
+is consistent for the mean human label, whatever the model's bias: the slice measures the
+model's error (the *rectifier* ``Y − λf``) and the rest of the items only sharpen the
+model's part. λ = 0 is the human-only (Hájek) mean; λ = 1 is classic PPI; PPI++
+(Angelopoulos, Duchi & Zrnic 2024) picks the λ that minimises the variance ("power
+tuning"), so a useless model costs nothing and a good one narrows the interval.
+
+The variance is the cluster-robust (CR1) sandwich of the estimator's linearisation:
+item ``i``'s influence is ``a_i + λ b_i`` with
+
+    a_i = 1[i in slice] w_i (Y_i − Ȳ_w) / W
+    b_i = (f_i − F̄) / N − 1[i in slice] w_i (f_i − F̄_w) / W        (W = Σ_slice w_i)
+
+summed per cluster (the question: every instrument's rows of one question are correlated),
+``Var = G/(G−1) Σ_g (a_g + λ b_g)²``, and the power-tuned λ minimises it in closed form,
+``λ* = −Σ a_g b_g / Σ b_g²`` clipped to [0, 1] (below 0 the model would be used against
+its own sign; the clip keeps a λ estimated from a small slice from over-reaching). A paired
+difference (condition A minus condition B, the same questions in both) is the contrast of
+two such estimates with their influences summed per question, so the pairing is in the
+variance, and one λ serves both arms.
+
+The interval is ``θ̂ ± t_{df} · SE`` with ``df`` the number of questions that hold a human
+label, less one: the variance rests on those few clusters, and the normal quantile would
+be too short at a slice of a few dozen (``bench/calibration_coverage.py`` measures it).
+
+Pure functions on arrays (no I/O); vectorised NumPy (``np.bincount`` per cluster), linear
+in the number of items, so there is no compiled twin (docs/calibration.md says why).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+__all__ = [
+    "MIN_HUMAN_LABELS",
+    "PPIArm",
+    "PPIEstimate",
+    "TransportCheck",
+    "humans_for_half_width",
+    "ppi_difference",
+    "ppi_mean",
+    "transport_check",
+]
+
+#: Fewest human-labelled items (and questions holding one) for a calibrated headline: below
+#: it the rectifier's variance rests on too little, and instruments keep the model-only one.
+MIN_HUMAN_LABELS = 20
+
+
+@dataclass(frozen=True)
+class PPIEstimate:
+    """A prediction-powered estimate beside the model-only and human-only points.
+
+    Attributes:
+        estimate: The calibrated estimate θ̂(λ).
+        ci: ``(low, high)`` of the ``level`` interval.
+        se: Its cluster-robust standard error.
+        lam: The λ used (power-tuned unless one was given).
+        model_only: The mean of the model labels over all items (contrast of means for a
+            difference): what the model alone says.
+        human_only: θ̂(0), the weighted mean of the human labels of the slice.
+        human_only_ci: The human-only interval (λ = 0) of the same slice.
+        n_items: Items with a model label.
+        n_human: Items with a human label.
+        n_clusters: Questions (clusters) among the items.
+        n_human_clusters: Questions holding at least one human label.
+        level: Interval level.
+        rectifier_sd: SD of ``Y − λf`` over the slice (a mean's pilot for the planner,
+            :func:`humans_for_half_width`); ``None`` for a contrast.
+        model_sd: SD of the model labels over all items; ``None`` for a contrast.
+    """
+
+    estimate: float
+    ci: tuple[float, float]
+    se: float
+    lam: float
+    model_only: float
+    human_only: float
+    human_only_ci: tuple[float, float]
+    n_items: int
+    n_human: int
+    n_clusters: int
+    n_human_clusters: int
+    level: float
+    rectifier_sd: float | None = None
+    model_sd: float | None = None
+
+
+@dataclass(frozen=True)
+class PPIArm:
+    """One arm of a contrast: its items' labels, slice probabilities and clusters.
+
+    Attributes:
+        model: ``(N,)`` finite model labels.
+        human: ``(N,)`` human labels, NaN where the item is not in the slice.
+        inclusion: ``(N,)`` known probabilities that each item was chosen for the slice
+            (read on the slice's items only); ``None``: a simple random slice (every
+            item ``n/N``).
+        cluster: ``(N,)`` question of each item (any hashable labels); ``None``: every item
+            its own cluster.
+    """
+
+    model: ArrayLike
+    human: ArrayLike
+    inclusion: ArrayLike | None = None
+    cluster: ArrayLike | None = None
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """One arm's points and per-item influence pieces (before the cluster sums)."""
+
+    f_mean: float
+    y_w: float
+    f_w: float
+    f: NDArray[np.float64]
+    y: NDArray[np.float64]
+    a: NDArray[np.float64]
+    b: NDArray[np.float64]
+    labelled: NDArray[np.bool_]
+    cluster: NDArray[np.object_]
+
+
+def _parts(arm: PPIArm, tag: int = 0) -> _Parts:
+    f = np.asarray(arm.model, dtype=np.float64).ravel()
+    y = np.asarray(arm.human, dtype=np.float64).ravel()
+    n = f.size
+    if n == 0:
+        raise ValueError("no item has a model label")
+    if y.size != n:
+        raise ValueError("model and human need one entry per item (NaN: no human label)")
+    if not np.all(np.isfinite(f)):
+        raise ValueError("every item needs a finite model label")
+    lab = np.isfinite(y)
+    n_lab = int(lab.sum())
+    if n_lab < 2:
+        raise ValueError(f"at least 2 human labels are needed, got {n_lab}")
+    if arm.inclusion is None:
+        pi = np.full(n, n_lab / n)
+    else:
+        pi = np.asarray(arm.inclusion, dtype=np.float64).ravel()
+        if pi.size != n:
+            raise ValueError("inclusion needs one probability per item")
+        bad = lab & ~((pi > 0.0) & (pi <= 1.0))
+        if bad.any():
+            raise ValueError(
+                "every human-labelled item needs an inclusion probability in (0, 1]; "
+                f"{int(bad.sum())} have none"
+            )
+    if arm.cluster is None:
+        # every item its own cluster, never shared with another arm's item
+        cl = np.array([f"\0{tag}:{i}" for i in range(n)], dtype=object)
+    else:
+        cl = np.asarray(arm.cluster, dtype=object).ravel()
+        if cl.size != n:
+            raise ValueError("cluster needs one label per item")
+    w = np.where(lab, 1.0 / np.where(lab, pi, 1.0), 0.0)
+    total_w = float(w.sum())
+    y0 = np.where(lab, y, 0.0)
+    y_w = float(np.sum(w * y0) / total_w)
+    f_w = float(np.sum(w * f) / total_w)
+    f_mean = float(f.mean())
+    a = w * (y0 - y_w) / total_w
+    b = (f - f_mean) / n - w * (f - f_w) / total_w
+    return _Parts(f_mean, y_w, f_w, f, y, a, b, lab, cl)
+
+
+def _contrast(arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: float) -> PPIEstimate:
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must be in (0, 1)")
+    if lam is not None and not math.isfinite(lam):
+        raise ValueError("lam must be finite")
+    parts = [(c, _parts(arm, k)) for k, (c, arm) in enumerate(arms)]
+    # one code per question across the arms: a question in both arms is one cluster
+    _, codes = np.unique(
+        np.concatenate([p.cluster for _, p in parts]).astype(str), return_inverse=True
+    )
+    g = int(codes.max()) + 1
+    a_g = np.zeros(g)
+    b_g = np.zeros(g)
+    labelled = np.zeros(g, dtype=bool)
+    start = 0
+    for c, p in parts:
+        idx = codes[start : start + p.a.size]
+        start += p.a.size
+        a_g += c * np.bincount(idx, weights=p.a, minlength=g)
+        b_g += c * np.bincount(idx, weights=p.b, minlength=g)
+        labelled |= np.bincount(idx, weights=p.labelled.astype(float), minlength=g) > 0
+    if lam is None:
+        denom = float(np.sum(b_g * b_g))
+        lam = 0.0 if denom <= 0.0 else float(np.clip(-np.sum(a_g * b_g) / denom, 0.0, 1.0))
+    small = g / (g - 1) if g > 1 else float("nan")
+    h_clusters = int(labelled.sum())
+    q = float(stats.t.ppf(0.5 + level / 2, max(1, h_clusters - 1)))
+
+    def interval(lam_: float) -> tuple[float, float, float]:
+        point = sum(c * (p.y_w + lam_ * (p.f_mean - p.f_w)) for c, p in parts)
+        se = math.sqrt(small * float(np.sum((a_g + lam_ * b_g) ** 2)))
+        return point, point - q * se, point + q * se
+
+    est, lo, hi = interval(lam)
+    h0, h_lo, h_hi = interval(0.0)
+    se = math.sqrt(small * float(np.sum((a_g + lam * b_g) ** 2)))
+    r_sd = m_sd = None
+    if len(parts) == 1:
+        p = parts[0][1]
+        r_sd = float(np.std(p.y[p.labelled] - lam * p.f[p.labelled], ddof=1))
+        m_sd = float(np.std(p.f, ddof=1)) if p.f.size > 1 else 0.0
+    return PPIEstimate(
+        estimate=est,
+        ci=(lo, hi),
+        se=se,
+        lam=lam,
+        model_only=sum(c * p.f_mean for c, p in parts),
+        human_only=h0,
+        human_only_ci=(h_lo, h_hi),
+        n_items=sum(p.a.size for _, p in parts),
+        n_human=sum(int(p.labelled.sum()) for _, p in parts),
+        n_clusters=g,
+        n_human_clusters=h_clusters,
+        level=level,
+        rectifier_sd=r_sd,
+        model_sd=m_sd,
+    )
+
+
+def ppi_mean(
+    model: ArrayLike,
+    human: ArrayLike,
+    *,
+    inclusion: ArrayLike | None = None,
+    cluster: ArrayLike | None = None,
+    lam: float | None = None,
+    level: float = 0.95,
+) -> PPIEstimate:
+    """The PPI++ mean of the human labels, from every model label and the slice's humans.
+
+    Args:
+        model: ``(N,)`` finite model labels, one per item.
+        human: ``(N,)`` human labels (the mean of an item's annotators), NaN off the slice.
+        inclusion: Each item's known probability of being in the slice (read on the slice);
+            ``None`` for a simple random slice.
+        cluster: Each item's question (the unit the variance is robust to); ``None``: the
+            items are independent.
+        lam: A fixed λ; ``None`` tunes it (module docstring).
+        level: Interval level.
+
+    Raises:
+        ValueError: unequal lengths, a missing model label, fewer than two human labels,
+            a slice item without an inclusion probability in (0, 1], a bad level or λ.
+    """
+    return _contrast([(1.0, PPIArm(model, human, inclusion, cluster))], lam, level)
+
+
+def ppi_difference(
+    a: PPIArm, b: PPIArm, *, lam: float | None = None, level: float = 0.95
+) -> PPIEstimate:
+    """The PPI++ difference of mean human labels, arm ``a`` minus arm ``b``.
+
+    Items of the two arms that share a question label (``cluster``) form one cluster, so
+    a paired design (every question in both arms) gets the paired variance.
+
+    Raises:
+        ValueError: as :func:`ppi_mean`, for either arm.
+    """
+    return _contrast([(1.0, a), (-1.0, b)], lam, level)
+
+
+def humans_for_half_width(
+    *,
+    rectifier_sd: float,
+    model_sd: float,
+    n_items: int,
+    lam: float,
+    half_width: float,
+    level: float = 0.95,
+) -> int | None:
+    """Human labels a simple random slice needs for a target half-width (the planner's rule).
+
+    From the estimator's variance at a simple random slice of ``n`` of ``N`` items,
+    ``σ_r² / n + λ² σ_f² / N`` (σ_r: SD of the rectifier ``Y − λf`` on a pilot slice, σ_f:
+    SD of the model labels), the smallest ``n`` whose normal half-width is at most
+    ``half_width``.
+
+    Returns:
+        The number of human labels, or ``None`` when even labelling every item (or the
+        model's own sampling error) cannot reach the target.
+
+    Raises:
+        ValueError: a non-positive target, SDs or item count.
+    """
+    if half_width <= 0 or n_items < 1 or rectifier_sd < 0 or model_sd < 0:
+        raise ValueError("half_width and n_items must be positive, the SDs non-negative")
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    room = (half_width / z) ** 2 - lam**2 * model_sd**2 / n_items
+    if room <= 0:
+        return None
+    n = math.ceil(rectifier_sd**2 / room)
+    n = max(n, MIN_HUMAN_LABELS)
+    return n if n <= n_items else None
+
+
+@dataclass(frozen=True)
+class TransportCheck:
+    """Does a calibration fitted on one model's outputs hold on another's?
+
+    Attributes:
+        verdict: ``pass`` (the residual mean's interval holds 0), ``fail`` (it does not) or
+            ``too few`` (fewer than ``min_human`` human labels on the second model).
+        residual: Mean of ``Y − f − shift`` over the second model's slice (weighted).
+        ci: Its interval (cluster-robust, as :func:`ppi_mean` at λ = 0).
+        n_human: Human labels of the second model's outputs.
+    """
+
+    verdict: Literal["pass", "fail", "too few"]
+    residual: float
+    ci: tuple[float, float]
+    n_human: int
+
+
+def transport_check(
+    model: ArrayLike,
+    human: ArrayLike,
+    *,
+    shift: float,
+    shift_se: float = 0.0,
+    inclusion: ArrayLike | None = None,
+    cluster: ArrayLike | None = None,
+    min_human: int = 10,
+    level: float = 0.95,
+) -> TransportCheck:
+    """Test a calibration's correction ``shift`` (fitted elsewhere) on a second model's slice.
+
+    The calibration says the humans are the model plus ``shift`` on average
+    (``shift = mean(Y − f)`` on the first model's slice); on the second model's few human
+    labels the residual ``Y − f − shift`` should average zero. ``shift_se`` (the
+    correction's own standard error on the first slice) widens the interval, so a
+    correction fitted on few labels is not failed for its own noise.
+
+    Raises:
+        ValueError: as :func:`ppi_mean`.
+    """
+    f = np.asarray(model, dtype=np.float64).ravel()
+    y = np.asarray(human, dtype=np.float64).ravel()
+    if f.size != y.size:
+        raise ValueError("model and human need one entry per item (NaN: no human label)")
+    n = int(np.isfinite(y).sum())
+    if n < max(2, min_human):
+        return TransportCheck("too few", math.nan, (math.nan, math.nan), n)
+    est = ppi_mean(
+        np.zeros(f.size), y - f - shift, inclusion=inclusion, cluster=cluster, lam=0.0,
+        level=level,
+    )  # fmt: skip
+    q = (est.ci[1] - est.estimate) / est.se if est.se > 0 else 0.0
+    half = q * math.sqrt(est.se**2 + shift_se**2)
+    lo, hi = est.estimate - half, est.estimate + half
+    return TransportCheck("pass" if lo <= 0.0 <= hi else "fail", est.estimate, (lo, hi), n)
