@@ -369,7 +369,8 @@ d1, d2, d3 = st.columns(3)
 d1.download_button(
     "Probes with logprobs (.jsonl)",
     data=lambda: records_jsonl(records),
-    file_name=f"{folder.name}-probes.jsonl",
+    # not "-probes.jsonl": the Probes table's own JSONL button above saves under that name
+    file_name=f"{folder.name}-probes-logprobs.jsonl",
     mime="application/x-ndjson",
     key="src-dl-jsonl",
     on_click="ignore",  # a download needs no rerun of the page
