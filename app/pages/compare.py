@@ -28,9 +28,12 @@ from study.compare.report import SIMULATED_NOTE, write_comparison_report
 from study.downloads import folder_zip
 from study.jobs import list_jobs
 
+# The paired test is shown with its BH-adjusted p (the family the verdict's bootstrap p
+# is adjusted in) and its detail (ties, discordant pairs, the exact p beside a mid-p): a
+# bare unadjusted p next to adjusted ones reads as the one that decides.
 _TABLE_COLUMNS = ["run_a", "run_b", "statistic", "scope", "value_a", "value_b", "diff",
-                  "ci_low", "ci_high", "p_adjusted", "test", "p_test", "mdd", "margin",
-                  "n_items", "verdict"]  # fmt: skip
+                  "ci_low", "ci_high", "p_adjusted", "test", "p_test", "p_test_adjusted",
+                  "test_detail", "mdd", "margin", "n_items", "verdict"]  # fmt: skip
 
 st.title("Compare runs")
 st.caption(
