@@ -478,12 +478,8 @@ if entries:
 # filter the analysis above.
 # Running analyses show above the expander (open or not): a reload finds them here, and
 # the analysis a finished one stored opens.
-# A page opened on a link (?analysis=N) keeps it; otherwise a just-finished one opens.
-analysis_jobs = job_panel(
-    kind="analyze",
-    key="analysis-new",
-    recent_s=0.0 if st.query_params.get("analysis") else 600.0,
-)
+# One that finishes while the page is open opens (a page opened later shows the newest).
+analysis_jobs = job_panel(kind="analyze", key="analysis-new")
 if analysis_jobs.finished is not None and (analysis_jobs.finished.result or {}).get("analysis"):
     # Open the new analysis (its link) on the rerun.
     new_id = int(analysis_jobs.finished.result["analysis"])  # type: ignore[index]
