@@ -79,7 +79,8 @@ if panel.finished is not None and (panel.finished.result or {}).get("round"):
     )
 busy = panel.busy or live_text
 
-with st.form("new_round"):
+# Enter in a box (the Responses count) must not start a round: only the button does.
+with st.form("new_round", enter_to_submit=False):
     st.subheader("Run a round")
     # ``?run=`` names the run of a linked view; else the run of the latest round (a loop
     # keeps labeling the same run).
