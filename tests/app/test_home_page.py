@@ -31,6 +31,6 @@ def test_home_next_step_links_the_instruments_jobs_and_compare() -> None:
     from app.instruments import instrument_pages
 
     at = open_page("home.py")
-    labels = {str(link.proto.label) for link in at.get("page_link")}  # type: ignore[attr-defined]
+    labels = {str(link.proto.label) for link in at.get("page_link")}
     wanted = {p.title for p in instrument_pages()} | {"Compare", "Jobs"}
     assert wanted <= labels, labels
