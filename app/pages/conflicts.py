@@ -17,6 +17,7 @@ import streamlit as st
 from app.ui.calibration_panel import calibration_link
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
+from app.ui.job_follow import follow_job
 from app.ui.job_panel import job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.page_stop import stop_with_info
@@ -147,9 +148,12 @@ with st.expander("Run a study", expanded=not runs):
         st.rerun()
 
 # ------------------------------------------------------------------ pick a run
+names = [r.name for r in runs]
+# A study just started (or a reload of its page) names its run before the job stored it.
+follow_job(param="run", options=names, kind="conflicts study",
+           scope_of=lambda run: {"run": run}, key="mc-follow")  # fmt: skip
 if not runs:
     stop_with_info("No memory-conflict runs yet: import banks and run a study above.")
-names = [r.name for r in runs]
 name = str(url_select("Run", names, param="run", what="run"))
 panel = job_panel(kind="conflicts study", scope={"run": name}, key="mc-jobs")
 if panel.finished is not None:

@@ -22,6 +22,7 @@ import streamlit as st
 
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
+from app.ui.job_follow import follow_job
 from app.ui.job_panel import demo_button, job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.page_stop import stop_with_info
@@ -182,6 +183,10 @@ options = [f"run:{r.name}" for r in stored] + [
 if stored:
     st.caption("Stored runs (every probe in the database)")
     st.dataframe(pd.DataFrame([vars(r) for r in stored]), hide_index=True)
+# A run just started (or a reload of its page) is named before its job stored it.
+follow_job(param="results", options=options, kind="sources run", key="src-follow",
+           scope_of=lambda o: {"run": o[4:]} if o.startswith("run:") else None,
+           label_of=lambda o: o.partition(":")[2])  # fmt: skip
 if not options:
     stop_with_info(
         "No source-reliance results yet: set up a run above (the simulator works offline)."
