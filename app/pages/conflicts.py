@@ -111,6 +111,12 @@ with st.expander("Run a study", expanded=not runs):
         key="mc-policies",
     )
     bootstrap = st.number_input("Bootstrap replicates", 200, 100_000, 1000, key="mc-B")
+    baseline = st.checkbox(
+        "No-memory baseline (the same requests with an empty bank, judged alike)",
+        True,
+        key="mc-baseline",
+        help="A rubric score means something against the model with no memory at all.",
+    )
     setup_panel = job_panel(kind="conflicts study", key="mc-setup-jobs")
     if st.button(
         "Run (answer, judge, report)",
@@ -130,6 +136,7 @@ with st.expander("Run a study", expanded=not runs):
                 samples=int(samples),
                 policies=tuple(policies),
                 bootstrap=int(bootstrap),
+                baseline=baseline,
             )
             argv = study_argv(study, out=report_folder(ws, run_name))
         except DriftLensError as exc:
