@@ -39,8 +39,11 @@ st.title("Runs")
 
 # Running generations show outside the (closed) expander: a reload finds them here.
 panel = job_panel(kind="generate", key="runs-generate")
-if panel.finished is not None:
-    show_plain(f"{panel.finished.title}: done.", kind="success")
+# One slot, drawn every run, so the launch form below keeps its place (and stays open)
+# whether or not a job's end is shown.
+with st.container(key="runs-generate-notice"):
+    if panel.finished is not None:
+        show_plain(f"{panel.finished.title}: done.", kind="success")
 with st.expander("Launch a run", expanded=False):
     st.caption(
         "sim/… models run in-process; openai-api/<service>/<model> reads "

@@ -117,6 +117,20 @@ def job_panel(
             ends this session saw happen (e.g. a page opened on a link keeps the link).
     """
     memory = _memory(key, recent_s)
+    # Everything the panel shows is in one container, drawn whether or not it shows
+    # anything: the elements after it keep their place (a launch form's expander whose
+    # place moved when a job ended was drawn anew, collapsed, on the next edit).
+    with st.container(key=f"job-panel-{key}"):
+        return _panel(kind=kind, scope=scope, key=key, memory=memory)
+
+
+def _panel(
+    *,
+    kind: str | Sequence[str],
+    scope: Mapping[str, Any] | None,
+    key: str,
+    memory: dict[str, Any],
+) -> JobPanel:
     with page_session() as session:
         jobs = list_jobs(session=session, kind=kind, scope=scope, limit=20)
     running = tuple(j for j in jobs if j.running)
