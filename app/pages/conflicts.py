@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.calibration_panel import calibration_link
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
 from app.ui.job_follow import follow_job
@@ -104,13 +105,16 @@ with st.expander("Run a study", expanded=not runs):
     a, b, c = st.columns(3)
     run_name = a.text_input("Run name", "my-conflicts", key="mc-run").strip()
     doses_text = b.text_input("Distractor doses", "0,6", key="mc-doses", help="6, 0,6 or 0..6")
-    samples = c.number_input("Samples per bank and dose", 1, 10, 1, key="mc-samples")
+    form = FormCheck()
+    samples = form.number("Samples per bank and dose", low=1, high=10, value=1,
+                          key="mc-samples", where=c)  # fmt: skip
     policies = st.multiselect(
         "Policies answering the same banks (caap uses the response model as its backbone)",
         POLICY_NAMES,
         key="mc-policies",
     )
-    bootstrap = st.number_input("Bootstrap replicates", 200, 100_000, 1000, key="mc-B")
+    bootstrap = form.number("Bootstrap replicates", low=200, high=100_000, value=1000,
+                            key="mc-B")  # fmt: skip
     baseline = st.checkbox(
         "No-memory baseline (the same requests with an empty bank, judged alike)",
         True,
@@ -122,8 +126,8 @@ with st.expander("Run a study", expanded=not runs):
         "Run (answer, judge, report)",
         type="primary",
         key="mc-start",
-        disabled=setup_panel.busy is not None or n_banks == 0,
-        help=None if n_banks else "Import banks first.",
+        disabled=setup_panel.busy is not None or n_banks == 0 or not form.ok,
+        help=form.why or (None if n_banks else "Import banks first."),
     ):
         presets = {**sim_responders(), **sim_judges()}
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
 from app.ui.page_stop import stop_with_info
@@ -52,8 +53,13 @@ with st.expander("Launch a run", expanded=False):
     model = st.text_input("Model", value="sim/default")
     name = st.text_input("Run name", value="sim-run")
     selection = st.text_input("Perturbations (all, none, a class, a category, keys)", value="all")
-    samples = st.number_input("Samples", min_value=1, max_value=10, value=2)
-    if st.button("Generate and label", disabled=panel.busy is not None, help=panel.busy):
+    form = FormCheck()
+    samples = form.number("Samples", low=1, high=10, value=2, key="runs-samples")
+    if st.button(
+        "Generate and label",
+        disabled=panel.busy is not None or not form.ok,
+        help=panel.busy or form.why,
+    ):
         try:
             parse_spec(model)  # a bad model name is said now, not by a failed job
         except DriftLensError as exc:

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
 from app.ui.job_follow import follow_job
@@ -91,7 +92,9 @@ with st.expander("Set up a run", expanded=not stored):
     model = model_picker("Model", sim_presets(), key="src-model", default="sim/src-paper")
     a, b = st.columns(2)
     run_name = a.text_input("Run name", "my-run", key="src-run-name").strip()
-    limit = b.number_input("Use the first N items (0: all)", min_value=0, value=0, key="src-n")
+    form = FormCheck()
+    limit = form.number("Use the first N items (0: all)", low=0, high=1_000_000, value=0,
+                        key="src-n", where=b)  # fmt: skip
     upload = sample_or_upload(
         "Items",
         "shipped sample",
@@ -118,14 +121,16 @@ with st.expander("Set up a run", expanded=not stored):
     f, g, h = st.columns(3)
     logprobs = f.checkbox("Read log-probabilities", True, key="src-logprobs")
     prefill = g.checkbox("Assistant 'Answer:' prefill", True, key="src-prefill")
-    bootstrap = h.number_input("Bootstrap replicates", 200, 100_000, 1000, key="src-B")
+    bootstrap = form.number("Bootstrap replicates", low=200, high=100_000, value=1000,
+                            key="src-B", where=h)  # fmt: skip
     st.caption("Every probe runs the 13 variants (bare first) in both orderings of two sources.")
     setup_panel = job_panel(kind="sources run", key="src-setup-jobs")
     if st.button(
         "Run (probe, read letters, analyse)",
         type="primary",
         key="src-start",
-        disabled=setup_panel.busy is not None,
+        disabled=setup_panel.busy is not None or not form.ok,
+        help=form.why,
     ):
         try:
             checked = check_model(model, env=os.environ, presets=sim_presets())
