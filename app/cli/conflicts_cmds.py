@@ -306,6 +306,11 @@ def study_cmd(
     bootstrap: int = bootstrap_option(2000, short=False),
     seed: int | None = typer.Option(None, "--seed", help="Run seed (default: from the name)."),
     concurrency: int = typer.Option(16, "--concurrency", min=1, help="Requests in flight."),
+    baseline: bool = typer.Option(
+        False,
+        "--baseline",
+        help="Also answer with no memory (run <run>-policy-no-memory), judged alike.",
+    ),
 ) -> None:
     """Answer every stored bank, run the policies, judge every answer, write the report."""
     from contextlib import ExitStack
@@ -325,6 +330,7 @@ def study_cmd(
         seed=seed,
         bootstrap=bootstrap,
         concurrency=concurrency,
+        baseline=baseline,
     )
     target = out or report_folder(settings(ctx).workspace, run)
     with ExitStack() as stack, session_for(ctx) as session:

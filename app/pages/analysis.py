@@ -20,6 +20,7 @@ import streamlit as st
 from sqlmodel import col, select
 
 from app.ui.calibration_panel import calibration_link
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
 from app.ui.job_panel import job_panel, start_job
@@ -478,12 +479,8 @@ if entries:
 # filter the analysis above.
 # Running analyses show above the expander (open or not): a reload finds them here, and
 # the analysis a finished one stored opens.
-# A page opened on a link (?analysis=N) keeps it; otherwise a just-finished one opens.
-analysis_jobs = job_panel(
-    kind="analyze",
-    key="analysis-new",
-    recent_s=0.0 if st.query_params.get("analysis") else 600.0,
-)
+# One that finishes while the page is open opens (a page opened later shows the newest).
+analysis_jobs = job_panel(kind="analyze", key="analysis-new")
 if analysis_jobs.finished is not None and (analysis_jobs.finished.result or {}).get("analysis"):
     # Open the new analysis (its link) on the rerun.
     new_id = int(analysis_jobs.finished.result["analysis"])  # type: ignore[index]
@@ -540,17 +537,12 @@ with st.expander(
             key=f"new_version::{run_name}::{labeler}",  # the default follows run and labeler
             help="Defaults to the version this run was labeled with by this labeler.",
         )
-        bootstrap = int(
-            right.number_input(
-                "Bootstrap replicates B",
-                MIN_BOOTSTRAP,
-                100_000,
-                DEFAULT_BOOTSTRAP,
-                step=1_000,
-                key="new_bootstrap",
-            )
-        )
-        seed = int(left.number_input("Seed", value=DEFAULT_SEED, step=1, key="new_seed"))
+        form = FormCheck()
+        bootstrap = form.number("Bootstrap replicates B", low=MIN_BOOTSTRAP, high=100_000,
+                                value=DEFAULT_BOOTSTRAP, step=1_000, key="new_bootstrap",
+                                where=right)  # fmt: skip
+        seed = form.number("Seed", low=0, high=2**32 - 1, value=DEFAULT_SEED, key="new_seed",
+                           where=left)  # fmt: skip
         label_first = right.checkbox("Label unlabeled responses first", key="new_label_first")
         others = st.multiselect(
             "Add runs of other models (shown side by side)",
@@ -561,8 +553,8 @@ with st.expander(
             "Run analysis",
             type="primary",
             key="new_run_button",
-            disabled=analysis_jobs.busy is not None,
-            help=analysis_jobs.busy,
+            disabled=analysis_jobs.busy is not None or not form.ok,
+            help=analysis_jobs.busy or form.why,
         ):
             chosen = [run_name, *others]
             argv = ["analyze", *[a for r in chosen for a in ("--run", r)], "--labeler", labeler]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
 from app.ui.page_stop import stop_with_info
@@ -28,9 +29,12 @@ from study.compare.report import SIMULATED_NOTE, write_comparison_report
 from study.downloads import folder_zip
 from study.jobs import list_jobs
 
+# The paired test is shown with its BH-adjusted p (the family the verdict's bootstrap p
+# is adjusted in) and its detail (ties, discordant pairs, the exact p beside a mid-p): a
+# bare unadjusted p next to adjusted ones reads as the one that decides.
 _TABLE_COLUMNS = ["run_a", "run_b", "statistic", "scope", "value_a", "value_b", "diff",
-                  "ci_low", "ci_high", "p_adjusted", "test", "p_test", "mdd", "margin",
-                  "n_items", "verdict"]  # fmt: skip
+                  "ci_low", "ci_high", "p_adjusted", "test", "p_test", "p_test_adjusted",
+                  "test_detail", "mdd", "margin", "n_items", "verdict"]  # fmt: skip
 
 st.title("Compare runs")
 st.caption(
@@ -103,12 +107,16 @@ with page_session() as session:
         "Runs (two or more)", run_choices(instrument, session=session), param="run", what="run"
     )
     left, right = st.columns(2)
-    n_boot = int(left.number_input("Bootstrap replicates", 200, 20_000, 1000, step=200))
+    form = FormCheck()
+    n_boot = form.number("Bootstrap replicates", low=200, high=20_000, value=1000, step=200,
+                         key="cmp-B", where=left)  # fmt: skip
     margin_text = right.text_input(
         "Equivalence margin", "", help="Blank: the instrument's default; 'mdd': each row's MDD."
     )
     if len(runs) < 2:
         stop_with_info("Pick at least two runs to compare.")
+    if not form.ok:
+        st.stop()  # the refused value is said under its box: no comparison runs with another
     if margin_text.strip():
         try:
             parse_margin(margin_text)  # a bad margin is said here, not as a failed job

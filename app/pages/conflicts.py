@@ -15,8 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.calibration_panel import calibration_link
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
+from app.ui.job_follow import follow_job
 from app.ui.job_panel import job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.page_stop import stop_with_info
@@ -103,20 +105,29 @@ with st.expander("Run a study", expanded=not runs):
     a, b, c = st.columns(3)
     run_name = a.text_input("Run name", "my-conflicts", key="mc-run").strip()
     doses_text = b.text_input("Distractor doses", "0,6", key="mc-doses", help="6, 0,6 or 0..6")
-    samples = c.number_input("Samples per bank and dose", 1, 10, 1, key="mc-samples")
+    form = FormCheck()
+    samples = form.number("Samples per bank and dose", low=1, high=10, value=1,
+                          key="mc-samples", where=c)  # fmt: skip
     policies = st.multiselect(
         "Policies answering the same banks (caap uses the response model as its backbone)",
         POLICY_NAMES,
         key="mc-policies",
     )
-    bootstrap = st.number_input("Bootstrap replicates", 200, 100_000, 1000, key="mc-B")
+    bootstrap = form.number("Bootstrap replicates", low=200, high=100_000, value=1000,
+                            key="mc-B")  # fmt: skip
+    baseline = st.checkbox(
+        "No-memory baseline (the same requests with an empty bank, judged alike)",
+        True,
+        key="mc-baseline",
+        help="A rubric score means something against the model with no memory at all.",
+    )
     setup_panel = job_panel(kind="conflicts study", key="mc-setup-jobs")
     if st.button(
         "Run (answer, judge, report)",
         type="primary",
         key="mc-start",
-        disabled=setup_panel.busy is not None or n_banks == 0,
-        help=None if n_banks else "Import banks first.",
+        disabled=setup_panel.busy is not None or n_banks == 0 or not form.ok,
+        help=form.why or (None if n_banks else "Import banks first."),
     ):
         presets = {**sim_responders(), **sim_judges()}
         try:
@@ -129,6 +140,7 @@ with st.expander("Run a study", expanded=not runs):
                 samples=int(samples),
                 policies=tuple(policies),
                 bootstrap=int(bootstrap),
+                baseline=baseline,
             )
             argv = study_argv(study, out=report_folder(ws, run_name))
         except DriftLensError as exc:
@@ -147,9 +159,12 @@ with st.expander("Run a study", expanded=not runs):
         st.rerun()
 
 # ------------------------------------------------------------------ pick a run
+names = [r.name for r in runs]
+# A study just started (or a reload of its page) names its run before the job stored it.
+follow_job(param="run", options=names, kind="conflicts study",
+           scope_of=lambda run: {"run": run}, key="mc-follow")  # fmt: skip
 if not runs:
     stop_with_info("No memory-conflict runs yet: import banks and run a study above.")
-names = [r.name for r in runs]
 name = str(url_select("Run", names, param="run", what="run"))
 panel = job_panel(kind="conflicts study", scope={"run": name}, key="mc-jobs")
 if panel.finished is not None:

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from app.ui.calibration_panel import calibration_link
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
 from app.ui.job_panel import demo_button, job_panel, start_job
@@ -94,10 +95,10 @@ with st.expander("Set up a study", expanded=not studies):
     )
     doses_text = right.text_input("Doses (% harmful training answers)", "0, 100", key="disp-doses")
     modes = st.multiselect("Reasoning settings", REASONING_MODES, ["on"], key="disp-modes")
-    words = st.number_input(
-        "Reasoning words (budget / filler)", min_value=0, value=256, step=64, key="disp-words"
-    )
-    samples = st.number_input("Samples per probe", min_value=2, value=2, key="disp-samples")
+    form = FormCheck()
+    words = form.number("Reasoning words (budget / filler)", low=0, high=32_768, value=256,
+                        step=64, key="disp-words")  # fmt: skip
+    samples = form.number("Samples per probe", low=2, high=1_000, value=2, key="disp-samples")
     served = st.checkbox("Add one served model as an arm instead", key="disp-served")
     arm_model = arm_name = ""
     arm_dose: float | None = None
@@ -106,8 +107,11 @@ with st.expander("Set up a study", expanded=not studies):
         a, b, c = st.columns(3)
         arm_name = a.text_input("Arm name", "arm-1", key="disp-arm-name").strip()
         arm_role = b.selectbox("Role", ["reference", "treatment", "control"], key="disp-role")
-        arm_dose = c.number_input("Dose", min_value=0.0, max_value=100.0, value=0.0, key="disp-d")
-    if st.button("Add arms to the study", type="primary", key="disp-add"):
+        arm_dose = form.number("Dose", low=0.0, high=100.0, value=0.0, key="disp-d", where=c)
+    if st.button(
+        "Add arms to the study", type="primary", key="disp-add", disabled=not form.ok,
+        help=form.why,
+    ):  # fmt: skip
         try:
             if not name:
                 raise DriftLensError("Give the study a name.")
@@ -172,12 +176,14 @@ st.caption(
     "where they stopped when run again."
 )
 judge = model_picker("Classifier", {SIM_JUDGE: "simulated classifier"}, key="disp-judge")
-bootstrap = st.number_input("Bootstrap resamples (stems)", 200, 100_000, 2000, key="disp-B")
+run_form = FormCheck()
+bootstrap = run_form.number("Bootstrap resamples (stems)", low=200, high=100_000, value=2000,
+                            key="disp-B")  # fmt: skip
 folder = report_folder(ws, study)
 if study == DEMO_STUDY:
     folder = ws / "reports" / "disposition-demo"
 panel = job_panel(kind=JOB_KINDS, scope={"study": study}, key="disp-jobs")
-busy = panel.busy is not None
+busy = panel.busy is not None or not run_form.ok
 
 
 def _start(kind: str, title: str, argv: list[str]) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 import driftlens_core
+from app.instruments import PAGES_DIR, instrument_pages
 from app.ui.db import page_session, page_settings
+from storage.repo.questions import benchmark_question_count
 from storage.settings import redacted_url
 from storage.workspace import counts_revision, table_counts
 
@@ -15,9 +17,15 @@ st.caption("Does what an assistant remembers about a user change how it reasons?
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _counts(db_url: str, revision: tuple[int, ...]) -> dict[str, int]:
-    """Row counts of one workspace revision (``COUNT(*)`` reads whole tables)."""
+    """Row counts of one workspace revision (``COUNT(*)`` reads whole tables).
+
+    Questions are the benchmark's, as the Benchmark page counts them: the request rows an
+    instrument stores as questions (memory banks, probes) are not questions of the benchmark.
+    """
     with page_session() as session:
-        return table_counts(session=session)
+        counts = table_counts(session=session)
+        counts["question"] = benchmark_question_count(session=session)
+        return counts
 
 
 settings = page_settings()
@@ -48,3 +56,15 @@ else:
         "Read the results on the Analysis page (or the report it links), compare responses "
         "on the Runs page, refine the ontology in the Ontology studio, or push a human study."
     )
+# The links take the paths the router registered (st.navigation knows only those).
+st.caption(
+    "Each instrument runs its own studies; Compare pairs two or more runs of one "
+    "instrument; Jobs lists the work running in the background."
+)
+links = [(p.path, p.title, p.icon) for p in instrument_pages()]
+links += [
+    (PAGES_DIR / "compare.py", "Compare", ":material/compare_arrows:"),
+    (PAGES_DIR / "jobs.py", "Jobs", ":material/pending_actions:"),
+]
+for column, (path, title, icon) in zip(st.columns(len(links)), links, strict=True):
+    column.page_link(str(path), label=title, icon=icon)

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 from sqlmodel import select
 
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session
 from app.ui.job_panel import job_panel, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
@@ -79,7 +80,8 @@ if panel.finished is not None and (panel.finished.result or {}).get("round"):
     )
 busy = panel.busy or live_text
 
-with st.form("new_round"):
+# Enter in a box (the Responses count) must not start a round: only the button does.
+with st.form("new_round", enter_to_submit=False):
     st.subheader("Run a round")
     # ``?run=`` names the run of a linked view; else the run of the latest round (a loop
     # keeps labeling the same run).
@@ -100,8 +102,12 @@ with st.form("new_round"):
         key="labelers",
     )
     c1, c2, c3 = st.columns(3)
-    sample = c1.number_input("Responses", min_value=1, value=100, step=10, key="sample")
-    seed = c2.number_input("Seed", min_value=0, value=0, step=1, key="seed")
+    # In a form the values reach the page on submit: a refused one is said under its box
+    # then, and no round starts.
+    form = FormCheck()
+    sample = form.number("Responses", low=1, high=1_000_000, value=100, step=10, key="sample",
+                         where=c1)  # fmt: skip
+    seed = form.number("Seed", low=0, high=2**32 - 1, value=0, key="seed", where=c2)
     # ``?version=name@N`` of a linked view, else the newest operational version of the
     # main line (a branch is used only when picked).
     version = url_select(
@@ -118,7 +124,9 @@ with st.form("new_round"):
 if busy is not None:
     st.caption(plain_message(f"Run round is disabled: {busy}"))
 
-if submitted:
+if submitted and not form.ok:
+    pass  # the refused value is said under its box; nothing starts
+elif submitted:
     if not run:
         st.error("No generation run yet: launch one on the Runs page (Launch a run).")
     else:

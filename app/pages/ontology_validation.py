@@ -12,6 +12,7 @@ import streamlit as st
 from sqlmodel import select
 
 from app.ui.calibration_panel import calibration_link
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
@@ -89,6 +90,7 @@ loop_round = working_round(
 )
 labelers_of = {h.round: list(h.labelers) for h in history}
 values: dict[str, Any] = {"experiment": experiment}
+form = FormCheck()  # the launch form's number boxes, checked before the button
 if experiment in ("stability", "robustness", "human"):
     if not numbers:
         st.info("No finished round yet: run one on the Rounds page first.")
@@ -108,8 +110,8 @@ if experiment in ("stability", "robustness", "human"):
         help="Type an llm:provider/model spec to use a labeler not in the list.",
     )
     if experiment == "stability":
-        values["temperature"] = st.number_input(
-            "Temperature", min_value=0.0, max_value=2.0, value=1.0, step=0.1, key="v-t"
+        values["temperature"] = form.number(
+            "Temperature", low=0.0, high=2.0, value=1.0, step=0.1, key="v-t"
         )
         st.caption("Only llm: labelers sample; the offline ones give the same labels twice.")
     elif experiment == "robustness":
@@ -136,8 +138,8 @@ if experiment in ("stability", "robustness", "human"):
             help="Any provider/model; type one to add it.",
         )
     else:
-        values["limit"] = st.number_input(
-            "Labels to check", min_value=1, value=100, step=10, key="v-limit"
+        values["limit"] = form.number(
+            "Labels to check", low=1, high=1_000_000, value=100, step=10, key="v-limit"
         )
 else:
     if not runs:
@@ -161,14 +163,15 @@ else:
         key="v-labelers",
     )
     c1, c2 = st.columns(2)
-    values["sample"] = c1.number_input("Responses", min_value=1, value=100, step=10, key="v-n")
-    values["seed"] = c2.number_input("Seed", min_value=0, value=0, step=1, key="v-seed")
+    values["sample"] = form.number("Responses", low=1, high=1_000_000, value=100, step=10,
+                                   key="v-n", where=c1)  # fmt: skip
+    values["seed"] = form.number("Seed", low=0, high=2**32 - 1, value=0, key="v-seed", where=c2)
     st.caption("Stores one round per ontology (they appear on the Rounds page).")
 
 if st.button(
     "Start experiment",
-    disabled=busy is not None,
-    help=busy or "Run it in the background; the result is kept in the workspace.",
+    disabled=busy is not None or not form.ok,
+    help=busy or form.why or "Run it in the background; the result is kept in the workspace.",
 ):
     try:
         request = parse_request(values)

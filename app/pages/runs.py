@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.job_panel import job_panel, start_job
 from app.ui.page_stop import stop_with_info
@@ -39,8 +40,11 @@ st.title("Runs")
 
 # Running generations show outside the (closed) expander: a reload finds them here.
 panel = job_panel(kind="generate", key="runs-generate")
-if panel.finished is not None:
-    show_plain(f"{panel.finished.title}: done.", kind="success")
+# One slot, drawn every run, so the launch form below keeps its place (and stays open)
+# whether or not a job's end is shown.
+with st.container(key="runs-generate-notice"):
+    if panel.finished is not None:
+        show_plain(f"{panel.finished.title}: done.", kind="success")
 with st.expander("Launch a run", expanded=False):
     st.caption(
         "sim/… models run in-process; openai-api/<service>/<model> reads "
@@ -49,8 +53,13 @@ with st.expander("Launch a run", expanded=False):
     model = st.text_input("Model", value="sim/default")
     name = st.text_input("Run name", value="sim-run")
     selection = st.text_input("Perturbations (all, none, a class, a category, keys)", value="all")
-    samples = st.number_input("Samples", min_value=1, max_value=10, value=2)
-    if st.button("Generate and label", disabled=panel.busy is not None, help=panel.busy):
+    form = FormCheck()
+    samples = form.number("Samples", low=1, high=10, value=2, key="runs-samples")
+    if st.button(
+        "Generate and label",
+        disabled=panel.busy is not None or not form.ok,
+        help=panel.busy or form.why,
+    ):
         try:
             parse_spec(model)  # a bad model name is said now, not by a failed job
         except DriftLensError as exc:

@@ -20,8 +20,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
+from app.ui.job_follow import follow_job
 from app.ui.job_panel import demo_button, job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.page_stop import stop_with_info
@@ -90,7 +92,9 @@ with st.expander("Set up a run", expanded=not stored):
     model = model_picker("Model", sim_presets(), key="src-model", default="sim/src-paper")
     a, b = st.columns(2)
     run_name = a.text_input("Run name", "my-run", key="src-run-name").strip()
-    limit = b.number_input("Use the first N items (0: all)", min_value=0, value=0, key="src-n")
+    form = FormCheck()
+    limit = form.number("Use the first N items (0: all)", low=0, high=1_000_000, value=0,
+                        key="src-n", where=b)  # fmt: skip
     upload = sample_or_upload(
         "Items",
         "shipped sample",
@@ -117,14 +121,16 @@ with st.expander("Set up a run", expanded=not stored):
     f, g, h = st.columns(3)
     logprobs = f.checkbox("Read log-probabilities", True, key="src-logprobs")
     prefill = g.checkbox("Assistant 'Answer:' prefill", True, key="src-prefill")
-    bootstrap = h.number_input("Bootstrap replicates", 200, 100_000, 1000, key="src-B")
+    bootstrap = form.number("Bootstrap replicates", low=200, high=100_000, value=1000,
+                            key="src-B", where=h)  # fmt: skip
     st.caption("Every probe runs the 13 variants (bare first) in both orderings of two sources.")
     setup_panel = job_panel(kind="sources run", key="src-setup-jobs")
     if st.button(
         "Run (probe, read letters, analyse)",
         type="primary",
         key="src-start",
-        disabled=setup_panel.busy is not None,
+        disabled=setup_panel.busy is not None or not form.ok,
+        help=form.why,
     ):
         try:
             checked = check_model(model, env=os.environ, presets=sim_presets())
@@ -182,6 +188,10 @@ options = [f"run:{r.name}" for r in stored] + [
 if stored:
     st.caption("Stored runs (every probe in the database)")
     st.dataframe(pd.DataFrame([vars(r) for r in stored]), hide_index=True)
+# A run just started (or a reload of its page) is named before its job stored it.
+follow_job(param="results", options=options, kind="sources run", key="src-follow",
+           scope_of=lambda o: {"run": o[4:]} if o.startswith("run:") else None,
+           label_of=lambda o: o.partition(":")[2])  # fmt: skip
 if not options:
     stop_with_info(
         "No source-reliance results yet: set up a run above (the simulator works offline)."
@@ -369,7 +379,8 @@ d1, d2, d3 = st.columns(3)
 d1.download_button(
     "Probes with logprobs (.jsonl)",
     data=lambda: records_jsonl(records),
-    file_name=f"{folder.name}-probes.jsonl",
+    # not "-probes.jsonl": the Probes table's own JSONL button above saves under that name
+    file_name=f"{folder.name}-probes-logprobs.jsonl",
     mime="application/x-ndjson",
     key="src-dl-jsonl",
     on_click="ignore",  # a download needs no rerun of the page

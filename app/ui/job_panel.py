@@ -4,8 +4,9 @@ A page names the jobs it shows by ``kind`` and ``scope`` (:mod:`study.jobs`). Th
 shows each running one — stage, ``done/total`` units, rate, ETA and a *Cancel* button —
 in a fragment that reruns every second without rerunning the page; when one ends, the
 whole page reruns, and :func:`job_panel` returns the job that has just finished so the
-page can show its result (each finished job once per browser session, also in a tab
-opened within ``RECENT_S`` of its end). The newest job of the scope that failed, was
+page can show its result (each finished job once per browser session, and only a job
+that ended after the session first showed the panel: a tab opened later, or a reload after
+the end, shows no "done" box of an old job). The newest job of the scope that failed, was
 cancelled or interrupted shows its one-line error with *Resume*. The jobs are processes of
 their own: reloading, leaving or closing the tab never stops them, and a reload shows
 them again.
@@ -37,8 +38,9 @@ from study.jobs import JobRecord, cancel_job, list_jobs, resume_job, submit_job
 #: Seconds between two refreshes of the running jobs' lines.
 REFRESH_S = 1.0
 #: A job that ended this long before a browser session first opened the page still shows
-#: its outcome there once (a tab opened just after the end sees it too).
-RECENT_S = 600.0
+#: its outcome there once. 0: only ends after the panel was first shown (a job this session
+#: started or saw running); with minutes, every new tab repeated an old job's "done" box.
+RECENT_S = 0.0
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,20 @@ def job_panel(
             ends this session saw happen (e.g. a page opened on a link keeps the link).
     """
     memory = _memory(key, recent_s)
+    # Everything the panel shows is in one container, drawn whether or not it shows
+    # anything: the elements after it keep their place (a launch form's expander whose
+    # place moved when a job ended was drawn anew, collapsed, on the next edit).
+    with st.container(key=f"job-panel-{key}"):
+        return _panel(kind=kind, scope=scope, key=key, memory=memory)
+
+
+def _panel(
+    *,
+    kind: str | Sequence[str],
+    scope: Mapping[str, Any] | None,
+    key: str,
+    memory: dict[str, Any],
+) -> JobPanel:
     with page_session() as session:
         jobs = list_jobs(session=session, kind=kind, scope=scope, limit=20)
     running = tuple(j for j in jobs if j.running)
@@ -139,10 +155,21 @@ def job_panel(
     return JobPanel(busy=busy, finished=finished, running=running)
 
 
+def stopped_line(job: JobRecord) -> str:
+    """One line on a job that stopped without finishing: its title, state and why.
+
+    A cancelled job's error is the word ``cancelled`` itself: said once, not
+    "cancelled: cancelled".
+    """
+    why = (job.error or "").strip()
+    if not why or why == job.state:
+        return f"{job.title} {job.state}."
+    return f"{job.title} {job.state}: {why}"
+
+
 def _show_stopped(job: JobRecord, *, key: str) -> None:
-    why = job.error or job.state
     box = st.container(key=f"job-stopped-{key}")
-    box.error(plain_message(f"{job.title} {job.state}: {why}"))
+    box.error(plain_message(stopped_line(job)))
     if box.button(
         "Resume",
         key=f"job-resume-{key}-{job.id}",

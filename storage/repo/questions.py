@@ -98,6 +98,13 @@ def benchmark_only() -> Any:
     )
 
 
+def benchmark_question_count(*, session: Session) -> int:
+    """How many questions the benchmark holds (what the Benchmark page lists; not the
+    request rows an instrument stores as questions)."""
+    query = select(func.count()).select_from(Question).where(benchmark_only())
+    return int(session.execute(query).scalar_one())
+
+
 def get_question(external_id: str, *, session: Session) -> Question | None:
     """The question with this external id, if any."""
     return session.exec(select(Question).where(Question.external_id == external_id)).first()

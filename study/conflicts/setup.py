@@ -93,6 +93,15 @@ def policy_run_name(run: str, policy: str) -> str:
     return f"{run}{POLICY_INFIX}{policy}"
 
 
+def baseline_run_name(run: str) -> str:
+    """The run the no-memory baseline of study ``run`` is stored under.
+
+    Named as a policy run (``<run>-policy-no-memory``; no policy has that name), so it
+    belongs to its study's report folder as the policies' runs do.
+    """
+    return policy_run_name(run, "no-memory")
+
+
 def report_folder(workspace: Path, run: str) -> Path:
     """The report folder of the study a run belongs to, never shared with another study.
 
@@ -133,6 +142,9 @@ class ConflictStudy:
         seed: The run seed (``None``: derived from the run name).
         bootstrap: Bootstrap replicates of the report's intervals.
         concurrency: Requests in flight.
+        baseline: Also answer the same requests with no memory (the ``no-memory`` track,
+            run :func:`baseline_run_name`), judged alike: the report reads the scores
+            against it.
     """
 
     run: str
@@ -144,6 +156,7 @@ class ConflictStudy:
     seed: int | None = None
     bootstrap: int = 2000
     concurrency: int = 8
+    baseline: bool = False
 
     def check(self) -> None:
         """Refuse a study that cannot run.
@@ -178,6 +191,8 @@ def study_argv(study: ConflictStudy, *, out: Path) -> list[str]:
         argv += ["--policy", p]
     if study.seed is not None:
         argv += ["--seed", str(study.seed)]
+    if study.baseline:
+        argv.append("--baseline")
     return argv
 
 
@@ -210,6 +225,21 @@ def run_conflict_study(
         session=session,
         progress=stage(f"answering ({study.model})") if stage else None,
     )
+    baseline_runs = [baseline_run_name(study.run)] if study.baseline else []
+    for run in baseline_runs:
+        generate_conflicts(
+            ConflictGenerationOptions(
+                model=study.model,
+                run=run,
+                doses=(0,),
+                samples=study.samples,
+                track="no-memory",
+                seed=study.seed,
+                concurrency=study.concurrency,
+            ),
+            session=session,
+            progress=stage(f"answering with no memory ({study.model})") if stage else None,
+        )
     policy_runs = [policy_run_name(study.run, p) for p in study.policies]
     for policy, run in zip(study.policies, policy_runs, strict=True):
         run_policy(
@@ -222,7 +252,7 @@ def run_conflict_study(
             concurrency=study.concurrency,
         )
     for judge in study.judges:
-        for run in (study.run, *policy_runs):
+        for run in (study.run, *policy_runs, *baseline_runs):
             judge_conflict_run(
                 run,
                 judge,
@@ -233,6 +263,7 @@ def run_conflict_study(
     report = build_report(
         [study.run],
         policy_runs=policy_runs,
+        baseline_runs=baseline_runs,
         session=session,
         out_dir=out_dir,
         bootstrap=study.bootstrap,

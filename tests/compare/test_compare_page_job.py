@@ -65,3 +65,22 @@ def test_compare_page_runs_a_job_and_recomputes_after_new_data() -> None:
     at.run()
     assert "16 shared item(s)" in _captions(at), _captions(at)
     assert "10 shared item(s)" not in _captions(at)
+
+
+def test_compare_page_shows_the_adjusted_test_p_and_its_detail() -> None:
+    """The paired test's BH-adjusted p and its detail (ties, the exact p) are on the page,
+    not only in the downloads (issue 37, item 11)."""
+    _answer(5)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/compare.py")
+    at.query_params["instrument"] = "disposition"
+    at.query_params["run"] = RUNS
+    at.run()
+    wait_for_jobs(resolve_settings())
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert {"p_test", "p_test_adjusted", "test_detail"} <= set(table.columns), list(table.columns)
+    assert (table["p_test_adjusted"] >= table["p_test"]).all()  # BH never lowers a p
+    assert table["test_detail"].str.len().gt(0).all(), table["test_detail"]

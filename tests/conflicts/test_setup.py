@@ -76,3 +76,37 @@ def test_the_page_command_runs_a_study_the_read_back_shows(
     assert run_simulated("tiny/1", session=session)
     policy = answers_frame([policy_run_name("tiny/1", "recency")], session=session)
     assert policy["response_id"].nunique() == 8
+
+
+def test_a_study_with_the_no_memory_baseline_reads_its_scores_against_it(
+    workspace: Path, session: Session, cli: Callable[..., object]
+) -> None:
+    from study.conflicts.setup import baseline_run_name
+
+    lines = sample_banks_path().read_text(encoding="utf-8").splitlines()[:4]
+    import_banks_upload("four.jsonl", "\n".join(lines).encode(), session=session)
+    session.commit()
+    study = ConflictStudy(run="base", model="sim/mc-balanced", judges=("sim/judge-lenient",),
+                          doses=(0, 6), bootstrap=200, baseline=True)  # fmt: skip
+    argv = study_argv(study, out=report_folder(workspace, "base"))
+    assert "--baseline" in argv
+    result = cli(*argv)
+    assert result.exit_code == 0, (result.output, result.exception)  # type: ignore[attr-defined]
+    session.expire_all()
+    empty = answers_frame([baseline_run_name("base")], session=session)
+    assert empty["response_id"].nunique() == 4  # one answer per bank, dose 0, no memory
+    assert report_folder(workspace, baseline_run_name("base")) == report_folder(workspace, "base")
+    report = read_report(report_folder(workspace, "base"))
+    assert report is not None
+    table = next(t for title, t, _ in report.tables if title.startswith("No-memory baseline"))
+    assert set(table["judge"]) == {"sim/judge-lenient"}
+    assert table["no memory"].ne("–").any(), table  # the no-memory column holds numbers
+
+
+def test_the_page_form_offers_the_no_memory_baseline() -> None:
+    from tests.app.apptest_support import open_page
+
+    at = open_page("conflicts.py")
+    box = next((c for c in at.checkbox if c.label.startswith("No-memory baseline")), None)
+    assert box is not None, [c.label for c in at.checkbox]
+    assert box.value is True  # on by default: a rubric score is read against it
