@@ -41,7 +41,13 @@ from ontology.refinement_gate import (
 )
 from ontology.rewrite import ask, chat_backend
 from ontology.rounds import round_detail, round_state, run_round
-from ontology.versions import document, get_version, replace_definitions, version_label
+from ontology.versions import (
+    document,
+    get_version,
+    replace_definitions,
+    seed_ontologies,
+    version_label,
+)
 from storage.errors import ConfigError, InputError
 from storage.models import LabelingRound, Response, RewriteProposal
 from storage.refinement_models import RefinementLoop
@@ -165,6 +171,7 @@ def _find_or_create(config: RefineConfig, *, session: Session) -> RefinementLoop
     eligible = [i for i in session.exec(select(Response.id).where(Response.run_id == run.id)) if i]
     if not any(r.steps for r in q.responses_by_id(eligible, session=session).values()):
         raise InputError(f"run {config.run!r} has no responses with parsed steps to label")
+    seed_ontologies(session=session)  # only once the options and the run are known good
     version = get_version(config.ontology_version, session=session)
     assert version.id is not None
     row = RefinementLoop(

@@ -1,10 +1,11 @@
 """The refinement loop's gate: is a proposed rewrite better on steps its author never saw?
 
 For the pair a proposal rewrites, a share of the round's steps the labelers split between
-the two leaves is held out of the rewrite's evidence (:func:`split_steps`), together with a
-random control slice of other steps. The held-out and control steps are labeled again
-under the proposed definitions by the same labelers with the same seeds, and compared with
-their labels under the current definitions (:func:`gate_statistics`):
+the two leaves is held out of the rewrite's evidence (:func:`split_steps`), with the same
+share of the pair's other steps and a random control slice of steps of other leaves. The
+held-out and control steps are labeled again under the proposed definitions by the same
+labelers with the same seeds, and compared with their labels under the current definitions
+(:func:`gate_statistics`):
 
 * the **gain** is the mean over held-out steps of (agreement under the proposal − agreement
   under the current text), agreement being the share of labeler pairs that chose the same
@@ -111,23 +112,31 @@ def split_steps(
     control: int,
     seed: int,
 ) -> Split:
-    """Hold out a share of the pair's split steps, and draw a control slice of other steps.
+    """Hold out a share of the pair's steps, and draw a control slice of other steps.
 
-    Deterministic for a seed. With one split step nothing is held out (the gate then has
-    no evidence and rejects).
+    The held-out set is ``holdout`` of the steps the labelers split between the two leaves
+    (kept out of the rewrite's evidence) **and** the same share of the steps that touch
+    either leaf without that split, so that it holds the pair's steps in the round's
+    proportions: a gain measured on split steps alone would reward any rewrite that turns
+    a 1-of-3 agreement into a coin flip (the steps were chosen for disagreeing; they can
+    only regress upwards), while the agreements it breaks would go unseen. Deterministic
+    for a seed; with one split step nothing is held out (the gate then rejects).
     """
     a, b = pair
-    split = sorted(
-        k
-        for k, step in labels.items()
-        if a in {step.get(n) for n in labelers} and b in {step.get(n) for n in labelers}
-    )
+
+    def given(step: dict[str, str]) -> set[str]:
+        return {step[n] for n in labelers if n in step}
+
+    split = sorted(k for k, step in labels.items() if {a, b} <= given(step))
+    rest = sorted(k for k, step in labels.items() if given(step) & {a, b} and k not in split)
     rng = random.Random(stable_int("refine-split", seed, a, b))
     rng.shuffle(split)
+    rng.shuffle(rest)
     n_out = min(len(split) - 1, max(1, round(holdout * len(split)))) if len(split) > 1 else 0
-    heldout = tuple(sorted(split[:n_out]))
+    n_rest = round(holdout * len(rest)) if n_out else 0
+    heldout = tuple(sorted([*split[:n_out], *rest[:n_rest]]))
     evidence = tuple(sorted(split[n_out:]))
-    others = sorted(set(labels) - set(split))
+    others = sorted(set(labels) - set(split) - set(rest))
     rng.shuffle(others)
     return Split(evidence, heldout, tuple(sorted(others[:control])))
 

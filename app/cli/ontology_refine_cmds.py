@@ -65,7 +65,6 @@ def refine_cmd(
     it has ended).
     """
     from ontology.refinement import RefineConfig, check_config
-    from ontology.versions import seed_ontologies
     from storage.errors import ConfigError
     from study.jobs.reporter import record_result
 
@@ -92,8 +91,6 @@ def refine_cmd(
     from ontology.refinement_loop import refine
 
     with session_for(ctx) as session, progress_callback("refining (rounds)") as update:
-        seed_ontologies(session=session)
-        session.commit()
         result = refine(
             config,
             session=session,

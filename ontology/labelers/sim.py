@@ -345,7 +345,9 @@ class SimStudioBackend(InProcessBackend):
             truth = true_leaf(text)
             for side in ("1", "2"):
                 if truth is not None and truth == names.get(side, "").strip():
-                    words[side].update(set(_WORD.findall(text.lower())) - _STOP)
+                    # sorted: most_common breaks ties by insertion order, and a set's
+                    # order changes with the process's string hash seed
+                    words[side].update(sorted(set(_WORD.findall(text.lower())) - _STOP))
         out = []
         for side, other in (("1", "2"), ("2", "1")):
             # A second try (after a gate's rejection) adds more of the separating words.

@@ -12,13 +12,16 @@ true leaf ``T`` as another leaf ``L`` depend on them:
   drawn from the labeler's seed and the pair (three seeds are three different models);
 * ``sep``: what in the step *separates* ``T`` from ``L``: ``T``'s triggers that ``L`` does
   not share, ``L``'s exclusions that ``T`` does not share (one each), and words of ``T``'s
-  prose that ``L``'s prose lacks (half each), counted when they occur in the step;
-* ``pull``: the same counted the other way (what in the step points at ``L``);
+  prose that no other leaf's prose uses (:data:`PROSE` each), counted when they occur in
+  the step (a word two definitions share tells nothing apart);
+* ``pull``: what in the step points at ``L``: ``L``'s triggers that ``T`` lacks, ``T``'s
+  exclusions, and words of ``L``'s prose that ``T``'s lacks (vague wording draws steps);
 * ``shared``: the Jaccard overlap of the two definitions' words (prose and triggers);
 * ``long``: words beyond :data:`LONG_WORDS` in either definition, per ten words (very long
   definitions blur every decision they take part in).
 
-The labeler answers ``T`` with probability ``1 / (1 + Σ_L w)`` and ``L`` with
+capped at :data:`W_MAX` (another leaf is at most as likely as the truth). The labeler
+answers ``T`` with probability ``1 / (1 + Σ_L w)`` and ``L`` with
 ``w_L / (1 + Σ w)``, read off one uniform draw per (labeler, step) that does not depend on
 the ontology: the same labeler relabeling the same step under two versions uses the same
 draw (common random numbers), so a paired comparison of two versions sees only what the
@@ -33,7 +36,7 @@ import math
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from itertools import combinations
 
@@ -43,12 +46,13 @@ BASE_SIBLING = 0.28
 BASE_CROSS = 0.045
 BETA = 3.0
 GAMMA = 0.5
-DELTA = 4.0
+DELTA = 2.0
 SIGMA = 0.5
 SEP_CAP = 4.0
 LONG_WORDS = 45
 LAMBDA = 0.35
 PROSE = 0.3
+W_MAX = 1.0
 
 _TOKEN = re.compile(r"[a-z][a-z'-]+")
 _STOP = frozenset(
@@ -155,6 +159,8 @@ class LeafView:
     triggers: frozenset[tuple[str, ...]]
     exclusions: frozenset[tuple[str, ...]]
     n_words: int
+    #: prose words no other leaf's prose uses (only these separate; shared words only pull)
+    distinct: frozenset[str] = frozenset()
 
     @property
     def vocabulary(self) -> frozenset[str]:
@@ -195,7 +201,13 @@ def leaves_of_request(ontology_text: str) -> tuple[LeafView, ...]:
         m = _LEAF_LINE.match(line)
         if m:
             out.append(parse_leaf(m.group(1), root, m.group(2)))
-    return tuple(out)
+    seen: dict[str, int] = {}
+    for leaf in out:
+        for w in leaf.prose:
+            seen[w] = seen.get(w, 0) + 1
+    return tuple(
+        replace(leaf, distinct=frozenset(w for w in leaf.prose if seen[w] == 1)) for leaf in out
+    )
 
 
 def _hits(terms: frozenset[tuple[str, ...]], step: frozenset[str]) -> int:
@@ -203,9 +215,10 @@ def _hits(terms: frozenset[tuple[str, ...]], step: frozenset[str]) -> int:
 
 
 @cache
-def _taste(seed: int, a: str, b: str) -> float:
-    lo, hi = sorted((a, b))
-    z = random.Random(stable_int("sim-definitions-taste", seed, lo, hi)).gauss(0.0, 1.0)
+def _taste(seed: int, truth: str, other: str) -> float:
+    # Directional: one model reads an ambiguous step of T as L, another as T, so two
+    # models facing two overlapping definitions resolve them differently.
+    z = random.Random(stable_int("sim-definitions-taste", seed, truth, other)).gauss(0.0, 1.0)
     return math.exp(SIGMA * z)
 
 
@@ -218,7 +231,7 @@ def confusion_weight(truth: LeafView, other: LeafView, step: frozenset[str], *, 
     sep = (
         _hits(truth.triggers - other.triggers, step)
         + _hits(other.exclusions - truth.exclusions, step)
-        + PROSE * len((truth.prose - other.prose) & step)
+        + PROSE * len(truth.distinct & step)
     )
     pull = (
         _hits(other.triggers - truth.triggers, step)
@@ -234,7 +247,9 @@ def confusion_weight(truth: LeafView, other: LeafView, step: frozenset[str], *, 
         + DELTA * shared
         + LAMBDA * (_long(truth) + _long(other))
     )
-    return base * _taste(seed, truth.name, other.name) * math.exp(exponent)
+    # Another leaf can be as likely as the truth, never likelier: two indistinguishable
+    # definitions make a coin flip, not a consistent swap (which labelers would agree on).
+    return min(W_MAX, base * _taste(seed, truth.name, other.name) * math.exp(exponent))
 
 
 def label_distribution(

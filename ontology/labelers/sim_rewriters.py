@@ -6,9 +6,10 @@ words that separate the two sides as triggers of one and exclusions of the other
 (:meth:`ontology.labelers.sim.SimStudioBackend._rewrite`). The two styles here exist so that
 the refinement loop's gate can be seen to work:
 
-* **blur** makes the pair overlap more: each definition takes in the other's prose and
-  triggers, and both lose their exclusions (``shared`` rises and ``sep`` falls in
-  :mod:`ontology.labelers.sim_definitions`, so confusion rises);
+* **blur** makes the pair overlap completely: both definitions become one vague text
+  without triggers or exclusions, in words most steps use (``shared`` rises to 1, ``sep``
+  falls and ``pull`` rises in :mod:`ontology.labelers.sim_definitions`: the two leaves are
+  confused with each other and draw steps of other leaves);
 * **append** keeps appending: each request adds the two most frequent words of each side's
   example steps as triggers (helps while there are new ones) and one more general sentence
   to both definitions (the same words in both, and longer text: hurts once the useful words
@@ -30,6 +31,10 @@ _APPENDED = (
     "outcomes and the reasons given for them."
 )
 Truth = Callable[[str], str | None]
+_BLURRED = (
+    "Whatever matters to the people in the decision: the option, the choice and the way it "
+    "should be made, here and over time."
+)
 _WORD = re.compile(r"[a-z][a-z'-]{4,}")
 
 
@@ -43,12 +48,13 @@ def _block(prose: str, triggers: list[str], exclusions: list[str]) -> str:
 
 
 def _blur(defs: dict[int, str]) -> tuple[str, str]:
-    (p1, t1, _x1), (p2, t2, _x2) = (split_definition(defs.get(k, "")) for k in (1, 2))
-    both = list(dict.fromkeys([*(t1 or ()), *(t2 or ())]))
-    # An empty "Exclusions:" line clears the lists (an absent line would keep them).
-    one = _block(f"{p1} {p2}", both, []) + "\nExclusions:"
-    two = _block(f"{p2} {p1}", both, []) + "\nExclusions:"
-    return one, two
+    """Both definitions become one vague text, without triggers or exclusions.
+
+    Empty ``Triggers:``/``Exclusions:`` lines clear the lists (an absent line keeps them).
+    """
+    del defs  # what the two leaves said is exactly what blurring throws away
+    text = f"{_BLURRED}\nTriggers:\nExclusions:"
+    return text, text
 
 
 def _example_words(user: str, names: dict[str, str], truth: Truth) -> dict[str, Counter[str]]:
@@ -59,7 +65,7 @@ def _example_words(user: str, names: dict[str, str], truth: Truth) -> dict[str, 
         leaf = truth(text)
         for side in ("1", "2"):
             if leaf is not None and leaf == names.get(side, "").strip():
-                out[side].update(set(_WORD.findall(text.lower())))
+                out[side].update(sorted(set(_WORD.findall(text.lower()))))  # stable ties
     return out
 
 
