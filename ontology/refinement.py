@@ -153,7 +153,7 @@ class RefineResult:
             "final_agreement": self.final_agreement,
             "n_rounds": len(self.rounds),
             "n_proposals": sum(1 for d in self.decisions if d["proposal"] is not None),
-            "n_accepted": sum(1 for d in self.decisions if d["decision"] == "accepted"),
+            "n_accepted": sum(1 for d in self.decisions if d["decision"].startswith("accepted")),
             "rounds": list(self.rounds),
             "decisions": list(self.decisions),
             "config": self.config,

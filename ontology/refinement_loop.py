@@ -27,12 +27,15 @@ from ontology.refinement_gate import LabelMap, Split, label_map, pair_table, spl
 from ontology.rewrite import accept_conflict, base_version, newest_version, reject_proposal
 from ontology.rounds import round_records, step_texts
 from ontology.versions import document, get_version, new_version, replace_definitions, version_label
+from storage.errors import InputError
 from storage.models import LabelingRound, RewriteProposal
 from storage.refinement_models import RefinementDecision, RefinementLoop, RefinementRound
 from storage.repo import rounds as round_repo
 
 #: ``notify(line)``: one line of what the loop just did (the CLI prints it).
 Notify = Callable[[str], None]
+#: A decision waiting for a researcher (``--review pause``).
+REVIEW = "awaiting review"
 
 
 def _decision_row(
@@ -105,11 +108,15 @@ def _decide(
     *,
     session: Session,
     notify: Notify,
-) -> bool:
+) -> str:
     """Up to two gated proposals for one pair (the second with the first's reasons).
 
+    With ``review="pause"`` a gated proposal waits for a researcher (``ontology accept`` /
+    ``reject`` or the Rewrite page) and the loop stops there; running it again reads the
+    researcher's decision and goes on.
+
     Returns:
-        Whether one was accepted.
+        ``accepted``, ``rejected`` (both attempts) or ``paused``.
     """
     split = split_steps(
         labels,
@@ -123,9 +130,15 @@ def _decide(
     reasons: list[str] = []
     for attempt in (0, 1):
         done = _decision_row(loop, iteration, pair, attempt, session=session)
+        if (
+            done is not None
+            and done.decision == REVIEW
+            and not _reviewed(done, loop, session=session)
+        ):
+            return "paused"
         if done is not None:
-            if done.decision == "accepted":
-                return True
+            if done.decision.startswith("accepted"):
+                return "accepted"
             previous = session.get(RewriteProposal, done.proposal_id) if done.proposal_id else None
             reasons = [str(r) for r in done.reasons]
             continue
@@ -157,11 +170,22 @@ def _decide(
             reasons=reasons,
         )
         gain = f"gain {gate.gain:+.3f} [{gate.low:+.3f}, {gate.high:+.3f}]" if gate else "no gate"
+        if config.review == "pause" and proposal.status == "pending":
+            row.gate = {**row.gate, "verdict": outcome}
+            row.decision = REVIEW
+            session.add(row)
+            session.commit()
+            notify(
+                f"  {pair[0]} vs {pair[1]}: the gate says {outcome} ({gain}); waiting for a "
+                f"researcher: driftlens ontology accept {proposal.id} (or reject {proposal.id}), "
+                "then run this command again"
+            )
+            return "paused"
         if outcome == "accepted":
             made = _accept(proposal, row, loop, author=f"refine loop {loop.id}", session=session)
             if made is not None:
                 notify(f"  {pair[0]} vs {pair[1]}: accepted ({gain}) -> version id {made}")
-                return True
+                return "accepted"
             reasons = list(row.reasons)
         else:
             session.add(row)
@@ -170,7 +194,51 @@ def _decide(
             session.commit()
         notify(f"  {pair[0]} vs {pair[1]}: {row.decision} ({gain}): {'; '.join(reasons)}")
         previous = proposal
-    return False
+    return "rejected"
+
+
+def _reviewed(row: RefinementDecision, loop: RefinementLoop, *, session: Session) -> bool:
+    """Take over a researcher's decision on a paused proposal (False: none yet)."""
+    proposal = session.get(RewriteProposal, row.proposal_id) if row.proposal_id else None
+    if proposal is None or proposal.status in ("pending", "unparseable"):
+        return False
+    if proposal.status == "accepted" and proposal.resulting_version_id is not None:
+        row.decision = "accepted (researcher)"
+        row.version_id = proposal.resulting_version_id
+        loop.current_version_id = proposal.resulting_version_id
+        session.add(loop)
+    else:
+        row.decision = "rejected (researcher)"
+        row.reasons = [*row.reasons, "rejected by the researcher"]
+    session.add(row)
+    session.commit()
+    return True
+
+
+def note_human_accept(proposal_id: int, reason: str | None, *, session: Session) -> None:
+    """Before a researcher accepts a paused proposal: one the gate rejected needs a reason.
+
+    The reason is stored on the loop's decision (committed with the accept).
+
+    Raises:
+        InputError: the gate rejected the proposal and no reason was given.
+    """
+    row = session.exec(
+        select(RefinementDecision).where(
+            RefinementDecision.proposal_id == proposal_id, RefinementDecision.decision == REVIEW
+        )
+    ).first()
+    if row is None or row.gate.get("verdict") != "rejected":
+        return
+    text = (reason or "").strip()
+    if not text:
+        why = "; ".join(str(r) for r in row.reasons) or "no reason recorded"
+        raise InputError(
+            f"the refinement gate rejected proposal {proposal_id} ({why}); accept it anyway "
+            "with --reason WHY"
+        )
+    row.reasons = [*row.reasons, f"accepted against the gate: {text}"]
+    session.add(row)
 
 
 def _held_target(rounds: list[RefinementRound], target: float) -> bool:
@@ -184,7 +252,7 @@ def _plateau(loop: RefinementLoop, iteration: int, patience: int, *, session: Se
     accepted = session.exec(
         select(RefinementDecision.iteration).where(
             RefinementDecision.loop_id == loop.id,
-            RefinementDecision.decision == "accepted",
+            col(RefinementDecision.decision).startswith("accepted"),
             col(RefinementDecision.iteration) > iteration - patience,
         )
     ).all()
@@ -259,7 +327,8 @@ def refine(
             say(f"round {row.number} (iteration {iteration + 1}) under {label}: "
                 f"mean pairwise {metrics['mean_pairwise']:.3f}")  # fmt: skip
             rounds.append(last)
-        _iterate(loop, config, last, rounds, session=session, notify=say)
+        if _iterate(loop, config, last, rounds, session=session, notify=say):
+            break  # paused for review: the same command goes on after the decision
     if progress is not None:
         progress(config.max_rounds, config.max_rounds)
     return loop_result(loop.id or 0, session=session)
@@ -273,8 +342,12 @@ def _iterate(
     *,
     session: Session,
     notify: Notify,
-) -> None:
-    """The rewrite part of an iteration, then mark it closed (a resume skips it)."""
+) -> bool:
+    """The rewrite part of an iteration, then mark it closed (a resume skips it).
+
+    Returns:
+        Whether the loop paused for a researcher's review (the iteration stays open).
+    """
     mean = last.metrics["mean_pairwise"]
     final = _held_target(rounds, config.target) or len(rounds) >= config.max_rounds
     if not final and mean < config.target:
@@ -286,12 +359,16 @@ def _iterate(
         pairs = [p for p in pair_table(labels, config.labelers) if p.agreement < config.trigger]
         for p in pairs[: config.max_pairs]:
             pair = (p.leaf_a, p.leaf_b)
-            if _decide(loop, config, last.iteration, round_row, pair, labels, texts,
-                       session=session, notify=notify):  # fmt: skip
+            outcome = _decide(loop, config, last.iteration, round_row, pair, labels, texts,
+                              session=session, notify=notify)  # fmt: skip
+            if outcome == "paused":
+                return True
+            if outcome == "accepted":
                 break
     last.metrics = {**last.metrics, "closed": True}
     session.add(last)
     session.commit()
+    return False
 
 
 def loop_result(loop_id: int, *, session: Session) -> RefineResult:
@@ -338,9 +415,10 @@ def loop_result(loop_id: int, *, session: Session) -> RefineResult:
         }
         for d in decisions
     ]
+    waiting = loop.status == "running" and any(d.decision == REVIEW for d in decisions)
     return RefineResult(
         loop_id=loop_id,
-        status=loop.status,
+        status="paused" if waiting else loop.status,
         stop_reason=loop.stop_reason,
         start_version=label(loop.start_version_id) or "",
         final_version=label(loop.current_version_id) or "",

@@ -404,12 +404,17 @@ def accept_cmd(
         None, "--edit", help="YAML with def1/def2 (or the two leaf names) replacing the model's."
     ),
     author: str | None = typer.Option(None, "--author", help="Who accepted it."),
+    reason: str | None = typer.Option(
+        None, "--reason", help="Why (needed to accept a proposal the refinement gate rejected)."
+    ),
 ) -> None:
     """Accept a proposal (optionally edited): creates a new ontology version."""
+    from ontology.refinement_loop import note_human_accept
     from ontology.rewrite import accept_proposal, read_edit_file, require_proposal
     from ontology.versions import get_version, version_label
 
     with session_for(ctx) as session:
+        note_human_accept(proposal, reason, session=session)
         def_a = def_b = None
         if edit is not None:
             def_a, def_b = read_edit_file(edit, require_proposal(proposal, session=session))
