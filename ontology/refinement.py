@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 from sqlmodel import Session, select
 
 from llm.seeds import stable_int
@@ -77,7 +77,8 @@ class RefineConfig(BaseModel):
     margin: float = 0.02
     review: Literal["auto", "pause"] = "auto"
     seed: int = 0
-    patience: int = Field(5, description="rounds without an accepted rewrite before a plateau")
+    #: rounds without an accepted rewrite before a plateau stop
+    patience: int = 5
     max_pairs: int = 3
     control: int = 30
     gate: bool = True

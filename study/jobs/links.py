@@ -13,6 +13,7 @@ RESULT_PAGES: dict[str, tuple[str, str]] = {
     "analyze": ("analysis.py", "analysis"),
     "ontology round": ("ontology_rounds.py", "round"),
     "ontology validate run": ("ontology_validation.py", "experiment"),
+    "ontology refine": ("ontology_refinement.py", "loop"),
 }
 
 

@@ -20,7 +20,7 @@ def driftlens(
     return cli_runner(capsys, monkeypatch)
 
 
-def _refine(driftlens: Callable[..., CliOutcome], out: Path, rewriter: str) -> dict:  # type: ignore[type-arg]
+def _refine(driftlens: Callable[..., CliOutcome], out: Path, rewriter: str) -> dict:  # type: ignore[type-arg,unused-ignore]
     res = driftlens(
         "ontology", "refine", "--run", "demo", "--ontology-version", "original",
         "--labelers", LABELERS, "--rewriter", rewriter, "--sample", "30",
