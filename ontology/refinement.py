@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -37,6 +37,7 @@ from ontology.refinement_gate import (
     LabelMap,
     Split,
     gate_statistics,
+    impact_share,
     pair_table,
 )
 from ontology.rewrite import ask, chat_backend
@@ -356,12 +357,14 @@ def _gate(
     keys = [*split.heldout, *split.control]
     after = relabel(keys, config.labelers, proposed, session=session)
     before = {k: labels[k] for k in keys if k in labels}
-    return gate_statistics(
-        before,
-        after,
-        split,
-        config.labelers,
-        (proposal.leaf_a, proposal.leaf_b),
-        margin=config.margin,
-        seed=stable_int("refine-gate", config.seed, proposal.id or 0) % 2**31,
+    pair = (proposal.leaf_a, proposal.leaf_b)
+    seed = stable_int("refine-gate", config.seed, proposal.id or 0) % 2**31
+    result = gate_statistics(
+        before, after, split, config.labelers, pair, margin=config.margin, seed=seed
     )
+    touching = sum(1 for step in labels.values() if set(step.values()) & set(pair))
+    impact = impact_share(
+        before, after, split, config.labelers,
+        pair_weight=touching / len(labels) if labels else 0.0, seed=seed,
+    )  # fmt: skip
+    return replace(result, impact=impact)

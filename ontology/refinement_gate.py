@@ -156,6 +156,8 @@ class GateResult:
     leaf_changes: dict[str, dict[str, float]] = field(default_factory=dict)
     passed: bool = False
     reasons: tuple[str, ...] = ()
+    #: estimated share of all step labels an accept would change (:func:`impact_share`)
+    impact: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The stored form (``refinement_decision.gate``)."""
@@ -170,6 +172,7 @@ class GateResult:
             "margin": self.margin,
             "leaf_changes": self.leaf_changes,
             "passed": self.passed,
+            "impact": self.impact,
         }
 
 
@@ -251,3 +254,46 @@ def gate_statistics(
         passed=not reasons,
         reasons=tuple(reasons),
     )
+
+
+def impact_share(
+    before: LabelMap,
+    after: LabelMap,
+    split: Split,
+    labelers: Sequence[str],
+    *,
+    pair_weight: float,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Estimated share of all step labels an accept would change, with a 95 % interval.
+
+    The held-out steps sample the pair's steps and the control slice the other steps, so
+    the two change rates are weighted by the pair's share of the round's steps
+    (``pair_weight``); the interval is a bootstrap over responses, as for the gain.
+    """
+    held = set(split.heldout)
+    rows: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+    for k in (*split.heldout, *split.control):
+        if k not in before or k not in after:
+            continue
+        col = 0 if k in held else 2
+        for name in labelers:
+            if name in before[k] and name in after[k]:
+                rows[k[0]][col] += before[k][name] != after[k][name]
+                rows[k[0]][col + 1] += 1
+    if not rows:
+        return {"share": math.nan, "low": math.nan, "high": math.nan}
+    stats = np.array([v for _, v in sorted(rows.items())], dtype=float)
+
+    def estimate(s: np.ndarray) -> np.ndarray:
+        pair = np.divide(s[..., 0], s[..., 1], out=np.zeros_like(s[..., 0]), where=s[..., 1] > 0)
+        other = np.divide(s[..., 2], s[..., 3], out=np.zeros_like(s[..., 2]), where=s[..., 3] > 0)
+        return pair_weight * pair + (1.0 - pair_weight) * other
+
+    share = float(estimate(stats.sum(axis=0)))
+    if len(stats) < 2:
+        return {"share": share, "low": math.nan, "high": math.nan}
+    sums = cluster_bootstrap_sums(stats, n_boot=n_boot, seed=seed)
+    (low, high) = percentile_interval(estimate(sums), 0.95)
+    return {"share": share, "low": float(low[0]), "high": float(high[0])}

@@ -409,11 +409,14 @@ def accept_cmd(
     ),
 ) -> None:
     """Accept a proposal (optionally edited): creates a new ontology version."""
+    from ontology.refinement_impact import impact_preview
     from ontology.refinement_loop import note_human_accept
     from ontology.rewrite import accept_proposal, read_edit_file, require_proposal
     from ontology.versions import get_version, version_label
 
     with session_for(ctx) as session:
+        for impact in impact_preview(proposal, session=session) or []:
+            _out.print(f"Impact: {impact.line()}", markup=False)
         note_human_accept(proposal, reason, session=session)
         def_a = def_b = None
         if edit is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ontology.refinement_gate import (
     LabelMap,
     gate_statistics,
+    impact_share,
     pair_table,
     split_steps,
     step_agreement,
@@ -73,3 +74,16 @@ def test_another_leaf_falling_rejects_a_gain() -> None:
     assert gate.low > 0.02
     assert not gate.passed
     assert any("'leaf C' fell" in r for r in gate.reasons), gate.reasons
+
+
+def test_impact_share_weights_the_pair_and_the_other_steps() -> None:
+    split, _ = _gate(BEFORE)
+    none = impact_share(BEFORE, BEFORE, split, LABELERS, pair_weight=0.5, seed=1)
+    assert none["share"] == 0.0
+    # every split step changes one label in three; agreed steps and leaf C stay
+    after = _labels(f"{A},{A},{A}", f"{A},{A},{A}", f"{C},{C},{C}")
+    est = impact_share(BEFORE, after, split, LABELERS, pair_weight=2 / 3, seed=1)
+    held = [k for k in split.heldout]
+    pair_rate = sum(1 for k in held if k[1] == 0) / (3 * len(held))
+    assert abs(est["share"] - 2 / 3 * pair_rate) < 1e-9
+    assert est["low"] <= est["share"] <= est["high"]

@@ -40,7 +40,11 @@ def test_pause_waits_for_the_researcher_then_goes_on(
     assert waiting["gate"]["verdict"] == "accepted"
     # running again before a decision changes nothing
     assert _refine(driftlens, out, "sim/rewriter-operational") == first
-    assert driftlens("ontology", "accept", str(waiting["proposal"])).code == 0
+    accepted = driftlens("ontology", "accept", str(waiting["proposal"]))
+    assert accepted.code == 0, accepted.err
+    # the impact preview: the loop's own round labeled run demo under the base version
+    assert "Impact: run demo: about" in accepted.out
+    assert waiting["gate"]["impact"]["share"] > 0
     after = _refine(driftlens, out, "sim/rewriter-operational")
     decided = [d for d in after["decisions"] if d["proposal"] == waiting["proposal"]]
     assert decided[0]["decision"] == "accepted (researcher)"
