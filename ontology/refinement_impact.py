@@ -85,3 +85,31 @@ def impact_preview(proposal_id: int, *, session: Session) -> list[RunImpact] | N
             )
         )
     return out
+
+
+def gate_summary(proposal_id: int, *, session: Session) -> list[str] | None:
+    """Plain lines of the gate's numbers and the impact preview (``None``: not gated)."""
+    decision = session.exec(
+        select(RefinementDecision).where(RefinementDecision.proposal_id == proposal_id)
+    ).first()
+    if decision is None or not decision.gate:
+        return None
+    g = decision.gate
+    verdict = g.get("verdict") or ("accepted" if g.get("passed") else "rejected")
+    lines = [
+        f"held-out agreement {g.get('before', math.nan):.3f} -> {g.get('after', math.nan):.3f}: "
+        f"gain {g.get('gain', math.nan):+.3f}, 95 % interval [{g.get('low', math.nan):+.3f}, "
+        f"{g.get('high', math.nan):+.3f}] over {g.get('n_heldout')} steps of "
+        f"{g.get('n_clusters')} responses (margin {g.get('margin', math.nan):.3f}); "
+        f"verdict: {verdict}; decision: {decision.decision}",
+        *(f"why: {r}" for r in decision.reasons),
+    ]
+    impact = g.get("impact") or {}
+    if impact:
+        lines.append(
+            f"labels an accept would change: {impact.get('share', math.nan):.1%} of all step "
+            f"labels (95 % interval {impact.get('low', math.nan):.1%}-"
+            f"{impact.get('high', math.nan):.1%})"
+        )
+    lines += [f"impact: {r.line()}" for r in impact_preview(proposal_id, session=session) or []]
+    return lines
