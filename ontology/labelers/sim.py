@@ -25,6 +25,12 @@ Spec grammar (options separated by ``;``)::
     sim:confuse=3~4@0.3;seed=7            confuse leaves 3 and 4 at rate 0.3
     sim:confuse=3~4@0.3+5~6@0.1;bad=0.2   two pairs, and broken answers at rate 0.2
     llm:sim/default;confuse=3~4@0.3       the same, named as an llm labeler
+    sim:definitions;seed=1                confusions that follow the definitions sent
+                                          (:mod:`ontology.labelers.sim_definitions`)
+
+Rewrite requests are answered by ``sim/default`` and ``sim/rewriter-operational`` as above,
+and by ``sim/rewriter-blur`` / ``sim/rewriter-append`` as
+:mod:`ontology.labelers.sim_rewriters` describes.
 
 Leaves are given by symbol (1..11, in SPEC §5 order) or by exact name.
 """
