@@ -27,10 +27,11 @@ from ontology.refinement_gate import LabelMap, Split, label_map, pair_table, spl
 from ontology.rewrite import accept_conflict, base_version, newest_version, reject_proposal
 from ontology.rounds import round_records, step_texts
 from ontology.versions import document, get_version, new_version, replace_definitions, version_label
-from storage.errors import InputError
+from storage.errors import ConfigError, InputError
 from storage.models import LabelingRound, RewriteProposal
 from storage.refinement_models import RefinementDecision, RefinementLoop, RefinementRound
 from storage.repo import rounds as round_repo
+from storage.repo.leases import LeaseHeldError, acquire_lease, release_lease
 
 #: ``notify(line)``: one line of what the loop just did (the CLI prints it).
 Notify = Callable[[str], None]
@@ -287,6 +288,33 @@ def refine(
     check_config(config)
     say = notify or (lambda _line: None)
     loop = _find_or_create(config, session=session)
+    if loop.status != "running":
+        return loop_result(loop.id or 0, session=session)
+    try:
+        # One process per loop: a second one (a double click, a shell and a page) is refused.
+        lease = acquire_lease(f"refinement_loop:{loop.id}", session=session, what=f"loop {loop.id}")
+    except LeaseHeldError:
+        raise ConfigError(
+            f"refinement loop {loop.id} is running in another process; wait for it"
+        ) from None
+    try:
+        _run(loop, config, session=session, progress=progress, notify=say)
+    finally:
+        session.rollback()
+        release_lease(lease, session=session)
+    return loop_result(loop.id or 0, session=session)
+
+
+def _run(
+    loop: RefinementLoop,
+    config: RefineConfig,
+    *,
+    session: Session,
+    progress: Progress | None,
+    notify: Notify,
+) -> None:
+    """Iterate until a stop rule ends the loop or it pauses for a researcher's review."""
+    say = notify
     while loop.status == "running":
         rounds = list(
             session.exec(
@@ -329,9 +357,8 @@ def refine(
             rounds.append(last)
         if _iterate(loop, config, last, rounds, session=session, notify=say):
             break  # paused for review: the same command goes on after the decision
-    if progress is not None:
+    if progress is not None and loop.status != "running":
         progress(config.max_rounds, config.max_rounds)
-    return loop_result(loop.id or 0, session=session)
 
 
 def _iterate(

@@ -67,3 +67,26 @@ def test_accepting_what_the_gate_rejected_needs_a_reason(
     decided = next(d for d in again["decisions"] if d["proposal"] == waiting["proposal"])
     assert decided["decision"] == "accepted (researcher)"
     assert "accepted against the gate: reviewed by hand" in decided["reasons"]
+
+
+def test_a_second_process_on_a_running_loop_is_refused(
+    sim_run: str, driftlens: Callable[..., CliOutcome], tmp_path: Path, db
+) -> None:
+    import os
+    import socket
+
+    from storage.models import WorkLease
+
+    _refine(driftlens, tmp_path / "loop.json", "sim/rewriter-operational")  # paused: loop 1
+    with db() as session:
+        session.add(
+            WorkLease(key="refinement_loop:1", host=socket.gethostname(), pid=os.getppid(),
+                      token="other")
+        )  # fmt: skip
+        session.commit()
+    res = driftlens(
+        "ontology", "refine", "--run", "demo", "--ontology-version", "original",
+        "--labelers", LABELERS, "--rewriter", "sim/rewriter-operational", "--sample", "30",
+        "--max-rounds", "3", "--review", "pause",
+    )  # fmt: skip
+    assert "running in another process" in res.one_line()
