@@ -165,7 +165,12 @@ class RefineResult:
 # ------------------------------------------------------------------------------ store
 
 
-def _find_or_create(config: RefineConfig, *, session: Session) -> RefinementLoop:
+def find_or_create_loop(config: RefineConfig, *, session: Session) -> RefinementLoop:
+    """The loop of these options, created (after the run is checked) when new.
+
+    Raises:
+        InputError: an unknown run, a run with no parsed steps, an unknown version.
+    """
     row = session.exec(select(RefinementLoop).where(RefinementLoop.key == config.key())).first()
     if row is not None:
         return row
@@ -191,7 +196,7 @@ def _round_seed(config: RefineConfig, iteration: int) -> int:
     return stable_int("refine-round", config.seed, iteration) % 2**31
 
 
-def _labeling_round(
+def labeling_round(
     loop: RefinementLoop, config: RefineConfig, iteration: int, *, session: Session,
     progress: Progress | None,
 ) -> LabelingRound:  # fmt: skip
@@ -226,9 +231,10 @@ def _labeling_round(
     return made
 
 
-def _round_metrics(
+def round_metrics(
     number: int, labels: LabelMap, config: RefineConfig, *, session: Session
 ) -> dict[str, Any]:
+    """A round's agreement as the loop stores it (shares, not percent; top leaf pairs)."""
     a = round_detail(number, session=session).agreement
     pairs = pair_table(labels, config.labelers)
     return {
@@ -258,7 +264,7 @@ def _proposal_for(
     return None
 
 
-def _propose(
+def propose(
     round_row: LabelingRound,
     pair: tuple[str, str],
     split: Split,
@@ -337,7 +343,7 @@ def relabel(
     return out
 
 
-def _gate(
+def gate_proposal(
     proposal: RewriteProposal,
     labels: LabelMap,
     split: Split,
@@ -345,6 +351,12 @@ def _gate(
     config: RefineConfig,
     session: Session,
 ) -> GateResult | None:
+    """Relabel the held-out and control steps under a proposal and run the gate.
+
+    Returns:
+        The gate's result (with the impact estimate), or ``None`` when the proposal has
+        no usable definitions.
+    """
     if not proposal.def_a_new or not proposal.def_b_new:
         return None
     base = document(get_version(proposal.base_version_id or 0, session=session))

@@ -16,12 +16,12 @@ from ontology.labelers.base import Progress
 from ontology.refinement import (
     RefineConfig,
     RefineResult,
-    _find_or_create,
-    _gate,
-    _labeling_round,
-    _propose,
-    _round_metrics,
     check_config,
+    find_or_create_loop,
+    gate_proposal,
+    labeling_round,
+    propose,
+    round_metrics,
 )
 from ontology.refinement_gate import LabelMap, Split, label_map, pair_table, split_steps
 from ontology.rewrite import accept_conflict, base_version, newest_version, reject_proposal
@@ -144,11 +144,11 @@ def _decide(
             reasons = [str(r) for r in done.reasons]
             continue
         tag = {"loop": loop.id, "iteration": iteration, "pair": list(pair), "attempt": attempt}
-        proposal = _propose(
+        proposal = propose(
             round_row, pair, split, texts, config=config, tag=tag, reasons=reasons,
             previous=previous, session=session,
         )  # fmt: skip
-        gate = _gate(proposal, labels, split, config=config, session=session)
+        gate = gate_proposal(proposal, labels, split, config=config, session=session)
         if gate is None:
             outcome = "unparseable"
             reasons = [f"the rewriter's reply could not be used: {proposal.request.get('error')}"]
@@ -287,7 +287,7 @@ def refine(
     """
     check_config(config)
     say = notify or (lambda _line: None)
-    loop = _find_or_create(config, session=session)
+    loop = find_or_create_loop(config, session=session)
     if loop.status != "running":
         return loop_result(loop.id or 0, session=session)
     try:
@@ -339,9 +339,9 @@ def _run(
             break
         if last is None:
             iteration = len(rounds)
-            row = _labeling_round(loop, config, iteration, session=session, progress=None)
+            row = labeling_round(loop, config, iteration, session=session, progress=None)
             labels = label_map(round_records(row.number, session=session))
-            metrics = _round_metrics(row.number, labels, config, session=session)
+            metrics = round_metrics(row.number, labels, config, session=session)
             last = RefinementRound(
                 loop_id=loop.id or 0,
                 iteration=iteration,
