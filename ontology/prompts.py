@@ -72,6 +72,14 @@ REWRITE_INSTRUCTIONS = (
     "inside <def2></def2>, and nothing else."
 )
 
+#: The start of the refinement loop's second rewrite request for a pair (after the gate
+#: rejected the first proposal); the gate's reasons follow.
+RETRY_MARKER = "The proposal was rejected"
+REWRITE_RETRY = (
+    RETRY_MARKER + " by a held-out check: {reasons}. Rewrite the two definitions again so "
+    "that they separate the example steps better, following the same rules."
+)
+
 PARAPHRASE_SYSTEM = (
     f"{PARAPHRASE_MARKER}\n"
     "You restate a definition in different words without changing what it includes or "

@@ -54,7 +54,11 @@ def chat_backend(model: str) -> ChatBackend | str:
     if model.strip().startswith("sim/"):
         from llm.sim.registry import get_preset
         from ontology.labelers.sim import SimStudioBackend
+        from ontology.labelers.sim_rewriters import REWRITER_PRESETS
 
+        if model.strip() in REWRITER_PRESETS:
+            # sim/rewriter-operational answers like sim/default (same cache keys)
+            return SimStudioBackend(rewriter=model.strip().removeprefix("sim/rewriter-"))
         get_preset(model.strip())
         return SimStudioBackend()
     return model

@@ -64,6 +64,7 @@ from storage.ontology_models import (
     RoundResponse,
     StepLabel,
 )
+from storage.refinement_models import RefinementDecision, RefinementLoop, RefinementRound
 from storage.source_models import SourceClaim, SourceProbe, SourceRun
 from storage.workspace_models import Draft, LLMCacheEntry, WorkLease, WorkspaceMeta
 
@@ -128,6 +129,9 @@ __all__ = [
     "PerturbationCatalog",
     "Prompt",
     "Question",
+    "RefinementDecision",
+    "RefinementLoop",
+    "RefinementRound",
     "RequestParams",
     "Response",
     "RewriteProposal",

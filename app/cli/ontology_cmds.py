@@ -15,6 +15,7 @@ from rich.table import Table
 from app.cli.console import fmt_measure, out_console
 from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
+from app.cli.ontology_refine_cmds import refine_cmd
 from app.cli.ontology_validate_cmds import validate_app
 from app.cli.options import JSON_OPTION, JSONL_OUT_OPTION, ROUND_OPTION
 from app.cli.output import echo_json
@@ -47,6 +48,7 @@ def register(app: typer.Typer) -> None:
 
     app.add_typer(ontology_app, name="ontology")
     ontology_app.add_typer(validate_app, name="validate")
+    ontology_app.command("refine")(refine_cmd)
     export_app.command("labels")(export_labels_cmd)
 
 
@@ -402,12 +404,20 @@ def accept_cmd(
         None, "--edit", help="YAML with def1/def2 (or the two leaf names) replacing the model's."
     ),
     author: str | None = typer.Option(None, "--author", help="Who accepted it."),
+    reason: str | None = typer.Option(
+        None, "--reason", help="Why (needed to accept a proposal the refinement gate rejected)."
+    ),
 ) -> None:
     """Accept a proposal (optionally edited): creates a new ontology version."""
+    from ontology.refinement_impact import impact_preview
+    from ontology.refinement_loop import note_human_accept
     from ontology.rewrite import accept_proposal, read_edit_file, require_proposal
     from ontology.versions import get_version, version_label
 
     with session_for(ctx) as session:
+        for impact in impact_preview(proposal, session=session) or []:
+            _out.print(f"Impact: {impact.line()}", markup=False)
+        note_human_accept(proposal, reason, session=session)
         def_a = def_b = None
         if edit is not None:
             def_a, def_b = read_edit_file(edit, require_proposal(proposal, session=session))

@@ -12,6 +12,8 @@ from app.ui.safe import escape_markdown, show_plain
 from app.ui.url_state import url_open, url_select
 from app.ui.word_diff import diff_html
 from ontology.prompts import definition_block
+from ontology.refinement_impact import gate_summary
+from ontology.refinement_loop import note_human_accept
 from ontology.rewrite import (
     accept_conflict,
     accept_proposal,
@@ -196,6 +198,13 @@ for side, leaf, old, new in (
     right.caption("proposed")
     right.markdown(diff_html(old, new, side="new"), unsafe_allow_html=True)
 
+with page_session() as session:
+    gate_view = gate_summary(pid, session=session)
+if gate_view is not None:
+    st.subheader("Refinement gate (held-out steps)")
+    for line in gate_view:
+        st.text(line)
+
 st.subheader("Evidence: steps the labelers split between the two leaves")
 if view["evidence"]:
     st.dataframe(
@@ -224,6 +233,9 @@ if view["status"] in ("pending", "unparseable"):
             f"on top of {view['newest']} (its other changes are kept).",
             kind="info",
         )
+    gate_reason = None
+    if gate_view is not None and any("verdict: rejected" in line for line in gate_view):
+        gate_reason = st.text_input("Why accept what the gate rejected (stored)", key="gate-why")
     c1, c2 = st.columns(2)
     accept_help = "Blocked by the conflict above." if view["conflict"] else None
     if c1.button(
@@ -231,6 +243,7 @@ if view["status"] in ("pending", "unparseable"):
     ):
         try:
             with page_session() as session:
+                note_human_accept(pid, gate_reason, session=session)
                 version = accept_proposal(pid, session=session, def_a=edit_a, def_b=edit_b)
                 label = version_label(version)
         except DriftLensError as exc:

@@ -25,6 +25,12 @@ Spec grammar (options separated by ``;``)::
     sim:confuse=3~4@0.3;seed=7            confuse leaves 3 and 4 at rate 0.3
     sim:confuse=3~4@0.3+5~6@0.1;bad=0.2   two pairs, and broken answers at rate 0.2
     llm:sim/default;confuse=3~4@0.3       the same, named as an llm labeler
+    sim:definitions;seed=1                confusions that follow the definitions sent
+                                          (:mod:`ontology.labelers.sim_definitions`)
+
+Rewrite requests are answered by ``sim/default`` and ``sim/rewriter-operational`` as above,
+and by ``sim/rewriter-blur`` / ``sim/rewriter-append`` as
+:mod:`ontology.labelers.sim_rewriters` describes.
 
 Leaves are given by symbol (1..11, in SPEC §5 order) or by exact name.
 """
@@ -45,7 +51,13 @@ from llm.seeds import stable_int
 from llm.sim.backend import InProcessBackend
 from llm.sim.registry import step_bank
 from llm.types import ChatRequest, ChatResult
-from ontology.prompts import LABELING_MARKER, PARAPHRASE_MARKER, REWRITE_MARKER, passage_steps
+from ontology.prompts import (
+    LABELING_MARKER,
+    PARAPHRASE_MARKER,
+    RETRY_MARKER,
+    REWRITE_MARKER,
+    passage_steps,
+)
 from ontology.schema import UNMAPPED
 from storage.errors import ConfigError
 
@@ -69,6 +81,9 @@ class SimLabelConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     version: int = 1
+    #: ``fixed``: the configured confusions; ``definitions``: confusions that follow the
+    #: definitions sent (:mod:`ontology.labelers.sim_definitions`)
+    mode: str = "fixed"
     confusions: tuple[Confusion, ...] = ()
     seed: int = 0
     bad: float = Field(0.0, ge=0.0, le=1.0)
@@ -77,6 +92,8 @@ class SimLabelConfig(BaseModel):
         """A short stable text of the configuration (goes into the cache scope)."""
         pairs = "+".join(f"{c.a}~{c.b}@{c.rate:g}" for c in self.confusions)
         head = f"confuse={pairs};" if pairs else ""
+        if self.mode == "definitions":
+            head = f"definitions;{head}"
         return f"{head}seed={self.seed};bad={self.bad:g}"
 
 
@@ -102,12 +119,14 @@ def parse_sim_options(options: str) -> SimLabelConfig:
         ConfigError: a malformed option.
     """
     confusions: list[Confusion] = []
-    seed, bad = 0, 0.0
+    seed, bad, mode = 0, 0.0, "fixed"
     for part in (p.strip() for p in options.split(";") if p.strip()):
         key, sep, value = part.partition("=")
         key = key.strip().lower()
         try:
-            if key == "confuse" and sep:
+            if key == "definitions" and not sep:
+                mode = "definitions"
+            elif key == "confuse" and sep:
                 for item in value.split("+"):
                     pair, _, rate = item.partition("@")
                     a, tilde, b = pair.partition("~")
@@ -129,10 +148,15 @@ def parse_sim_options(options: str) -> SimLabelConfig:
             raise
         except ValueError:
             raise ConfigError(
-                f"bad sim labeler option {part!r}; use confuse=A~B@RATE, seed=N or bad=RATE"
+                f"bad sim labeler option {part!r}; use definitions, confuse=A~B@RATE, seed=N "
+                "or bad=RATE"
             ) from None
+    if mode == "definitions" and confusions:
+        raise ConfigError(
+            "sim:definitions takes its confusions from the definitions; drop confuse="
+        )
     try:
-        return SimLabelConfig(confusions=tuple(confusions), seed=seed, bad=bad)
+        return SimLabelConfig(mode=mode, confusions=tuple(confusions), seed=seed, bad=bad)
     except ValueError as exc:
         raise ConfigError(f"bad sim labeler options {options!r}: {exc}") from None
 
@@ -256,13 +280,17 @@ class SimStudioBackend(InProcessBackend):
         config: How labels err.
     """
 
-    def __init__(self, config: SimLabelConfig | None = None) -> None:
+    def __init__(
+        self, config: SimLabelConfig | None = None, *, rewriter: str = "operational"
+    ) -> None:
         self.config = config or SimLabelConfig(bad=0.0)
+        self.rewriter = rewriter
         self.spec = SIM_MODEL
 
     def endpoint(self) -> str:
         """The configuration is part of the endpoint, hence of every cache key."""
-        return f"sim-studio:in-process@v{self.config.version};{self.config.canonical()}"
+        tail = "" if self.rewriter == "operational" else f";rewriter={self.rewriter}"
+        return f"sim-studio:in-process@v{self.config.version};{self.config.canonical()}{tail}"
 
     # ---------------------------------------------------------------- answering
 
@@ -277,9 +305,23 @@ class SimStudioBackend(InProcessBackend):
             if rng.random() < self.config.bad:
                 return '<answer>[{"step_index": 1, "category": '  # cut off mid-array
         leaves = _ontology_leaves(user)
+        views = None
+        if self.config.mode == "definitions":
+            from ontology.labelers.sim_definitions import draw_label, leaves_of_request
+
+            views = leaves_of_request(user.split("\n\nPASSAGE\n", 1)[0])
         items = []
         for n, text in steps:
-            leaf, _ = sim_label(text, config=self.config, draw_key=(*base, n))
+            if views is not None:
+                truth = true_leaf(text)
+                drawn = None
+                if truth is not None:
+                    drawn = draw_label(
+                        text, truth, views, seed=self.config.seed, draw_key=(*base, n)
+                    )
+                leaf = drawn or UNMAPPED
+            else:
+                leaf, _ = sim_label(text, config=self.config, draw_key=(*base, n))
             if leaf not in leaves:
                 leaf = UNMAPPED
             root = leaves.get(leaf, UNMAPPED)
@@ -295,7 +337,11 @@ class SimStudioBackend(InProcessBackend):
             )
         }
 
-    def _rewrite(self, user: str) -> str:
+    def _rewrite(self, user: str, *, retry: bool = False) -> str:
+        if self.rewriter != "operational":
+            from ontology.labelers.sim_rewriters import rewrite_as
+
+            return rewrite_as(self.rewriter, user, self._definitions(user), truth=true_leaf)
         names = dict(re.findall(r"^LEAF (\d): (.+)$", user, re.MULTILINE))
         defs = self._definitions(user)
         region = user.split("UNDER LEAF 2\n", 1)[-1].split("\n\nTASK\n", 1)[0]
@@ -305,11 +351,15 @@ class SimStudioBackend(InProcessBackend):
             truth = true_leaf(text)
             for side in ("1", "2"):
                 if truth is not None and truth == names.get(side, "").strip():
-                    words[side].update(set(_WORD.findall(text.lower())) - _STOP)
+                    # sorted: most_common breaks ties by insertion order, and a set's
+                    # order changes with the process's string hash seed
+                    words[side].update(sorted(set(_WORD.findall(text.lower())) - _STOP))
         out = []
         for side, other in (("1", "2"), ("2", "1")):
-            own = [w for w, _ in words[side].most_common() if w not in words[other]][:8]
-            theirs = [w for w, _ in words[other].most_common() if w not in words[side]][:4]
+            # A second try (after a gate's rejection) adds more of the separating words.
+            n_own, n_theirs = (14, 8) if retry else (8, 4)
+            own = [w for w, _ in words[side].most_common() if w not in words[other]][:n_own]
+            theirs = [w for w, _ in words[other].most_common() if w not in words[side]][:n_theirs]
             out.append(self._extend(defs.get(int(side), ""), own, theirs))
         return f"<def1>{out[0]}</def1>\n<def2>{out[1]}</def2>"
 
@@ -352,7 +402,8 @@ class SimStudioBackend(InProcessBackend):
         if system.startswith(LABELING_MARKER):
             text, error = self._label(messages, request), None
         elif system.startswith(REWRITE_MARKER):
-            text, error = self._rewrite(user), None
+            retry = any(r == "user" and c.startswith(RETRY_MARKER) for r, c in messages)
+            text, error = self._rewrite(user, retry=retry), None
         elif system.startswith(PARAPHRASE_MARKER):
             text, error = self._paraphrase(user), None
         else:

@@ -15,6 +15,7 @@ from study.jobs.records import JobRecord
 STUDIO_PAGES: dict[str, tuple[str, str]] = {
     "ontology round": ("ontology_rounds.py", "round"),
     "ontology validate run": ("ontology_validation.py", "experiment"),
+    "ontology refine": ("ontology_refinement.py", "loop"),
 }
 
 

@@ -1,0 +1,68 @@
+"""The Refinement page shows a stored loop: curve, rewrites table, exports (AppTest)."""
+
+from __future__ import annotations
+
+from tests.app.apptest_support import open_page
+
+
+def _loop(rewriter: str = "sim/rewriter-operational", review: str = "auto") -> int:
+    from ontology.refinement import RefineConfig
+    from ontology.refinement_loop import refine
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+    from study.questions import import_sample_questions
+    from study.reasoning.generation import GenerationOptions, run_generation
+
+    with open_workspace_session(resolve_settings()) as session:
+        import_sample_questions(session=session)
+        session.commit()
+        run_generation(
+            GenerationOptions(model="sim/default", run="demo", perturbations="filler", samples=1),
+            session=session,
+        )
+        config = RefineConfig(
+            run="demo",
+            labelers=tuple(f"sim:definitions;seed={s}" for s in (1, 2, 3)),
+            rewriter=rewriter,
+            ontology_version="original",
+            sample=30,
+            max_rounds=2,
+            review="pause" if review == "pause" else "auto",
+        )
+        return refine(config, session=session).loop_id
+
+
+def test_refinement_page_shows_the_loop_and_its_exports() -> None:
+    loop = _loop()
+    at = open_page("ontology_refinement.py", params={"loop": str(loop)})
+    text = " ".join(m.value for m in at.markdown)
+    assert "original@1" in text and "round_limit" in text
+    rewrites = at.dataframe[0].value
+    assert len(rewrites) >= 1 and {"gain", "low", "high", "decision", "why"} <= set(rewrites)
+    labels = {getattr(b, "label", None) for b in at.get("download_button")}
+    assert {"Rounds (CSV)", "Rewrites (CSV)", "History (JSON)", "Report (HTML)"} <= labels
+
+
+def test_refinement_page_without_loops_says_how_to_start_one() -> None:
+    at = open_page("ontology_refinement.py")
+    assert any("No refinement loop yet" in i.value for i in at.info)
+
+
+def test_rewrite_page_shows_the_gate_and_asks_why_for_a_rejected_proposal() -> None:
+    from sqlmodel import select
+
+    from storage.refinement_models import RefinementDecision
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+
+    _loop("sim/rewriter-blur", review="pause")
+    with open_workspace_session(resolve_settings()) as session:
+        row = session.exec(select(RefinementDecision)).one()
+        proposal, round_id = row.proposal_id, row.iteration + 1
+    at = open_page(
+        "ontology_rewrite.py", params={"round": str(round_id), "proposal": str(proposal)}
+    )
+    texts = " ".join(t.value for t in at.text)
+    assert "verdict: rejected" in texts and "labels an accept would change" in texts
+    assert "impact: run demo" in texts
+    assert any(t.label.startswith("Why accept what the gate rejected") for t in at.text_input)
