@@ -27,6 +27,7 @@ from sqlmodel import Session, col, select
 from llm.limits import judge_max_tokens
 from llm.sim.tasks import task_marker
 from llm.specs import parse_spec
+from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.models import BASELINE_CONDITION, JudgeScore, Perturbation, Question, Response
@@ -172,6 +173,16 @@ def build_judge_messages(case: JudgeCase) -> tuple[ChatMessage, ...]:
     return (
         ChatMessage(role="system", content=SYSTEM_PROMPT),
         ChatMessage(role="user", content=user),
+    )
+
+
+def judge_format(kinds: Sequence[str]) -> ResponseFormat:
+    """The structured output format of a judge reply (what :func:`parse_judge_answer` reads).
+
+    One object with exactly the asked criteria, each an integer of :data:`KIND_VALUES`.
+    """
+    return object_schema(
+        "judge_verdict", {k: {"type": "integer", "enum": list(KIND_VALUES[k])} for k in kinds}
     )
 
 
@@ -360,6 +371,7 @@ def judge_run(
             first,
             max_tokens=max_tokens,
             parse=lambda i, text: parse_judge_answer(text, todo[i].kinds),
+            response_format=lambda i: judge_format(todo[i].kinds),
             repair_message=repair_message,
             on_answer=on_answer,
             session=session,
