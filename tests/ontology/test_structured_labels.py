@@ -13,6 +13,7 @@ import pytest
 
 from llm.structured import use_structured
 from ontology.labelers.base import LabelItem, label_items
+from ontology.labelers.llm import LLMLabeler
 from ontology.labelers.registry import make_labeler
 from ontology.parsing import (
     AnswerParseError,
@@ -66,6 +67,7 @@ def test_structured_outputs_turn_a_format_breaking_labeler_into_parsed_labels() 
     assert all(labels[0].parse_status == "unparseable" for labels in off)  # the dose
     with use_structured("auto"):
         labeler = make_labeler("sim:bad=1")
+        assert isinstance(labeler, LLMLabeler)
         on = label_items(labeler, items, ontology=DOC)
     assert all([r.parse_status for r in labels] == ["ok", "empty_step", "ok"] for labels in on)
     assert all([r.symbol for r in labels] == [SEC, UNMAPPED, EFF] for labels in on)
