@@ -33,9 +33,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from llm.types import ChatRequest
 from storage.errors import ConfigError
 
 STRUCTURED_ENV = "DRIFTLENS_STRUCTURED"
@@ -268,7 +267,11 @@ class SupportRegistry:
 SUPPORT = SupportRegistry()
 
 
-def with_format(request: ChatRequest, fmt: ResponseFormat | None) -> ChatRequest:
+#: A :class:`llm.types.ChatRequest` (not imported: llm.types refers to this module).
+Request = TypeVar("Request")
+
+
+def with_format(request: Request, fmt: ResponseFormat | None) -> Request:
     """``request`` with ``fmt`` and the mode in force attached (unchanged in mode ``off``).
 
     Args:
@@ -278,4 +281,4 @@ def with_format(request: ChatRequest, fmt: ResponseFormat | None) -> ChatRequest
     mode = structured_mode()
     if fmt is None or mode == "off":
         return request
-    return replace(request, response_format=fmt, structured=mode)
+    return replace(request, response_format=fmt, structured=mode)  # type: ignore[type-var]

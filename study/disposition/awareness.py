@@ -26,6 +26,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm
 from storage.errors import InputError, NotFoundError
@@ -83,6 +84,21 @@ def build_messages(case: AwarenessCase) -> tuple[ChatMessage, ...]:
     )
 
 
+def awareness_format() -> ResponseFormat:
+    """The structured output format of an awareness rating (what :func:`parse_awareness` reads).
+
+    The schema bounds the score and the label; that the label fits the score's band is the
+    parser's check.
+    """
+    return object_schema(
+        "awareness_rating",
+        {
+            "score": {"type": "integer", "enum": [1, 2, 3, 4, 5, 6, 7]},
+            "label": {"type": "string", "enum": list(AWARENESS_LABELS)},
+        },
+    )
+
+
 def parse_awareness(text: str | None) -> tuple[int, str]:
     """Parse a judge reply strictly: an integer 1–7 and the label of its band.
 
@@ -135,6 +151,7 @@ def rate_awareness(
         progress=progress,
         prompt_version=AWARENESS_PROMPT_VERSION,
         scope=scope,
+        response_format=awareness_format(),
     )
 
 

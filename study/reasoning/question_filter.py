@@ -27,6 +27,7 @@ from sqlmodel import Session
 from llm.limits import judge_max_tokens
 from llm.sim.tasks import task_marker
 from llm.specs import parse_spec
+from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.models import Question
@@ -149,6 +150,22 @@ def build_filter_messages(question: str) -> tuple[ChatMessage, ...]:
     return (
         ChatMessage(role="system", content=SYSTEM_PROMPT),
         ChatMessage(role="user", content=user),
+    )
+
+
+def filter_format() -> ResponseFormat:
+    """The structured output format of a filter reply (what :func:`parse_filter_answer` reads).
+
+    The reason is bounded (240 characters) so a small model cannot spend the whole token
+    budget on it and leave the object unclosed.
+    """
+    return object_schema(
+        "question_filter",
+        {
+            "label": {"type": "string", "enum": list(LABELS)},
+            "reason": {"type": "string", "minLength": 1, "maxLength": 240},
+            "domains": {"type": "array", "items": {"type": "string", "enum": list(DOMAINS)}},
+        },
     )
 
 
@@ -304,6 +321,7 @@ def filter_questions(
             [build_filter_messages(q.text) for q in todo],
             max_tokens=judge_max_tokens(256),  # a label, a short reason and domains
             parse=lambda _i, text: parse_filter_answer(text),
+            response_format=lambda _i: filter_format(),
             repair_message=lambda _i, exc: REPAIR_TEMPLATE.format(error=exc),
             on_answer=on_answer,
             session=session,

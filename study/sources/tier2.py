@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llm.sim.tasks import task_marker
+from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.safe_text import holds_nul
@@ -76,6 +77,15 @@ def check_claim(claim: str, item: MCQItem) -> str:
     return text
 
 
+def claim_format() -> ResponseFormat:
+    """The structured output format of a claim reply (what :func:`parse_claim` reads).
+
+    The schema fixes the object; that the claim holds the placeholder once and names no
+    option is the parser's check (a schema cannot say it).
+    """
+    return object_schema("claim", {"claim": {"type": "string", "minLength": 1, "maxLength": 400}})
+
+
 def parse_claim(text: str, item: MCQItem) -> str:
     """Read a model reply strictly (raises :class:`StrictParseError` with the reason)."""
     obj = extract_json_object(text)
@@ -123,6 +133,7 @@ def generate_claims(
         first,
         max_tokens=CLAIM_MAX_TOKENS,
         parse=lambda i, text: parse_claim(text, items[i]),
+        response_format=lambda _i: claim_format(),
         repair_message=lambda i, exc: (
             f'That reply could not be used ({exc}). Reply again with only {{"claim": "..."}}.'
         ),
