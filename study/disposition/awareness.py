@@ -87,16 +87,28 @@ def build_messages(case: AwarenessCase) -> tuple[ChatMessage, ...]:
 def awareness_format() -> ResponseFormat:
     """The structured output format of an awareness rating (what :func:`parse_awareness` reads).
 
-    The schema bounds the score and the label; that the label fits the score's band is the
-    parser's check.
+    One alternative per band, so the label always fits the score (none 1-2, implicit 3-5,
+    explicit 6-7), as the parser requires.
     """
-    return object_schema(
-        "awareness_rating",
-        {
-            "score": {"type": "integer", "enum": [1, 2, 3, 4, 5, 6, 7]},
-            "label": {"type": "string", "enum": list(AWARENESS_LABELS)},
-        },
+    bands = {
+        label: [s for s in range(1, 8) if awareness_label(s) == label] for label in AWARENESS_LABELS
+    }
+    fmt = object_schema(
+        "awareness_rating", {"score": {"type": "integer"}, "label": {"type": "string"}}
     )
+    schema = {
+        "anyOf": [
+            {
+                **dict(fmt.schema or {}),
+                "properties": {
+                    "score": {"type": "integer", "enum": scores},
+                    "label": {"type": "string", "enum": [label]},
+                },
+            }
+            for label, scores in bands.items()
+        ]
+    }
+    return ResponseFormat("json_schema", "awareness_rating", schema=schema)
 
 
 def parse_awareness(text: str | None) -> tuple[int, str]:

@@ -80,10 +80,12 @@ def check_claim(claim: str, item: MCQItem) -> str:
 def claim_format() -> ResponseFormat:
     """The structured output format of a claim reply (what :func:`parse_claim` reads).
 
-    The schema fixes the object; that the claim holds the placeholder once and names no
-    option is the parser's check (a schema cannot say it).
+    The schema fixes the object and holds the placeholder exactly once (no other square
+    brackets); that the claim names no option is the parser's check alone.
     """
-    return object_schema("claim", {"claim": {"type": "string", "minLength": 1, "maxLength": 400}})
+    once = "^[^\\[\\]]*" + re.escape(PLACEHOLDER) + "[^\\[\\]]*$"
+    claim = {"type": "string", "minLength": 10, "maxLength": 400, "pattern": once}
+    return object_schema("claim", {"claim": claim})
 
 
 def parse_claim(text: str, item: MCQItem) -> str:
