@@ -75,15 +75,8 @@ def label_answer_json(labels: Mapping[int, tuple[str, str]]) -> str:
     return json.dumps({"labels": body}, ensure_ascii=False, separators=(",", ":"))
 
 
-def _structured_items(text: str) -> list[Any] | None:
-    """The items of a reply that is exactly one structured labeling object, else ``None``."""
-    stripped = text.strip()
-    if not stripped.startswith("{"):
-        return None
-    try:
-        data = json.loads(stripped)
-    except json.JSONDecodeError:
-        return None
+def _structured_items(data: Any) -> list[Any] | None:
+    """The items of the structured labeling object of :func:`label_format`, else ``None``."""
     if (
         not isinstance(data, dict)
         or set(data) != {"labels"}
@@ -92,9 +85,18 @@ def _structured_items(text: str) -> list[Any] | None:
         return None
     items: list[Any] = []
     for key, value in data["labels"].items():
-        item = dict(value) if isinstance(value, dict) else {}
-        items.append({**item, "step_index": key} if isinstance(value, dict) else value)
+        items.append({**value, "step_index": key} if isinstance(value, dict) else value)
     return items
+
+
+def _whole_json(text: str) -> Any:
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        return None
 
 
 def parse_label_answer(
@@ -116,9 +118,10 @@ def parse_label_answer(
     """
     if not text:
         raise AnswerParseError("the reply was empty")
-    data: Any = _structured_items(text)
+    data: Any = _structured_items(_whole_json(text))
     if data is None:
         data = _answer_block_json(text)
+        data = _structured_items(data) or data  # the structured object inside <answer>
     if not isinstance(data, list):
         raise AnswerParseError("the <answer> block must hold a JSON array")
     leaves = _lookup(doc.leaf_names)
