@@ -85,8 +85,12 @@ def test_bar_gemma_labels_and_judges_a_gemma_run_with_nothing_unparsed(
     stats = json.loads(result.output)["labeling"][labeler]
     assert stats["failed"] == 0 and stats["steps"] >= 1
     assert stats["unparseable"] <= 0.01 * stats["steps"]  # the bar: >= 99 % parsed
-    judged = cli("--structured", "auto", "judge", "--run", "bar", "--model", gemma.spec, "--json")
+    judge = ("--structured", "auto", "judge", "--run", "bar", "--model", gemma.spec, "--json")
+    refused = cli(*judge)  # Gemma generated the run: judging it is self-judging
+    assert refused.exit_code != 0 and "--allow-self-judging" in refused.output
+    judged = cli(*judge, "--allow-self-judging")
     assert judged.exit_code == 0, judged.output
     summary = json.loads(judged.output)
     assert summary["requested"] == 5 and summary["failed"] == 0 and summary["errors"] == 0
     assert all(set(by) <= {"ok", "repaired"} for by in summary["by_kind"].values())
+    assert summary["unscored"] == 0 and summary["roles"]["self_judging"] is True
