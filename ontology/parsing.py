@@ -180,6 +180,16 @@ def _one_block(text: str, tag: str) -> str:
     return str(blocks[0]).strip()
 
 
+def definitions_format(count: int = 2) -> ResponseFormat:
+    """The structured output format of a rewrite (``count=2``) or paraphrase (``count=1``).
+
+    A regex: the ``<defN>`` blocks :func:`parse_definitions` reads, one per line, each
+    non-empty, without markup inside and at most 1,200 characters.
+    """
+    blocks = [rf"<def{i}>[^<>]{{1,1200}}</def{i}>" for i in range(1, count + 1)]
+    return ResponseFormat("regex", f"definitions_{count}", pattern="\n".join(blocks))
+
+
 def parse_definitions(text: str | None, *, count: int = 2) -> tuple[str, ...]:
     """Parse ``<def1>…</def1>`` (and ``<def2>…</def2>``) from a rewrite answer.
 
