@@ -83,8 +83,10 @@ def claim_format() -> ResponseFormat:
     The schema fixes the object and holds the placeholder exactly once (no other square
     brackets); that the claim names no option is the parser's check alone.
     """
-    once = "^[^\\[\\]]*" + re.escape(PLACEHOLDER) + "[^\\[\\]]*$"
-    claim = {"type": "string", "minLength": 10, "maxLength": 400, "pattern": once}
+    # the length bound sits in the pattern (engines do not all combine pattern and
+    # maxLength): at most 120 characters on either side of the placeholder
+    text = '[^\\[\\]"\\\\]{0,120}'
+    claim = {"type": "string", "pattern": "^" + text + re.escape(PLACEHOLDER) + text + "$"}
     return object_schema("claim", {"claim": claim})
 
 

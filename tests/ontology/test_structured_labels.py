@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlmodel import Session
 
 from llm.structured import use_structured
 from ontology.labelers.base import LabelItem, label_items
@@ -21,6 +22,7 @@ from ontology.parsing import (
     label_format,
     parse_label_answer,
 )
+from ontology.rounds import run_round
 from ontology.schema import UNMAPPED, load_seed
 from study.reasoning.sim.bank import STEP_SENTENCES
 
@@ -72,3 +74,22 @@ def test_structured_outputs_turn_a_format_breaking_labeler_into_parsed_labels() 
     assert all([r.parse_status for r in labels] == ["ok", "empty_step", "ok"] for labels in on)
     assert all([r.symbol for r in labels] == [SEC, UNMAPPED, EFF] for labels in on)
     assert labeler.stats["unparseable"] == labeler.stats["repaired"] == 0
+
+
+def test_unparseable_labels_are_counted_and_left_out_of_agreement(
+    sim_run: str, session: Session
+) -> None:
+    # sim:bad=1 cuts every reply (prompt-and-repair only): every label it stores is
+    # unparseable; those are no verdicts, so no step is compared with the keywords labeler
+    with use_structured("off"):
+        result = run_round(sim_run, ["sim:bad=1", "keywords"], session=session, sample=10, seed=1)
+    stats = result.stats["sim:bad=1"]
+    assert stats["steps"] > 0 and stats["unparseable"] == stats["steps"]  # "50 of 50"
+    key = next(iter(result.agreement.pairwise_n))
+    assert result.agreement.pairwise_n[key] == 0  # excluded, not scored as "unmapped"
+    with use_structured("auto"):  # the same labeler answering in the schema: all compared
+        again = run_round(
+            sim_run, ["sim:bad=1;seed=2", "keywords"], session=session, sample=10, seed=1
+        )
+    assert again.stats["sim:bad=1;seed=2"]["unparseable"] == 0
+    assert next(iter(again.agreement.pairwise_n.values())) == stats["steps"]
