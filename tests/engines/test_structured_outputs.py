@@ -29,9 +29,9 @@ def _patient(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DRIFTLENS_MAX_ATTEMPTS", "2")
 
 
-def _every_kind_parses(spec: str) -> None:
+def _every_kind_parses(spec: str, *, skip: tuple[str, ...] = ()) -> None:
     with use_structured("on"):  # a refused or ignored format fails the test
-        asked = kinds()
+        asked = [k for k in kinds() if k.name not in skip]
         requests = [k.request() for k in asked]
         results = run_chat_batch(spec, requests, concurrency=4)
     broken = [
@@ -51,7 +51,9 @@ def test_every_kind_parses_on_gemma_with_structured_outputs(gemma: Served) -> No
 
 
 def test_every_kind_parses_on_the_tiny_model_with_structured_outputs(tiny: Served) -> None:
-    _every_kind_parses(tiny.spec)
+    # The labeling prompt alone (~2,300 tokens) is longer than the tiny model's context
+    # (2,048): that request is refused with a 400 before any decoding, format or not.
+    _every_kind_parses(tiny.spec, skip=("step labels",))
 
 
 def test_bar_gemma_labels_and_judges_a_gemma_run_with_nothing_unparsed(
