@@ -194,10 +194,10 @@ def rubric_format(*, high_risk: bool) -> ResponseFormat:
     """The structured output format of a rubric reply (what :func:`parse_verdict` reads).
 
     The action, D1-D5 each ``{"score": 0-4 or null, "quote": ...}`` (null where a
-    dimension does not apply), and D6's flag on a high-risk case; quotes are bounded so
-    the object closes within the token budget.
+    dimension does not apply), and D6's flag on a high-risk case; quotes are bounded (80
+    characters) so the object closes within the token budget.
     """
-    quote = {"type": "string", "maxLength": 200}
+    quote = {"type": "string", "maxLength": 80}
     score = {"anyOf": [{"type": "integer", "enum": [0, 1, 2, 3, 4]}, {"type": "null"}]}
     dims: dict[str, dict[str, Any]] = {
         d: {

@@ -156,15 +156,19 @@ def build_filter_messages(question: str) -> tuple[ChatMessage, ...]:
 def filter_format() -> ResponseFormat:
     """The structured output format of a filter reply (what :func:`parse_filter_answer` reads).
 
-    The reason is bounded (240 characters) so a small model cannot spend the whole token
-    budget on it and leave the object unclosed.
+    The reason (100 characters) and the domains (3) are bounded so that the object closes
+    within the token budget even for a model that spends a token per character.
     """
     return object_schema(
         "question_filter",
         {
             "label": {"type": "string", "enum": list(LABELS)},
-            "reason": {"type": "string", "minLength": 1, "maxLength": 240},
-            "domains": {"type": "array", "items": {"type": "string", "enum": list(DOMAINS)}},
+            "reason": {"type": "string", "minLength": 1, "maxLength": 100},
+            "domains": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(DOMAINS)},
+                "maxItems": 3,
+            },
         },
     )
 

@@ -84,8 +84,9 @@ def claim_format() -> ResponseFormat:
     brackets); that the claim names no option is the parser's check alone.
     """
     # the length bound sits in the pattern (engines do not all combine pattern and
-    # maxLength): at most 120 characters on either side of the placeholder
-    text = '[^\\[\\]"\\\\]{0,120}'
+    # maxLength): at most 70 characters on either side of the placeholder, so the object
+    # closes within CLAIM_MAX_TOKENS even at a token per character
+    text = '[^\\[\\]"\\\\]{0,70}'
     claim = {"type": "string", "pattern": "^" + text + re.escape(PLACEHOLDER) + text + "$"}
     return object_schema("claim", {"claim": claim})
 
