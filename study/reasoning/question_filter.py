@@ -156,21 +156,23 @@ def build_filter_messages(question: str) -> tuple[ChatMessage, ...]:
 def filter_format() -> ResponseFormat:
     """The structured output format of a filter reply (what :func:`parse_filter_answer` reads).
 
-    The reason (100 characters) and the domains (3) are bounded so that the object closes
-    within the token budget even for a model that spends a token per character.
+    Two alternatives: ACCEPT with at least one domain (the parser requires one), REJECT with
+    any. The reason (100 characters) and the domains (3) are bounded so that the object
+    closes within the token budget even for a model that spends a token per character.
     """
-    return object_schema(
-        "question_filter",
-        {
-            "label": {"type": "string", "enum": list(LABELS)},
-            "reason": {"type": "string", "minLength": 1, "maxLength": 100},
-            "domains": {
-                "type": "array",
-                "items": {"type": "string", "enum": list(DOMAINS)},
-                "maxItems": 3,
+    alternatives = []
+    for label, least in (("ACCEPT", 1), ("REJECT", 0)):
+        domains = {"type": "string", "enum": list(DOMAINS)}
+        one = object_schema(
+            "question_filter",
+            {
+                "label": {"type": "string", "enum": [label]},
+                "reason": {"type": "string", "minLength": 1, "maxLength": 100},
+                "domains": {"type": "array", "items": domains, "minItems": least, "maxItems": 3},
             },
-        },
-    )
+        )
+        alternatives.append(dict(one.schema or {}))
+    return ResponseFormat("json_schema", "question_filter", schema={"anyOf": alternatives})
 
 
 def parse_filter_answer(text: str | None) -> FilterVerdict:
