@@ -5,9 +5,10 @@ play the other roles (judge, labeler, classifier). A role played by the model un
 would grade its own answers; :func:`assign_role` refuses that in one sentence unless the
 caller allows it (``--allow-self-judging``). The simulator is exempt: its judge, labeler and
 classifier answers follow fixed rules of their own (``llm.sim.tasks``), not the generating
-preset's, so ``sim/default`` judging ``sim/default`` grades nothing of its own. It returns what is stored with every verdict
-and printed in reports (:data:`ROLE_KEYS` in the verdict's settings, so
-:mod:`study.judge_settings` prints them in every report's provenance).
+preset's, so ``sim/default`` judging ``sim/default`` grades nothing of its own. It returns
+what is stored with every verdict and printed in reports (:data:`ROLE_KEYS` in the
+verdict's settings, so :mod:`study.judge_settings` prints them in every report's
+provenance).
 """
 
 from __future__ import annotations
