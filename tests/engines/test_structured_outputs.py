@@ -66,6 +66,7 @@ def test_every_kind_parses_on_the_tiny_model_with_structured_outputs(tiny: Serve
     _every_kind_parses(tiny.spec, skip=("step labels",))
 
 
+@pytest.mark.timeout(1800)  # three CPU-bound passes over five answers: minutes each
 def test_bar_gemma_labels_and_judges_a_gemma_run_with_nothing_unparsed(
     gemma: Served, cli, tmp_path: Path
 ) -> None:
