@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 import time
 from pathlib import Path
@@ -57,6 +58,8 @@ def main() -> None:
     rows = {}
     for mode in ("on", "off"):
         rows[mode] = measure(args.model, mode, args.repeats, args.concurrency)
+        # said as each mode ends, so a run stopped in the second mode keeps the first
+        print(f"{mode}: {json.dumps(rows[mode][0])}", file=sys.stderr, flush=True)
     n = args.repeats
     print(f"model {args.model}, {n} request(s) per kind and mode, first reply only")
     print("| kind | structured on | structured off |\n|---|---|---|")
