@@ -31,6 +31,7 @@ from llm.openai_wire import (
 from llm.retry import FATAL_KINDS, RETRYABLE_STATUS, RetryPolicy, backoff_delay, parse_retry_after
 from llm.seeds import request_seed
 from llm.specs import clean_url
+from llm.structured import FLAG_FALLBACK, FLAG_IGNORED, SUPPORT, ResponseFormat
 from llm.types import ChatBackend, ChatBatch, ChatRequest, ChatResult
 from storage.safe_text import redact_secrets
 
@@ -124,11 +125,12 @@ class OpenAIBackend(ChatBackend):
             return clean_url(self._base_url)
         return ",".join(sorted(dict.fromkeys(clean_url(u) for u in self._base_urls)))
 
-    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+    def request_body(self, request: ChatRequest, *, send_format: bool = True) -> dict[str, Any]:
         """Return the JSON body of ``POST /chat/completions`` for one request.
 
         vLLM's sampling extras (``top_k``, ``repetition_penalty``) sit at the top level,
-        exactly where ``extra_body`` would put them.
+        exactly where ``extra_body`` would put them. The request's response format is sent
+        unless ``send_format`` is false (see :meth:`format_body`).
         """
         sp = request.sampling
         body: dict[str, Any] = {
@@ -165,7 +167,45 @@ class OpenAIBackend(ChatBackend):
             body.update(request.chat_template_args())
             if request.thinking_token_budget is not None:
                 body["thinking_token_budget"] = request.thinking_token_budget
+        if send_format and request.response_format is not None:
+            body.update(self.format_body(request.response_format))
         return body
+
+    def format_body(self, fmt: ResponseFormat) -> dict[str, Any]:
+        """The body fields that ask for ``fmt``; empty when this endpoint has no form of it.
+
+        A JSON schema goes as the standard ``response_format`` (``json_schema``, strict),
+        which vLLM's server takes too; choice and regex exist only as vLLM's
+        ``structured_outputs`` extra (vLLM refuses a ``structured_outputs`` that only sets
+        options next to a ``response_format``, so the two are never combined).
+        """
+        if fmt.kind == "json_schema":
+            schema = fmt.to_json()["schema"]
+            return {
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": fmt.name, "schema": schema, "strict": True},
+                }
+            }
+        if not self._vllm_extras:
+            return {}
+        if fmt.kind == "choice":
+            return {"structured_outputs": {"choice": list(fmt.choices or ())}}
+        return {"structured_outputs": {"regex": fmt.pattern}}
+
+    def _format_plan(self, req: ChatRequest) -> tuple[bool, str | None]:
+        """Whether to send the request's format now, and the flag its answer gets.
+
+        Not sent (flag :data:`~llm.structured.FLAG_FALLBACK`): the endpoint refused formats
+        earlier in this process, or it has no form of this one (choice/regex on the OpenAI
+        API), and the mode is ``auto``.
+        """
+        fmt = req.response_format
+        if fmt is None:
+            return False, None
+        if SUPPORT.get(self.endpoint()).refused is not None or not self.format_body(fmt):
+            return False, FLAG_FALLBACK
+        return True, None
 
     def _batch_parts(self, concurrency: int) -> tuple[Replicas, asyncio.Semaphore, _BatchState]:
         """What one batch's requests share: the replicas, the semaphore, the batch state.
@@ -270,7 +310,11 @@ class OpenAIBackend(ChatBackend):
     async def _one(
         self, pool: Replicas, req: ChatRequest, sem: asyncio.Semaphore, state: _BatchState
     ) -> ChatResult:
-        body = self.request_body(req)
+        send_format, flag = self._format_plan(req)
+        if flag is not None and req.structured == "on":
+            return self._error(self._format_refusal(req), 0, request_seed(req))
+        body = self.request_body(req, send_format=send_format)
+        refusal: str | None = None
         seed = body.get("seed")
         self.stats.requests += 1
         attempt = 0
@@ -314,6 +358,17 @@ class OpenAIBackend(ChatBackend):
                             self.stats.replica_skips += 1
                             continue
                     break
+            if failure is not None and send_format and failure.kind == "bad_request":
+                # Refused with its format: in mode auto ask at once without it; the endpoint
+                # is marked as refusing formats only if that request is accepted (a 400 for
+                # another reason, e.g. a prompt too long, says nothing about formats).
+                if req.structured == "on":
+                    return self._error(self._format_refusal(req, failure.message), attempt, seed)
+                refusal, send_format, flag = failure.message, False, FLAG_FALLBACK
+                body = self.request_body(req, send_format=False)
+                continue
+            if failure is None and refusal is not None:
+                SUPPORT.refused(self.endpoint(), refusal)
             if failure is None:
                 parsed = parse_completion(resp)
                 if isinstance(parsed, Failure):
@@ -321,6 +376,10 @@ class OpenAIBackend(ChatBackend):
                 else:
                     state.any_success = True
                     text, finish, ptok, ctok, model_id, logprobs = parsed
+                    if send_format and req.response_format is not None:
+                        followed = req.response_format.accepts(text)
+                        SUPPORT.answered(self.endpoint(), followed)
+                        flag = None if followed else FLAG_IGNORED
                     return ChatResult(
                         text=text,
                         finish_reason=finish,
@@ -335,6 +394,7 @@ class OpenAIBackend(ChatBackend):
                         simulated=bool(model_id and model_id.startswith("sim/")),
                         seed=seed,
                         logprobs=logprobs if req.wants_logprobs() else None,
+                        output_flags=(flag,) if flag else (),
                     )
             too_long = (
                 failure.retry_after is not None
@@ -353,6 +413,19 @@ class OpenAIBackend(ChatBackend):
                 return self._error(failure, attempt, seed)
             self.stats.retries += 1
             await asyncio.sleep(backoff_delay(attempt, self.retry, self._rng, failure.retry_after))
+
+    def _format_refusal(self, req: ChatRequest, detail: str | None = None) -> Failure:
+        fmt = req.response_format
+        kind = fmt.kind if fmt is not None else "structured"
+        why = detail or SUPPORT.get(self.endpoint()).refused
+        if why is None:
+            why = f"Model endpoint {self.endpoint()} has no form of a {kind} format"
+        return Failure(
+            "bad_request",
+            f"{why.rstrip('.')}; --structured on allows no fallback (auto falls back to "
+            "prompt-and-repair).",
+            False,
+        )
 
     def _error(self, failure: Failure, attempts: int, seed: int | None) -> ChatResult:
         self.stats.failures += 1

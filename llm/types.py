@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from llm.structured import ResponseFormat
 
 
 class SamplingParams(BaseModel):
@@ -58,6 +61,11 @@ class ChatRequest:
     attempt: int | None = None
     # vLLM's server-side reasoning budget (needs --reasoning-parser / --reasoning-config)
     thinking_token_budget: int | None = None
+    # Structured outputs (issue 36): the format the answer must follow and the mode it was
+    # asked under (``auto``: fall back to prompt-and-repair where the endpoint refuses it;
+    # ``on``: a refusal is an error). Set together by :func:`llm.structured.with_format`.
+    response_format: ResponseFormat | None = None
+    structured: str | None = None
 
     def extras(self) -> dict[str, Any]:
         """Return the extras that are set, JSON-ready (what enters the cache key).
@@ -77,6 +85,9 @@ class ChatRequest:
             out["attempt"] = self.attempt
         if self.thinking_token_budget is not None:
             out["thinking_token_budget"] = self.thinking_token_budget
+        if self.response_format is not None:
+            out["response_format"] = self.response_format.to_json()
+            out["structured"] = self.structured or "auto"
         return out
 
     def record(self) -> dict[str, Any]:

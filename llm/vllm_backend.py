@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llm.seeds import derive_seed, request_seed
+from llm.structured import FLAG_FALLBACK
 from llm.types import ChatBackend, ChatBatch, ChatRequest, ChatResult, SamplingParams
 from llm.vllm_engine import (
     EngineDied,
@@ -195,6 +196,9 @@ class VLLMBackend(ChatBackend):
                     logprobs=parse_vllm_logprobs(token_ids, comp.logprobs, top_k=req.top_logprobs)
                     if req.wants_logprobs()
                     else None,
+                    # structured outputs are not mapped in process yet: the answer was
+                    # asked without its format (prompt-and-repair reads it)
+                    output_flags=(FLAG_FALLBACK,) if req.response_format is not None else (),
                 )
         return [r for r in results if r is not None]
 

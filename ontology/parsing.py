@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from llm.structured import ResponseFormat
 from ontology.schema import UNMAPPED, OntologyDoc
 
 _ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
@@ -25,10 +27,86 @@ def _lookup(names: Sequence[str]) -> dict[str, str]:
     return {n.strip().lower(): n for n in names}
 
 
+def label_format(doc: OntologyDoc, step_indices: Sequence[int]) -> ResponseFormat:
+    """The structured output format of a labeling answer (see :func:`parse_label_answer`).
+
+    ``{"labels": {"<step>": {"category": ..., "symbol": ...}, ...}}``: one required property
+    per asked step (so each step is labeled exactly once, in order), and per step one
+    alternative per root whose ``symbol`` is one of that root's leaves (so a leaf always
+    comes with its own root), or ``unmapped`` for both.
+    """
+    choices: list[dict[str, Any]] = []
+    for root in doc.roots:
+        leaves = [leaf.name for leaf in root.leaves]
+        choices.append(_label_choice([root.name], leaves))
+    choices.append(_label_choice([UNMAPPED], [UNMAPPED]))
+    steps = {str(i): {"anyOf": choices} for i in step_indices}
+    schema = {
+        "type": "object",
+        "properties": {
+            "labels": {
+                "type": "object",
+                "properties": steps,
+                "required": list(steps),
+                "additionalProperties": False,
+            }
+        },
+        "required": ["labels"],
+        "additionalProperties": False,
+    }
+    return ResponseFormat("json_schema", "step_labels", schema=schema)
+
+
+def _label_choice(categories: list[str], symbols: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "category": {"type": "string", "enum": categories},
+            "symbol": {"type": "string", "enum": symbols},
+        },
+        "required": ["category", "symbol"],
+        "additionalProperties": False,
+    }
+
+
+def label_answer_json(labels: Mapping[int, tuple[str, str]]) -> str:
+    """A labeling answer in the structured form of :func:`label_format` (the simulator's)."""
+    body = {str(i): {"category": c, "symbol": s} for i, (c, s) in labels.items()}
+    return json.dumps({"labels": body}, ensure_ascii=False, separators=(",", ":"))
+
+
+def _structured_items(data: Any) -> list[Any] | None:
+    """The items of the structured labeling object of :func:`label_format`, else ``None``."""
+    if (
+        not isinstance(data, dict)
+        or set(data) != {"labels"}
+        or not isinstance(data["labels"], dict)
+    ):
+        return None
+    items: list[Any] = []
+    for key, value in data["labels"].items():
+        items.append({**value, "step_index": key} if isinstance(value, dict) else value)
+    return items
+
+
+def _whole_json(text: str) -> Any:
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        return None
+
+
 def parse_label_answer(
     text: str | None, *, doc: OntologyDoc, step_indices: Sequence[int]
 ) -> dict[int, tuple[str, str]]:
     """Parse a labeling answer into ``{step number: (category, leaf)}``.
+
+    Two forms are read: the prompt's JSON array inside one ``<answer>`` block, and a reply
+    that is exactly the structured object of :func:`label_format` (what an engine with
+    structured outputs returns); the same checks apply to both.
 
     Args:
         text: The model's reply.
@@ -40,15 +118,10 @@ def parse_label_answer(
     """
     if not text:
         raise AnswerParseError("the reply was empty")
-    blocks = _ANSWER_RE.findall(text)
-    if len(blocks) != 1:
-        raise AnswerParseError(
-            "no <answer>...</answer> block" if not blocks else "more than one <answer> block"
-        )
-    try:
-        data = json.loads(blocks[0].strip())
-    except json.JSONDecodeError as exc:
-        raise AnswerParseError(f"the <answer> block is not valid JSON ({exc.msg})") from None
+    data: Any = _structured_items(_whole_json(text))
+    if data is None:
+        data = _answer_block_json(text)
+        data = _structured_items(data) or data  # the structured object inside <answer>
     if not isinstance(data, list):
         raise AnswerParseError("the <answer> block must hold a JSON array")
     leaves = _lookup(doc.leaf_names)
@@ -88,11 +161,33 @@ def parse_label_answer(
     return out
 
 
+def _answer_block_json(text: str) -> Any:
+    blocks = _ANSWER_RE.findall(text)
+    if len(blocks) != 1:
+        raise AnswerParseError(
+            "no <answer>...</answer> block" if not blocks else "more than one <answer> block"
+        )
+    try:
+        return json.loads(blocks[0].strip())
+    except json.JSONDecodeError as exc:
+        raise AnswerParseError(f"the <answer> block is not valid JSON ({exc.msg})") from None
+
+
 def _one_block(text: str, tag: str) -> str:
     blocks = re.findall(rf"<{tag}>(.*?)</{tag}>", text, re.DOTALL | re.IGNORECASE)
     if len(blocks) != 1 or not blocks[0].strip():
         raise AnswerParseError(f"expected exactly one non-empty <{tag}> block")
     return str(blocks[0]).strip()
+
+
+def definitions_format(count: int = 2) -> ResponseFormat:
+    """The structured output format of a rewrite (``count=2``) or paraphrase (``count=1``).
+
+    A regex: the ``<defN>`` blocks :func:`parse_definitions` reads, one per line, each
+    non-empty, without markup inside and at most 1,200 characters.
+    """
+    blocks = [rf"<def{i}>[^<>]{{1,1200}}</def{i}>" for i in range(1, count + 1)]
+    return ResponseFormat("regex", f"definitions_{count}", pattern="\n".join(blocks))
 
 
 def parse_definitions(text: str | None, *, count: int = 2) -> tuple[str, ...]:

@@ -20,9 +20,10 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.structured import with_format
 from llm.types import ChatBackend, ChatMessage, ChatRequest, SamplingParams
 from ontology.agreement_tracking import ConfusedPair, compute_agreement
-from ontology.parsing import AnswerParseError, parse_definitions
+from ontology.parsing import AnswerParseError, definitions_format, parse_definitions
 from ontology.prompts import REWRITE_PROMPT_VERSION, definition_block, rewrite_messages
 from ontology.rounds import require_round, round_records, step_texts
 from ontology.schema import UNMAPPED, OntologyDoc
@@ -83,11 +84,14 @@ def ask(
     error = ""
     history = list(messages)
     for _attempt in (0, 1):
-        request = ChatRequest(
-            messages=tuple(ChatMessage(role=r, content=c) for r, c in history),
-            sampling=SamplingParams(
-                temperature=0.0, top_p=1.0, top_k=None, repetition_penalty=None, seed=seed
+        request = with_format(
+            ChatRequest(
+                messages=tuple(ChatMessage(role=r, content=c) for r, c in history),
+                sampling=SamplingParams(
+                    temperature=0.0, top_p=1.0, top_k=None, repetition_penalty=None, seed=seed
+                ),
             ),
+            definitions_format(count),
         )
         [result] = run_chat_batch(chat_backend(model), [request], session=session)
         if result.error is not None or result.text is None:

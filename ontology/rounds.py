@@ -299,8 +299,17 @@ def _run_name(row: LabelingRound, *, session: Session) -> str:
     return run.name if run is not None else str(row.run_id)
 
 
+#: The parse status of a label that is stored but is no verdict (see :func:`round_records`).
+UNSCORED_STATUS = "unparseable"
+
+
 def round_records(number: int, *, session: Session, repeat: int = 0) -> list[LabelRecord]:
-    """The labels of a round as export records (one per response, step and labeler)."""
+    """The labels of a round as export records (one per response, step and labeler).
+
+    A label stored for a reply that did not parse (``unparseable``) is no verdict: it is left
+    out here, so agreement is computed over the labels a labeler actually gave (its count is
+    in the round's labeling stats, "N of M unscored").
+    """
     row = require_round(number, session=session)
     assert row.id is not None
     specs = list(row.labelers)
@@ -318,6 +327,7 @@ def round_records(number: int, *, session: Session, repeat: int = 0) -> list[Lab
             lab.response_id, lab.step_index, spec_rows[lab.labeler_id], lab.category, lab.symbol
         )
         for lab in labels
+        if lab.parse_status != UNSCORED_STATUS
     ]
 
 

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from llm.structured import FLAG_FALLBACK, ResponseFormat, with_format
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from storage.errors import ServiceError
 
@@ -131,6 +132,26 @@ def _with_attempt(request: ChatRequest, attempt: int | None) -> ChatRequest:
     return request if attempt is None else dataclasses.replace(request, attempt=attempt)
 
 
+def answer_text(request: ChatRequest, result: ChatResult) -> str | None:
+    """The reply as the parsers read it.
+
+    A reply to a request sent with a JSON schema (not fallen back) is the answer itself,
+    with no ``<answer>`` block around it: it is read as that block's content, so one
+    parser serves both. Every other reply is read as it came.
+    """
+    text = result.text
+    fmt = request.response_format
+    if (
+        text is None
+        or fmt is None
+        or fmt.kind != "json_schema"
+        or FLAG_FALLBACK in result.output_flags
+        or "<answer>" in text.lower()
+    ):
+        return text
+    return f"<answer>{text}</answer>"
+
+
 #: A judge whose final replies fail to parse for more than this share of its cases stops.
 PARSE_FAILURE_MAX = 0.5
 #: Cases settled before the share is first checked (a few early errors prove nothing).
@@ -205,6 +226,7 @@ def run_with_repair(
     concurrency: int,
     progress: Callable[[int, int], None] | None = None,
     attempt: int | None = None,
+    response_format: Callable[[int], ResponseFormat | None] | None = None,
 ) -> int:
     """Send one request per case, strictly parse each reply and repair a broken one once.
 
@@ -227,6 +249,9 @@ def run_with_repair(
         progress: ``progress(done, total)`` over the first requests.
         attempt: Set on every request (its own cache entry and seed): asks the same cases
             again, e.g. to score the same responses a second time.
+        response_format: ``response_format(i)``, the structured output format of case
+            ``i``'s answer, attached to its requests unless the mode is ``off``
+            (:func:`llm.structured.with_format`).
 
     Returns:
         How many requests failed at the endpoint (their case gets no ``on_answer``).
@@ -243,24 +268,29 @@ def run_with_repair(
     repairs: list[tuple[int, tuple[ChatMessage, ...], str]] = []
 
     def settle(
-        i: int, res: ChatResult, before: list[str], broken: Callable[[str, StrictParseError], None]
+        i: int,
+        req: ChatRequest,
+        res: ChatResult,
+        before: list[str],
+        broken: Callable[[str, StrictParseError], None],
     ) -> None:
         """Count an endpoint failure, else parse case ``i``'s reply: settled, or ``broken``.
 
         ``before`` holds the replies that came before this one (the first reply of a repair).
         """
         nonlocal failed
-        if res.error is not None or res.text is None:
+        text = answer_text(req, res)
+        if res.error is not None or res.text is None or text is None:
             failed += 1
             return
         try:
-            value = parse(i, res.text)
+            value = parse(i, text)
         except StrictParseError as exc:
             broken(res.text, exc)
             return
         gate.ok(i, value, [*before, res.text], None)
 
-    def on_first(i: int, _req: ChatRequest, res: ChatResult) -> None:
+    def on_first(i: int, req: ChatRequest, res: ChatResult) -> None:
         def ask_again(text: str, exc: StrictParseError) -> None:
             convo = (
                 *first[i],
@@ -269,20 +299,24 @@ def run_with_repair(
             )
             repairs.append((i, convo, text))
 
-        settle(i, res, [], ask_again)
+        settle(i, req, res, [], ask_again)
 
-    def on_repair(j: int, _req: ChatRequest, res: ChatResult) -> None:
+    def on_repair(j: int, req: ChatRequest, res: ChatResult) -> None:
         i, _convo, raw = repairs[j]
-        settle(i, res, [raw], lambda text, exc: gate.error(text, i, None, [raw, text], exc))
+        settle(i, req, res, [raw], lambda text, exc: gate.error(text, i, None, [raw, text], exc))
+
+    def request(case: int, convo: Sequence[ChatMessage]) -> ChatRequest:
+        req = _with_attempt(greedy_request(convo, max_tokens=max_tokens), attempt)
+        return with_format(req, response_format(case) if response_format else None)
 
     def send(
-        convos: Sequence[Sequence[ChatMessage]],
+        requests: Sequence[ChatRequest],
         on_result: Callable[[int, ChatRequest, ChatResult], None],
         progress: Callable[[int, int], None] | None = None,
     ) -> None:
         run_chat_batch(
             target,
-            [_with_attempt(greedy_request(c, max_tokens=max_tokens), attempt) for c in convos],
+            list(requests),
             session=session,
             concurrency=concurrency,
             progress=progress,
@@ -290,8 +324,8 @@ def run_with_repair(
         )
 
     if first:
-        send(first, on_first, progress)
+        send([request(i, c) for i, c in enumerate(first)], on_first, progress)
     if repairs:
-        send([convo for _, convo, _ in repairs], on_repair)
+        send([request(i, convo) for i, convo, _ in repairs], on_repair)
     gate.check(final=True)
     return failed

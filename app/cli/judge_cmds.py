@@ -50,6 +50,11 @@ def judge_cmd(
     executor: str | None = EXECUTOR_OPTION,
     address: str | None = ADDRESS_OPTION,
     shard_questions: int = SHARD_QUESTIONS_OPTION,
+    allow_self_judging: bool = typer.Option(
+        False,
+        "--allow-self-judging",
+        help="Let the model that generated the run judge it (refused otherwise).",
+    ),
 ) -> None:
     """Score every response of a run; scores already stored for this judge are kept.
 
@@ -74,6 +79,7 @@ def judge_cmd(
             concurrency=concurrency,
             per_shard=shard_questions,
             progress=bar,
+            allow_self_judging=allow_self_judging,
         )
     if as_json:
         echo_json(summary)
@@ -82,6 +88,15 @@ def judge_cmd(
         f"Judged run {run} with {summary.model}: {summary.requested} response(s) asked now, "
         f"{summary.skipped} already scored, {summary.repaired} repaired, "
         f"{summary.errors} unparseable, {summary.failed} failed at the endpoint.",
+        markup=False,
+    )
+    roles = summary.roles
+    _out.print(
+        f"Roles: model under test {roles.get('model_under_test') or 'unknown'}, judge "
+        f"{summary.model}"
+        + (" (self-judging allowed)" if roles.get("self_judging") else "")
+        + f". {summary.unscored} of {summary.verdicts} verdicts unscored (unparseable; "
+        "excluded from the rates and the mean).",
         markup=False,
     )
     table = Table(title="stored scores by parse status")

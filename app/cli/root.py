@@ -75,7 +75,23 @@ def build_app() -> typer.Typer:
                 help="Database URL (default: SQLite file in the workspace).",
             ),
         ] = None,
+        structured: Annotated[
+            str | None,
+            typer.Option(
+                "--structured",
+                envvar="DRIFTLENS_STRUCTURED",
+                help=(
+                    "Structured outputs for judges, labelers and classifiers: auto (ask in "
+                    "the answer's schema, prompt-and-repair where the endpoint refuses), on "
+                    "(a refusal is an error) or off (prompt-and-repair only). Default auto."
+                ),
+            ),
+        ] = None,
     ) -> None:
+        from llm.structured import set_structured
+
+        # set on every invocation (also to None), so one CLI call never sees the last one's
+        set_structured(structured)
         ctx.obj = CliState(workspace=workspace, db_url=db)
         remember_root(workspace, db)
         attach_from_env(workspace, db)  # a submitted job reports into its row

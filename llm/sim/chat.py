@@ -17,6 +17,7 @@ from llm.sim.extras import (
 from llm.sim.presets import SimPreset
 from llm.sim.registry import stepped_responder
 from llm.sim.response import Classifier, SimResponse
+from llm.sim.structured import conform_text
 from llm.sim.tasks import Answerer, answer_task
 from llm.types import TokenLogprob
 
@@ -108,6 +109,10 @@ def simulate_reply(
     logprobs describe exactly the text returned.
     """
     convo, prefix = split_prefill(messages, extras)
+    if extras.response_format is not None:
+        # Constrained decoding never breaks the syntax: no malformed draws, and the reply
+        # is cut down to what the format allows (llm.sim.structured).
+        preset = preset.model_copy(update={"malformed_rate": 0.0})
     out = simulate_chat(
         convo,
         preset=preset,
@@ -117,6 +122,7 @@ def simulate_reply(
         answerers=answerers,
     )
     text = apply_template_switches(out.response.text, extras)
+    text = conform_text(text, extras.response_format) or ""
     text = continue_text(text, prefix)
     text, stopped = apply_stop(text, extras.stop)
     cut = False

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llm.seeds import stable_int
+from llm.structured import ResponseFormat
 from llm.types import ChatRequest, TokenLogprob
 
 MAX_TOP_LOGPROBS = 20  # the OpenAI API's bound, which vLLM's server also applies
@@ -43,6 +44,8 @@ class SimExtras:
     continue_final_message: bool = False
     enable_thinking: bool | None = None
     template_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    # The structured output format asked for (issue 36), honoured by llm.sim.structured.
+    response_format: ResponseFormat | None = None
 
     @classmethod
     def from_request(cls, request: ChatRequest) -> SimExtras:
@@ -58,6 +61,7 @@ class SimExtras:
             continue_final_message=bool(request.continue_final_message),
             enable_thinking=None if thinking is None else bool(thinking),
             template_kwargs=kwargs,
+            response_format=request.response_format,
         )
 
 

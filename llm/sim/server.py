@@ -18,6 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from starlette.applications import Starlette
@@ -31,6 +32,7 @@ from llm.sim.extras import MAX_TOP_LOGPROBS, SimExtras
 from llm.sim.presets import SimPreset
 from llm.sim.registry import all_presets
 from llm.sim.response import Classifier
+from llm.sim.structured import read_format
 from llm.sim.tasks import Answerer
 from llm.sim.wire import choice_json, completion_json
 from storage.errors import ConfigError
@@ -117,6 +119,7 @@ def create_app(
     answerers: Sequence[Answerer] = (),
     model_routes: Sequence[ModelRoute] = (),
     delay_s: float = 0.0,
+    structured: str = "honour",
 ) -> Starlette:
     """Build the Starlette application.
 
@@ -132,7 +135,12 @@ def create_app(
             :class:`study.disposition.sim.responder.DispositionRoute` for ``disp-*`` arms).
         delay_s: Wait this long before answering each chat request (without holding a
             thread): a latency-bound endpoint, standing in for a GPU node in benchmarks.
+        structured: What a request's structured output format gets: ``honour`` (the reply
+            follows it, :mod:`llm.sim.structured`), ``reject`` (400, a server without
+            structured outputs) or ``ignore`` (accepted, answered as free text).
     """
+    if structured not in ("honour", "reject", "ignore"):
+        raise ConfigError(f"structured must be honour, reject or ignore, not {structured!r}.")
     table = dict(presets or all_presets())
     if default_preset is not None:
         if default_preset not in table:
@@ -208,6 +216,18 @@ def create_app(
         extras = _extras(body, messages)
         if isinstance(extras, JSONResponse):
             return extras
+        fmt = read_format(body)
+        if isinstance(fmt, str):
+            return _error(400, fmt, "invalid_request_error", None)
+        if fmt is not None and structured == "reject":
+            return _error(
+                400,
+                "This server does not support structured outputs (response_format).",
+                "invalid_request_error",
+                None,
+            )
+        if fmt is not None and structured == "honour":
+            extras = replace(extras, response_format=fmt)
         n = int(body.get("n") or 1)
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or 2048
         choices: list[dict[str, Any]] = []
@@ -424,6 +444,8 @@ class SimServer(BackgroundServer):
         presets: Presets to serve (default: the built-in ones).
         classify_memory: Optional catalog-based classifier of memory lines.
         answerers: Extra answerers for requests of layers above ``llm``.
+        structured: ``honour``, ``reject`` or ``ignore`` structured output formats (see
+            :func:`create_app`).
     """
 
     def __init__(
@@ -434,6 +456,7 @@ class SimServer(BackgroundServer):
         presets: dict[str, SimPreset] | None = None,
         classify_memory: Classifier | None = None,
         answerers: Sequence[Answerer] = (),
+        structured: str = "honour",
     ) -> None:
         super().__init__(
             create_app(
@@ -441,6 +464,7 @@ class SimServer(BackgroundServer):
                 api_key=api_key,
                 classify_memory=classify_memory,
                 answerers=answerers,
+                structured=structured,
             ),
             host=DEFAULT_HOST,
             port=port,

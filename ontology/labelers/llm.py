@@ -18,9 +18,10 @@ from typing import Any
 from llm.batch import FollowUp
 from llm.limits import label_concurrency, labeler_max_tokens
 from llm.request_settings import request_settings
+from llm.structured import with_format
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from ontology.labelers.base import BatchLabeler, LabelBatch, Progress, StepLabelResult
-from ontology.parsing import AnswerParseError, parse_label_answer
+from ontology.parsing import AnswerParseError, label_format, parse_label_answer
 from ontology.prompts import LABEL_PROMPT_VERSION, REPAIR_TEMPLATE, labeling_messages
 from ontology.schema import UNMAPPED
 
@@ -130,12 +131,17 @@ class LLMLabeler(BatchLabeler):
             pending.append(_Pending(i, indices, messages, []))
 
         def requests_for(batch: list[_Pending]) -> list[ChatRequest]:
+            # each request carries its answer's schema (steps and leaves), sent where the
+            # endpoint supports structured outputs (llm.structured)
             return [
-                _request(
-                    p.messages,
-                    temperature=self.temperature,
-                    seed=self.seed,
-                    repeat=items[p.item].repeat,
+                with_format(
+                    _request(
+                        p.messages,
+                        temperature=self.temperature,
+                        seed=self.seed,
+                        repeat=items[p.item].repeat,
+                    ),
+                    label_format(ontology, p.indices),
                 )
                 for p in batch
             ]

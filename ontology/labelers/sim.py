@@ -51,6 +51,7 @@ from llm.seeds import stable_int
 from llm.sim.backend import InProcessBackend
 from llm.sim.registry import step_bank
 from llm.types import ChatRequest, ChatResult
+from ontology.parsing import label_answer_json
 from ontology.prompts import (
     LABELING_MARKER,
     PARAPHRASE_MARKER,
@@ -300,7 +301,9 @@ class SimStudioBackend(InProcessBackend):
         steps = passage_steps(user)
         passage = "\n".join(t for _, t in steps)
         base = (request.sampling.seed, request.sample_index, passage)
-        if self.config.bad > 0:
+        structured = request.response_format is not None
+        # constrained decoding (a structured request) never cuts the syntax
+        if self.config.bad > 0 and not structured:
             rng = random.Random(stable_int("sim-bad", self.config.seed, *base, attempt))
             if rng.random() < self.config.bad:
                 return '<answer>[{"step_index": 1, "category": '  # cut off mid-array
@@ -311,6 +314,7 @@ class SimStudioBackend(InProcessBackend):
 
             views = leaves_of_request(user.split("\n\nPASSAGE\n", 1)[0])
         items = []
+        chosen: dict[int, tuple[str, str]] = {}
         for n, text in steps:
             if views is not None:
                 truth = true_leaf(text)
@@ -326,6 +330,9 @@ class SimStudioBackend(InProcessBackend):
                 leaf = UNMAPPED
             root = leaves.get(leaf, UNMAPPED)
             items.append({"step_index": n, "category": root, "symbol": leaf})
+            chosen[n] = (root, leaf)
+        if structured:
+            return label_answer_json(chosen)
         return f"<answer>{json.dumps(items)}</answer>"
 
     @staticmethod

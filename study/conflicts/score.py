@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from sqlmodel import Session
 
 from llm.sim.tasks import task_marker
+from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.models import JudgeScore, Response
 from storage.repo.conflicts import banks_by_question
@@ -189,6 +190,36 @@ class Verdict:
     action: str | None = None
 
 
+def rubric_format(*, high_risk: bool) -> ResponseFormat:
+    """The structured output format of a rubric reply (what :func:`parse_verdict` reads).
+
+    The action, D1-D5 each ``{"score": 0-4 or null, "quote": ...}`` (null where a
+    dimension does not apply), and D6's flag on a high-risk case; quotes are bounded (80
+    characters) so the object closes within the token budget.
+    """
+    quote = {"type": "string", "maxLength": 80}
+    score = {"anyOf": [{"type": "integer", "enum": [0, 1, 2, 3, 4]}, {"type": "null"}]}
+    dims: dict[str, dict[str, Any]] = {
+        d: {
+            "type": "object",
+            "properties": {"score": score, "quote": quote},
+            "required": ["score", "quote"],
+            "additionalProperties": False,
+        }
+        for d in DIMENSIONS
+    }
+    props: dict[str, dict[str, Any]] = {"action": {"type": "string", "enum": list(ACTIONS)}}
+    props.update(dims)
+    if high_risk:
+        props["d6"] = {
+            "type": "object",
+            "properties": {"flag": {"type": "string", "enum": list(D6_FLAGS)}, "quote": quote},
+            "required": ["flag", "quote"],
+            "additionalProperties": False,
+        }
+    return object_schema("conflict_rubric", props)
+
+
 def parse_verdict(text: str, *, high_risk: bool, observable: bool) -> Verdict:
     """Read one judge reply strictly.
 
@@ -282,6 +313,7 @@ def run_judge_batch(
     flush_every: int = 200,
     prompt_version: str = JUDGE_PROMPT_VERSION,
     settings_basis: Sequence[ChatMessage] | None = None,
+    response_format: Callable[[int], ResponseFormat | None] | None = None,
 ) -> ConflictJudgeSummary:
     """Ask one judge about every case (one repair each) and store its rows as they settle.
 
@@ -292,6 +324,7 @@ def run_judge_batch(
     to store. Rows are upserted and committed every ``flush_every`` rows and at the end,
     so an interruption keeps what was judged. The stored settings are those of the pass's
     first case, or of ``settings_basis`` (a shard's pass: the whole run's first case).
+    ``response_format(i)`` is case ``i``'s structured output format, if it has one.
     """
     counts = {"ok": 0, "repaired": 0, "error": 0}
     pending: list[JudgeScore] = []
@@ -324,6 +357,7 @@ def run_judge_batch(
         session=session,
         concurrency=concurrency,
         progress=progress,
+        response_format=response_format,
     )
     if pending:
         upsert_judge_scores(pending, session=session)
@@ -496,6 +530,7 @@ def _judge_conflict_run(
         parse=parse,
         repair_message=repair,
         rows_for=rows_for,
+        response_format=lambda i: rubric_format(high_risk=bool(cases[i]["high_risk"])),
         skipped=skipped,
         max_tokens=MAX_TOKENS,
         session=session,

@@ -26,6 +26,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm
 from storage.errors import InputError, NotFoundError
@@ -83,6 +84,33 @@ def build_messages(case: AwarenessCase) -> tuple[ChatMessage, ...]:
     )
 
 
+def awareness_format() -> ResponseFormat:
+    """The structured output format of an awareness rating (what :func:`parse_awareness` reads).
+
+    One alternative per band, so the label always fits the score (none 1-2, implicit 3-5,
+    explicit 6-7), as the parser requires.
+    """
+    bands = {
+        label: [s for s in range(1, 8) if awareness_label(s) == label] for label in AWARENESS_LABELS
+    }
+    fmt = object_schema(
+        "awareness_rating", {"score": {"type": "integer"}, "label": {"type": "string"}}
+    )
+    schema = {
+        "anyOf": [
+            {
+                **dict(fmt.schema or {}),
+                "properties": {
+                    "score": {"type": "integer", "enum": scores},
+                    "label": {"type": "string", "enum": [label]},
+                },
+            }
+            for label, scores in bands.items()
+        ]
+    }
+    return ResponseFormat("json_schema", "awareness_rating", schema=schema)
+
+
 def parse_awareness(text: str | None) -> tuple[int, str]:
     """Parse a judge reply strictly: an integer 1–7 and the label of its band.
 
@@ -135,6 +163,7 @@ def rate_awareness(
         progress=progress,
         prompt_version=AWARENESS_PROMPT_VERSION,
         scope=scope,
+        response_format=awareness_format(),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm, DispositionResponse
 from storage.repo.disposition import scores_for, upsert_scores
@@ -98,6 +99,17 @@ def build_messages(case: ClassifierCase) -> tuple[ChatMessage, ...]:
     )
 
 
+def category_format(categories: Sequence[str]) -> ResponseFormat:
+    """The structured output format of a classifier reply (what :func:`parse_category` reads)."""
+    return object_schema(
+        "disposition_category",
+        {
+            "category": {"type": "string", "enum": list(categories)},
+            "stance_clear": {"type": "boolean"},
+        },
+    )
+
+
 def parse_category(text: str | None, categories: Sequence[str]) -> tuple[str, bool | None]:
     """Parse a classifier reply strictly.
 
@@ -124,6 +136,13 @@ class ScoreSummary:
     errors: int
     failed_requests: int
     repeat_cases: int
+
+
+def _formats(cases: Sequence[ClassifierCase]) -> Callable[[int], ResponseFormat]:
+    def fmt(i: int) -> ResponseFormat:
+        return category_format(cases[i].battery.category_names)
+
+    return fmt
 
 
 def _parser(
@@ -243,6 +262,7 @@ def classify_arms(
             first,
             max_tokens=CLASSIFIER_MAX_TOKENS,
             parse=_parser(cases),
+            response_format=_formats(cases),
             repair_message=lambda _i, exc: (
                 f"Your reply could not be used: {exc}. Reply again with only the JSON object."
             ),
@@ -311,6 +331,17 @@ def build_grade_messages(case: ClassifierCase) -> tuple[ChatMessage, ...]:
     )
 
 
+def grade_format() -> ResponseFormat:
+    """The structured output format of a grader reply (what :func:`parse_grade` reads)."""
+    return object_schema(
+        "disposition_grade",
+        {
+            "score": {"type": "integer", "enum": [1, 2, 3, 4, 5, 6, 7]},
+            "verdict": {"type": "string", "enum": list(GRADE_VERDICTS)},
+        },
+    )
+
+
 def parse_grade(text: str | None) -> tuple[int, str]:
     """Parse a grader reply strictly: an integer 1–7 and a matching verdict label.
 
@@ -342,6 +373,7 @@ def judge_share(
     progress: Callable[[int, int], None] | None = None,
     prompt_version: str,
     scope: ScoreScope | None = None,
+    response_format: ResponseFormat | None = None,
 ) -> ScoreSummary:
     """A 1–7 judge (score + label) over a seeded share of the arms' answered responses.
 
@@ -422,6 +454,7 @@ def judge_share(
             [convo for _, convo in todo],
             max_tokens=max_tokens,
             parse=lambda _i, text: parse(text),
+            response_format=lambda _i: response_format,
             repair_message=lambda _i, exc: (
                 f"Your reply could not be used: {exc}. Reply again with only the JSON object."
             ),
@@ -469,5 +502,5 @@ def grade_arms(
     return judge_share(
         arms, kind="graded", messages=messages, parse=parse_grade, judge=judge,
         session=session, share=share, seed=seed, concurrency=concurrency,
-        prompt_version=GRADER_PROMPT_VERSION, scope=scope,
+        prompt_version=GRADER_PROMPT_VERSION, scope=scope, response_format=grade_format(),
     )  # fmt: skip

@@ -16,6 +16,7 @@ the next run asks again). Requests go through the LLM cache with the session.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -27,12 +28,21 @@ from sqlmodel import Session, col, select
 from llm.limits import judge_max_tokens
 from llm.sim.tasks import task_marker
 from llm.specs import parse_spec
+from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
-from storage.models import BASELINE_CONDITION, JudgeScore, Perturbation, Question, Response
+from storage.models import (
+    BASELINE_CONDITION,
+    JudgeScore,
+    ModelSpec,
+    Perturbation,
+    Question,
+    Response,
+)
 from storage.repo.judges import judge_scores_for, upsert_judge_scores
 from storage.repo.requests import stored_messages
 from storage.repo.runs import require_run
+from study.model_roles import assign_role
 from study.prompts import split_user_message
 from study.reasoning.sim.tasks import JUDGE_TASK
 from study.strict_json import (
@@ -128,6 +138,10 @@ class JudgeSummary:
         mean_helpfulness: Mean stored helpfulness (``None`` without any).
         distraction_rate: Share of perturbed responses judged distracted.
         acknowledgement_rate: Share of perturbed responses judged to acknowledge.
+        unscored: Stored verdicts without a value (unparseable after the repair), over
+            every kind: never a verdict, excluded from the rates and the mean.
+        verdicts: Stored verdicts over every kind (the ``unscored`` share's denominator).
+        roles: The role assignment: the model under test and whether it judged itself.
     """
 
     run: str
@@ -143,6 +157,9 @@ class JudgeSummary:
     mean_helpfulness: float | None = None
     distraction_rate: float | None = None
     acknowledgement_rate: float | None = None
+    unscored: int = 0
+    verdicts: int = 0
+    roles: dict[str, object] = field(default_factory=dict)
 
 
 def case_payload(case: JudgeCase) -> dict[str, object]:
@@ -172,6 +189,16 @@ def build_judge_messages(case: JudgeCase) -> tuple[ChatMessage, ...]:
     return (
         ChatMessage(role="system", content=SYSTEM_PROMPT),
         ChatMessage(role="user", content=user),
+    )
+
+
+def judge_format(kinds: Sequence[str]) -> ResponseFormat:
+    """The structured output format of a judge reply (what :func:`parse_judge_answer` reads).
+
+    One object with exactly the asked criteria, each an integer of :data:`KIND_VALUES`.
+    """
+    return object_schema(
+        "judge_verdict", {k: {"type": "integer", "enum": list(KIND_VALUES[k])} for k in kinds}
     )
 
 
@@ -265,6 +292,26 @@ def _rows(
     ]
 
 
+def judge_roles(
+    run_name: str, judge: str, *, session: Session, allow_self: bool
+) -> dict[str, object]:
+    """The role assignment of judging ``run_name`` with ``judge`` (stored with each verdict).
+
+    Raises:
+        NotFoundError: No run of that name.
+        InputError: The judge generated the run and ``allow_self`` is false.
+    """
+    run = require_run(run_name, session=session)
+    under_test = session.get(ModelSpec, run.model_spec_id)
+    return assign_role(
+        "judge",
+        judge,
+        under_test.spec if under_test is not None else None,
+        allow_self=allow_self,
+        where=f"run {run_name!r}",
+    )
+
+
 def judge_run(
     run_name: str,
     model: str,
@@ -275,6 +322,7 @@ def judge_run(
     backend: ChatBackend | None = None,
     commit_every: int = 32,
     question_ids: Collection[int] | None = None,
+    allow_self_judging: bool = False,
 ) -> JudgeSummary:
     """Judge every response of a run and store the scores.
 
@@ -287,16 +335,20 @@ def judge_run(
         backend: A backend to use instead of building one from ``model``.
         commit_every: Commit after this many judged responses.
         question_ids: Judge only these questions' responses (one shard of a cluster run).
+        allow_self_judging: Let the model that generated the run judge it (refused
+            otherwise); the role assignment is stored in every verdict's settings.
 
     Raises:
         NotFoundError: No run of that name.
-        InputError: A concurrency below 1.
+        InputError: A concurrency below 1, or the judge generated the run (self-judging
+            not allowed).
         ConfigError: Malformed model spec or missing endpoint variables.
         ServiceError: The endpoint refused every request.
     """
     if concurrency < 1:
         raise InputError("--concurrency must be at least 1.")
     spec = parse_spec(model).spec
+    roles = judge_roles(run_name, spec, session=session, allow_self=allow_self_judging)
     cases = run_cases(run_name, session=session, question_ids=question_ids)
     stored: dict[int, set[str]] = {}
     for s in judge_scores_for([c.response_id for c in cases], judge_model=spec, session=session):
@@ -350,7 +402,12 @@ def judge_run(
     first = [build_judge_messages(c) for c in todo]
     max_tokens = judge_max_tokens(512)  # room for a short rationale
     settings = (
-        judge_settings(spec, first[0], max_tokens=max_tokens, prompt_version=JUDGE_PROMPT_VERSION)
+        {
+            **judge_settings(
+                spec, first[0], max_tokens=max_tokens, prompt_version=JUDGE_PROMPT_VERSION
+            ),
+            **roles,
+        }
         if first
         else None
     )
@@ -360,6 +417,7 @@ def judge_run(
             first,
             max_tokens=max_tokens,
             parse=lambda i, text: parse_judge_answer(text, todo[i].kinds),
+            response_format=lambda i: judge_format(todo[i].kinds),
             repair_message=repair_message,
             on_answer=on_answer,
             session=session,
@@ -370,7 +428,8 @@ def judge_run(
         flush()
     if progress is not None:
         progress(total, total)
-    return _summary(run_name, spec, cases, skipped, len(todo), tally, session=session)
+    summary = _summary(run_name, spec, cases, skipped, len(todo), tally, session=session)
+    return dataclasses.replace(summary, roles=roles)
 
 
 def summarize_run(
@@ -385,7 +444,9 @@ def summarize_run(
     }
     cases = run_cases(run_name, session=session)
     skipped, requested = sum(p.skipped for p in parts), sum(p.requested for p in parts)
-    return _summary(run_name, spec, cases, skipped, requested, tally, session=session)
+    summary = _summary(run_name, spec, cases, skipped, requested, tally, session=session)
+    roles = judge_roles(run_name, spec, session=session, allow_self=True)
+    return dataclasses.replace(summary, roles=roles)
 
 
 def _summary(
@@ -425,4 +486,6 @@ def _summary(
         mean_helpfulness=avg(HELPFULNESS),
         distraction_rate=avg(DISTRACTION),
         acknowledgement_rate=avg(ACKNOWLEDGEMENT),
+        unscored=sum(1 for s in scores if s.value is None),
+        verdicts=len(scores),
     )

@@ -27,6 +27,7 @@ from sqlmodel import Session
 from llm.limits import judge_max_tokens
 from llm.sim.tasks import task_marker
 from llm.specs import parse_spec
+from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.models import Question
@@ -150,6 +151,28 @@ def build_filter_messages(question: str) -> tuple[ChatMessage, ...]:
         ChatMessage(role="system", content=SYSTEM_PROMPT),
         ChatMessage(role="user", content=user),
     )
+
+
+def filter_format() -> ResponseFormat:
+    """The structured output format of a filter reply (what :func:`parse_filter_answer` reads).
+
+    Two alternatives: ACCEPT with at least one domain (the parser requires one), REJECT with
+    any. The reason (100 characters) and the domains (3) are bounded so that the object
+    closes within the token budget even for a model that spends a token per character.
+    """
+    alternatives = []
+    for label, least in (("ACCEPT", 1), ("REJECT", 0)):
+        domains = {"type": "string", "enum": list(DOMAINS)}
+        one = object_schema(
+            "question_filter",
+            {
+                "label": {"type": "string", "enum": [label]},
+                "reason": {"type": "string", "minLength": 1, "maxLength": 100},
+                "domains": {"type": "array", "items": domains, "minItems": least, "maxItems": 3},
+            },
+        )
+        alternatives.append(dict(one.schema or {}))
+    return ResponseFormat("json_schema", "question_filter", schema={"anyOf": alternatives})
 
 
 def parse_filter_answer(text: str | None) -> FilterVerdict:
@@ -304,6 +327,7 @@ def filter_questions(
             [build_filter_messages(q.text) for q in todo],
             max_tokens=judge_max_tokens(256),  # a label, a short reason and domains
             parse=lambda _i, text: parse_filter_answer(text),
+            response_format=lambda _i: filter_format(),
             repair_message=lambda _i, exc: REPAIR_TEMPLATE.format(error=exc),
             on_answer=on_answer,
             session=session,

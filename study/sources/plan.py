@@ -31,6 +31,7 @@ from driftlens_core.source_reliance import VARIANTS, parse_variant
 from llm.batch import ProgressCallback, run_chat_batch
 from llm.logprobs import logprobs_to_json
 from llm.seeds import stable_int
+from llm.structured import with_format
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from study.catalog.assertions import (
@@ -43,7 +44,7 @@ from study.catalog.assertions import (
 )
 from study.sources.first_batch import FirstBatchGate
 from study.sources.items import MCQItem
-from study.sources.score import UNKNOWN, LetterReading, read_letter, remap_three
+from study.sources.score import UNKNOWN, LetterReading, letter_format, read_letter, remap_three
 
 ANSWER_CUE = "Answer:"
 REASON_SYSTEM = (
@@ -220,10 +221,20 @@ def probe_messages(
     return tuple(msgs)
 
 
-def answer_request(messages: tuple[ChatMessage, ...], cfg: SourcesConfig, tag: Any) -> ChatRequest:
-    """The letter-reading request (logprobs at the answer position, a couple of tokens)."""
+def answer_request(
+    messages: tuple[ChatMessage, ...],
+    cfg: SourcesConfig,
+    tag: Any,
+    letters: Sequence[str] | None = None,
+) -> ChatRequest:
+    """The letter-reading request (logprobs at the answer position, a couple of tokens).
+
+    With ``letters`` and without logprobs (choice-only mode) the answer is constrained to
+    one of them (a choice format); with logprobs it is not, since a constraint would mask
+    the very distribution over the letters that is read.
+    """
     prefilled = messages[-1].role == "assistant"
-    return ChatRequest(
+    request = ChatRequest(
         messages=messages,
         sampling=_sampling(cfg, cfg.max_tokens),
         tag=tag,
@@ -232,6 +243,9 @@ def answer_request(messages: tuple[ChatMessage, ...], cfg: SourcesConfig, tag: A
         continue_final_message=True if prefilled else None,
         add_generation_prompt=False if prefilled else None,
     )
+    if letters is None or cfg.logprobs:
+        return request
+    return with_format(request, letter_format(letters))
 
 
 def reasoning_request(
@@ -372,7 +386,7 @@ def _answer_all(
             claim=claims.get(it.id),
             reasoning=reasonings[i],
         )
-        requests.append(answer_request(msgs, cfg, tag=i))
+        requests.append(answer_request(msgs, cfg, tag=i, letters=it.letters))
     out: list[ProbeRecord | None] = [None] * len(jobs)
 
     def on_result(index: int, request: ChatRequest, res: ChatResult) -> None:

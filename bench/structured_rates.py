@@ -1,0 +1,79 @@
+"""Parse rates of every kind of formatted answer with structured outputs on and off.
+
+    eval "$(scripts/ci/vllm.sh)"
+    python bench/structured_rates.py --model openai-api/gemma/gemma-3-270m --repeats 2
+
+Sends each kind's request (tests/engines/structured_kinds.py: the instrument's format and
+parser) ``--repeats`` times (``attempt`` varies the seed, so repeats are distinct requests)
+with structured outputs ``on`` and then ``off``, first request only (no repair), and prints
+one table: parsed / asked per kind and mode, and the completion tokens and wall time per mode.
+Nothing is cached (no session), so every request reaches the engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from llm.batch import run_chat_batch
+from llm.structured import use_structured
+from tests.engines.structured_kinds import kinds
+
+
+def measure(
+    model: str, mode: str, repeats: int, concurrency: int
+) -> tuple[dict[str, int], float, int]:
+    """Parsed answers per kind, wall seconds and completion tokens of one mode."""
+    with use_structured(mode):
+        asked = [k for k in kinds() for _ in range(repeats)]
+        requests = [
+            dataclasses.replace(k.request(), attempt=r % repeats or None)
+            for r, k in enumerate(asked)
+        ]
+        start = time.perf_counter()
+        results = run_chat_batch(model, requests, concurrency=concurrency)
+        wall = time.perf_counter() - start
+    parsed: dict[str, int] = {}
+    tokens = 0
+    for kind, req, res in zip(asked, requests, results, strict=True):
+        parsed[kind.name] = parsed.get(kind.name, 0) + int(
+            res.error is None and kind.parses(req, res)
+        )
+        tokens += res.completion_tokens or 0
+    return parsed, wall, tokens
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=6)
+    args = parser.parse_args()
+    rows = {}
+    for mode in ("on", "off"):
+        rows[mode] = measure(args.model, mode, args.repeats, args.concurrency)
+        # said as each mode ends, so a run stopped in the second mode keeps the first
+        print(f"{mode}: {json.dumps(rows[mode][0])}", file=sys.stderr, flush=True)
+    n = args.repeats
+    print(f"model {args.model}, {n} request(s) per kind and mode, first reply only")
+    print("| kind | structured on | structured off |\n|---|---|---|")
+    for name in rows["on"][0]:
+        print(f"| {name} | {rows['on'][0][name]}/{n} | {rows['off'][0][name]}/{n} |")
+    for mode in ("on", "off"):
+        parsed, wall, tokens = rows[mode]
+        total = sum(parsed.values())
+        asked = n * len(parsed)
+        print(
+            f"{mode}: {total}/{asked} parsed ({total / asked:.0%}), "
+            f"{tokens} completion tokens, {wall:.1f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()
