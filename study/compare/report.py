@@ -151,7 +151,7 @@ def render_html(c: Comparison, figure: list[Path]) -> str:
     for r in c.rows:
         cells = "".join(
             f'<td class="{"t" if k in _TEXT_COLS else ""}'
-            f'{" " + r.verdict if k == "verdict" else ""}">{esc(_cell(r, k))}</td>'
+            f'{" " + r.verdict.replace(" ", "-") if k == "verdict" else ""}">{esc(_cell(r, k))}</td>'
             for k, _ in _COLUMNS
         )
         body.append(f"<tr>{cells}</tr>")

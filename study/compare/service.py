@@ -44,7 +44,13 @@ def match_items(a: RunData, b: RunData) -> tuple[list[str], Matching]:
 
 
 def verdict(row: StatRow, alpha: float) -> Verdict:
-    """``different`` (adjusted p < α), ``equivalent`` (TOST p < α) or ``inconclusive``."""
+    """``different`` (adjusted p < α), ``equivalent`` (TOST p < α) or ``inconclusive``.
+
+    ``no information`` first: with no informative item the interval is [0, 0] and the
+    TOST passes whatever the true difference, so "equivalent" would be a wrong finding.
+    """
+    if row.n_informative == 0:
+        return "no information"
     if not math.isfinite(row.p_adjusted):
         return "untestable"
     if row.p_adjusted < alpha:
