@@ -58,6 +58,11 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
 _TEXT_COLS = {"run_a", "run_b", "statistic", "scope", "test", "test_detail", "verdict"}
 
 
+def _css(verdict: str) -> str:
+    """The verdict as a class name (``no information`` holds a space)."""
+    return verdict.replace(" ", "-")
+
+
 def _num(x: float, digits: int = 3) -> str:
     return "–" if not math.isfinite(x) else f"{x:.{digits}f}"
 
@@ -151,7 +156,7 @@ def render_html(c: Comparison, figure: list[Path]) -> str:
     for r in c.rows:
         cells = "".join(
             f'<td class="{"t" if k in _TEXT_COLS else ""}'
-            f'{" " + r.verdict.replace(" ", "-") if k == "verdict" else ""}">{esc(_cell(r, k))}</td>'
+            f'{" " + _css(r.verdict) if k == "verdict" else ""}">{esc(_cell(r, k))}</td>'
             for k, _ in _COLUMNS
         )
         body.append(f"<tr>{cells}</tr>")
