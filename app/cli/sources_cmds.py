@@ -223,7 +223,13 @@ def run_cmd(
     ),
     out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
     bootstrap: int = bootstrap_option(2000),
-    seed: int | None = typer.Option(0, "--seed"),
+    seed: int | None = typer.Option(0, "--seed", help="Bootstrap seed of the statistics."),
+    run_seed: int = typer.Option(
+        0,
+        "--run-seed",
+        help="Generation seed: the sampling seed of every probe (a simulated model's "
+        "instance); another seed is another run of the same model (a null replication).",
+    ),
     executor: str | None = EXECUTOR_OPTION,
     address: str | None = ADDRESS_OPTION,
     shard_items: int = typer.Option(
@@ -268,6 +274,7 @@ def run_cmd(
                 prefill=prefill,
                 reasoning=reasoning,
                 max_tokens=max_tokens,
+                seed=run_seed,
             )
             for instr in dict.fromkeys(instruction)
         ]
