@@ -16,8 +16,9 @@ from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
 from app.cli.options import RANDOM_SEED_OPTION
 from app.cli.output import write_json
-from app.cli.request_limits import bootstrap_option
+from app.cli.request_limits import bootstrap_option, bounded_option
 from app.cli.sources_render import render_stats, term
+from study.limits import SFT_EXAMPLES
 from study.request_failures import RequestFailures
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
@@ -419,7 +420,7 @@ def demo_cmd(
 @sources_app.command("export-sft")
 def export_sft_cmd(
     out: Path = typer.Option(..., "--out", help="JSONL file to write."),
-    n: int = typer.Option(1000, "--n", min=1, help="Examples."),
+    n: int = bounded_option(1000, "--n", bound=SFT_EXAMPLES, help="Examples (1..100,000)."),
     strategy: str = typer.Option("mixed", "--strategy", help="mixed or standard."),
     items_path: Path | None = typer.Option(None, "--items", help="Items (default: shipped)."),
     probes: Path | None = typer.Option(

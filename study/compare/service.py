@@ -125,6 +125,9 @@ def compare_runs(
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise InputError(f"Run {twice[0]!r} is named twice; name each run once.")
+    from study.limits import TOP_ITEMS
+
+    TOP_ITEMS.check(opts.top_items)
     adapter = get_adapter(instrument)
     if opts.margin is not None and math.isfinite(opts.margin) and opts.margin <= 0:
         raise InputError("The equivalence margin must be positive (or 'mdd').")

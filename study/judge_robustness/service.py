@@ -196,6 +196,9 @@ def judge_robustness(
         )
     if resamples < 1 or sample < 1 or bootstrap < 1:
         raise InputError("--resamples, --sample and --bootstrap must be at least 1.")
+    from study.limits import JUDGE_RESAMPLES
+
+    JUDGE_RESAMPLES.check(resamples)
     if resamples == 1 and not judges:
         raise InputError("Give --resamples of 2 or more, or an alternative --judge.")
     ask = _Rejudge(session, resamples, judges, primary, sample, bootstrap, seed, concurrency)

@@ -177,3 +177,56 @@ def test_the_default_stall_budget_follows_the_request_limits() -> None:
     ) == pytest.approx(12.5)
     assert stall_budget_s({}) == 300.0  # the defaults (120 s, 6 attempts): capped
     assert stall_budget_s({"DRIFTLENS_REQUEST_TIMEOUT_S": "600"}) == 1500.0  # a slow engine
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("sources", "export-sft", "--out", "x.jsonl", "--n", "1000000000"), "--n"),
+        (("judges", "robustness", "--instrument", "conflicts", "--run", "r", "--resamples",
+          "1000000000"), "--resamples"),
+        (("compare", "a", "b", "--top", "-1"), "--top"),
+        (("demo", "--samples", "1000000000"), "--samples"),
+    ],
+)  # fmt: skip
+def test_counts_without_an_upper_bound_before_are_refused_first(
+    workspace: Path,
+    db: Callable[[], AbstractContextManager[Session]],
+    run_main: Callable[..., Outcome],
+    args: tuple[str, ...],
+    needle: str,
+) -> None:
+    line = run_main(*args).one_line()
+    assert needle in line, line
+    # refused before anything was written: no SFT file, no seeded workspace
+    assert not (workspace / "x.jsonl").exists() and not Path("x.jsonl").exists()
+    assert not (workspace / "reports").exists()
+    from storage.models import Question
+
+    with db() as session:
+        assert session.exec(select(Question)).all() == []
+
+
+def test_the_services_refuse_the_same_counts_without_the_cli(
+    db: Callable[[], AbstractContextManager[Session]], tmp_path: Path
+) -> None:
+    """A page or a script calling the service directly meets the same bounds."""
+    from study.compare.service import compare_runs
+    from study.compare.types import CompareOptions
+    from study.limits import LimitError
+    from study.reasoning.demo import run_demo
+    from study.sources.items import shipped_items
+    from study.sources.sft import sft_examples
+
+    with pytest.raises(LimitError, match="--n"):
+        sft_examples(shipped_items(), n=1_000_000_000)
+    with db() as session:
+        with pytest.raises(LimitError, match="--top"):
+            compare_runs(["a", "b"], instrument="disposition", session=session,
+                         options=CompareOptions(top_items=-1))  # fmt: skip
+        with pytest.raises(LimitError, match="--samples"):
+            run_demo(session=session, out_dir=tmp_path / "r", samples=1_000_000_000)
+    with db() as session:
+        from storage.models import Question
+
+        assert session.exec(select(Question)).all() == []  # the demo seeded nothing
