@@ -230,3 +230,46 @@ def test_the_services_refuse_the_same_counts_without_the_cli(
         from storage.models import Question
 
         assert session.exec(select(Question)).all() == []  # the demo seeded nothing
+
+
+@pytest.mark.parametrize("address", ["notaport", "ray://host:", "127.0.0.1:99999", ":10001"])
+def test_a_malformed_ray_address_is_refused_up_front(
+    run_main: Callable[..., Outcome], address: str
+) -> None:
+    # refused before the SQLite check and before Ray is imported or asked anything
+    line = run_main(
+        "generate", "--model", "sim/default", "--run", "g", "--executor", "ray",
+        "--address", address,
+    ).one_line()  # fmt: skip
+    assert "is not a Ray address" in line and "SQLite" not in line, line
+
+
+def test_an_unreachable_ray_address_is_one_line_without_calling_ray_mock(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing listens on the port: one sentence, before ``ray.init`` (mock: no Ray call)."""
+    import socket
+
+    from storage.errors import ConfigError
+    from study.cluster.ray_executor import RayExecutor
+
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+
+    class NoInit:
+        def is_initialized(self) -> bool:
+            return False
+
+        def init(self, **_: object) -> None:
+            raise AssertionError("ray.init was called for an unreachable address")
+
+        def shutdown(self) -> None:
+            pass
+
+    monkeypatch.setattr("study.cluster.ray_executor._ray", lambda: NoInit())
+    with pytest.raises(ConfigError, match="No Ray cluster answers at") as info:
+        RayExecutor(address=f"ray://127.0.0.1:{port}").map(len, [[1]], poll=lambda: None)
+    assert "\n" not in str(info.value)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
