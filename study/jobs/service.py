@@ -8,6 +8,7 @@ password. The process's output goes to ``jobs/job-<id>.log`` in the workspace.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import socket
@@ -57,6 +58,24 @@ def _check_argv(argv: Sequence[str]) -> list[str]:
                 "environment of the app server."
             )
     return out
+
+
+#: Options whose value is a model spec, in every instrument's commands.
+_MODEL_OPTIONS = frozenset({"--model", "-m", "--judge", "--primary"})
+
+
+def _check_models(args: Sequence[str]) -> None:
+    """Refuse a job whose model spec or endpoint is unusable, before it is recorded.
+
+    Raises:
+        ConfigError: a malformed spec, or an endpoint whose variables are not set in the
+            environment the job would inherit.
+    """
+    from llm.specs import check_endpoint
+
+    for flag, value in itertools.pairwise(args):
+        if flag in _MODEL_OPTIONS and "/" in value:
+            check_endpoint(value)
 
 
 def _signal(pid: int, sig: signal.Signals, *, group: bool) -> bool:
@@ -126,8 +145,10 @@ def submit_job(
 
     Raises:
         InputError: an option of ``argv`` would carry a secret.
+        ConfigError: a model of ``argv`` is malformed or its endpoint is not configured.
     """
     args = _check_argv(argv)
+    _check_models(args)
     workspace = Path(workspace).resolve()
     row = Job(
         kind=kind,

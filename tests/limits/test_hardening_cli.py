@@ -273,3 +273,50 @@ def test_an_unreachable_ray_address_is_one_line_without_calling_ray_mock(
     assert "\n" not in str(info.value)
     out, err = capfd.readouterr()
     assert out == "" and err == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("generate", "--perturbations", "none"), ("conflicts", "generate")],
+    ids=lambda c: " ".join(c),
+)
+def test_an_unconfigured_endpoint_is_refused_before_a_run_is_stored(
+    db: Callable[[], AbstractContextManager[Session]],
+    run_main: Callable[..., Outcome],
+    monkeypatch: pytest.MonkeyPatch,
+    command: tuple[str, ...],
+) -> None:
+    monkeypatch.delenv("NOTHERE_BASE_URL", raising=False)
+    assert run_main("questions", "import", "--sample").code == 0
+    assert run_main("conflicts", "import", "--sample").code == 0
+    res = run_main(*command, "--model", "openai-api/nothere/m", "--run", "x")
+    assert "NOTHERE_BASE_URL" in res.one_line()
+    assert "Plan:" not in res.out  # said before the plan, not after it
+    with db() as session:
+        assert session.exec(select(GenerationRun)).all() == []
+
+
+def test_a_page_job_with_an_unconfigured_endpoint_is_never_recorded(
+    workspace: Path,
+    db: Callable[[], AbstractContextManager[Session]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The service every page launches through refuses it: no failed job, no Resume."""
+    from storage.errors import ConfigError
+    from storage.job_models import Job
+    from storage.settings import resolve_settings
+    from study.jobs import submit_job
+
+    monkeypatch.delenv("NOTHERE_BASE_URL", raising=False)
+    settings = resolve_settings(workspace=workspace)
+    with db() as session:
+        with pytest.raises(ConfigError, match="NOTHERE_BASE_URL"):
+            submit_job(
+                session=session,
+                workspace=workspace,
+                db_url=settings.db_url,
+                kind="generate",
+                title="t",
+                argv=["generate", "--model", "openai-api/nothere/m", "--run", "x"],
+            )
+        assert session.exec(select(Job)).all() == []
