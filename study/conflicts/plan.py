@@ -29,7 +29,7 @@ from sqlmodel import Session
 from llm.memory_systems import import_mem0_memory
 from llm.seeds import stable_int
 from llm.sim.tasks import task_marker
-from llm.specs import check_endpoint, parse_spec
+from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from storage.hashing import content_hash
@@ -374,7 +374,6 @@ def generate_conflicts(
     if options.track not in TRACKS:
         raise InputError(f"Unknown track {options.track!r}: use oracle, pipeline or no-memory.")
     check_run_name(options.run)
-    check_endpoint(options.model)
     limits.SAMPLES.check(options.samples)
     limits.CONCURRENCY.check(options.concurrency)
     limits.MAX_TOKENS.check(options.max_tokens)

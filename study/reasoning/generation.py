@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from llm.specs import check_endpoint, parse_spec
+from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from storage.models import GenerationRun, Perturbation, Question
@@ -134,7 +134,6 @@ def _check_options(options: GenerationOptions) -> None:
     from study import limits
 
     check_run_name(options.run)
-    check_endpoint(options.model)
     limits.SAMPLES.check(options.samples)
     limits.CONCURRENCY.check(options.concurrency)
     limits.TEMPERATURE.check(options.temperature)
