@@ -247,9 +247,11 @@ def judge_robustness(
     JUDGE_RESAMPLES.check(resamples)
     if resamples == 1 and not judges:
         raise InputError("Give --resamples of 2 or more, or an alternative --judge.")
-    if resamples + len(dict.fromkeys(judges)) < 3:
+    if instrument != "reasoning" and resamples + len(dict.fromkeys(judges)) < 3:
         # two judgements per answer leave the judge's variance one degree of freedom: the
-        # judge-inclusive interval's t(1) shift is a Cauchy draw (8.75x wider in the issue)
+        # judge-inclusive interval's t(1) shift is a Cauchy draw (8.75x wider in the issue);
+        # reasoning drift's labeler comparison has its own statistics (and deterministic
+        # labelers that can only be compared with --resamples 1 --judge)
         raise InputError(
             "The judge-inclusive interval needs at least three judgements per answer (the "
             "stored one included); give --resamples 2 or more with --judge, or two --judge."
