@@ -30,7 +30,12 @@ ENV_VENV = "DRIFTLENS_LABELSTUDIO_VENV"
 ADMIN_EMAIL = "admin@driftlens.local"
 STATE_FILE = "server.json"
 DEFAULT_PORT = 8089
+#: Seconds Label Studio may go without progress (its log or data folder growing) while it
+#: starts; as long as it progresses it is waited for, up to :data:`START_CAP_S`. A fixed
+#: 240 s failed under load: at load 10-45 the start took 679 s, migrating all along.
 START_TIMEOUT_S = 240.0
+#: The longest a start is waited for, progressing or not.
+START_CAP_S = 1800.0
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,10 @@ def start(
     generated on the first start and kept: Label Studio creates the admin (and accepts the
     legacy token) only when its data folder is new.
 
+    ``timeout_s`` is an idle budget, not a deadline: the start is waited for while its log
+    or data folder keeps growing (a loaded machine migrates slowly), and given up after
+    ``timeout_s`` without progress or :data:`START_CAP_S` in all.
+
     Raises:
         ServiceError: installation failed or the server did not come up.
     """
@@ -258,8 +267,9 @@ def start(
         token=token,
     )
     _write_state(workspace, state)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    started = time.monotonic()
+    idle_since, seen = started, _footprint(log_file, data_dir)
+    while (now := time.monotonic()) - idle_since < timeout_s and now - started < START_CAP_S:
         if proc.poll() is not None:
             raise ServiceError(
                 f"Label Studio exited while starting (code {proc.returncode}); see {log_file}."
@@ -267,10 +277,26 @@ def start(
         if _healthy(url):
             return state
         time.sleep(1.0)
+        if (grown := _footprint(log_file, data_dir)) != seen:  # still migrating: wait on
+            idle_since, seen = time.monotonic(), grown
     _terminate(proc.pid)
     raise ServiceError(
-        f"Label Studio did not answer on {url} within {timeout_s:.0f} s; see {log_file}."
+        f"Label Studio did not answer on {url} and made no progress for {timeout_s:.0f} s "
+        f"(after {time.monotonic() - started:.0f} s); see {log_file}."
     )
+
+
+def _footprint(log_file: Path, data_dir: Path) -> tuple[int, int]:
+    """Sizes of the start log and the data folder: a start that changes them progresses."""
+
+    def size(path: Path) -> int:
+        try:
+            return path.stat().st_size
+        except OSError:
+            return 0
+
+    data = sum(size(p) for p in data_dir.rglob("*")) if data_dir.is_dir() else 0
+    return size(log_file), data
 
 
 def _terminate(pid: int, grace_s: float = 20.0) -> None:

@@ -519,16 +519,24 @@ class Ranking:
 
 
 def ranking_letters(
-    values: ArrayLike, pair_p: ArrayLike, *, alpha: float = 0.05, descending: bool = True
+    values: ArrayLike,
+    pair_p: ArrayLike,
+    *,
+    alpha: float = 0.05,
+    descending: bool = True,
+    adjusted: bool = False,
 ) -> Ranking:
     """Compact letters from pairwise paired p-values, BH-adjusted over all pairs.
 
     Args:
         values: ``(R,)`` each run's statistic (sets the display order).
-        pair_p: ``(R, R)`` symmetric unadjusted p-values of the pairwise paired tests
-            (the diagonal is ignored; NaN pairs count as not separable).
+        pair_p: ``(R, R)`` symmetric p-values of the pairwise paired tests (the diagonal
+            is ignored; NaN pairs count as not separable): unadjusted, or already adjusted
+            within a larger family when ``adjusted``.
         alpha: level at which an adjusted p-value separates two runs.
         descending: rank the highest value first (``"a"``).
+        adjusted: ``pair_p`` is already BH-adjusted (e.g. over every row of a comparison
+            table, so letters and table read one family); it is used as it is.
     """
     v = np.asarray(values, dtype=np.float64).ravel()
     p = np.asarray(pair_p, dtype=np.float64)
@@ -537,7 +545,7 @@ def ranking_letters(
         raise ValueError("pair_p must be a (runs x runs) matrix")
     iu = np.triu_indices(r, 1)
     adj = np.full((r, r), np.nan)
-    upper = bh_adjust(p[iu])
+    upper = p[iu] if adjusted else bh_adjust(p[iu])
     adj[iu] = upper
     adj[(iu[1], iu[0])] = upper
     key = np.where(np.isfinite(v), -v if descending else v, np.inf)

@@ -122,7 +122,8 @@ async def arun_chat_batch(
 
     def collect(j: int, _req: ChatRequest, res: ChatResult) -> None:
         nonlocal done
-        last_answer[0] = time.monotonic()
+        if _answered(res):  # a failure is not an answer: it does not restart the clock
+            last_answer[0] = time.monotonic()
         key = miss_keys[j]
         res = store.keep(key, miss_requests[j], res)
         for i in groups[key]:
@@ -386,7 +387,8 @@ async def arun_chat_chains(
             feed.put_nowait(None)
 
     def collect(key: str, req: ChatRequest, res: ChatResult) -> None:
-        last_answer[0] = time.monotonic()
+        if _answered(res):  # as run_chat_batch: only an answer restarts the clock
+            last_answer[0] = time.monotonic()
         in_flight.pop(key, None)
         res = store.keep(key, req, res)
         sent.append(res)

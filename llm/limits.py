@@ -157,18 +157,34 @@ def label_concurrency(default: int) -> int:
 def stall_budget_s(env: Mapping[str, str] | None = None) -> float:
     """Seconds a batch may go without any answer before its unanswered requests fail.
 
-    ``DRIFTLENS_STALL_BUDGET_S`` when set, else ``max(300, 2.5 x the request timeout)``:
-    every request in flight has then timed out at least twice with nothing to show, so
-    the endpoint is stalled rather than slow.
+    ``DRIFTLENS_STALL_BUDGET_S`` when set. Otherwise the time one request may take with
+    every attempt used (``attempts x timeout`` plus the longest backoff waits between
+    them) and one timeout more, capped at :data:`DEFAULT_STALL_BUDGET_S` but never under
+    2.5 request timeouts.
+    Each attempt's whole time is bounded by the timeout (see
+    :class:`llm.openai_backend.OpenAIBackend`), so once that long has passed with no answer
+    every request sent first has failed every attempt: the endpoint is stalled, not slow.
+    With ``--timeout 5 --max-attempts 2`` a stalled endpoint ends the batch after 15.5 s;
+    with the defaults (120 s, 6 attempts) after 300 s. Only answers restart the clock, not
+    failures (:func:`llm.batch.arun_chat_batch`).
 
     Raises:
         ConfigError: the variable is malformed or not positive.
     """
+    from llm.retry import RetryPolicy
+
     source = os.environ if env is None else env
     chosen = _env_number(source, STALL_BUDGET_ENV, float)
     if chosen is not None:
         if not chosen > 0:
             raise ConfigError(f"{STALL_BUDGET_ENV} must be a positive number of seconds.")
         return chosen
-    timeout, _ = current_limits(source)
-    return max(DEFAULT_STALL_BUDGET_S, 2.5 * timeout)
+    timeout, attempts = current_limits(source)
+    policy = RetryPolicy()
+    waits = sum(
+        min(policy.max_delay_s, policy.base_delay_s * 2 ** (n - 1)) for n in range(1, attempts)
+    )
+    # one timeout more than a request's worst case: its attempts ended, their results had
+    # time to come back on a loaded machine
+    one_request = attempts * timeout + waits + timeout
+    return max(2.5 * timeout, min(DEFAULT_STALL_BUDGET_S, one_request))

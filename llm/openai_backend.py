@@ -333,14 +333,26 @@ class OpenAIBackend(ChatBackend):
                     self.stats.attempts += 1
                     start = time.perf_counter()
                     try:
-                        # The client's documented low-level ``post``: same HTTP stack,
-                        # errors and response model as ``chat.completions.create``, minus
-                        # the TypedDict transform of the body (~1 ms CPU per request, a
-                        # third of the client's cost), a no-op on our plain-JSON bodies.
-                        resp = await pool.post(
-                            replica, "/chat/completions", body, completion_type()
-                        )
+                        # The client's timeout acts per read: a server dripping one byte
+                        # every 2 s never trips a 5 s timeout. The deadline bounds the
+                        # attempt's whole time (connect, wait, every read) instead.
+                        async with asyncio.timeout(self.timeout_s):
+                            # The client's documented low-level ``post``: same HTTP stack,
+                            # errors and response model as ``chat.completions.create``,
+                            # minus the TypedDict transform of the body (~1 ms CPU per
+                            # request, a third of the client's cost), a no-op on our
+                            # plain-JSON bodies.
+                            resp = await pool.post(
+                                replica, "/chat/completions", body, completion_type()
+                            )
                         failure = None
+                    except TimeoutError:
+                        failure = Failure(
+                            "timeout",
+                            f"Model endpoint {clean_url(pool.urls[replica])} did not finish "
+                            f"its answer within {self.timeout_s:g} s.",
+                            True,
+                        )
                     except Exception as exc:  # classified below; nothing escapes a batch
                         failure = self._classify(exc, pool.urls[replica])
                     latency_ms = (time.perf_counter() - start) * 1000.0

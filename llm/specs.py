@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -173,3 +174,19 @@ def resolve_endpoint(info: ModelSpecInfo, env: dict[str, str] | None = None) -> 
             )
         return EndpointConfig(_check_url(raw, url_var), key_var, key)
     raise ConfigError(f"Model {info.spec} is not served over an OpenAI-compatible API.")
+
+
+def check_endpoint(spec: str, env: Mapping[str, str] | None = None) -> ModelSpecInfo:
+    """Parse ``spec`` and, for an API model, resolve its endpoint: before any work starts.
+
+    A run (or a page's background job) checks its models with this first, so a model
+    whose endpoint is not configured is one sentence before a run is stored or a job is
+    recorded, not a failed run with a Resume that fails the same way.
+
+    Raises:
+        ConfigError: a malformed spec, or an endpoint whose variables are missing.
+    """
+    info = parse_spec(spec)
+    if info.provider in ("openai", "openai-api"):
+        resolve_endpoint(info, env=None if env is None else dict(env))
+    return info

@@ -15,6 +15,8 @@ Why these numbers:
   the bound); ``B = 10⁹`` asked for 551 GiB.
 - samples ≤ 1,000 per item, and a plan of ≤ 2,000,000 requests per run: a plan row is
   built in memory before the first request; the 792k-response scale workspace fits.
+- ``sources export-sft --n`` ≤ 100,000 (each example is built in memory: 300k took
+  932 MB), ``judges robustness --resamples`` ≤ 100, ``compare --top`` 0..10,000.
 
 A plan within the bound is still said before it is built: ``generate``, ``conflicts
 generate``, ``disposition run`` and ``sources run`` print ``Plan: <how the size comes
@@ -87,6 +89,14 @@ TOP_P = Bound("--top-p", 0.0, 1.0)
 DOSE = Bound("--dose", 0.0, 100.0, "a percentage of training answers")
 #: Requests in flight.
 CONCURRENCY = Bound("--concurrency", 1, 1_024)
+#: Examples of one SFT file: every example is built in memory before the file is written
+#: (300,000 took 932 MB).
+SFT_EXAMPLES = Bound("--n", 1, 100_000, "every example is built in memory first")
+#: Judgements of the primary judge per answer in a judge-robustness pass (each one a request
+#: per sampled answer; the flip rate needs a few, not thousands).
+JUDGE_RESAMPLES = Bound("--resamples", 1, 100, "each one re-judges every sampled answer")
+#: Most different items a comparison keeps per pair (0: none).
+TOP_ITEMS = Bound("--top", 0, 10_000)
 #: Requests one run may plan (checked before the plan is built).
 PLAN_REQUESTS = 2_000_000
 

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import FrameType
 
@@ -60,6 +61,10 @@ def app_cmd(
     raise typer.Exit(serve(streamlit_command(host=host, port=port), env=env))
 
 
+#: How often ``serve`` looks whether it was asked to stop while the server runs.
+_POLL_S = 0.5
+
+
 def serve(command: list[str], *, env: dict[str, str], grace: float = 10.0) -> int:
     """Run the Streamlit server as a child that stops when this process is stopped.
 
@@ -79,13 +84,21 @@ def serve(command: list[str], *, env: dict[str, str], grace: float = 10.0) -> in
             child.send_signal(signal.SIGTERM)
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    deadline: float | None = None
     try:
         while True:
+            # Short waits, not one endless one: a signal arriving during ``wait()`` runs
+            # ``forward`` and the wait resumes with the timeout it started with, so an
+            # endless wait ignored the grace period and a server slow to honour SIGTERM
+            # kept ``driftlens app`` running.
+            if stopping and deadline is None:
+                deadline = time.monotonic() + grace
             try:
-                code = child.wait(timeout=grace if stopping else None)
+                code = child.wait(timeout=_POLL_S)
                 break
             except subprocess.TimeoutExpired:
-                child.kill()
+                if deadline is not None and time.monotonic() >= deadline:
+                    child.kill()
     finally:
         if child.poll() is None:  # an unexpected error in this process: do not orphan it
             child.kill()

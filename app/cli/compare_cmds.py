@@ -15,6 +15,7 @@ from app.cli.console import fmt_p, out_console
 from app.cli.context import session_for
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
+from study.limits import TOP_ITEMS
 
 _out = out_console(width=None if os.isatty(1) else 160)
 
@@ -52,7 +53,15 @@ def compare_cmd(
     alpha: Annotated[float, typer.Option("--alpha", help="Level of tests, BH and TOST.")] = 0.05,
     bootstrap: int = bootstrap_option(2000),
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    top: Annotated[int, typer.Option("--top", help="Most different items kept per pair.")] = 20,
+    top: Annotated[
+        int,
+        typer.Option(
+            "--top",
+            min=int(TOP_ITEMS.low),
+            max=int(TOP_ITEMS.high),
+            help="Most different items kept per pair (0..10,000).",
+        ),
+    ] = 20,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
     ] = None,

@@ -126,9 +126,11 @@ def generate_cmd(
     """
     from app.cli.context import session_for
     from app.cli.progress import progress_callback
+    from llm.specs import check_endpoint
     from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts, parse_doses
     from study.conflicts.sharded import generate_conflicts_sharded
 
+    check_endpoint(model)  # before the plan line and the run row
     runner = executor_for(ctx, executor, address, model=model)
 
     opts = ConflictGenerationOptions(

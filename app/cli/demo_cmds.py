@@ -13,7 +13,8 @@ from app.cli.analyze_cmds import print_drift_summary
 from app.cli.console import SafeConsole
 from app.cli.context import session_for, settings
 from app.cli.progress import progress_callback
-from app.cli.request_limits import bootstrap_option
+from app.cli.request_limits import bootstrap_option, bounded_option
+from study.limits import SAMPLES
 
 _out = SafeConsole(highlight=False, soft_wrap=True)
 
@@ -25,7 +26,9 @@ def register(app: typer.Typer) -> None:
 
 def demo_cmd(
     ctx: typer.Context,
-    samples: int = typer.Option(2, "--samples", min=1, help="Samples per question and condition."),
+    samples: int = bounded_option(
+        2, "--samples", bound=SAMPLES, help="Samples per question and condition (1..1,000)."
+    ),
     bootstrap: int = bootstrap_option(10_000, short=False),
 ) -> None:
     """Seed a workspace, generate with the simulator over HTTP, label offline, analyse, report.

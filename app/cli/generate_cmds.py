@@ -78,10 +78,15 @@ def generate_cmd(
     Exits non-zero (3) when requests failed, saying how many, of which kind, and whether
     running it again can help.
     """
+    from llm.specs import check_endpoint
+    from storage.repo.runs import check_run_name
     from study.jobs.reporter import record_result
     from study.reasoning.generation import GenerationOptions, run_generation
     from study.reasoning.sharded.generate import run_generation_sharded
 
+    # the name and the model's endpoint before anything (plan line, run row) happens
+    check_run_name(run)
+    check_endpoint(model)
     apply_engine_args(engine_args)
     runner = executor_for(ctx, executor, address, model=model)
 

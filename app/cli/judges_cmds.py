@@ -12,7 +12,8 @@ from app.cli.context import session_for
 from app.cli.groups import command_group
 from app.cli.options import RESULT_JSON_OPTION
 from app.cli.output import echo_json
-from app.cli.request_limits import bootstrap_option
+from app.cli.request_limits import bootstrap_option, bounded_option
+from study.limits import JUDGE_RESAMPLES
 
 if TYPE_CHECKING:
     from driftlens_core.alt_test import AltTestResult
@@ -30,11 +31,11 @@ def robustness_cmd(
     run: str = typer.Option(
         ..., "--run", help="The stored, judged run (disposition: the study's name)."
     ),
-    resamples: int = typer.Option(
+    resamples: int = bounded_option(
         3,
         "--resamples",
-        min=1,
-        help="Judgements of the run's judge per answer (stored one included).",
+        bound=JUDGE_RESAMPLES,
+        help="Judgements of the run's judge per answer (stored one included; 1..100).",
     ),
     judge: list[str] = typer.Option([], "--judge", help="Alternative judge (repeatable)."),
     primary: str | None = typer.Option(

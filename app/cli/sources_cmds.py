@@ -16,8 +16,9 @@ from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
 from app.cli.options import RANDOM_SEED_OPTION
 from app.cli.output import write_json
-from app.cli.request_limits import bootstrap_option
+from app.cli.request_limits import bootstrap_option, bounded_option
 from app.cli.sources_render import render_stats, term
+from study.limits import SFT_EXAMPLES
 from study.request_failures import RequestFailures
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
@@ -223,7 +224,13 @@ def run_cmd(
     ),
     out_dir: Path | None = typer.Option(None, "--out", help="Output folder."),
     bootstrap: int = bootstrap_option(2000),
-    seed: int | None = typer.Option(0, "--seed"),
+    seed: int | None = typer.Option(0, "--seed", help="Bootstrap seed of the statistics."),
+    run_seed: int = typer.Option(
+        0,
+        "--run-seed",
+        help="Generation seed: the sampling seed of every probe (a simulated model's "
+        "instance); another seed is another run of the same model (a null replication).",
+    ),
     executor: str | None = EXECUTOR_OPTION,
     address: str | None = ADDRESS_OPTION,
     shard_items: int = typer.Option(
@@ -268,6 +275,7 @@ def run_cmd(
                 prefill=prefill,
                 reasoning=reasoning,
                 max_tokens=max_tokens,
+                seed=run_seed,
             )
             for instr in dict.fromkeys(instruction)
         ]
@@ -426,7 +434,7 @@ def run_sources_demo_cli(*, session: Any, workspace: Path, bootstrap: int) -> Pa
 @sources_app.command("export-sft")
 def export_sft_cmd(
     out: Path = typer.Option(..., "--out", help="JSONL file to write."),
-    n: int = typer.Option(1000, "--n", min=1, help="Examples."),
+    n: int = bounded_option(1000, "--n", bound=SFT_EXAMPLES, help="Examples (1..100,000)."),
     strategy: str = typer.Option("mixed", "--strategy", help="mixed or standard."),
     items_path: Path | None = typer.Option(None, "--items", help="Items (default: shipped)."),
     probes: Path | None = typer.Option(

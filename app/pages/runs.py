@@ -14,7 +14,7 @@ from app.ui.url_state import url_select
 from llm.specs import parse_spec
 from ontology.schema import load_seed
 from storage.errors import DriftLensError
-from storage.repo.runs import list_runs
+from storage.repo.runs import check_run_name, list_runs
 from study.questions import import_sample_questions
 from study.reasoning.browse import (
     ResponseView,
@@ -52,13 +52,20 @@ with st.expander("Launch a run", expanded=False):
     )
     model = st.text_input("Model", value="sim/default")
     name = st.text_input("Run name", value="sim-run")
+    try:  # the service's own check, said under the field before anything can start
+        check_run_name(name)
+        name_error = None
+    except DriftLensError as exc:
+        name_error = exc
+        show_plain(exc)  # echoes typed input: plain text
     selection = st.text_input("Perturbations (all, none, a class, a category, keys)", value="all")
     form = FormCheck()
     samples = form.number("Samples", low=1, high=10, value=2, key="runs-samples")
+    blocked = (str(name_error) if name_error else None) or form.why
     if st.button(
         "Generate and label",
-        disabled=panel.busy is not None or not form.ok,
-        help=panel.busy or form.why,
+        disabled=panel.busy is not None or name_error is not None or not form.ok,
+        help=panel.busy or blocked,
     ):
         try:
             parse_spec(model)  # a bad model name is said now, not by a failed job

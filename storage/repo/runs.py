@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from storage.errors import ConfigError, NotFoundError
+from storage.errors import ConfigError, InputError, NotFoundError
 from storage.models import GenerationRun, ModelSpec, Response
 from storage.repo._upsert import get_or_create, row_values, upsert
 from storage.repo.lookup import require_row
@@ -59,6 +59,27 @@ def get_or_create_model_spec(
 # ----------------------------------------------------------------------------- runs
 
 
+def check_run_name(name: str) -> str:
+    """Refuse a run name that could be stored but not used again; return it unchanged.
+
+    Every instrument's service and every page form call this before anything starts, and
+    :func:`get_or_create_run` calls it before a new run is stored, so a page or a script
+    that skips the CLI is refused the same way.
+
+    Raises:
+        InputError: the name is empty (or only spaces: a run nobody can name again), or
+            holds a comma (``analyze --run`` and ``compare`` read a comma list of runs).
+    """
+    if not name.strip():
+        raise InputError("--run must not be empty: give the run a name.")
+    if "," in name:
+        raise InputError(
+            f"--run {name!r} holds a comma; commands that take several runs split on commas, "
+            "so choose a name without one."
+        )
+    return name
+
+
 def get_run(name: str, *, session: Session) -> GenerationRun | None:
     """The run called ``name``, if any."""
     return session.exec(select(GenerationRun).where(GenerationRun.name == name)).first()
@@ -103,6 +124,7 @@ def get_or_create_run(
     """
     run = get_run(name, session=session)
     if run is None:
+        check_run_name(name)
         run = GenerationRun(
             name=name,
             model_spec_id=model_spec_id,

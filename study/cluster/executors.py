@@ -72,6 +72,9 @@ def make_executor(
         if address is not None:
             raise ConfigError("--address needs --executor ray.")
         return LocalExecutor()
+    from study.cluster.ray_address import parse_ray_address
+
+    parse_ray_address(address)
     if settings.is_sqlite:
         raise ConfigError(
             "--executor ray needs a database server every worker can reach "

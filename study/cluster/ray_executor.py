@@ -72,6 +72,11 @@ class RayExecutor:
         self, ray: Any, fn: Callable[[P], R], payloads: Sequence[P], *, poll: Callable[[], None]
     ) -> list[R]:
         if not ray.is_initialized():
+            from study.cluster.ray_address import check_reachable, parse_ray_address
+
+            host_port = parse_ray_address(self.address)
+            if host_port is not None:
+                check_reachable(*host_port, address=self.address)
             try:
                 ray.init(
                     address=self.address,

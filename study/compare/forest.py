@@ -20,7 +20,7 @@ from study.report.figures import plain_label
 #: At most this many rows are drawn (the largest differences first); the table has all.
 MAX_ROWS = 60
 _COLORS = {"different": "#b00020", "equivalent": "#0a7d32", "inconclusive": "#555555",
-           "untestable": "#999999"}  # fmt: skip
+           "untestable": "#999999", "no information": "#999999"}  # fmt: skip
 _RC: Any = {"svg.hashsalt": "driftlens", "svg.fonttype": "path", "font.size": 8}
 
 

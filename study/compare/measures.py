@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -157,7 +158,21 @@ def paired_rows(
                 p_exact=p_exact,
             )
         )
+        rows[-1] = replace(rows[-1], n_informative=informative_items(g))
     return rows
+
+
+def informative_items(g: pd.DataFrame) -> int:
+    """Items of one statistic and scope whose paired units could tell anything.
+
+    When every unit of both runs holds one and the same value (every answer in
+    ``no_stance``, so every aligned value 0), no item is informative: the difference is
+    0 on every bootstrap draw whatever the truth. Otherwise every item counts.
+    """
+    values = pd.concat([g["value_a"], g["value_b"]])
+    if values.nunique(dropna=True) <= 1:
+        return 0
+    return int(g["item"].nunique())
 
 
 def item_diffs(a: RunData, b: RunData, shared: Sequence[str], *, top: int) -> list[ItemDiff]:

@@ -58,6 +58,11 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
 _TEXT_COLS = {"run_a", "run_b", "statistic", "scope", "test", "test_detail", "verdict"}
 
 
+def _css(verdict: str) -> str:
+    """The verdict as a class name (``no information`` holds a space)."""
+    return verdict.replace(" ", "-")
+
+
 def _num(x: float, digits: int = 3) -> str:
     return "–" if not math.isfinite(x) else f"{x:.{digits}f}"
 
@@ -105,7 +110,12 @@ def render_markdown(c: Comparison, figure: str = "figures/forest.svg") -> str:
         out.append("| " + " | ".join(md_escape(_cell(r, k)) for k, _ in _COLUMNS) + " |")
     out += ["", f"![forest plot of the paired differences]({figure})", ""]
     if c.ranking:
-        out += ["## Ranking (runs sharing a letter cannot be separated)", ""]
+        out += [
+            "## Ranking (runs sharing a letter cannot be separated)",
+            "",
+            "Letters read the table's BH-adjusted p (one family: every row).",
+            "",
+        ]
         out += ["| statistic | scope | run | value | letters |", "|---|---|---|---|---|"]
         out += [f"| {md_escape(x.statistic)} | {md_escape(x.scope)} | {md_escape(x.run)} | "
                 f"{_num(x.value)} | {md_escape(x.letters)} |" for x in c.ranking]  # fmt: skip
@@ -151,7 +161,7 @@ def render_html(c: Comparison, figure: list[Path]) -> str:
     for r in c.rows:
         cells = "".join(
             f'<td class="{"t" if k in _TEXT_COLS else ""}'
-            f'{" " + r.verdict if k == "verdict" else ""}">{esc(_cell(r, k))}</td>'
+            f'{" " + _css(r.verdict) if k == "verdict" else ""}">{esc(_cell(r, k))}</td>'
             for k, _ in _COLUMNS
         )
         body.append(f"<tr>{cells}</tr>")
@@ -164,7 +174,8 @@ def render_html(c: Comparison, figure: list[Path]) -> str:
             f'<td class="t">{esc(x.letters)}</td></tr>'
             for x in c.ranking
         )
-        parts.append("<h2>Ranking</h2><p>Runs sharing a letter cannot be separated.</p>"
+        parts.append("<h2>Ranking</h2><p>Runs sharing a letter cannot be separated; the "
+                     "letters read the table's BH-adjusted p (one family: every row).</p>"
                      "<table><thead><tr><th>statistic</th><th>scope</th><th>run</th>"
                      f"<th>value</th><th>letters</th></tr></thead><tbody>{rows}</tbody>"
                      "</table>")  # fmt: skip

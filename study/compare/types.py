@@ -18,8 +18,10 @@ import pandas as pd
 #: outcomes, Wilcoxon signed-rank (and the sign test) for ordinal or continuous ones.
 Kind = Literal["binary", "ordinal"]
 #: What a row says: the adjusted test separates the runs, the TOST puts the difference
-#: inside the margin, or neither.
-Verdict = Literal["different", "equivalent", "inconclusive", "untestable"]
+#: inside the margin, or neither; ``no information`` when no item is informative (every
+#: answer of both runs has one and the same value: a classifier that put every answer in
+#: ``no_stance`` gives 0 vs 0 with a zero-width interval, which is no evidence of anything).
+Verdict = Literal["different", "equivalent", "inconclusive", "untestable", "no information"]
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,9 @@ class StatRow:
     tost_p: float
     n_items: int
     p_exact: float = math.nan  # exact McNemar p of a binary row (NaN otherwise)
+    # items whose answers are not all of the one value every answer of both runs takes
+    # (-1: not counted, as rows of adapters with their own statistics)
+    n_informative: int = -1
     p_adjusted: float = math.nan
     p_test_adjusted: float = math.nan
     verdict: Verdict = "untestable"

@@ -37,6 +37,7 @@ from storage.models import GenerationRun, Response
 from storage.repo.leases import Lease
 from storage.repo.runs import (
     ResponseKey,
+    check_run_name,
     existing_response_keys,
     get_run,
     set_run_status,
@@ -274,19 +275,22 @@ def parse_doses(text: str) -> tuple[int, ...]:
     try:
         if ".." in t:
             lo, hi = (int(x) for x in t.split("..", 1))
-            doses = tuple(range(lo, hi + 1))
+            bounds: tuple[int, ...] = (lo, hi)
         else:
-            doses = tuple(int(x) for x in t.split(",") if x.strip())
+            bounds = tuple(int(x) for x in t.split(",") if x.strip())
     except ValueError:
         raise InputError(
             f"--distractors {text!r}: use a number, a list (0,6) or a range (0..6)."
         ) from None
-    if ".." in t and not doses:
+    if ".." in t and bounds[0] > bounds[1]:
         raise InputError(
             f"--distractors {text!r}: the range runs backwards; write it low..high (0..6)."
         )
-    if not doses or any(not 0 <= d <= 6 for d in doses):
+    # the ends are checked before a range is expanded: 0..1000000000 would otherwise
+    # build a billion-element tuple (gigabytes) only to be refused afterwards
+    if not bounds or any(not 0 <= d <= 6 for d in bounds):
         raise InputError(f"--distractors {text!r}: doses must lie in 0-6.")
+    doses = tuple(range(bounds[0], bounds[1] + 1)) if ".." in t else bounds
     return tuple(sorted(set(doses)))
 
 
@@ -369,6 +373,7 @@ def generate_conflicts(
 
     if options.track not in TRACKS:
         raise InputError(f"Unknown track {options.track!r}: use oracle, pipeline or no-memory.")
+    check_run_name(options.run)
     limits.SAMPLES.check(options.samples)
     limits.CONCURRENCY.check(options.concurrency)
     limits.MAX_TOKENS.check(options.max_tokens)

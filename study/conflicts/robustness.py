@@ -172,6 +172,7 @@ def conflicts_judgements(run_name: str, rejudging: Rejudging) -> Judgements:
 
 def run_robustness(run: str, ask: RobustnessAsk) -> RobustnessResult:
     """The rubric judge's robustness for a conflicts run (the plugin's ``robustness``)."""
+    ask.require_judge_variance()
     got = conflicts_judgements(
         run, ask.asked(stored_judges(run, session=ask.session), f"Run {run!r}")
     )
@@ -183,4 +184,5 @@ def run_robustness(run: str, ask: RobustnessAsk) -> RobustnessResult:
         verdicts=got.scores,
         measure="rubric total D1-D5 (0-20) per answer",
         midpoint=10.0,
+        scale=(0.0, 20.0),
     )

@@ -241,6 +241,7 @@ def run_robustness(study: str, ask: RobustnessAsk) -> RobustnessResult:
     """
     from study.disposition.items import load_sample_batteries, read_batteries
 
+    ask.require_judge_variance()
     given = ask.options.get("batteries")
     if given is None:
         batteries = load_sample_batteries()
@@ -261,5 +262,6 @@ def run_robustness(study: str, ask: RobustnessAsk) -> RobustnessResult:
         verdicts=got.codes,
         measure="aligned (1) or not (0) per answer, the classifier's category",
         midpoint=0.5,
+        scale=(0.0, 1.0),
         conclusions=conclusions(got, arms, bootstrap=ask.bootstrap, seed=ask.seed),
     )

@@ -115,10 +115,12 @@ def arm_backend(
     info = parse_spec(arm.model)
     if info.provider == "sim":
         from study.disposition.sim.responder import DispositionSimBackend, parse_arm_model
-        from study.disposition.sim_endpoint import probe_registry
+        from study.disposition.sim_endpoint import probe_index, probe_registry
 
         if parse_arm_model(info.model) is not None:
-            return DispositionSimBackend(info.model, probe_registry(batteries))
+            return DispositionSimBackend(
+                info.model, probe_registry(batteries), index=probe_index(batteries)
+            )
     if env is not None:
         from llm.backends import get_backend
 

@@ -31,6 +31,22 @@ def probe_registry(doc: BatteryDocument) -> dict[str, ProbeInfo]:
     return out
 
 
+def probe_index(doc: BatteryDocument) -> dict[tuple[str, str, int], ProbeInfo]:
+    """``(battery, stem, paraphrase)`` → what the simulator knows about that probe.
+
+    The in-process arms look a probe up by its item id (the request's tag), as the
+    source-reliance simulator does: by text, stems sharing a paraphrase's text (a battery
+    widened by reusing texts under new ids) all answered as the last of them.
+    """
+    return {
+        (b.name, p.stem, p.paraphrase): ProbeInfo(
+            b.name, p.stem, p.paraphrase, b.category_names, b.aligned_category
+        )
+        for b in doc.batteries
+        for p in b.probes()
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve the simulator with the disposition arms (key from ``SIM_API_KEY``)."""
     from llm.sim.server import serve

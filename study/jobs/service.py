@@ -8,6 +8,7 @@ password. The process's output goes to ``jobs/job-<id>.log`` in the workspace.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import socket
@@ -57,6 +58,24 @@ def _check_argv(argv: Sequence[str]) -> list[str]:
                 "environment of the app server."
             )
     return out
+
+
+#: Options whose value is a model spec, in every instrument's commands.
+_MODEL_OPTIONS = frozenset({"--model", "-m", "--judge", "--primary"})
+
+
+def _check_models(args: Sequence[str]) -> None:
+    """Refuse a job whose model spec or endpoint is unusable, before it is recorded.
+
+    Raises:
+        ConfigError: a malformed spec, or an endpoint whose variables are not set in the
+            environment the job would inherit.
+    """
+    from llm.specs import check_endpoint
+
+    for flag, value in itertools.pairwise(args):
+        if flag in _MODEL_OPTIONS and "/" in value:
+            check_endpoint(value)
 
 
 def _signal(pid: int, sig: signal.Signals, *, group: bool) -> bool:
@@ -126,8 +145,10 @@ def submit_job(
 
     Raises:
         InputError: an option of ``argv`` would carry a secret.
+        ConfigError: a model of ``argv`` is malformed or its endpoint is not configured.
     """
     args = _check_argv(argv)
+    _check_models(args)
     workspace = Path(workspace).resolve()
     row = Job(
         kind=kind,
@@ -308,19 +329,47 @@ def resume_job(job_id: int, *, session: Session, workspace: Path, db_url: str) -
     mark_interrupted(session=session)
     job = get_job(job_id, session=session)
     if job.resumed_by is not None:
-        raise InputError(f"Job {job_id} was already resumed as job {job.resumed_by}.")
+        raise InputError(_already_resumed(job_id, job.resumed_by))
     if not job.resumable:
         raise InputError(f"Job {job_id} is {job.state}; only a stopped job can be resumed.")
-    new = submit_job(
-        session=session,
-        workspace=workspace,
-        db_url=db_url,
-        kind=job.kind,
-        title=job.title,
-        argv=job.argv,
-        scope=job.scope,
-        unit=job.unit,
+    # Claimed in one conditional UPDATE before anything starts: two Resume clicks (two
+    # tabs, two sessions) both read "not resumed" above, but only one of them changes
+    # the row here; the other is refused instead of starting a second, spurious job.
+    claimed = session.execute(
+        update(Job)
+        .where(col(Job.id) == job_id, col(Job.resumed_by).is_(None))
+        .values(resumed_by=_RESUMING)
     )
+    session.commit()
+    if claimed.rowcount != 1:  # type: ignore[attr-defined]
+        session.expire_all()
+        raise InputError(_already_resumed(job_id, get_job(job_id, session=session).resumed_by))
+    try:
+        new = submit_job(
+            session=session,
+            workspace=workspace,
+            db_url=db_url,
+            kind=job.kind,
+            title=job.title,
+            argv=job.argv,
+            scope=job.scope,
+            unit=job.unit,
+        )
+    except BaseException:
+        session.rollback()
+        session.execute(update(Job).where(col(Job.id) == job_id).values(resumed_by=None))
+        session.commit()
+        raise
     session.execute(update(Job).where(col(Job.id) == job_id).values(resumed_by=new.id))
     session.commit()
     return new
+
+
+#: ``resumed_by`` while a Resume is starting the new job (job ids start at 1).
+_RESUMING = 0
+
+
+def _already_resumed(job_id: int, by: int | None) -> str:
+    if by == _RESUMING:
+        return f"Job {job_id} is being resumed already."
+    return f"Job {job_id} was already resumed as job {by}."

@@ -40,6 +40,12 @@ def robustness_instruments() -> tuple[str, ...]:
     return tuple(p.name for p in instruments() if p.robustness is not None)
 
 
+#: A judgement unreadable on more than this share of the sampled answers stops the
+#: comparison: its flip rate and interval would rest on the answers it could read (the
+#: judges' own 50 % stop let a judge unreadable on 36 % through, silently).
+UNREADABLE_MAX = 0.2
+
+
 def _conclusion(lo: float, hi: float, midpoint: float) -> str:
     if lo > midpoint:
         return "above the midpoint"
@@ -62,6 +68,7 @@ def summarize(
     bootstrap: int,
     seed: int,
     conclusions: Sequence[Mapping[str, str]] = (),
+    scale: tuple[float, float] | None = None,
 ) -> RobustnessResult:
     """The result from the matrices (the instrument adapters gather them).
 
@@ -80,19 +87,55 @@ def summarize(
         conclusions: The instrument's own conclusions, one ``{name: value}`` per column
             (e.g. a drift's sign and significance, a ranking); any value that differs from
             column 0's is a conclusion flip.
+        scale: ``(low, high)`` of the headline value: every interval is clipped to it
+            (the judge-inclusive one adds a t-distributed shift that can leave the scale).
 
     Raises:
-        InputError: no item has a verdict in every column.
+        InputError: no item has a verdict in every column, or a judgement was unreadable
+            on more than :data:`UNREADABLE_MAX` of the sampled answers.
     """
-    complete = np.all(np.isfinite(values), axis=1)
+    readable = np.isfinite(values)
+    complete = np.all(readable, axis=1)
+    n_sampled = len(complete)
+    unreadable = 1.0 - readable.mean(axis=0) if n_sampled else np.zeros(len(labels))
+    worst = int(np.argmax(unreadable)) if len(labels) else 0
+    if n_sampled and unreadable[worst] > UNREADABLE_MAX:
+        raise InputError(
+            f"{labels[worst]} gave no readable verdict on {int((~readable[:, worst]).sum())} "
+            f"of {n_sampled} sampled answers ({unreadable[worst]:.0%}, above the "
+            f"{UNREADABLE_MAX:.0%} a robustness comparison allows): its flip rate would "
+            "compare only the answers it could read; fix its prompt or parser, or drop it."
+        )
     if not complete.any():
         raise InputError(
             "No sampled item was judged readably by every judgement; nothing to compare."
+        )
+    notes: list[str] = []
+    if not complete.all():
+        why = ", ".join(
+            f"{lb} unreadable on {int((~readable[:, j]).sum())}"
+            for j, lb in enumerate(labels)
+            if not readable[:, j].all()
+        )
+        notes.append(
+            f"{n_sampled - int(complete.sum())} of {n_sampled} sampled answers left out "
+            f"because a judgement had no readable verdict ({why})."
         )
     v = values[complete]
     s = verdicts[complete]
     rng = np.random.default_rng(seed)
     both = two_stage_bootstrap(v, n_boot=bootstrap, seed=rng)
+
+    def clip(ci: tuple[float, float]) -> tuple[float, float]:
+        if scale is None:
+            return ci
+        return (min(max(ci[0], scale[0]), scale[1]), min(max(ci[1], scale[0]), scale[1]))
+
+    if scale is not None and clip(both.judge_inclusive) != both.judge_inclusive:
+        notes.append(
+            f"The judge-inclusive interval {_ci(both.judge_inclusive)} left the "
+            f"{scale[0]:g}-{scale[1]:g} scale; it is shown clipped to the scale."
+        )
     stored = s[:, 0, :].ravel()
     lines = []
     for j, (label, kind) in enumerate(zip(labels, kinds, strict=True)):
@@ -103,8 +146,8 @@ def summarize(
                 kind=kind,
                 flip_rate=None if j == 0 else flip_rate(stored, s[:, j, :].ravel()),
                 mean=one.mean,
-                ci_low=one.judge_free[0],
-                ci_high=one.judge_free[1],
+                ci_low=clip(one.judge_free)[0],
+                ci_high=clip(one.judge_free)[1],
                 conclusion=_conclusion(*one.judge_free, midpoint),
             )
         )
@@ -142,15 +185,20 @@ def summarize(
         measure=measure,
         midpoint=midpoint,
         mean=both.mean,
-        judge_free=both.judge_free,
-        judge_inclusive=both.judge_inclusive,
+        judge_free=clip(both.judge_free),
+        judge_inclusive=clip(both.judge_inclusive),
         judge_share=both.judge_share,
         resample_flip_rate=resample_flips,
         lines=tuple(lines),
         conclusion_flips=flipped,
         bootstrap=bootstrap,
         seed=seed,
+        notes=tuple(notes),
     )
+
+
+def _ci(ci: tuple[float, float]) -> str:
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
 def judge_robustness(
@@ -194,6 +242,9 @@ def judge_robustness(
         )
     if resamples < 1 or sample < 1 or bootstrap < 1:
         raise InputError("--resamples, --sample and --bootstrap must be at least 1.")
+    from study.limits import JUDGE_RESAMPLES
+
+    JUDGE_RESAMPLES.check(resamples)
     if resamples == 1 and not judges:
         raise InputError("Give --resamples of 2 or more, or an alternative --judge.")
     ask = RobustnessAsk(
@@ -225,6 +276,21 @@ class RobustnessAsk:
     seed: int
     concurrency: int
     options: Mapping[str, Any]
+
+    def require_judge_variance(self) -> None:
+        """Refuse, before any request, a call that leaves the judge's variance one degree of
+        freedom: with two judgements per answer the judge-inclusive interval's t(1) shift is
+        a Cauchy draw (8.75x wider in issue 37). Adapters summarised by :meth:`summary` call
+        it first; an instrument with statistics of its own (a labeler comparison) need not.
+
+        Raises:
+            InputError: fewer than three judgements per answer, the stored one included.
+        """
+        if self.resamples + len(dict.fromkeys(self.judges)) < 3:
+            raise InputError(
+                "The judge-inclusive interval needs at least three judgements per answer (the "
+                "stored one included); give --resamples 2 or more with --judge, or two --judge."
+            )
 
     def asked(self, stored: Sequence[str], what: str) -> Rejudging:
         """What an instrument's judgements call is asked.

@@ -83,6 +83,11 @@ def run_demo(
         seed: bootstrap seed.
         stage: ``stage(name)`` returns a ``(done, total)`` progress callback for that stage.
     """
+    from study import limits
+
+    # before anything is seeded: a refused count leaves the workspace as it was
+    limits.SAMPLES.check(samples)
+    limits.BOOTSTRAP.check(bootstrap)
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     seed_ontologies(session=session)

@@ -29,6 +29,7 @@ from storage.models import GenerationRun, Perturbation, Question
 from storage.repo.leases import Lease
 from storage.repo.requests import RequestInterner
 from storage.repo.runs import (
+    check_run_name,
     existing_response_keys,
     get_run,
     set_run_status,
@@ -132,6 +133,7 @@ def _check_options(options: GenerationOptions) -> None:
         )
     from study import limits
 
+    check_run_name(options.run)
     limits.SAMPLES.check(options.samples)
     limits.CONCURRENCY.check(options.concurrency)
     limits.TEMPERATURE.check(options.temperature)

@@ -79,6 +79,9 @@ def sft_examples(
     Raises:
         InputError: unknown strategy, no items, n < 1, or tier other than 1.
     """
+    from study.limits import SFT_EXAMPLES
+
+    SFT_EXAMPLES.check(n)
     if strategy not in STRATEGIES:
         raise InputError(f"Unknown strategy {strategy!r}; use {' or '.join(STRATEGIES)}.")
     if not items or n < 1:

@@ -34,6 +34,7 @@ from storage.errors import ConfigError, InputError
 from storage.hashing import content_hash
 from storage.models import Prompt
 from storage.repo.requests import RequestInterner, prompt_messages
+from storage.repo.runs import check_run_name
 from storage.repo.sources import (
     add_source_run,
     get_source_run,
@@ -275,6 +276,8 @@ def run_stored_sources(
             or another live process is running it.
         InputError: no items, or tier 2 without a claim for some item.
     """
+    if name is not None:
+        check_run_name(name)
     claims = claims or {}
     spec = backend if isinstance(backend, str) else backend.spec
     if not items:

