@@ -95,6 +95,11 @@ class InstrumentPlugin:
         cli_demo: ``module:function`` that ``driftlens demo`` calls after its main pipeline,
             as ``fn(session=, workspace=, bootstrap=)``: runs the instrument's simulated demo,
             prints its summary and returns its report's path.
+        tier_impact: ``module:function`` the refinement impact preview calls for each
+            stored analysis a proposed ontology rewrite could touch, as
+            ``fn(ask, session=)`` with ``ask`` an :class:`ontology.refinement_impact.TierAsk`;
+            returns a :class:`ontology.refinement_impact.TierImpact`, or ``None`` when the
+            analysis is not the instrument's. ``None``: it stores no such analysis.
     """
 
     name: str
@@ -109,6 +114,7 @@ class InstrumentPlugin:
     robustness: str | None = None
     result_pages: tuple[ResultPage, ...] = ()
     cli_demo: str | None = None
+    tier_impact: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -118,7 +124,7 @@ class InstrumentPlugin:
             )
         if not self.title.strip():
             raise ConfigError(f"Instrument {self.name!r} has an empty title.")
-        for part in ("sim_server", "robustness", "cli_demo"):
+        for part in ("sim_server", "robustness", "cli_demo", "tier_impact"):
             ref = getattr(self, part)
             if ref is not None and not _REF.match(ref):
                 raise ConfigError(

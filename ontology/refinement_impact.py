@@ -6,6 +6,13 @@ new version would change (with a 95 % interval). :func:`impact_preview` scales i
 stored run labeled under the proposal's base version and names the stored analyses of
 those runs under that version, whose drift tiers could change when the estimated number
 of changed labels is not surely zero.
+
+Whether those tiers *would* change is estimated by the instrument that owns the analysis
+(its plugin's ``tier_impact`` part, :class:`TierAsk` in, :class:`TierImpact` out): it
+applies label flips at the estimated rate to the analysis's stored trajectories in seeded
+draws, recomputes the tiers with the analysis's own functions and counts the draws whose
+tier order differs from the unflipped one. This module names no instrument: it asks every
+installed plugin that has the part.
 """
 
 from __future__ import annotations
@@ -15,8 +22,82 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, col, func, select
 
+from driftlens_plugins import instruments, load_ref
 from storage.models import Analysis, GenerationRun, Response, RewriteProposal, StepLabel
 from storage.refinement_models import RefinementDecision
+
+#: Draws of the tier estimate per analysis (each recomputes the analysis's drift table).
+TIER_DRAWS = 20
+
+
+@dataclass(frozen=True)
+class TierAsk:
+    """What an instrument needs to estimate whether an analysis's tiers would change.
+
+    Attributes:
+        analysis: the stored analysis's id.
+        leaves: the two leaves whose definitions the proposal rewrites (the labels that
+            change concentrate on them).
+        share: estimated share of all step labels the accept would change.
+        low: lower end of its 95 % interval (``share`` when unknown).
+        high: upper end of its 95 % interval (``share`` when unknown).
+        draws: number of seeded flip draws.
+        seed: seed of the draws.
+    """
+
+    analysis: int
+    leaves: tuple[str, str]
+    share: float
+    low: float
+    high: float
+    draws: int = TIER_DRAWS
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TierImpact:
+    """An analysis's tier order and the share of flip draws in which it changed.
+
+    Attributes:
+        analysis: the analysis's id.
+        draws: draws made.
+        changed: draws in which the tier order of some model × metric differed.
+        orders: the unflipped order per model × metric (``model/metric: a > b > c``).
+        examples: up to three changed orders seen in the draws.
+    """
+
+    analysis: int
+    draws: int
+    changed: int
+    orders: tuple[str, ...]
+    examples: tuple[str, ...] = ()
+
+    @property
+    def share(self) -> float:
+        """Share of the draws in which the tier order changed."""
+        return self.changed / self.draws if self.draws else math.nan
+
+    def line(self) -> str:
+        """One plain sentence: would the tiers change, in what share of the draws."""
+        verdict = "would change" if self.changed else "would not change"
+        text = (
+            f"analysis {self.analysis}: the drift tier order {verdict} in {self.changed} of "
+            f"{self.draws} draws ({self.share:.0%}) with the estimated label changes applied"
+        )
+        if self.examples:
+            text += f", e.g. {self.examples[0]}"
+        return text
+
+
+def tier_impacts(ask: TierAsk, *, session: Session) -> TierImpact | None:
+    """The estimate of the first installed instrument that owns the analysis (or ``None``)."""
+    for plugin in instruments():
+        if plugin.tier_impact is None:
+            continue
+        got = load_ref(plugin.tier_impact)(ask, session=session)
+        if isinstance(got, TierImpact):
+            return got
+    return None
 
 
 @dataclass(frozen=True)
@@ -29,11 +110,18 @@ class RunImpact:
     changed_low: float
     changed_high: float
     analyses: tuple[int, ...]
+    #: the instruments' estimates for the analyses (empty: none could estimate)
+    tiers: tuple[TierImpact, ...] = ()
 
     @property
     def tiers_could_change(self) -> bool:
         """Whether an analysis of the run exists and some label may change."""
         return bool(self.analyses) and not (self.changed_high < 1.0)
+
+    @property
+    def tiers_would_change(self) -> bool:
+        """Whether the tier order changed in any draw of any analysis's estimate."""
+        return any(t.changed for t in self.tiers)
 
     def line(self) -> str:
         """One plain sentence for the CLI and the page."""
@@ -41,15 +129,27 @@ class RunImpact:
             f"run {self.run}: about {self.changed:.0f} of {self.labels} step labels would "
             f"change (95 % interval {self.changed_low:.0f}-{self.changed_high:.0f})"
         )
-        if self.analyses:
-            ids = ", ".join(str(a) for a in self.analyses)
+        estimated = {t.analysis for t in self.tiers}
+        text += "".join(f"; {t.line()}" for t in self.tiers)
+        rest = tuple(a for a in self.analyses if a not in estimated)
+        if rest:
+            ids = ", ".join(str(a) for a in rest)
             could = "could change" if self.tiers_could_change else "should not change"
             text += f"; the drift tiers of analysis {ids} {could}"
         return text
 
 
-def impact_preview(proposal_id: int, *, session: Session) -> list[RunImpact] | None:
-    """The impact of accepting a proposal the refinement loop gated (``None`` otherwise)."""
+def impact_preview(
+    proposal_id: int, *, session: Session, draws: int = TIER_DRAWS, seed: int = 0
+) -> list[RunImpact] | None:
+    """The impact of accepting a proposal the refinement loop gated (``None`` otherwise).
+
+    Args:
+        proposal_id: the proposal.
+        session: open session.
+        draws: flip draws of each analysis's tier estimate (0: no estimate).
+        seed: seed of the draws.
+    """
     decision = session.exec(
         select(RefinementDecision).where(RefinementDecision.proposal_id == proposal_id)
     ).first()
@@ -74,6 +174,20 @@ def impact_preview(proposal_id: int, *, session: Session) -> list[RunImpact] | N
                 Analysis.run_id == run_id, Analysis.ontology_version_id == version
             )
         ).all()
+        ids = tuple(int(a) for a in analyses if a is not None)
+        asks = [
+            TierAsk(
+                analysis=a,
+                leaves=(decision.leaf_a, decision.leaf_b),  # type: ignore[union-attr]
+                share=share,
+                low=low if not math.isnan(low) else share,
+                high=high if not math.isnan(high) else share,
+                draws=draws,
+                seed=seed,
+            )
+            for a in (ids if draws > 0 and not math.isnan(share) else ())
+        ]
+        tiers = tuple(t for t in (tier_impacts(a, session=session) for a in asks) if t)
         out.append(
             RunImpact(
                 run=run.name if run is not None else str(run_id),
@@ -81,7 +195,8 @@ def impact_preview(proposal_id: int, *, session: Session) -> list[RunImpact] | N
                 changed=share * n,
                 changed_low=(low if not math.isnan(low) else share) * n,
                 changed_high=(high if not math.isnan(high) else share) * n,
-                analyses=tuple(int(a) for a in analyses if a is not None),
+                analyses=ids,
+                tiers=tiers,
             )
         )
     return out

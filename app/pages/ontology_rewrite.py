@@ -29,6 +29,7 @@ from ontology.schema import UNMAPPED, OntologyDoc
 from ontology.versions import document, get_version, version_label
 from ontology.working_round import experiment_rounds, working_round
 from storage.errors import DriftLensError
+from storage.workspace import counts_revision
 
 PAGE = "rewrite"
 
@@ -198,8 +199,18 @@ for side, leaf, old, new in (
     right.caption("proposed")
     right.markdown(diff_html(old, new, side="new"), unsafe_allow_html=True)
 
+
+@st.cache_data(max_entries=32, show_spinner="Estimating what an accept would change…")
+def _gate_view(db_url: str, proposal: int, revision: tuple[int, ...]) -> list[str] | None:
+    """The gate's numbers and the impact preview of one workspace revision (the tier
+    estimate rebuilds each analysis's drift table per draw: seconds, so not per rerun)."""
+    with page_session() as session:
+        return gate_summary(proposal, session=session)
+
+
 with page_session() as session:
-    gate_view = gate_summary(pid, session=session)
+    gate_revision = counts_revision(session=session)
+gate_view = _gate_view(page_settings().db_url, pid, gate_revision)
 if gate_view is not None:
     st.subheader("Refinement gate (held-out steps)")
     for line in gate_view:

@@ -21,4 +21,5 @@ PLUGIN = InstrumentPlugin(
     ),
     robustness="study.reasoning.labeler_robustness:run_robustness",
     sim_server="study.reasoning.sim.served:server_parts",
+    tier_impact="study.reasoning.tier_impact:tier_impact",
 )
