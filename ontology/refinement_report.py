@@ -15,6 +15,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from ontology.refinement import RefineResult
+from ontology.refinement_validation import FinalTables
 from storage.refinement_models import RefinementLoop
 
 
@@ -149,8 +150,36 @@ def _table(rows: list[dict[str, Any]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def render_html(result: RefineResult) -> str:
-    """A self-contained HTML report: the curve, the rounds and the rewrites tried."""
+def _final_section(result: RefineResult, tables: FinalTables | None) -> str:
+    """The seed's cross-model, within-model and robustness tables (or how to get them)."""
+    if tables is None:
+        return (
+            f"<h2>Final version {html.escape(result.final_version)}</h2><p>The cross-model, "
+            "within-model and robustness tables were not computed for this report (they "
+            "label the final round again): use the Refinement page's button or "
+            "<code>driftlens ontology refine-report</code>.</p>"
+        )
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in tables.notes)
+
+    def pct(rows: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+        return [{k: f"{v:.1f}" if isinstance(v, float) else v for k, v in r.items()} for r in rows]
+
+    return (
+        f"<h2>Final version {html.escape(result.final_version)}</h2>"
+        f"<p>Agreement is exact match per step, in %; the within-model and robustness "
+        f"tables relabel the responses of labeling round {tables.final_round}.</p>"
+        f"<h3>Cross-model agreement</h3>{_table(pct(tables.cross))}"
+        "<h3>Within-model agreement (same labeler, labeled twice)</h3>"
+        f"{_table(pct(tables.within))}"
+        "<h3>Robustness (every definition paraphrased)</h3>"
+        f"{_table(pct(tables.robustness))}" + (f"<ul>{notes}</ul>" if notes else "")
+    )
+
+
+def render_html(result: RefineResult, tables: FinalTables | None = None) -> str:
+    """A self-contained HTML report: the curve, the rounds, the rewrites tried and, when
+    ``tables`` is given, the final version's cross-model, within-model and robustness
+    tables (:func:`ontology.refinement_validation.final_version_tables`)."""
     c = result.config
     target, trigger = float(c.get("target", 0.83)), float(c.get("trigger", 0.70))
     start, final = result.start_agreement, result.final_agreement
@@ -169,5 +198,6 @@ def render_html(result: RefineResult) -> str:
         f"<h1>Refinement loop {result.loop_id}</h1><p>{html.escape(summary)}</p>"
         f"<h2>Agreement by round</h2>{_svg_curve(result, target=target, trigger=trigger)}"
         f"<h2>Rounds</h2>{_table(round_rows(result))}"
-        f"<h2>Rewrites tried</h2>{_table(decision_rows(result))}</body></html>"
+        f"<h2>Rewrites tried</h2>{_table(decision_rows(result))}"
+        f"{_final_section(result, tables)}</body></html>"
     )

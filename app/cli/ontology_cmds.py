@@ -15,7 +15,7 @@ from rich.table import Table
 from app.cli.console import fmt_measure, out_console
 from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
-from app.cli.ontology_refine_cmds import refine_cmd
+from app.cli.ontology_refine_cmds import refine_cmd, refine_report_cmd
 from app.cli.ontology_validate_cmds import validate_app
 from app.cli.options import JSON_OPTION, JSONL_OUT_OPTION, ROUND_OPTION
 from app.cli.output import echo_json
@@ -49,6 +49,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(ontology_app, name="ontology")
     ontology_app.add_typer(validate_app, name="validate")
     ontology_app.command("refine")(refine_cmd)
+    ontology_app.command("refine-report")(refine_report_cmd)
     export_app.command("labels")(export_labels_cmd)
 
 

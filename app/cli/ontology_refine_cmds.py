@@ -110,3 +110,46 @@ def refine_cmd(
         f"stopped: {result.stop_reason or 'not yet'}.",
         markup=False,
     )
+
+
+def refine_report_cmd(
+    ctx: typer.Context,
+    loop: int = typer.Argument(..., help="Refinement loop id."),
+    out: Path = typer.Option(..., "--out", help="HTML file to write."),
+    paraphraser: str | None = typer.Option(
+        None,
+        "--paraphraser",
+        help="Model that paraphrases the definitions (default: the rewriter).",
+    ),
+) -> None:
+    """Write a loop's HTML report with its final version's agreement tables.
+
+    The cross-model table comes from the stored rounds; the within-model and robustness
+    tables label the final round's responses again (stored, so a second report labels
+    nothing new).
+    """
+    from ontology.refinement_loop import loop_result
+    from ontology.refinement_report import render_html
+    from ontology.refinement_validation import final_version_tables
+    from storage.errors import NotFoundError
+    from storage.refinement_models import RefinementLoop
+
+    with session_for(ctx) as session, progress_callback("labeling (steps)") as update:
+        if session.get(RefinementLoop, loop) is None:
+            raise NotFoundError(f"no refinement loop {loop} in this workspace")
+        result = loop_result(loop, session=session)
+        tables = final_version_tables(
+            result, session=session, paraphraser=paraphraser, progress=update
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_html(result, tables), encoding="utf-8")
+    for row in tables.within:
+        _out.print(
+            f"{row['labeler']}: within-model {row['within-model agreement %']:.1f} %", markup=False
+        )
+    for row in tables.robustness:
+        _out.print(
+            f"{row['labeler']}: under a paraphrase {row['agreement under a paraphrase %']:.1f} %",
+            markup=False,
+        )
+    _out.print(f"Wrote {out}", markup=False)

@@ -22,6 +22,7 @@ from ontology.refinement_report import (
     round_rows,
     to_csv,
 )
+from ontology.refinement_validation import final_version_tables
 from ontology.versions import list_versions, seed_ontologies, version_label
 from storage.errors import DriftLensError
 from study.jobs import cancel_job
@@ -151,7 +152,33 @@ def _loop_view(loop_id: int) -> None:
     d3.download_button(
         "History (JSON)", json.dumps(result.to_json(), indent=2), f"loop-{loop_id}.json"
     )
-    d4.download_button("Report (HTML)", render_html(result), f"loop-{loop_id}.html")
+    # The final version's seed tables label the final round again (seconds to minutes with
+    # real labelers), so they are computed on request, not on every refresh.
+    tables_key = f"refine-final-tables-{loop_id}"
+    if not panel.running and st.button(
+        "Compute the final version's agreement tables",
+        key=f"refine-tables-{loop_id}",
+        help="Cross-model (stored rounds), within-model (a second labeling) and robustness "
+        "(every definition paraphrased by the rewriter) for the report.",
+    ):
+        try:
+            with st.spinner("Labeling the final round again…"), page_session() as session:
+                st.session_state[tables_key] = final_version_tables(result, session=session)
+        except DriftLensError as exc:
+            show_plain(exc)
+    tables = st.session_state.get(tables_key)
+    if tables is not None:
+        st.subheader(f"Final version {result.final_version}: agreement (%)")
+        for title, rows in (
+            ("Cross-model", tables.cross),
+            ("Within-model (same labeler, labeled twice)", tables.within),
+            ("Robustness (every definition paraphrased)", tables.robustness),
+        ):
+            st.caption(title)
+            st.dataframe(pd.DataFrame(list(rows)), hide_index=True, width="stretch")
+        for note in tables.notes:
+            show_plain(note, kind="info")
+    d4.download_button("Report (HTML)", render_html(result, tables), f"loop-{loop_id}.html")
 
 
 _loop_view(int(chosen))

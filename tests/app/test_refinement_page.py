@@ -43,6 +43,20 @@ def test_refinement_page_shows_the_loop_and_its_exports() -> None:
     assert {"Rounds (CSV)", "Rewrites (CSV)", "History (JSON)", "Report (HTML)"} <= labels
 
 
+def test_refinement_page_computes_the_final_version_tables_on_request() -> None:
+    loop = _loop()
+    at = open_page("ontology_refinement.py", params={"loop": str(loop)})
+    assert not any("Final version" in s.value for s in at.subheader)
+    [button] = [b for b in at.button if b.label.startswith("Compute the final version")]
+    at = button.click().run(timeout=120)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Final version original@" in s.value for s in at.subheader)
+    frames = {c.value: d.value for c, d in zip(at.caption[-3:], at.dataframe[-3:], strict=True)}
+    within = frames["Within-model (same labeler, labeled twice)"]
+    assert len(within) == 3 and within["within-model agreement %"].between(0, 100).all()
+    assert len(frames["Cross-model"]) == 3
+
+
 def test_refinement_page_without_loops_says_how_to_start_one() -> None:
     at = open_page("ontology_refinement.py")
     assert any("No refinement loop yet" in i.value for i in at.info)
