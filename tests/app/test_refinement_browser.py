@@ -135,3 +135,12 @@ def test_start_a_loop_from_the_page_then_deep_link_to_it(served: Served, page: P
     assert main.locator('[data-testid="stVegaLiteChart"]').count() >= 1
     assert f"loop={loop_id}" in page.url
     page.screenshot(path=str(ARTIFACTS / "deep-link.png"), full_page=True)
+    # the final version's agreement tables, computed in the served page (it labels again)
+    page.get_by_role("button", name="Compute the final version's agreement tables").click()
+    main.get_by_text("agreement (%)", exact=False).first.wait_for(timeout=300_000)
+    wait_for_streamlit(page, TITLE)
+    no_exception(page)
+    text = main_text(page)
+    assert "Within-model (same labeler, labeled twice)" in text
+    assert "Robustness (every definition paraphrased)" in text
+    page.screenshot(path=str(ARTIFACTS / "final-tables.png"), full_page=True)
