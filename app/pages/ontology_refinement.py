@@ -147,11 +147,18 @@ def _loop_view(loop_id: int) -> None:
     table = decision_rows(result)
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
     d1, d2, d3, d4 = st.columns(4)
-    d1.download_button("Rounds (CSV)", to_csv(round_rows(result)), f"loop-{loop_id}-rounds.csv")
-    d2.download_button("Rewrites (CSV)", to_csv(table), f"loop-{loop_id}-rewrites.csv")
-    d3.download_button(
-        "History (JSON)", json.dumps(result.to_json(), indent=2), f"loop-{loop_id}.json"
+    # on_click="ignore": a download never needs a rerun (docs/architecture.md)
+    d1.download_button(
+        "Rounds (CSV)", to_csv(round_rows(result)), f"loop-{loop_id}-rounds.csv",
+        on_click="ignore",
+    )  # fmt: skip
+    d2.download_button(
+        "Rewrites (CSV)", to_csv(table), f"loop-{loop_id}-rewrites.csv", on_click="ignore"
     )
+    d3.download_button(
+        "History (JSON)", json.dumps(result.to_json(), indent=2), f"loop-{loop_id}.json",
+        on_click="ignore",
+    )  # fmt: skip
     # The final version's seed tables label the final round again (seconds to minutes with
     # real labelers), so they are computed on request, not on every refresh.
     tables_key = f"refine-final-tables-{loop_id}"
@@ -178,7 +185,9 @@ def _loop_view(loop_id: int) -> None:
             st.dataframe(pd.DataFrame(list(rows)), hide_index=True, width="stretch")
         for note in tables.notes:
             show_plain(note, kind="info")
-    d4.download_button("Report (HTML)", render_html(result, tables), f"loop-{loop_id}.html")
+    d4.download_button(
+        "Report (HTML)", render_html(result, tables), f"loop-{loop_id}.html", on_click="ignore"
+    )
 
 
 _loop_view(int(chosen))
