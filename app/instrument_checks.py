@@ -64,7 +64,7 @@ def check_parts_load(plugin: InstrumentPlugin, session: Session) -> None:
             raise AssertionError(
                 f"{plugin.name}: module {module!r} does not import: {exc}"
             ) from exc
-    for part in ("sim_server", "robustness", "cli_demo"):
+    for part in ("sim_server", "robustness", "cli_demo", "tier_impact"):
         ref = getattr(plugin, part)
         if ref is not None:
             assert callable(load_ref(ref)), f"{plugin.name}: {part} {ref!r} is not callable"
@@ -173,7 +173,8 @@ def _takes(func: Callable[..., object], *names: str) -> bool:
 
 def check_entry_points_signatures(plugin: InstrumentPlugin, session: Session) -> None:
     """The robustness adapter takes ``(run, ask)``, the demo ``session``, ``workspace`` and
-    ``bootstrap``, the server parts the catalog: what the shared rooms pass."""
+    ``bootstrap``, the server parts the catalog, the tier impact ``(ask, session=)``: what
+    the shared rooms pass."""
     if plugin.robustness is not None:
         params = inspect.signature(load_ref(plugin.robustness)).parameters
         assert len(params) == 2, f"{plugin.name}: robustness must take (run, ask)"
@@ -184,6 +185,10 @@ def check_entry_points_signatures(plugin: InstrumentPlugin, session: Session) ->
     if plugin.sim_server is not None:
         params = inspect.signature(load_ref(plugin.sim_server)).parameters
         assert len(params) == 1, f"{plugin.name}: sim_server must take the catalog"
+    if plugin.tier_impact is not None:
+        assert _takes(load_ref(plugin.tier_impact), "ask", "session"), (
+            f"{plugin.name}: tier_impact must take (ask, session=)"
+        )
 
 
 def instrument_checks(plugin: InstrumentPlugin) -> Iterator[InstrumentCheck]:
