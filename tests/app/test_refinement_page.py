@@ -80,3 +80,37 @@ def test_rewrite_page_shows_the_gate_and_asks_why_for_a_rejected_proposal() -> N
     assert "verdict: rejected" in texts and "labels an accept would change" in texts
     assert "impact: run demo" in texts
     assert any(t.label.startswith("Why accept what the gate rejected") for t in at.text_input)
+
+
+def test_a_stopped_loop_is_resumed_from_the_page() -> None:
+    from sqlmodel import select
+
+    from storage.job_models import Job
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+    from tests.study.jobs_support import wait_for_jobs
+
+    loop = _loop()
+    argv = ["ontology", "refine", "--run", "demo", "--labelers",
+            "sim:definitions;seed=1,sim:definitions;seed=2,sim:definitions;seed=3",
+            "--rewriter", "sim/rewriter-operational", "--ontology-version", "original",
+            "--sample", "30", "--max-rounds", "3"]  # fmt: skip
+    settings = resolve_settings()
+    with open_workspace_session(settings) as session:
+        # a page job the user stopped (the page's Stop: a pause)
+        job = Job(kind="ontology refine", title="Refinement loop on demo", argv=argv,
+                  scope={"run": "demo"}, host="elsewhere", pid=1, state="cancelled")  # fmt: skip
+        session.add(job)
+    at = open_page("ontology_refinement.py", params={"loop": str(loop)})
+    resume = [b for b in at.button if b.label.startswith("Resume")]
+    assert [b.label for b in resume] == ["Resume"]  # the job panel's, for this page's kind
+    resume[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    jobs = wait_for_jobs(settings)
+    assert jobs[0].state == "done" and list(jobs[0].argv) == argv, jobs[0].error
+    # (that the same command goes on from the loop's last stored round is
+    # tests/ontology/test_refinement_resume.py's SIGKILL test)
+    with open_workspace_session(settings) as session:
+        assert session.exec(select(Job).where(Job.id == 1)).one().resumed_by == jobs[0].id
+    at.run()
+    assert not [b for b in at.button if b.label.startswith("Resume")]  # nothing left to resume
