@@ -46,7 +46,10 @@ with page_session() as session:
 
 panel = job_panel(kind=KIND, key="refine")
 
-with st.expander("Start a loop", expanded=not loops), st.form("refine-start"):
+with (
+    st.expander("Start a loop", expanded=not loops),
+    st.form("refine-start", enter_to_submit=False),  # Enter in a box never starts a loop
+):
     c1, c2, c3 = st.columns(3)
     run = c1.selectbox("Run", runs, help="The generation run rounds sample from.")
     start_version = c2.selectbox(
