@@ -179,11 +179,6 @@ def structured_mode() -> StructuredMode:
     return check_mode(env, source=STRUCTURED_ENV) if env else "auto"
 
 
-def set_structured(mode: str | None) -> None:
-    """Set (or with ``None`` clear) the mode of this context (the CLI's root option)."""
-    _MODE.set(None if mode is None else check_mode(mode))
-
-
 @contextmanager
 def use_structured(mode: str) -> Iterator[StructuredMode]:
     """Set the mode of everything asked inside the ``with`` block."""

@@ -88,10 +88,12 @@ def build_app() -> typer.Typer:
             ),
         ] = None,
     ) -> None:
-        from llm.structured import set_structured
+        from llm.structured import use_structured
 
-        # set on every invocation (also to None), so one CLI call never sees the last one's
-        set_structured(structured)
+        if structured is not None:
+            # for this invocation only: the mode is reset when the command's context closes,
+            # so a later call in the same process (a test's CliRunner) never inherits it
+            ctx.with_resource(use_structured(structured))
         ctx.obj = CliState(workspace=workspace, db_url=db)
         remember_root(workspace, db)
         attach_from_env(workspace, db)  # a submitted job reports into its row

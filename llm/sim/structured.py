@@ -105,10 +105,12 @@ def read_format(body: dict[str, Any]) -> ResponseFormat | str | None:
             schema = json.loads(schema) if isinstance(schema, str) else schema
             return ResponseFormat("json_schema", "json", schema=schema)
     rf = body.get("response_format")
-    if rf is None or (isinstance(rf, dict) and rf.get("type") == "text"):
+    # text, and OpenAI's JSON mode (json_object: any JSON, no schema; Mem0 asks for it),
+    # constrain nothing the simulator checks: its answers to such requests are JSON already
+    if rf is None or (isinstance(rf, dict) and rf.get("type") in ("text", "json_object")):
         return None
     if not isinstance(rf, dict) or rf.get("type") != "json_schema":
-        return "'response_format' must be of type 'json_schema' or 'text'."
+        return "'response_format' must be of type 'json_schema', 'json_object' or 'text'."
     js = rf.get("json_schema")
     if not isinstance(js, dict) or not isinstance(js.get("schema"), dict):
         return "When response_format type is 'json_schema', the 'json_schema' field must be set."
