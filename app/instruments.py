@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from driftlens_plugins import InstrumentPage, InstrumentPlugin, instruments
+from driftlens_plugins import InstrumentPage, instruments
 
 PAGES_DIR = Path(__file__).resolve().parent / "pages"
 SECTION = "Instruments"
 
-__all__ = ["PAGES_DIR", "SECTION", "InstrumentPage", "InstrumentPlugin", "cli_modules",
-           "instrument_pages", "instruments"]  # fmt: skip
+__all__ = ["PAGES_DIR", "SECTION", "cli_modules", "instrument_pages", "instruments"]
 
 
 def cli_modules() -> tuple[str, ...]:
