@@ -30,7 +30,7 @@ from llm.openai_wire import (
 )
 from llm.retry import FATAL_KINDS, RETRYABLE_STATUS, RetryPolicy, backoff_delay, parse_retry_after
 from llm.seeds import request_seed
-from llm.specs import clean_url
+from llm.specs import clean_url, is_simulator_model_id
 from llm.structured import FLAG_FALLBACK, FLAG_IGNORED, SUPPORT, ResponseFormat
 from llm.types import ChatBackend, ChatBatch, ChatRequest, ChatResult
 from storage.safe_text import redact_secrets
@@ -403,7 +403,7 @@ class OpenAIBackend(ChatBackend):
                         cache_key="",
                         attempts=attempt,
                         model=model_id or self.model,
-                        simulated=bool(model_id and model_id.startswith("sim/")),
+                        simulated=is_simulator_model_id(model_id),
                         seed=seed,
                         logprobs=logprobs if req.wants_logprobs() else None,
                         output_flags=(flag,) if flag else (),

@@ -2,7 +2,7 @@
 
 Specs are the names users type (``openai/gpt-4o-mini``, ``openai-api/vllm/Qwen/Qwen3-4B``,
 ``vllm/Qwen/Qwen3-4B``, ``sim/default``). API keys are looked up in the environment at the
-moment a backend is built and never leave it: they are not part of :class:`ModelSpecInfo`,
+moment a backend is built and never leave it: they are not part of :class:`ModelSpec`,
 of any cache key, log line or error message.
 """
 
@@ -23,15 +23,19 @@ _SERVICE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
 @dataclass(frozen=True)
-class ModelSpecInfo:
-    """A parsed model spec.
+class ModelSpec:
+    """A parsed model spec: the value every layer passes after the edge has parsed the text.
+
+    It is the one place that knows what a spec's parts mean: code elsewhere asks
+    ``spec.simulated`` or ``spec.in_process_engine`` instead of testing the text's prefix
+    (tests/test_layout.py refuses a prefix test on spec text outside this module).
 
     Attributes:
         spec: The normalised spec string (``provider/...``).
         provider: One of :data:`PROVIDERS`.
         service: The OpenAI-compatible service name for ``openai-api`` specs, else ``None``.
         model: The model id sent to the provider (for ``sim`` the preset name).
-        simulated: True for the built-in drift simulator.
+        simulated: True for the built-in drift simulator in this process (``sim/...``).
     """
 
     spec: str
@@ -39,6 +43,50 @@ class ModelSpecInfo:
     service: str | None
     model: str
     simulated: bool
+
+    @classmethod
+    def parse(cls, text: str | ModelSpec) -> ModelSpec:
+        """Parse ``text`` (a spec already parsed is returned as it is); see :func:`parse_spec`."""
+        return text if isinstance(text, ModelSpec) else parse_spec(text)
+
+    def __str__(self) -> str:
+        return self.spec
+
+    @property
+    def simulator_output(self) -> bool:
+        """True when the answers come from the simulator, here or served over HTTP.
+
+        A served simulator (``driftlens sim serve``) names its models ``sim/<preset>``, so
+        ``openai-api/<service>/sim/<preset>`` answers with simulated text too: a result made
+        from it is labelled simulated although the request crossed a real HTTP client.
+        """
+        if self.simulated:
+            return True
+        return self.provider == "openai-api" and _is_sim_model_id(self.model)
+
+    @property
+    def in_process_engine(self) -> bool:
+        """True for ``vllm/...``: an engine loaded in this process (a task reserves a GPU)."""
+        return self.provider == "vllm"
+
+    @property
+    def over_http(self) -> bool:
+        """True for the providers reached through an OpenAI-compatible HTTP endpoint."""
+        return self.provider in ("openai", "openai-api")
+
+    @property
+    def simulator_preset(self) -> str | None:
+        """The simulator preset this spec names (``sim/mc-balanced`` → ``mc-balanced``)."""
+        if self.simulated:
+            return self.model
+        if self.provider == "openai-api" and _is_sim_model_id(self.model):
+            return self.model.partition("/")[2]
+        return None
+
+
+def _is_sim_model_id(model: str) -> bool:
+    head, sep, preset = model.partition("/")
+    return head == "sim" and bool(sep) and bool(preset) and "/" not in preset
 
 
 @dataclass(frozen=True)
@@ -60,7 +108,7 @@ def _usage() -> str:
     return "use openai/<model>, openai-api/<service>/<model>, vllm/<path-or-hub-id> or sim/<preset>"
 
 
-def parse_spec(spec: str) -> ModelSpecInfo:
+def parse_spec(spec: str) -> ModelSpec:
     """Parse a ``provider/model`` spec.
 
     Args:
@@ -92,13 +140,41 @@ def parse_spec(spec: str) -> ModelSpecInfo:
                 f"Service name {service!r} in {text!r} must start with a letter and contain only "
                 "letters, digits, '-' and '_'."
             )
-        return ModelSpecInfo(f"openai-api/{service}/{model}", provider, service, model, False)
+        return ModelSpec(f"openai-api/{service}/{model}", provider, service, model, False)
     if provider == "sim":
         preset = rest.strip("/")
         if "/" in preset:
             raise ConfigError(f"Model spec {text!r}: a simulator preset is one word (sim/default).")
-        return ModelSpecInfo(f"sim/{preset}", provider, None, preset, True)
-    return ModelSpecInfo(f"{provider}/{rest}", provider, None, rest, False)
+        return ModelSpec(f"sim/{preset}", provider, None, preset, True)
+    return ModelSpec(f"{provider}/{rest}", provider, None, rest, False)
+
+
+def preset_name(name: str) -> str:
+    """A simulator preset's bare name, whether written ``sim/<preset>`` or ``<preset>``."""
+    text = name.strip()
+    return text[len("sim/") :] if text.startswith("sim/") else text
+
+
+def simulator_spec(name: str) -> str:
+    """The ``sim/<preset>`` spec of a preset written with or without its ``sim/``."""
+    return f"sim/{preset_name(name)}"
+
+
+def is_simulator_model_id(model_id: str | None) -> bool:
+    """Whether a server's reported model id is one of the simulator's (``sim/<preset>``)."""
+    return bool(model_id) and _is_sim_model_id(str(model_id))
+
+
+def spec_simulated(text: str) -> bool:
+    """Whether a stored spec's answers come from the simulator (False for unparsable text).
+
+    For labels on stored results (a judge column, a run's model), where a malformed value
+    is not this question's error to raise.
+    """
+    try:
+        return parse_spec(text).simulator_output
+    except ConfigError:
+        return False
 
 
 def service_env_prefix(service: str) -> str:
@@ -133,7 +209,7 @@ def _check_url(url: str, var: str) -> str:
     return ",".join(dict.fromkeys(checked))
 
 
-def resolve_endpoint(info: ModelSpecInfo, env: dict[str, str] | None = None) -> EndpointConfig:
+def resolve_endpoint(info: ModelSpec, env: dict[str, str] | None = None) -> EndpointConfig:
     """Resolve base URL and API key of an OpenAI-compatible spec from the environment.
 
     Args:
@@ -176,7 +252,7 @@ def resolve_endpoint(info: ModelSpecInfo, env: dict[str, str] | None = None) -> 
     raise ConfigError(f"Model {info.spec} is not served over an OpenAI-compatible API.")
 
 
-def check_endpoint(spec: str, env: Mapping[str, str] | None = None) -> ModelSpecInfo:
+def check_endpoint(spec: str, env: Mapping[str, str] | None = None) -> ModelSpec:
     """Parse ``spec`` and, for an API model, resolve its endpoint: before any work starts.
 
     A run (or a page's background job) checks its models with this first, so a model

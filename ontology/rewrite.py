@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.specs import parse_spec
 from llm.structured import with_format
 from llm.types import ChatBackend, ChatMessage, ChatRequest, SamplingParams
 from ontology.agreement_tracking import ConfusedPair, compute_agreement
@@ -52,15 +53,16 @@ def chat_backend(model: str) -> ChatBackend | str:
         ConfigError: ``sim/<preset>`` names no simulator preset (the studio model answers
             any prompt, so a typo would otherwise be stored as a real proposal).
     """
-    if model.strip().startswith("sim/"):
+    spec = parse_spec(model)
+    if spec.simulated:
         from llm.sim.registry import get_preset
         from ontology.labelers.sim import SimStudioBackend
         from ontology.labelers.sim_rewriters import REWRITER_PRESETS
 
-        if model.strip() in REWRITER_PRESETS:
+        if spec.spec in REWRITER_PRESETS:
             # sim/rewriter-operational answers like sim/default (same cache keys)
-            return SimStudioBackend(rewriter=model.strip().removeprefix("sim/rewriter-"))
-        get_preset(model.strip())
+            return SimStudioBackend(rewriter=spec.model.removeprefix("rewriter-"))
+        get_preset(spec.spec)
         return SimStudioBackend()
     return model
 

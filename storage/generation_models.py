@@ -58,8 +58,8 @@ class Perturbation(SQLModel, table=True):
 # ------------------------------------------------------------------------- generation
 
 
-class ModelSpec(SQLModel, table=True):
-    """A model named ``provider/model`` (see docs/engines.md and the README)."""
+class ModelSpecRow(SQLModel, table=True):
+    """The stored row of a model spec (``llm.specs.ModelSpec``; see docs/engines.md)."""
 
     __tablename__ = "model_spec"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llm.specs import parse_spec
+from llm.specs import parse_spec, spec_simulated
 from storage.errors import InputError
 
 #: The keys :func:`assign_role` adds to a verdict's settings.
@@ -27,13 +27,6 @@ def _normal(spec: str) -> str:
         return parse_spec(spec).spec
     except Exception:  # a stored spec from an older format: compare it as written
         return spec.strip()
-
-
-def _simulated(spec: str) -> bool:
-    try:
-        return parse_spec(spec).simulated
-    except Exception:
-        return False
 
 
 def assign_role(
@@ -56,7 +49,7 @@ def assign_role(
             the model is not the simulator.
     """
     same = under_test is not None and _normal(model) == _normal(under_test)
-    if same and not allow_self and not _simulated(model):
+    if same and not allow_self and not spec_simulated(model):
         raise InputError(
             f"The {role} {_normal(model)} is the model under test in {where}, so it would "
             "grade its own answers; choose another model, or pass --allow-self-judging."

@@ -24,7 +24,7 @@ from sqlmodel import Session
 
 from llm.specs import parse_spec
 from llm.types import SamplingParams
-from storage.models import GenerationRun, ModelSpec
+from storage.models import GenerationRun, ModelSpecRow
 from storage.repo.leases import Lease, acquire_lease, release_lease
 from storage.repo.runs import get_or_create_model_spec, get_or_create_run
 
@@ -49,7 +49,7 @@ def run_lease(key: str, *, session: Session, what: str) -> Iterator[Lease]:
         release_lease(lease, session=session)
 
 
-def model_row(model: str, *, session: Session) -> ModelSpec:
+def model_row(model: str, *, session: Session) -> ModelSpecRow:
     """The stored row of a ``provider/model`` spec (created on first use).
 
     Raises:
@@ -61,7 +61,7 @@ def model_row(model: str, *, session: Session) -> ModelSpec:
         provider=info.provider,
         model=info.model,
         service=info.service,
-        simulated=info.simulated,
+        simulated=info.simulator_output,
         session=session,
     )
     assert row.id is not None
@@ -92,7 +92,7 @@ def ensure_model_run(
         prompt_version=prompt_version,
         sampling=sampling.model_dump(),
         config=config,
-        simulated=parse_spec(model).simulated,
+        simulated=parse_spec(model).simulator_output,
         catalog_id=catalog_id,
         session=session,
     )

@@ -295,3 +295,53 @@ def test_no_cycle_between_the_sub_packages_of_study() -> None:
                 if t.startswith("study.") and t.split(".")[1] != own
             )
     assert _cycles(packages) == []
+
+
+# A spec's meaning lives in llm.specs.ModelSpec: code that tests the text of a spec for a
+# provider's prefix drifts from it (ten such sites once disagreed on what "simulated" means).
+SPEC_PREFIXES = ("sim/", "vllm/", "openai/", "openai-api/")
+
+
+def spec_prefix_tests(source: str) -> list[str]:
+    """Prefix tests on spec text: ``x.startswith("sim/")``, ``removeprefix``, ``"/sim/" in x``."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("startswith", "removeprefix")
+            and node.args
+        ):
+            arg = node.args[0]
+            texts = arg.elts if isinstance(arg, ast.Tuple) else [arg]
+            for t in texts:
+                if isinstance(t, ast.Constant) and str(t.value).startswith(SPEC_PREFIXES):
+                    found.append(f"line {node.lineno}: .{node.func.attr}({t.value!r})")
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and any(isinstance(op, ast.In) for op in node.ops)
+            and str(node.left.value) in ("/sim/", "sim/", "vllm/")
+        ):
+            found.append(f"line {node.lineno}: {node.left.value!r} in ...")
+    return found
+
+
+def test_no_prefix_test_on_spec_text_outside_the_spec_type() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)} {hit}"
+        for module, path in _module_files().items()
+        if module != "llm.specs"
+        for hit in spec_prefix_tests(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_the_spec_prefix_check_sees_each_form() -> None:
+    source = (
+        'a = m.startswith("sim/")\nb = m.removeprefix("sim/")\n'
+        'c = "/sim/" in m\nd = m.startswith(("vllm/", "x"))\ne = m.startswith("simple")\n'
+    )
+    assert [h.split(":")[0] for h in spec_prefix_tests(source)] == [
+        "line 1", "line 2", "line 3", "line 4",
+    ]  # fmt: skip

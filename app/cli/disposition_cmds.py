@@ -19,6 +19,7 @@ from app.cli.groups import command_group
 from app.cli.options import JSON_OPTION, RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
+from llm.specs import parse_spec
 from study.request_failures import RequestFailures
 
 # a pipe or file gets a wide table instead of rich's 80-column default
@@ -313,7 +314,7 @@ def run_cmd(
     docs = read_batteries_arg(batteries)
     with ExitStack() as stack, session_for(ctx) as session:
         models = [a.model for a in list_arms(session=session, study=study)]
-        vllm = next((m for m in models if m.startswith("vllm/")), None)
+        vllm = next((m for m in models if parse_spec(m).in_process_engine), None)
         runner = executor_for(ctx, executor, address, model=vllm)
         gens, scores = here_or_sharded(
             ctx,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 from app.cli.context import settings
+from llm.specs import parse_spec
 
 if TYPE_CHECKING:
     from sqlmodel import Session
@@ -49,7 +50,7 @@ def executor_for(
         return None
     from study.cluster.executors import make_executor
 
-    gpus = 1.0 if model is not None and model.startswith("vllm/") else 0.0
+    gpus = 1.0 if model is not None and parse_spec(model).in_process_engine else 0.0
     return make_executor(name, settings=settings(ctx), address=address, gpus_per_task=gpus)
 
 

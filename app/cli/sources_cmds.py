@@ -18,6 +18,7 @@ from app.cli.options import RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option, bounded_option
 from app.cli.sources_render import render_stats, term
+from llm.specs import spec_simulated
 from study.limits import SFT_EXAMPLES
 from study.request_failures import RequestFailures
 
@@ -172,7 +173,7 @@ def _finish_run(
             table,
             work,
             title=title,
-            simulated=runs[0].model.startswith("sim/"),
+            simulated=spec_simulated(runs[0].model),
             notes=(
                 f"{n} probes, {unknown} without a letter (read as unknown), "
                 f"{failed} failed requests.",

@@ -31,7 +31,7 @@ from ontology.validation_runs import (
 )
 from ontology.working_round import experiment_rounds, working_round
 from storage.errors import DriftLensError
-from storage.models import LabelerSpec, ModelSpec
+from storage.models import LabelerSpec, ModelSpecRow
 from study.reasoning.run_choices import reasoning_runs, runs_with_steps
 
 st.title("Validation experiments")
@@ -50,7 +50,7 @@ with st.spinner("Reading the rounds and runs…", show_time=True), page_session(
     runs = reasoning_runs(session=session)  # memory-conflict runs have no steps to label
     with_steps = runs_with_steps(runs, session=session)
     used = [s.name for s in session.exec(select(LabelerSpec)).all() if s.name]
-    models = sorted({m.spec for m in session.exec(select(ModelSpec)).all()})
+    models = sorted({m.spec for m in session.exec(select(ModelSpecRow)).all()})
 
 
 def _unreachable(spec: str) -> str | None:
@@ -128,7 +128,7 @@ if experiment in ("stability", "robustness", "human"):
             paraphrasers,
             format_func=lambda m: (
                 f"{m} (simulated)"
-                if m.startswith("sim/")
+                if parse_spec(m).simulated
                 else f"{m} (not configured: {unreachable[m]})"
                 if m in unreachable
                 else m

@@ -32,6 +32,7 @@ from app.ui.sample_or_upload import sample_or_upload
 from app.ui.study_handoff import open_human_studies
 from app.ui.table_downloads import folder_download, stats_download, table_downloads
 from app.ui.url_state import url_open, url_select
+from llm.specs import spec_simulated
 from storage.errors import DriftLensError
 from storage.repo.sources import claim_sets
 from study.model_choices import check_model
@@ -297,7 +298,7 @@ with st.spinner("Loading the results…", show_time=True):
         st.caption("No report folder for this run: statistics with 1,000 replicates, seed 0.")
 
 # ------------------------------------------------------------------ results
-if any(str(m).startswith("sim/") for m in result["models"]):
+if any(spec_simulated(str(m)) for m in result["models"]):
     st.warning("SIMULATED DATA — every answer comes from the built-in simulator.")
 st.subheader("Source influence")
 st.dataframe(influence_table(result), hide_index=True)

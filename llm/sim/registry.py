@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from driftlens_plugins.registry import part_modules
 from llm.sim.presets import SimPreset
 from llm.sim.response import StepResponder
+from llm.specs import preset_name
 from storage.errors import ConfigError
 
 #: The family of the stepped responder's dose presets (reasoning drift's), listed first.
@@ -108,7 +109,7 @@ def get_preset(name: str) -> SimPreset:
     Raises:
         ConfigError: When no preset has that name.
     """
-    key = name.removeprefix("sim/").strip()
+    key = preset_name(name)
     found = lookup(key)
     if found is None:
         known = ", ".join(sorted(all_presets()))

@@ -35,6 +35,7 @@ from llm.sim.response import Classifier
 from llm.sim.structured import read_format
 from llm.sim.tasks import Answerer
 from llm.sim.wire import choice_json, completion_json
+from llm.specs import preset_name
 from storage.errors import ConfigError
 
 #: ``route(model, body)`` → an OpenAI chat-completion JSON, or ``None`` when not its model.
@@ -188,7 +189,7 @@ def create_app(
             routed = route(model, body)
             if routed is not None:
                 return JSONResponse(routed)
-        preset = table.get(model.removeprefix("sim/"))
+        preset = table.get(preset_name(model))
         if preset is None:
             return _error(
                 404,

@@ -9,7 +9,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from storage.errors import ConfigError, InputError, NotFoundError
-from storage.models import GenerationRun, ModelSpec, Response
+from storage.models import GenerationRun, ModelSpecRow, Response
 from storage.repo._upsert import get_or_create, row_values, upsert
 from storage.repo.lookup import require_row
 from storage.repo.requests import RequestInterner
@@ -39,13 +39,13 @@ def get_or_create_model_spec(
     simulated: bool = False,
     params: Mapping[str, Any] | None = None,
     session: Session,
-) -> ModelSpec:
+) -> ModelSpecRow:
     """The row for model ``spec`` (e.g. ``"openai-api/vllm/Qwen3-4B"``), created if new."""
     return get_or_create(
         session,
-        ModelSpec,
-        ModelSpec.spec == spec,
-        lambda: ModelSpec(
+        ModelSpecRow,
+        ModelSpecRow.spec == spec,
+        lambda: ModelSpecRow(
             spec=spec,
             provider=provider,
             service=service,

@@ -20,7 +20,7 @@ from storage.models import (
     GenerationRun,
     HumanAnnotation,
     LabelerSpec,
-    ModelSpec,
+    ModelSpecRow,
     OntologyLeaf,
     OntologyVersion,
     Perturbation,
@@ -161,12 +161,12 @@ def select_responses(
     conditions: Sequence[str] = (),
     condition_class: str | None = None,
     perturbed_only: bool = False,
-) -> list[tuple[Response, GenerationRun, ModelSpec, Question, Perturbation | None]]:
+) -> list[tuple[Response, GenerationRun, ModelSpecRow, Question, Perturbation | None]]:
     """Responses with their run, model, question and perturbation (if any)."""
     stmt = (
-        sa_select(Response, GenerationRun, ModelSpec, Question, Perturbation)
+        sa_select(Response, GenerationRun, ModelSpecRow, Question, Perturbation)
         .join(GenerationRun, col(GenerationRun.id) == col(Response.run_id))
-        .join(ModelSpec, col(ModelSpec.id) == col(GenerationRun.model_spec_id))
+        .join(ModelSpecRow, col(ModelSpecRow.id) == col(GenerationRun.model_spec_id))
         .join(Question, col(Question.id) == col(Response.question_id))
         .outerjoin(Perturbation, col(Perturbation.id) == col(Response.perturbation_id))
     )

@@ -528,7 +528,7 @@ def stored_table(run_names: Sequence[str], *, session: Session) -> pd.DataFrame:
     Raises:
         NotFoundError: a run does not exist.
     """
-    from storage.models import ModelSpec
+    from storage.models import ModelSpecRow
     from storage.repo.conflicts import banks_by_question
     from storage.repo.runs import list_responses, require_run
     from study.conflicts.actions import ACTION_KIND, action_name
@@ -539,7 +539,7 @@ def stored_table(run_names: Sequence[str], *, session: Session) -> pd.DataFrame:
     for name in run_names:
         run = require_run(name, session=session)
         assert run.id is not None
-        spec = session.get(ModelSpec, run.model_spec_id)
+        spec = session.get(ModelSpecRow, run.model_spec_id)
         model = spec.spec if spec is not None else name
         policy = (run.config or {}).get("policy")
         if policy == "caap":

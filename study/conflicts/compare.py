@@ -51,7 +51,7 @@ class ConflictsAdapter(MeasureAdapter):
 
     def load(self, run: str, *, session: Session, options: CompareOptions) -> RunData:
         """The run's judged answers as a measurement table."""
-        from storage.models import ModelSpec, Response
+        from storage.models import ModelSpecRow, Response
         from storage.repo.runs import require_run
 
         df = stored_table([run], session=session)
@@ -88,7 +88,7 @@ class ConflictsAdapter(MeasureAdapter):
                 texts[f"{first['item']}|{first['scope']}|{unit}"] = text
             texts.setdefault(str(first["item"]), text)
         row = require_run(run, session=session)
-        spec = session.get(ModelSpec, row.model_spec_id)
+        spec = session.get(ModelSpecRow, row.model_spec_id)
         kinds: dict[str, Kind] = {s: "ordinal" for s in measures["statistic"].unique()}
         return RunData(
             name=run,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sqlmodel import Session
 
+from llm.specs import preset_name
 from study.conflicts.items import BankImport, import_bank_file
 from study.conflicts.plan import (
     ConflictGenerationOptions,
@@ -42,7 +43,7 @@ Stage = Callable[[str], Callable[[int, int], None]]
 
 def demo_run_name(model: str, track: str = "oracle") -> str:
     """The demo's run name for a simulated model."""
-    return f"conflicts-demo-{track}-{model.removeprefix('sim/')}"
+    return f"conflicts-demo-{track}-{preset_name(model)}"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from sqlmodel import Session
 
 from driftlens_core.proportions import proportion_interval
 from driftlens_core.rubric import cluster_mean
+from llm.specs import spec_simulated
 from study.assessable import Usable
 from study.conflicts.abstention import ACTION_COLUMN, abstention_rows
 from study.conflicts.actions import rubric_total
@@ -144,7 +145,7 @@ def _any_simulated(runs: Sequence[str], judges: set[str], *, session: Session) -
     """Whether a run was answered, or a judge is, by the in-process simulator."""
     from storage.repo.runs import get_run
 
-    if any(str(j).startswith("sim/") for j in judges):
+    if any(spec_simulated(str(j)) for j in judges):
         return True
     return any(bool(r.simulated) for name in runs if (r := get_run(name, session=session)))
 

@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 from sqlmodel import Session
 
+from llm.specs import spec_simulated
 from storage.errors import InputError
 from storage.repo.chunks import id_chunks
 from storage.yaml_input import decode_upload
@@ -117,15 +118,15 @@ def report_folder(workspace: Path, run: str) -> Path:
 
 def run_simulated(run: str, *, session: Session) -> bool:
     """Whether a run's model and every judge that scored it are simulated (``sim/…``)."""
-    from storage.models import ModelSpec
+    from storage.models import ModelSpecRow
     from storage.repo.runs import require_run
 
     row = require_run(run, session=session)
-    spec = session.get(ModelSpec, row.model_spec_id)
+    spec = session.get(ModelSpecRow, row.model_spec_id)
     policy = (row.config or {}).get("policy")
-    model_sim = spec is None or spec.spec.startswith("sim/") or policy not in (None, "caap")
+    model_sim = spec is None or spec_simulated(spec.spec) or policy not in (None, "caap")
     judges = set(answers_frame([run], session=session).get("judge", pd.Series(dtype=str)))
-    return model_sim and all(str(j).startswith("sim/") for j in judges)
+    return model_sim and all(spec_simulated(str(j)) for j in judges)
 
 
 @dataclass(frozen=True)

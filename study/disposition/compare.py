@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
+from llm.specs import spec_simulated
 from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
 from storage.errors import InputError, NotFoundError
 from study.compare.measures import MeasureAdapter
@@ -97,7 +98,7 @@ class DispositionAdapter(MeasureAdapter):
         return RunData(
             name=run,
             label=f"{arm_name} ({arm.model})",
-            simulated=arm.model.startswith("sim/"),
+            simulated=spec_simulated(arm.model),
             measures=measures.reset_index(drop=True),
             kinds={STATISTIC: "binary"},
             texts=texts,

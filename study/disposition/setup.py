@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from llm.specs import preset_name
 from storage.errors import InputError
 from storage.yaml_input import decode_upload
 from study.disposition.items import (
@@ -52,7 +53,7 @@ def sim_arm_model(preset: str, dose: float, train_seed: int = 0) -> str:
     Raises:
         InputError: an unknown preset or a dose outside 0..100.
     """
-    name = preset.removeprefix("sim/")
+    name = preset_name(preset)
     if name not in DISPOSITION_PRESETS:
         raise InputError(
             f"Unknown simulated disposition model {preset!r}; use one of "

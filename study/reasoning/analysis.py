@@ -35,7 +35,7 @@ from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import document, get_version, version_label
 from storage.errors import InputError
-from storage.models import Analysis, ModelSpec, Question
+from storage.models import Analysis, ModelSpecRow, Question
 from storage.paths import stored_path
 from storage.repo.analyses import record_analysis
 from storage.repo.runs import require_run
@@ -253,7 +253,7 @@ def analyze_run(
         files["stats_json"].write_text(stats_json_text(stats), encoding="utf-8")
 
         provenance = analysis_provenance(
-            runs=[(run, session.get(ModelSpec, run.model_spec_id)) for run in runs],
+            runs=[(run, session.get(ModelSpecRow, run.model_spec_id)) for run in runs],
             version=version,
             labeler=labeler,
             config=config,

@@ -13,7 +13,7 @@ from ontology.versions import document, get_version
 from storage.errors import NotFoundError
 from storage.models import (
     BASELINE_CONDITION,
-    ModelSpec,
+    ModelSpecRow,
     Perturbation,
     Question,
     Response,
@@ -59,7 +59,7 @@ def run_overview(name: str, *, session: Session) -> RunOverview:
     index), so the page never loads the run's responses.
     """
     run = require_run(name, session=session)
-    model = session.get(ModelSpec, run.model_spec_id)
+    model = session.get(ModelSpecRow, run.model_spec_id)
     by_class: dict[str, int] = {}
     by_status: dict[str, int] = {}
     failed = total = 0

@@ -125,7 +125,7 @@ class ReasoningAdapter:
         """The run's drift table under ``options.labeler`` (and the ontology version)."""
         from ontology.labelers.registry import ensure_labeler_spec
         from ontology.versions import get_version
-        from storage.models import ModelSpec
+        from storage.models import ModelSpecRow
         from storage.repo.runs import require_run
         from study.reasoning.trajectories import drift_table_by_run
 
@@ -133,7 +133,7 @@ class ReasoningAdapter:
             raise InputError("Reasoning drift runs are compared under one labeler: pass --labeler.")
         row = require_run(run, session=session)
         version = get_version(options.ontology_version, session=session)
-        spec = session.get(ModelSpec, row.model_spec_id)
+        spec = session.get(ModelSpecRow, row.model_spec_id)
         label = f"{spec.spec if spec else row.model_spec_id} [{run}]"
         table = drift_table_by_run(
             {label: row}, options.labeler, session=session, version=version, alpha=SRI_ALPHA

@@ -12,7 +12,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from storage.errors import InputError
-from storage.models import ModelSpec, Perturbation, Question, Response
+from storage.models import ModelSpecRow, Perturbation, Question, Response
 from storage.repo.runs import require_run
 
 #: Fields of every exported response object, in this order.
@@ -43,7 +43,7 @@ def iter_response_records(run_name: str, *, session: Session) -> Iterator[dict[s
         NotFoundError: No run of that name.
     """
     run = require_run(run_name, session=session)
-    spec = session.get(ModelSpec, run.model_spec_id)
+    spec = session.get(ModelSpecRow, run.model_spec_id)
     model = spec.spec if spec is not None else ""
     stmt = (
         select(Response, Question.external_id, Perturbation.text)

@@ -34,7 +34,7 @@ from storage.errors import InputError
 from storage.models import (
     BASELINE_CONDITION,
     JudgeScore,
-    ModelSpec,
+    ModelSpecRow,
     Perturbation,
     Question,
     Response,
@@ -302,7 +302,7 @@ def judge_roles(
         InputError: The judge generated the run and ``allow_self`` is false.
     """
     run = require_run(run_name, session=session)
-    under_test = session.get(ModelSpec, run.model_spec_id)
+    under_test = session.get(ModelSpecRow, run.model_spec_id)
     return assign_role(
         "judge",
         judge,

@@ -39,7 +39,7 @@ from storage.errors import InputError
 from storage.models import (
     BASELINE_CONDITION,
     JudgeScore,
-    ModelSpec,
+    ModelSpecRow,
     Perturbation,
     Question,
     Response,
@@ -163,7 +163,7 @@ def export_preferences(
         raise InputError(f"{out}: preference pairs are exported as .jsonl.")
     spec = parse_spec(judge_model).spec
     run = require_run(run_name, session=session)
-    model_row = session.get(ModelSpec, run.model_spec_id)
+    model_row = session.get(ModelSpecRow, run.model_spec_id)
     stmt = (
         select(Response, Question.external_id, Question.text, Perturbation.text)
         .join(Question, col(Question.id) == col(Response.question_id))

@@ -11,7 +11,7 @@ from typing import Any
 from sqlmodel import Session
 
 import driftlens_core
-from storage.models import GenerationRun, LabelerSpec, ModelSpec, OntologyVersion
+from storage.models import GenerationRun, LabelerSpec, ModelSpecRow, OntologyVersion
 from study.reasoning.config import AnalysisConfig
 from study.report import Provenance
 
@@ -27,7 +27,7 @@ def software_versions() -> dict[str, str]:
     return out
 
 
-def _run_record(run: GenerationRun, model: ModelSpec | None) -> dict[str, Any]:
+def _run_record(run: GenerationRun, model: ModelSpecRow | None) -> dict[str, Any]:
     return {
         "run": run.name,
         "simulated": bool(run.simulated or (model is not None and model.simulated)),
@@ -51,7 +51,7 @@ def _run_record(run: GenerationRun, model: ModelSpec | None) -> dict[str, Any]:
 
 def analysis_provenance(
     *,
-    runs: list[tuple[GenerationRun, ModelSpec | None]],
+    runs: list[tuple[GenerationRun, ModelSpecRow | None]],
     version: OntologyVersion,
     labeler: LabelerSpec,
     config: AnalysisConfig,

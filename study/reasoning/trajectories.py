@@ -23,7 +23,7 @@ from ontology.versions import document, get_version
 from storage.errors import NotFoundError
 from storage.models import (
     GenerationRun,
-    ModelSpec,
+    ModelSpecRow,
     OntologyVersion,
     Question,
     Response,
@@ -253,7 +253,7 @@ def load_trajectories(
     doc = document(version)
     spec_row = ensure_labeler_spec(labeler_spec, session=session)
     if model_label is None:
-        model = session.get(ModelSpec, run.model_spec_id)
+        model = session.get(ModelSpecRow, run.model_spec_id)
         model_label = model.spec if model else str(run.model_spec_id)
     symbol_of = doc.symbol_of
     shared: dict[str, str] = {}  # one str object per distinct question key / condition
@@ -323,7 +323,7 @@ def run_labels(run_names: Sequence[str], *, session: Session) -> dict[str, Gener
     The label keeps two runs of one model from being pooled as one model.
     """
     runs = [require_run(name, session=session) for name in run_names]
-    specs = {run.name: session.get(ModelSpec, run.model_spec_id) for run in runs}
+    specs = {run.name: session.get(ModelSpecRow, run.model_spec_id) for run in runs}
     keys = {
         run.name: (spec.spec if (spec := specs[run.name]) is not None else str(run.model_spec_id))
         for run in runs

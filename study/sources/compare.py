@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from sqlmodel import Session
 
+from llm.specs import spec_simulated
 from storage.errors import InputError
 from storage.source_models import SourceClaim, SourceProbe, SourceRun
 from study.compare.measures import MeasureAdapter, stat_row
@@ -192,7 +193,7 @@ class SourcesAdapter(MeasureAdapter):
         return RunData(
             name=run,
             label=f"{models[0]} [{run}]",
-            simulated=models[0].startswith("sim/") or "/sim/" in models[0],
+            simulated=spec_simulated(models[0]),
             measures=measures,
             kinds=kinds,
             texts=_texts(table),

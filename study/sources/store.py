@@ -29,6 +29,7 @@ from sqlmodel import Session
 
 from driftlens_core.source_reliance import VARIANTS, parse_variant
 from llm.batch import ProgressCallback
+from llm.specs import spec_simulated
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import ConfigError, InputError
 from storage.hashing import content_hash
@@ -304,7 +305,7 @@ def run_stored_sources(
         what=f"Source run {name!r}",
     ) as lease:
         run = existing or add_source_run(
-            name, model=spec, config=config, simulated=spec.startswith("sim/"), session=session
+            name, model=spec, config=config, simulated=spec_simulated(spec), session=session
         )
         assert run.id is not None
         run_id = run.id

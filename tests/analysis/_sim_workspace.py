@@ -17,7 +17,7 @@ from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import document, seed_ontologies
 from storage.models import (
     GenerationRun,
-    ModelSpec,
+    ModelSpecRow,
     Perturbation,
     PerturbationCatalog,
     Question,
@@ -116,7 +116,7 @@ def build_sim_workspace(
         p.key: p
         for p in session.exec(select(Perturbation).where(Perturbation.catalog_id == catalog.id))
     }
-    spec = ModelSpec(spec=model, provider="sim", model=model.split("/")[-1], simulated=True)
+    spec = ModelSpecRow(spec=model, provider="sim", model=model.split("/")[-1], simulated=True)
     session.add(spec)
     session.flush()
     run = GenerationRun(

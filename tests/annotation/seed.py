@@ -8,7 +8,7 @@ from storage.models import (
     ConflictBank,
     GenerationRun,
     LabelerSpec,
-    ModelSpec,
+    ModelSpecRow,
     OntologyLeaf,
     OntologyVersion,
     Perturbation,
@@ -58,7 +58,7 @@ def seed(session: Session, *, conflicts: bool = False) -> None:
         ),
     ]
     session.add_all(memories)
-    model = ModelSpec(spec="sim/test", provider="sim", model="test", simulated=True)
+    model = ModelSpecRow(spec="sim/test", provider="sim", model="test", simulated=True)
     session.add(model)
     session.flush()
     run = GenerationRun(name="demo", model_spec_id=_id(model.id), prompt_version="v1")

@@ -14,7 +14,7 @@ import socket
 from sqlmodel import select
 
 from storage.job_models import Job
-from storage.models import GenerationRun, ModelSpec
+from storage.models import GenerationRun, ModelSpecRow
 from storage.settings import resolve_settings
 from storage.types import utcnow
 from storage.workspace import open_workspace_session
@@ -23,9 +23,11 @@ from tests.app.apptest_support import open_page, unescape
 
 def _conflict_run(name: str) -> None:
     with open_workspace_session(resolve_settings()) as session:
-        spec = session.exec(select(ModelSpec).where(ModelSpec.spec == "sim/mc-balanced")).first()
+        spec = session.exec(
+            select(ModelSpecRow).where(ModelSpecRow.spec == "sim/mc-balanced")
+        ).first()
         if spec is None:
-            spec = ModelSpec(spec="sim/mc-balanced", provider="sim", model="mc-balanced",
+            spec = ModelSpecRow(spec="sim/mc-balanced", provider="sim", model="mc-balanced",
                              simulated=True)  # fmt: skip
             session.add(spec)
             session.flush()

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ontology.versions import seed_ontologies
-from storage.models import GenerationRun, ModelSpec
+from storage.models import GenerationRun, ModelSpecRow
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from study.reasoning.analysis import analyze_run
@@ -31,7 +31,7 @@ def _workspace() -> None:
     _small_run()  # run "demo": simulated, with parsed steps
     with open_workspace_session(resolve_settings()) as session:
         seed_ontologies(session=session)
-        spec = ModelSpec(
+        spec = ModelSpecRow(
             spec="openai-api/simulator/sim/default",
             provider="openai-api",
             model="sim/default",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ontology.versions import seed_ontologies
-from storage.models import GenerationRun, ModelSpec
+from storage.models import GenerationRun, ModelSpecRow
 from storage.workspace import open_workspace_session
 from study.reasoning.analysis import analyze_run
 from tests.analysis._sim_workspace import LABELER, RUN, build_sim_workspace
@@ -75,7 +75,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with open_workspace_session(settings) as session:
         # For the URL-state tests: a second run, and driftlens@2 made after @1.
         seed_ontologies(session=session)
-        spec = ModelSpec(spec="sim/other", provider="sim", model="other", simulated=True)
+        spec = ModelSpecRow(spec="sim/other", provider="sim", model="other", simulated=True)
         session.add(spec)
         session.flush()
         assert spec.id is not None

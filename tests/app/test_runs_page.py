@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlmodel import func, select
 
-from storage.models import GenerationRun, ModelSpec, Question, Response, StepLabel
+from storage.models import GenerationRun, ModelSpecRow, Question, Response, StepLabel
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from tests.app.apptest_support import open_page, unescape
@@ -37,7 +37,7 @@ def test_untrusted_question_and_response_render_as_inert_text() -> None:
     settings = resolve_settings()
     with open_workspace_session(settings) as session:
         question = Question(external_id="xss-1", text=f"Which is better? {SCRIPT}")
-        spec = ModelSpec(spec="sim/default", provider="sim", model="default", simulated=True)
+        spec = ModelSpecRow(spec="sim/default", provider="sim", model="default", simulated=True)
         session.add_all([question, spec])
         session.flush()
         assert spec.id is not None and question.id is not None
@@ -87,7 +87,7 @@ def test_run_and_question_in_the_url_open_a_linked_view() -> None:
     from tests.app.apptest_support import APP
 
     with open_workspace_session(resolve_settings()) as session:
-        spec = ModelSpec(spec="sim/default", provider="sim", model="default", simulated=True)
+        spec = ModelSpecRow(spec="sim/default", provider="sim", model="default", simulated=True)
         questions = [Question(external_id=f"link-{i}", text=f"Question {i}?") for i in range(2)]
         session.add_all([spec, *questions])
         session.flush()

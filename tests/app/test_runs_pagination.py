@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from storage.errors import NotFoundError
-from storage.models import GenerationRun, ModelSpec, Question, Response
+from storage.models import GenerationRun, ModelSpecRow, Question, Response
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from study.reasoning.browse import response_page
@@ -17,7 +17,7 @@ N = 130
 def _run_with_responses() -> None:
     with open_workspace_session(resolve_settings()) as session:
         questions = [Question(external_id=f"q-{i}", text=f"Question {i}?") for i in range(2)]
-        spec = ModelSpec(spec="sim/default", provider="sim", model="default", simulated=True)
+        spec = ModelSpecRow(spec="sim/default", provider="sim", model="default", simulated=True)
         session.add_all([*questions, spec])
         session.flush()
         assert spec.id is not None

@@ -14,7 +14,7 @@ from storage.errors import InputError
 from storage.models import (
     GenerationRun,
     JudgeScore,
-    ModelSpec,
+    ModelSpecRow,
     Perturbation,
     PerturbationCatalog,
     Question,
@@ -79,7 +79,7 @@ def test_pairs_join_samples_of_the_same_prompt_only() -> None:
 
 
 def _seed(session: Session) -> dict[str, int]:
-    spec = ModelSpec(spec="sim/default", provider="sim", model="default", simulated=True)
+    spec = ModelSpecRow(spec="sim/default", provider="sim", model="default", simulated=True)
     cat = PerturbationCatalog(name="t")
     q = Question(external_id="q-1", text="Rent or buy? Weigh it.")
     session.add_all([spec, cat, q])

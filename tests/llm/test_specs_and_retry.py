@@ -11,7 +11,7 @@ import pytest
 from llm.backends import get_backend
 from llm.retry import RetryPolicy, backoff_delay, parse_retry_after
 from llm.seeds import derive_seed, stable_int
-from llm.specs import ModelSpecInfo, clean_url, parse_spec, resolve_endpoint
+from llm.specs import ModelSpec, clean_url, parse_spec, resolve_endpoint
 from storage.errors import ConfigError
 
 
@@ -20,27 +20,27 @@ from storage.errors import ConfigError
     [
         (
             "openai/gpt-4o-mini",
-            ModelSpecInfo("openai/gpt-4o-mini", "openai", None, "gpt-4o-mini", False),
+            ModelSpec("openai/gpt-4o-mini", "openai", None, "gpt-4o-mini", False),
         ),
         (
             "openai-api/my-vllm/Qwen/Qwen3-4B",
-            ModelSpecInfo(
+            ModelSpec(
                 "openai-api/my-vllm/Qwen/Qwen3-4B", "openai-api", "my-vllm", "Qwen/Qwen3-4B", False
             ),
         ),
         (
             "vllm/Qwen/Qwen3-4B",
-            ModelSpecInfo("vllm/Qwen/Qwen3-4B", "vllm", None, "Qwen/Qwen3-4B", False),
+            ModelSpec("vllm/Qwen/Qwen3-4B", "vllm", None, "Qwen/Qwen3-4B", False),
         ),
         (
             "vllm//models/local",
-            ModelSpecInfo("vllm//models/local", "vllm", None, "/models/local", False),
+            ModelSpec("vllm//models/local", "vllm", None, "/models/local", False),
         ),
-        ("sim/default", ModelSpecInfo("sim/default", "sim", None, "default", True)),
-        ("  SIM/null ", ModelSpecInfo("sim/null", "sim", None, "null", True)),
+        ("sim/default", ModelSpec("sim/default", "sim", None, "default", True)),
+        ("  SIM/null ", ModelSpec("sim/null", "sim", None, "null", True)),
     ],
 )
-def test_parse_spec(spec: str, expected: ModelSpecInfo) -> None:
+def test_parse_spec(spec: str, expected: ModelSpec) -> None:
     assert parse_spec(spec) == expected
 
 
@@ -138,3 +138,37 @@ def test_seeds_are_stable_and_distinct_per_sample() -> None:
     assert derive_seed(42, 0) == 42
     assert len({derive_seed(42, k) for k in range(100)}) == 100
     assert derive_seed(1, 1) != derive_seed(2, 0)
+
+
+def test_model_spec_says_what_a_spec_is_without_prefix_tests_elsewhere() -> None:
+    from llm.specs import (
+        ModelSpec,
+        is_simulator_model_id,
+        preset_name,
+        simulator_spec,
+        spec_simulated,
+    )
+
+    here = ModelSpec.parse("sim/mc-balanced")
+    served = ModelSpec.parse("openai-api/simulator/sim/mc-balanced")
+    real = ModelSpec.parse("openai-api/vllm/Qwen/Qwen3-4B")
+    engine = ModelSpec.parse("vllm/Qwen/Qwen3-4B")
+    assert ModelSpec.parse(here) is here and str(here) == "sim/mc-balanced"
+    assert (here.simulated, here.simulator_output, here.simulator_preset) == (
+        True, True, "mc-balanced",
+    )  # fmt: skip
+    # a served simulator answers with simulated text over a real HTTP client
+    assert (served.simulated, served.simulator_output, served.over_http) == (False, True, True)
+    assert served.simulator_preset == "mc-balanced"
+    # a served model whose id merely contains "sim" is not the simulator
+    assert not ModelSpec.parse("openai-api/vllm/simple/sim").simulator_output
+    assert (real.simulator_output, real.in_process_engine, real.simulator_preset) == (
+        False, False, None,
+    )  # fmt: skip
+    assert engine.in_process_engine and not engine.over_http
+    assert preset_name("sim/default") == preset_name(" default ") == "default"
+    assert simulator_spec("disp-base-d0") == simulator_spec("sim/disp-base-d0")
+    assert is_simulator_model_id("sim/default") and not is_simulator_model_id("Qwen/Qwen3-4B")
+    assert not is_simulator_model_id(None)
+    assert spec_simulated("openai-api/simulator/sim/default")
+    assert not spec_simulated("not a spec")

@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 from scipy import optimize
 
+from llm.specs import preset_name
 from storage.errors import ConfigError
 from study.named import by_name
 
@@ -315,7 +316,7 @@ def get_disposition_preset(name: str) -> DispositionPreset:
     Raises:
         ConfigError: no preset has that name.
     """
-    key = name.removeprefix("sim/").strip()
+    key = preset_name(name)
     try:
         return DISPOSITION_PRESETS[key]
     except KeyError:

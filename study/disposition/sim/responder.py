@@ -37,6 +37,7 @@ from typing import Any
 from llm.seeds import stable_int
 from llm.sim.backend import InProcessBackend
 from llm.sim.wire import choice_json, completion_json
+from llm.specs import preset_name, simulator_spec
 from llm.types import ChatRequest, ChatResult
 from study.disposition.sim.model import (
     DISPOSITION_PRESETS,
@@ -159,7 +160,7 @@ class ProbeInfo:
 
 def parse_arm_model(model: str) -> tuple[DispositionPreset, float, int] | None:
     """``(preset, dose, train seed)`` of a served arm name, ``None`` for other names."""
-    m = _MODEL_RE.match(model.removeprefix("sim/"))
+    m = _MODEL_RE.match(preset_name(model))
     if m is None or m.group(1) not in DISPOSITION_PRESETS:
         return None
     return DISPOSITION_PRESETS[m.group(1)], float(m.group(2)), int(m.group(3) or 0)
@@ -343,7 +344,7 @@ class DispositionRoute:
         )
         assert out is not None
         return completion_json(
-            str(model) if str(model).startswith("sim/") else f"sim/{model}",
+            simulator_spec(str(model)),
             [choice_json(0, out.text, out.finish_reason)],
             prompt_tokens=sum(len(c.split()) for _, c in messages),
             completion_tokens=len(out.text.split()),
@@ -366,7 +367,7 @@ class DispositionSimBackend(InProcessBackend):
             raise ConfigError(
                 f"{model!r} is not a disposition simulator arm (disp-<preset>-d<dose>)."
             )
-        self.spec = model if model.startswith("sim/") else f"sim/{model}"
+        self.spec = simulator_spec(model)
         self._route = DispositionRoute(registry)
         # item id -> probe: a request's tag (battery, stem, paraphrase, sample) names it
         self._index = dict(index or {})

@@ -41,7 +41,7 @@ from annotation.tasks import (
     steps_text,
 )
 from storage.errors import NotFoundError
-from storage.models import GenerationRun, ModelSpec, Question, Response
+from storage.models import GenerationRun, ModelSpecRow, Question, Response
 from storage.repo import studies as repo
 from study.named import by_name
 
@@ -189,7 +189,7 @@ def _helpfulness(sel: Selection, session: Session) -> list[TaskSpec]:
 
 
 def _provenance(
-    resp: Response, run: GenerationRun, model: ModelSpec, q: Question
+    resp: Response, run: GenerationRun, model: ModelSpecRow, q: Question
 ) -> dict[str, Any]:
     """Where a response task's item comes from (the fields every response study shows)."""
     return {

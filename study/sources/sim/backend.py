@@ -29,6 +29,7 @@ from typing import Any
 
 from llm.sim.backend import InProcessBackend
 from llm.sim.wire import choice_json, completion_json
+from llm.specs import preset_name
 from llm.types import ChatMessage, ChatRequest, ChatResult, TokenLogprob
 from study.sources.sim.probe import Probe, SourcePreset, get_source_preset, simulate_probe
 
@@ -137,7 +138,7 @@ class SourceRoute:
 
     def __call__(self, model: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
         """The OpenAI response JSON for a ``src-*`` model, ``None`` for any other model."""
-        name = str(model).removeprefix("sim/")
+        name = preset_name(str(model))
         if not name.startswith(MODEL_PREFIX):
             return None
         preset = get_source_preset(name)

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from llm.seeds import stable_int
 from llm.sim.tasks import case_payload, register_task
+from llm.specs import preset_name
 from storage.errors import ConfigError
 from study.named import by_name
 
@@ -188,7 +189,7 @@ def get_source_preset(name: str) -> SourcePreset:
     Raises:
         ConfigError: unknown name.
     """
-    key = name.removeprefix("sim/")
+    key = preset_name(name)
     if key not in SOURCE_PRESETS:
         raise ConfigError(
             f"Unknown source-reliance preset {name!r}; use one of {', '.join(SOURCE_PRESETS)}."

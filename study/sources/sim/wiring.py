@@ -12,13 +12,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from llm.sim.server import BackgroundServer, create_app
+from llm.specs import parse_spec
 from llm.types import ChatBackend, ChatMessage
 from study.catalog.assertions import INSTRUCTIONS, parse_assertion, system_prompt
 from study.sources.items import MCQItem
 from study.sources.sim.backend import ProbeParser, SourceRoute, SourceSimBackend
 from study.sources.sim.probe import Probe
 
-SIM_PREFIX = "sim/src-"
+#: The source-reliance presets are the simulator presets named ``src-...``.
+PRESET_PREFIX = "src-"
 
 
 def probe_parser(items: Sequence[MCQItem]) -> ProbeParser:
@@ -66,8 +68,9 @@ def probe_parser(items: Sequence[MCQItem]) -> ProbeParser:
 
 def backend_for(spec: str, items: Sequence[MCQItem]) -> ChatBackend | str:
     """The simulator for ``sim/src-*`` specs (it needs the items); other specs unchanged."""
-    if spec.startswith(SIM_PREFIX):
-        return SourceSimBackend(spec.removeprefix("sim/"), parse_probe=probe_parser(items))
+    info = parse_spec(spec)
+    if info.simulated and info.model.startswith(PRESET_PREFIX):
+        return SourceSimBackend(info.model, parse_probe=probe_parser(items))
     return spec
 
 
