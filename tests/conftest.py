@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -66,12 +68,38 @@ def _fresh_structured_support() -> Iterator[None]:
     SUPPORT.clear()
 
 
+@pytest.fixture(scope="session")
+def _migrated_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An SQLite database migrated to head once per test process, copied into each workspace.
+
+    Bringing a fresh database through every Alembic revision costs a third of a second;
+    paid by every test that opens its workspace, it was minutes of the suite. A copy of a
+    migrated file is the same database (the revisions themselves are tested from empty in
+    tests/storage), and the workspace still checks it is at head when it opens it.
+    """
+    from storage.migrate import upgrade
+    from storage.settings import DB_FILENAME
+
+    path = tmp_path_factory.mktemp("migrated") / DB_FILENAME
+    upgrade(f"sqlite:///{path}")
+    # fold the write-ahead log into the file, so that copying the file copies the database
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path
+
+
 @pytest.fixture(autouse=True)
 def _isolated_workspace(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    _migrated_database: Path,
 ) -> Path:
-    """Point the workspace and database at a fresh temporary folder for each test."""
+    """Point the workspace and database at a fresh temporary folder for each test.
+
+    The folder starts with an empty database already at the newest schema.
+    """
     ws = tmp_path_factory.mktemp("workspace")
+    shutil.copyfile(_migrated_database, ws / _migrated_database.name)
     monkeypatch.setenv("DRIFTLENS_WORKSPACE", str(ws))
     monkeypatch.delenv("DRIFTLENS_DB_URL", raising=False)
     return ws
