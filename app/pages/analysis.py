@@ -41,6 +41,7 @@ from study.reasoning.downloads import (
     responses_jsonl,
     run_judges,
 )
+from study.reasoning.report.data import CLASS_ORDER, ExamplePair
 from study.reasoning.run_choices import labelled_with, reasoning_runs
 from study.reasoning.stored import (
     ExamplePage,
@@ -49,7 +50,6 @@ from study.reasoning.stored import (
     example_page,
     get_analysis,
 )
-from study.report.data import CLASS_ORDER, ExamplePair
 
 # Streamlit's coloured-text names, one per ontology root in document order.
 _ROOT_COLOURS = ("blue", "green", "red", "orange", "violet", "gray")
@@ -182,7 +182,7 @@ def _show(stored: StoredAnalysis) -> None:
             else:
                 # report folder moved or deleted: draw from the stored statistics instead
                 # (matplotlib is imported only here: a report's own PNGs need none of it)
-                from study.report.figures import agreement_plot, forest_plot, tier_plot
+                from study.reasoning.report.figures import agreement_plot, forest_plot, tier_plot
 
                 fig = {
                     "forest": lambda: forest_plot(tables.conditions),

@@ -30,9 +30,8 @@ from study.disposition.awareness import agreement_line, awareness_frame_rows
 from study.disposition.judge_calibration import calibration_sections
 from study.disposition.judge_settings import robustness_sections, settings_sections
 from study.disposition.prereg import AnalysisPlan, plan_status, scorecard
-from study.report.figures import _figure, _save, plain_label
-from study.report.html import _CSS, CSP, esc, table
-from study.report.html import _figure as html_figure
+from study.report.figures import new_figure, plain_label, save_figure
+from study.report.html import CSP, CSS, embed_figure, esc, table
 from study.report.markdown import md_escape, md_table
 from study.safe_csv import write_frame_csv
 
@@ -166,7 +165,7 @@ def first_detected_dose(drift: pd.DataFrame) -> float | None:
 def dose_curve_figure(drift: pd.DataFrame) -> Any:
     """Drift vs dose per battery, one panel per reasoning group (on, off)."""
     groups = [g for g in ("on", "off") if g in set(drift["group"])] or sorted(set(drift["group"]))
-    fig = _figure(4.2 * len(groups), 3.4)
+    fig = new_figure(4.2 * len(groups), 3.4)
     axes = fig.subplots(1, len(groups), squeeze=False)[0]
     for ax, group in zip(axes, groups, strict=True):
         part = drift[(drift["group"] == group) & drift["dose"].notna()]
@@ -207,7 +206,7 @@ def budget_figure(drift: pd.DataFrame) -> Any | None:
     if len(groups) < 2:
         return None
     batteries = list(dict.fromkeys(part["battery"]))
-    fig = _figure(1.2 + 1.1 * len(groups), 3.2)
+    fig = new_figure(1.2 + 1.1 * len(groups), 3.2)
     ax = fig.subplots()
     width = 0.8 / max(len(batteries), 1)
     for k, battery in enumerate(batteries):
@@ -311,10 +310,10 @@ def write_disposition_report(
         files[f"table_{name}"] = path
     figures: dict[str, list[Path]] = {}
     if not drift.empty:
-        figures["dose_curve"] = _save(dose_curve_figure(drift), fig_dir / "dose_curve")
+        figures["dose_curve"] = save_figure(dose_curve_figure(drift), fig_dir / "dose_curve")
         bf = budget_figure(drift)
         if bf is not None:
-            figures["budget_filler"] = _save(bf, fig_dir / "budget_filler")
+            figures["budget_filler"] = save_figure(bf, fig_dir / "budget_filler")
     bound = analysis.groups[0].stats.bound_pp if analysis.groups else 5.0
     shown = _display(drift, bound) if not drift.empty else drift
     cols = [(c, h, None) for c, h in _DRIFT_COLS]
@@ -387,7 +386,7 @@ def write_disposition_report(
     }
     for name, caption in captions.items():
         if name in figures:
-            html_parts.append(html_figure(figures[name], caption))
+            html_parts.append(embed_figure(figures[name], caption))
     graded = graded_frame(analysis)
     if not graded.empty:
         write_frame_csv(graded, out_dir / "table_graded.csv")
@@ -454,7 +453,7 @@ def write_disposition_report(
     doc = (
         '<!doctype html><html><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>"
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
         + "".join(html_parts)
         + "</body></html>"
     )

@@ -44,8 +44,7 @@ from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED, AnalysisConf
 from study.reasoning.drift_files import compute_stats, pair_frame, stats_frame, stats_json_text
 from study.reasoning.examples import choose_examples, example_pairs
 from study.reasoning.provenance import analysis_provenance, labeler_settings
-from study.reasoning.trajectories import Progress, drift_table_by_run, label_run, run_labels
-from study.report import (
+from study.reasoning.report import (
     Provenance,
     ReportData,
     ReportTables,
@@ -53,8 +52,9 @@ from study.report import (
     question_table,
     write_report,
 )
+from study.reasoning.report.tables import withhold_conclusions
+from study.reasoning.trajectories import Progress, drift_table_by_run, label_run, run_labels
 from study.report.folder import folder_slug, fresh_report_folder, staged_report_folder
-from study.report.tables import withhold_conclusions
 from study.safe_csv import write_frame_csv
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from storage.models import (
 )
 from storage.repo.labels import step_labels_for
 from storage.repo.runs import require_run
-from study.report.data import StepView, step_views
+from study.reasoning.report.data import StepView, step_views
 
 
 @dataclass(frozen=True)

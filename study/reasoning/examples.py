@@ -20,8 +20,8 @@ from storage.models import (
 )
 from storage.repo.labels import step_labels_for
 from study.reasoning.drift_files import condition_category
-from study.report import ExamplePair, StepView
-from study.report.data import step_views
+from study.reasoning.report import ExamplePair, StepView
+from study.reasoning.report.data import step_views
 
 EXAMPLE_CLASSES: tuple[str, ...] = ("life_event", "attribute", "noise")
 

@@ -41,9 +41,9 @@ from storage.errors import InputError
 from storage.models import GenerationRun, OntologyVersion, Question, Response
 from study.reasoning.drift_files import pair_frame, stats_frame
 from study.reasoning.examples import choose_examples
+from study.reasoning.report import question_table
 from study.reasoning.stats_table import stats_input
 from study.reasoning.trajectories import drift_table_by_run
-from study.report import question_table
 from study.safe_csv import frame_csv_text, unguard_frame
 
 #: Questions per slice by default: a few hundred thousand responses at the published design.
@@ -64,7 +64,7 @@ class ChunkedDrift:
         pair_parts: the ``pairs.csv`` parts in the same order.
         n_pairs: compared pairs.
         skipped: responses not compared, by reason.
-        questions: the report's question table (:func:`study.report.question_table`).
+        questions: the report's question table (:func:`study.reasoning.report.question_table`).
         examples: the chosen example pairs (:func:`study.reasoning.examples.choose_examples`).
     """
 
@@ -134,7 +134,7 @@ def _examples_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def _join_questions(tables: list[pd.DataFrame]) -> pd.DataFrame:
     """The question table of the whole study from the slices' (columns in report order)."""
-    from study.report.tables import _CLASS_RANK
+    from study.reasoning.report.tables import _CLASS_RANK
 
     if not tables:
         return pd.DataFrame(columns=["question_id", "question", "pairs"])

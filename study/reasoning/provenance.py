@@ -13,7 +13,7 @@ from sqlmodel import Session
 import driftlens_core
 from storage.models import GenerationRun, LabelerSpec, ModelSpecRow, OntologyVersion
 from study.reasoning.config import AnalysisConfig
-from study.report import Provenance
+from study.reasoning.report import Provenance
 
 
 def software_versions() -> dict[str, str]:

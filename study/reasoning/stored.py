@@ -18,8 +18,8 @@ from storage.repo.analyses import list_analyses
 from storage.repo.runs import require_run
 from study.reasoning.config import AnalysisConfig
 from study.reasoning.examples import choose_examples, example_pairs
+from study.reasoning.report import ExamplePair, Provenance, ReportTables, build_tables
 from study.reasoning.trajectories import drift_table_by_run, run_labels
-from study.report import ExamplePair, Provenance, ReportTables, build_tables
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ the expected number of flips equal that rate times all the run's labels (the hel
 relabel shows the changes concentrate on the rewritten pair), the drift table is rebuilt with
 :func:`study.reasoning.drift.build_drift_table` (the core's ``pair_drift``, as the analysis
 does) and each model × metric's classes are ordered by their mean drift, the tier level of
-:mod:`study.report.tables`. A draw *changes the tiers* when any of those orders differs from
-the unflipped one. The unflipped order is recomputed the same way (not read from the stored
-result) so both sides come from one function.
+:mod:`study.reasoning.report.tables`. A draw *changes the tiers* when any of those orders
+differs from the unflipped one. The unflipped order is recomputed the same way (not read
+from the stored result) so both sides come from one function.
 """
 
 from __future__ import annotations

@@ -21,10 +21,12 @@ from storage.settings import Settings, default_db_url, resolve_settings
 from storage.workspace import open_workspace_session
 from study.reasoning.analysis import AnalysisResult, analyze_run
 from study.reasoning.drift_files import condition_category, pair_frame, stats_frame
+from study.reasoning.report import ReportData, build_tables
+from study.reasoning.report.html import render_html
+from study.reasoning.report.markdown import render_markdown
 from study.reasoning.stored import get_analysis, latest_analysis
-from study.report import ReportData, build_tables
-from study.report.html import esc, render_html
-from study.report.markdown import md_escape, render_markdown
+from study.report.html import esc
+from study.report.markdown import md_escape
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
 
 B = 2000

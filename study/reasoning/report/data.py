@@ -1,9 +1,10 @@
 """Typed inputs of the drift report: what the renderers receive, nothing they compute.
 
-The renderers (:mod:`study.report.figures`, :mod:`study.report.html`,
-:mod:`study.report.markdown`) only format what is here. Every number comes from the
-statistics JSON (the ``driftlens stats`` schema) through :mod:`study.report.tables`, so the
-report cannot disagree with ``driftlens stats`` run on the exported drift table.
+The renderers (:mod:`study.reasoning.report.figures`, ``.html``, ``.markdown``, drawn with
+the shared kit of :mod:`study.report`) only format what is here. Every number comes from the
+statistics JSON (the ``driftlens stats`` schema) through
+:mod:`study.reasoning.report.tables`, so the report cannot disagree with ``driftlens
+stats`` run on the exported drift table.
 
 Strings in :class:`ExamplePair`, :class:`StepView` and in the tables (questions, model
 output, memory lines, condition and model names) are untrusted: every renderer escapes
@@ -19,7 +20,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from study.report.tables import ReportTables
+from study.reasoning.report.tables import ReportTables
 
 #: Condition classes in tier order (the order the report lists and plots them).
 CLASS_ORDER: tuple[str, ...] = ("none", "noise", "attribute", "life_event", "other")
@@ -170,7 +171,7 @@ class ReportData:
         examples: example response pairs with labeled steps.
         roots: ontology root names in document order (fixes the step-label colours).
         figures: figure name → file stem (``figures/forest``) of the SVG and PNG files.
-        questions: per-question drift (:func:`study.report.tables.question_table`), with
+        questions: per-question drift (:func:`study.reasoning.report.tables.question_table`), with
             the question texts; ``None`` when not available.
         not_assessable: The sentence of a study below the usable share
             (:mod:`study.assessable`), shown first; ``None`` when assessable.

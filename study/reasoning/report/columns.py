@@ -1,51 +1,20 @@
-"""Which columns each report table shows, shared by the HTML and Markdown renderers.
+"""Which columns each drift-report table shows, shared by the HTML and Markdown renderers.
 
-A table is a list of :class:`Column`: the data column, its header and the *kind* of cell
-(a tag, not a formatter), so each renderer keeps only its own formatting: it maps the kind
-to an HTML or Markdown cell. The HTML report shows every column; ``report.md`` is the
-compact version and shows only the columns marked ``markdown=True`` (under ``md_header``
-where the plain-text header differs).
-
-Also here: the number formatting both renderers share (:func:`fmt`, :func:`fmt_p`,
-:func:`pass_label`), the note on simulated runs, the stored-configuration blocks of the
-provenance section and the colour (or mark) of a step's root.
+Each table is a tuple of :class:`~study.report.cells.Column` (kinds: ``passed``, ``class``
+— a condition class —, ``p``, ``fine``). ``report.md`` shows only the columns marked
+``markdown=True``. Also here: the note on simulated runs, the stored-configuration blocks of
+the provenance section and the colour (or mark) of a step's root.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
-from study.report.data import Provenance
-
-#: How a cell is shown: ``None`` the formatted value, ``passed`` a pass/FAIL/open label,
-#: ``class`` a condition class, ``p`` a p-value, ``fine`` a number with 4 digits.
-Kind = Literal["passed", "class", "p", "fine"] | None
-
-Cell = Callable[[Any], str]
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column of a report table.
-
-    Attributes:
-        column: the data frame column.
-        header: the header shown.
-        kind: how the cell is shown (see :data:`Kind`).
-        markdown: whether ``report.md`` shows this column too.
-        md_header: the header in ``report.md`` when it differs from ``header``.
-    """
-
-    column: str
-    header: str
-    kind: Kind = None
-    markdown: bool = True
-    md_header: str | None = None
+from study.reasoning.report.data import Provenance
+from study.report.cells import Column, Kind
 
 
 def _c(column: str, header: str | None = None, kind: Kind = None, **kw: Any) -> Column:
@@ -155,58 +124,6 @@ def question_columns(questions: pd.DataFrame) -> tuple[Column, ...]:
     """Columns of the per-question table: id, text, pairs, then one per condition class."""
     fixed = (_c("question_id", "question id"), _c("question"), _c("pairs"))
     return fixed + tuple(_c(c, c.replace("_", " ")) for c in questions.columns[3:])
-
-
-def cells(
-    columns: Sequence[Column], kinds: dict[str, Cell], *, markdown: bool = False
-) -> list[tuple[str, str, Cell | None]]:
-    """Turn columns into a renderer's ``(column, header, render)`` triples.
-
-    Args:
-        columns: the table's columns.
-        kinds: the renderer's cell function per kind; a kind it does not list is shown as
-            the formatted value.
-        markdown: keep only the Markdown columns, under their Markdown headers.
-    """
-    return [
-        (
-            c.column,
-            c.md_header if markdown and c.md_header is not None else c.header,
-            kinds.get(c.kind) if c.kind is not None else None,
-        )
-        for c in columns
-        if c.markdown or not markdown
-    ]
-
-
-def fmt(value: Any, digits: int = 3) -> str:
-    """Format a number for a table cell; NaN and ``None`` become an en dash."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "–"
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def fmt_p(value: Any) -> str:
-    """Format a p-value (``<0.001`` below the smallest shown value)."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    return "<0.001" if float(value) < 0.001 else f"{float(value):.3f}"
-
-
-def pass_label(value: Any) -> str:
-    """``pass``, ``FAIL`` or ``open`` (``None`` or NaN: inconclusive or not run; the detail
-    says which) for a check result."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "open"
-    return "pass" if bool(value) else "FAIL"
 
 
 def simulated_note(prov: Provenance) -> str:
