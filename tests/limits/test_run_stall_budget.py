@@ -137,3 +137,35 @@ def test_the_run_budget_counts_only_time_spent_waiting_and_an_answer_restarts_it
     assert clock.waited() == pytest.approx(0.25)
     clock.end()
     assert clock.stalled is None
+
+
+def test_a_disposition_run_against_a_dripping_endpoint_stops_after_the_default_budget(
+    workspace: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    run_main: Callable[..., Outcome],
+) -> None:  # fmt: skip
+    """The Bar's drip (a byte every 2 s) with ``--timeout 5 --max-attempts 2``, default budget.
+
+    Each attempt ends at 5 s (a timeout, not an answer), so every re-ask round was sent
+    again: 2 arms x 4 rounds x 4 requests x 2 attempts = 64 requests on main, 84 s and more.
+    The run's budget (2 x 5 + 0.5 + 5 = 15.5 s) now ends it during the first re-ask round.
+    """
+    monkeypatch.delenv("DRIFTLENS_STALL_BUDGET_S", raising=False)
+    monkeypatch.setenv("DRIFTLENS_REQUEST_TIMEOUT_S", "5")
+    monkeypatch.setenv("DRIFTLENS_MAX_ATTEMPTS", "2")
+    batteries = _small_batteries(tmp_path)
+    drip = FailingServer("drip", drip_s=2.0)
+    with drip as url:
+        monkeypatch.setenv("DRIP_BASE_URL", url)
+        monkeypatch.setenv("DRIP_API_KEY", "k")
+        for arm in ("a", "b"):
+            add = ("disposition", "arms", "add", arm, "--model", "openai-api/drip/m",
+                   "--study", "s", "--role", "reference" if arm == "a" else "treatment",
+                   "--reasoning", "off", "--max-reasks", "3")  # fmt: skip
+            assert run_main(*add).code == 0
+        res = run_main("disposition", "run", "--study", "s", "--judge", "sim/default",
+                       "--batteries", str(batteries))  # fmt: skip
+        drip.healthy = True  # ends the drips still held before the server stops
+    _one_line_exit_3(res)
+    # round 0 (4 requests x 2 attempts) and at most the part of round 1 sent before the
+    # budget ran out; nothing of rounds 2-3 or of arm b
+    assert drip.requests <= 16, drip.requests
