@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -25,6 +24,7 @@ from llm.limits import STALL_BUDGET_ENV, stall_budget_s
 from llm.retry import FATAL_KINDS
 from llm.sanitize import sanitize_result
 from llm.specs import parse_spec
+from llm.stall import StallClock, stall_clock
 from llm.types import ChatBackend, ChatRequest, ChatResult, ResultCallback
 from storage.errors import ServiceError
 
@@ -118,12 +118,12 @@ async def arun_chat_batch(
     miss_keys = list(groups)
     miss_requests = [requests[groups[k][0]] for k in miss_keys]
     budget = stall_budget_s()
-    last_answer = [time.monotonic()]
+    clock = stall_clock(_endpoint_key(backend))
 
     def collect(j: int, _req: ChatRequest, res: ChatResult) -> None:
         nonlocal done
         if _answered(res):  # a failure is not an answer: it does not restart the clock
-            last_answer[0] = time.monotonic()
+            clock.answered()
         key = miss_keys[j]
         res = store.keep(key, miss_requests[j], res)
         for i in groups[key]:
@@ -134,42 +134,57 @@ async def arun_chat_batch(
         if progress is not None:
             progress(done, total)
 
-    async with store.ticking(on_tick):
-        answered = await _within_stall_budget(
-            backend.achat(miss_requests, concurrency=concurrency, on_result=collect),
-            last_answer,
-            budget,
-        )
+    if clock.stalled is None:
+        async with store.ticking(on_tick):
+            answered = await _within_stall_budget(
+                backend.achat(miss_requests, concurrency=concurrency, on_result=collect),
+                clock,
+                budget,
+            )
+    else:  # the endpoint stalled earlier in this run: nothing is sent to it again
+        answered = None
     if answered is None:  # stalled: what never came back fails (asked again on a rerun)
-        sent = []
         for j, key in enumerate(miss_keys):
             if results[groups[key][0]] is None:
-                res = _stalled(budget, backend.spec)
-                collect(j, miss_requests[j], res)
-                sent.append(res)
+                collect(j, miss_requests[j], _stalled(clock.stalled or budget, backend.spec))
         return [r for r in results if r is not None]
     _raise_if_refused(answered)
     return [r for r in results if r is not None]
 
 
 async def _within_stall_budget(
-    work: Coroutine[Any, Any, list[ChatResult]], last_answer: list[float], budget: float
+    work: Coroutine[Any, Any, list[ChatResult]], clock: StallClock, budget: float
 ) -> list[ChatResult] | None:
-    """``await work``, or cancel it once no answer came for ``budget`` s (then ``None``)."""
+    """``await work``, or cancel it once the endpoint's clock ran past ``budget`` s.
+
+    The clock is the run's (:mod:`llm.stall`): the time waited in this run's earlier
+    batches without an answer counts too. Past the budget the clock is marked stalled
+    (later batches of the run send nothing) and ``None`` is returned.
+    """
     task = asyncio.ensure_future(work)
+    clock.begin()
     try:
         while True:
-            finished, _ = await asyncio.wait({task}, timeout=min(1.0, budget))
-            if finished:
-                return task.result()
-            if time.monotonic() - last_answer[0] > budget:
+            left = budget - clock.waited()
+            if left < 0:
+                clock.stall(budget)
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
                 return None
+            finished, _ = await asyncio.wait({task}, timeout=min(1.0, max(left, 0.01)))
+            if finished:
+                return task.result()
     except BaseException:
         task.cancel()  # Ctrl-C or an error here must not leave requests running
         raise
+    finally:
+        clock.end()
+
+
+def _endpoint_key(backend: ChatBackend) -> str:
+    """What the run's stall clocks are kept by: the server, whatever model it serves."""
+    return f"{parse_spec(backend.spec).provider} {backend.endpoint()}"
 
 
 def _stalled(budget: float, model: str) -> ChatResult:
@@ -363,7 +378,7 @@ async def arun_chat_chains(
     # The stall budget of run_chat_batch: a stalled endpoint ends the call (its chains get
     # a timeout result, asked again on a rerun) instead of holding it for hours.
     budget = stall_budget_s()
-    last_answer = [time.monotonic()]
+    clock = stall_clock(_endpoint_key(backend))
 
     def ask(i: int, req: ChatRequest | None) -> None:
         """Chain ``i`` needs ``req`` answered (``None``: the chain has ended)."""
@@ -388,7 +403,7 @@ async def arun_chat_chains(
 
     def collect(key: str, req: ChatRequest, res: ChatResult) -> None:
         if _answered(res):  # as run_chat_batch: only an answer restarts the clock
-            last_answer[0] = time.monotonic()
+            clock.answered()
         in_flight.pop(key, None)
         res = store.keep(key, req, res)
         sent.append(res)
@@ -404,11 +419,13 @@ async def arun_chat_chains(
 
     for i, req in to_send.items():
         ask(i, req)
-    async with store.ticking():
-        finished = await _within_stall_budget(answer_feed(), last_answer, budget)
+    finished: list[ChatResult] | None = None
+    if clock.stalled is None:
+        async with store.ticking():
+            finished = await _within_stall_budget(answer_feed(), clock, budget)
     if finished is None:  # stalled: every chain still waiting ends with a timeout
         for key, req in list(in_flight.items()):
-            res = store.keep(key, req, _stalled(budget, backend.spec))
+            res = store.keep(key, req, _stalled(clock.stalled or budget, backend.spec))
             sent.append(res)
             for i in waiting.pop(key, []):
                 chains[i].append(res)

@@ -88,8 +88,12 @@ def build_app() -> typer.Typer:
             ),
         ] = None,
     ) -> None:
+        from llm.stall import run_stall_watch
         from llm.structured import use_structured
 
+        # one stall budget for the whole command (a run of any instrument, a page's job):
+        # an endpoint that answered nothing for it is not waited on again (llm/stall.py)
+        ctx.with_resource(run_stall_watch())
         if structured is not None:
             # for this invocation only: the mode is reset when the command's context closes,
             # so a later call in the same process (a test's CliRunner) never inherits it

@@ -103,9 +103,9 @@ with st.expander("Run a study", expanded=not runs):
         "Served judge (optional, provider/model)", key="mc-served-judge", placeholder=""
     ).strip()
     a, b, c = st.columns(3)
-    run_name = a.text_input("Run name", "my-conflicts", key="mc-run").strip()
-    doses_text = b.text_input("Distractor doses", "0,6", key="mc-doses", help="6, 0,6 or 0..6")
     form = FormCheck()
+    run_name = form.run_name("Run name", "my-conflicts", key="mc-run", where=a)
+    doses_text = b.text_input("Distractor doses", "0,6", key="mc-doses", help="6, 0,6 or 0..6")
     samples = form.number("Samples per bank and dose", low=1, high=10, value=1,
                           key="mc-samples", where=c)  # fmt: skip
     policies = st.multiselect(

@@ -11,7 +11,14 @@ from app.ui.page_stop import stop_with_info
 from app.ui.router import PAGES_DIR
 from app.ui.safe import plain_message, show_plain
 from storage.errors import DriftLensError
-from study.jobs import JobRecord, cancel_job, list_jobs, resume_job
+from study.jobs import (
+    JobRecord,
+    cancel_failure,
+    cancel_in_background,
+    cancelling,
+    list_jobs,
+    resume_job,
+)
 from study.jobs.links import result_link
 
 st.title("Jobs")
@@ -106,10 +113,17 @@ if job.log_path:
     st.caption(plain_message(f"Log: {job.log_path} (in the workspace)"))
 
 left, right = st.columns(2)
-if job.running and left.button("Cancel", key=f"jobs-cancel-{job.id}"):
+failure = cancel_failure(job.id)
+if failure:
+    show_plain(failure)
+stopping = job.running and cancelling(job.id)
+if stopping:
+    st.info("Cancelling: the job ends in the background; this page shows it once it has.")
+if job.running and left.button("Cancel", key=f"jobs-cancel-{job.id}", disabled=stopping):
+    # answers at once: the row's write may wait on the job's own write transaction
     try:
         with page_session() as session:
-            cancel_job(job.id, session=session)
+            cancel_in_background(job.id, session=session, open_session=page_session)
     except DriftLensError as exc:
         show_plain(exc)
     else:

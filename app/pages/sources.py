@@ -92,8 +92,8 @@ with page_session() as session:
 with st.expander("Set up a run", expanded=not stored):
     model = model_picker("Model", sim_presets(), key="src-model", default="sim/src-paper")
     a, b = st.columns(2)
-    run_name = a.text_input("Run name", "my-run", key="src-run-name").strip()
     form = FormCheck()
+    run_name = form.run_name("Run name", "my-run", key="src-run-name", where=a)
     limit = form.number("Use the first N items (0: all)", low=0, high=1_000_000, value=0,
                         key="src-n", where=b)  # fmt: skip
     upload = sample_or_upload(

@@ -1,4 +1,4 @@
-"""Number boxes of a launch form whose value is checked before anything starts.
+"""Boxes of a launch form whose value is checked before anything starts (numbers, run names).
 
 Streamlit's ``number_input`` with ``min_value``/``max_value`` keeps a value typed outside
 its range in a red box *in the browser only*: the script goes on with the previous value,
@@ -91,3 +91,27 @@ class FormCheck:
         self.problems.append(problem)
         target.error(plain_message(problem))
         return value
+
+    def run_name(
+        self, label: str, value: str, *, key: str, where: Any = None, help: str | None = None
+    ) -> str:
+        """A run-name box checked as the services check it (:func:`check_run_name`).
+
+        An empty name or one with a comma is said in one sentence under the box and keeps
+        the form's button disabled, before anything is started (the job would refuse it).
+
+        Returns:
+            The typed name without its outer spaces (as the start code uses it).
+        """
+        from storage.errors import DriftLensError
+        from storage.repo.runs import check_run_name
+
+        target = where if where is not None else st
+        name = str(target.text_input(label, value, key=key, help=help)).strip()
+        try:
+            check_run_name(name)
+        except DriftLensError as exc:
+            problem = str(exc)
+            self.problems.append(problem)
+            target.error(plain_message(problem))  # echoes typed input: plain text
+        return name

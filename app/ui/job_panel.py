@@ -33,7 +33,15 @@ from app.ui.db import page_session, page_settings
 from app.ui.safe import plain_message, show_plain
 from storage.errors import DriftLensError
 from storage.types import utcnow
-from study.jobs import JobRecord, cancel_job, list_jobs, resume_job, submit_job
+from study.jobs import (
+    JobRecord,
+    cancel_failure,
+    cancel_in_background,
+    cancelling,
+    list_jobs,
+    resume_job,
+    submit_job,
+)
 
 #: Seconds between two refreshes of the running jobs' lines.
 REFRESH_S = 1.0
@@ -219,10 +227,17 @@ def _live(
                 "It runs in the background: reload, leave or close the tab; it goes on. "
                 "All jobs are on the Jobs page."
             )
-            if right.button("Cancel", key=f"job-cancel-{key}-{job.id}"):
+            failure = cancel_failure(job.id)
+            if failure:
+                box.caption(plain_message(failure))
+            stopping = cancelling(job.id)
+            if stopping:
+                left.caption("Cancelling: it ends in the background.")
+            if right.button("Cancel", key=f"job-cancel-{key}-{job.id}", disabled=stopping):
+                # answers at once: the row's write may wait on the job's own transaction
                 with page_session() as session:
                     try:
-                        cancel_job(job.id, session=session)
+                        cancel_in_background(job.id, session=session, open_session=page_session)
                     except DriftLensError as exc:
                         show_plain(exc)
                 st.rerun()

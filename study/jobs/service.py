@@ -16,7 +16,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -317,6 +318,87 @@ def cancel_job(job_id: int, *, session: Session) -> JobRecord:
             ).start()
     _reap()
     return get_job(job_id, session=session)
+
+
+#: How often a background cancellation tries its write (each waits the busy timeout).
+CANCEL_TRIES = 3
+# job id -> why its background cancellation failed (read and cleared by the page)
+_cancel_failures: dict[int, str] = {}
+_cancelling: set[int] = set()
+_cancel_lock = threading.Lock()
+
+
+def cancel_in_background(
+    job_id: int,
+    *,
+    session: Session,
+    open_session: Callable[[], AbstractContextManager[Session]],
+) -> JobRecord:
+    """Cancel a running job without waiting for it: :func:`cancel_job` runs in a thread.
+
+    A page's *Cancel* wrote the job's row in its own script run; while the job's process
+    held SQLite's one write lock (its answers are written in small transactions), the
+    page waited the busy timeout out (35 s under load) before it showed anything. Here
+    only reads happen in the caller (WAL readers never wait on the writer): the row's
+    write and the process's end follow in a daemon thread with a session of its own.
+
+    Args:
+        job_id: The job.
+        session: Open session, for the checks only (nothing is written with it).
+        open_session: Opens the thread's own session (committed when its block ends).
+
+    Returns:
+        The job as it is now (still ``running``: see :func:`cancelling`).
+
+    Raises:
+        NotFoundError: no job with this id.
+        InputError: the job is not running.
+    """
+    job = get_job(job_id, session=session)
+    if not job.running:
+        raise InputError(f"Job {job_id} is not running (it is {job.state}).")
+    with _cancel_lock:
+        if job_id in _cancelling:  # a second click: the first cancellation goes on
+            return job
+        _cancelling.add(job_id)
+        _cancel_failures.pop(job_id, None)
+
+    def run() -> None:
+        from sqlalchemy.exc import OperationalError
+
+        try:
+            for attempt in range(CANCEL_TRIES):
+                try:
+                    with open_session() as own:
+                        cancel_job(job_id, session=own)
+                    return
+                except InputError:
+                    return  # it ended meanwhile: nothing left to cancel
+                except OperationalError as exc:  # the write lock stayed taken
+                    if attempt == CANCEL_TRIES - 1:
+                        with _cancel_lock:
+                            _cancel_failures[job_id] = (
+                                f"Job {job_id} could not be cancelled: the database stayed "
+                                f"busy ({str(exc.orig).strip() or 'locked'}); try again."
+                            )
+        finally:
+            with _cancel_lock:
+                _cancelling.discard(job_id)
+
+    threading.Thread(target=run, name=f"cancel-request-{job_id}", daemon=True).start()
+    return job
+
+
+def cancelling(job_id: int) -> bool:
+    """Whether a background cancellation of the job (:func:`cancel_in_background`) runs."""
+    with _cancel_lock:
+        return job_id in _cancelling
+
+
+def cancel_failure(job_id: int) -> str | None:
+    """Why the job's last background cancellation failed (``None``: it did not), once."""
+    with _cancel_lock:
+        return _cancel_failures.pop(job_id, None)
 
 
 def resume_job(job_id: int, *, session: Session, workspace: Path, db_url: str) -> JobRecord:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 import pytest
 
@@ -35,10 +35,23 @@ def pytest_runtest_makereport(
     """
     report = yield
     page = getattr(item, "funcargs", {}).get("page")
-    if report.failed and call.when == "call" and page is not None:
+    # only a Playwright page: a test may name any other argument ``page`` (a page file, an
+    # AppTest page), and reading that as a browser page hid the test's own failure
+    if report.failed and call.when == "call" and _is_browser_page(page):
         shot = ARTIFACTS_ROOT / "failures" / f"{item.name}.png"
         report.sections.append(("what the page showed", page_state(page, shot)))
     return report
+
+
+def _is_browser_page(value: object) -> TypeGuard[Page]:
+    """Whether ``value`` is a Playwright page (Playwright may not even be importable)."""
+    if value is None:
+        return False
+    try:
+        from playwright.sync_api import Page as PlaywrightPage
+    except ImportError:
+        return False
+    return isinstance(value, PlaywrightPage)
 
 
 @pytest.fixture(scope="module")

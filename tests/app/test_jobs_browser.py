@@ -87,7 +87,7 @@ def test_c_generation_survives_a_reload_and_labels_the_run(served: Served, page:
     page.get_by_label("Perturbations (all, none, a class, a category, keys)").fill("all")
     page.get_by_label("Samples").fill("1")
     page.get_by_label("Samples").press("Enter")
-    page.wait_for_timeout(500)
+    wait_for_streamlit(page, "Runs")  # the rerun the commit started has ended (no fixed wait)
     page.get_by_role("button", name="Generate and label").click()
     job = _running(served, "generate")
     wait_for_progress(served.settings, job.id)
@@ -127,7 +127,7 @@ def _analyse_from_page(page: Page, served: Served, bootstrap: int) -> int:
             wait_for_streamlit(page, "Analysis")
     box.fill(str(bootstrap))
     box.press("Enter")
-    page.wait_for_timeout(700)
+    wait_for_streamlit(page, "Analysis")  # the rerun the commit started has ended
     page.get_by_role("button", name="Run analysis").click()
     job = _running(served, "analyze")
     page.reload()  # D: the reload shows the running job, then opens the analysis it stored

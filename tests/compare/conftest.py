@@ -10,14 +10,19 @@ import pytest
 from study.disposition.items import BatteryDocument, Stem, load_sample_batteries
 from tests.cli_runner import cli_runner
 
-#: Two tendencies, 40 stems each (the 10 shipped stems under new ids: the simulator hashes
-#: a stem's effect from its id, so each is a new item), 3 paraphrases, 2 samples.
+#: Two tendencies, 40 stems each (the 10 shipped stems under new ids, each copy with its own
+#: texts: the simulator hashes a stem's effect from its id, and a model, like the served
+#: simulator, can only tell items apart by what it reads), 3 paraphrases, 2 samples.
 N_STEMS = 40
 BATTERIES = ("self_interest", "oversight")
 
 
 def battery_doc(n_stems: int = N_STEMS) -> BatteryDocument:
-    """The shipped batteries widened to ``n_stems`` stems of three paraphrases."""
+    """The shipped batteries widened to ``n_stems`` stems of three paraphrases.
+
+    Copy ``k`` of a shipped stem opens each of its paraphrases with "Case k." so that 40
+    stems are 40 items to any reader (reused texts made 10 items of the 40 ids).
+    """
     doc = load_sample_batteries()
     out = []
     for b in doc.batteries:
@@ -25,7 +30,8 @@ def battery_doc(n_stems: int = N_STEMS) -> BatteryDocument:
             continue
         stems = [
             Stem(id=f"{b.stems[k % len(b.stems)].id}-{k:02d}",
-                 paraphrases=b.stems[k % len(b.stems)].paraphrases[:3])
+                 paraphrases=[f"Case {k + 1}. {text}"
+                              for text in b.stems[k % len(b.stems)].paraphrases[:3]])
             for k in range(n_stems)
         ]  # fmt: skip
         out.append(b.model_copy(update={"stems": stems}))

@@ -28,6 +28,17 @@ def _compare(
     return json.loads(out.read_text())
 
 
+def test_the_fixture_stems_are_distinct_items() -> None:
+    """40 stem ids are 40 items only when their texts differ (they were 10 texts)."""
+    from tests.compare.conftest import battery_doc
+
+    for b in battery_doc().batteries:
+        stems = {p.stem for p in b.probes()}
+        texts = {" ".join(p.text.split()) for p in b.probes()}
+        assert len(stems) == N_STEMS
+        assert len(texts) == 3 * N_STEMS, (b.name, len(texts))
+
+
 def test_known_dose_difference_is_covered_and_mcnemar_matches_statsmodels(
     ws_cli: Any, tmp_path: Path
 ) -> None:

@@ -30,7 +30,7 @@ import random
 import re
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -280,10 +280,19 @@ class DispositionRoute:
 
     Args:
         registry: probe text (whitespace-normalised) → :class:`ProbeInfo`.
+        by_item: ``by_item(text, seed)``: the probe a served request asks, found from its
+            item id (the plan derives each request's seed from it); ``None`` when it cannot
+            tell (then the text decides). Without it, stems sharing a text are one probe.
     """
 
-    def __init__(self, registry: Mapping[str, ProbeInfo]) -> None:
+    def __init__(
+        self,
+        registry: Mapping[str, ProbeInfo],
+        *,
+        by_item: Callable[[str, int], ProbeInfo | None] | None = None,
+    ) -> None:
         self.registry = dict(registry)
+        self._by_item = by_item
 
     def reply(
         self,
@@ -299,8 +308,8 @@ class DispositionRoute:
     ) -> ProbeReply | None:
         """The reply of an arm model to one conversation, ``None`` when not ours.
 
-        ``probe``: the probe as its item id named it (in-process); else it is looked up by
-        the conversation's text (over HTTP, where only the text arrives).
+        ``probe``: the probe as its item id named it (in-process); else (over HTTP, where
+        only the request arrives) the item its text and seed name, then its text alone.
         """
         parsed = parse_arm_model(model)
         if parsed is None:
@@ -311,7 +320,9 @@ class DispositionRoute:
         if continue_final and msgs and msgs[-1][0] == "assistant":
             prefill = msgs.pop()[1]
         user = next((c for r, c in reversed(msgs) if r == "user"), "")
-        info = probe or self.registry.get(" ".join(user.split()))
+        text = " ".join(user.split())
+        info = probe or (self._by_item(text, seed) if self._by_item is not None else None)
+        info = info or self.registry.get(text)
         if info is None:
             return ProbeReply("I am not sure what you are asking.", "stop", None, ArmSetting(dose))
         return answer_probe(
