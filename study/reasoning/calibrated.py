@@ -138,6 +138,31 @@ class CalibratedDrift:
             "n_human_questions": self.n_human_questions,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CalibratedDrift:
+        """Read back :meth:`to_dict` (a stored analysis's ``stats.json`` block)."""
+
+        def pair(v: Any) -> tuple[float, float] | None:
+            if v is None:
+                return None
+            lo, hi = v
+            return (math.nan if lo is None else float(lo), math.nan if hi is None else float(hi))
+
+        rows = []
+        for r in data.get("rows", []):
+            got = dict(r)
+            for k in ("model_only_ci", "calibrated_ci", "human_only_ci"):
+                got[k] = pair(got.get(k))
+            if got.get("model_only") is None:
+                got["model_only"] = math.nan
+            rows.append(CalibratedDriftRow(**got))
+        return cls(
+            tuple(rows),
+            tuple(str(n) for n in data.get("notes", [])),
+            int(data.get("min_human", MIN_HUMAN_LABELS)),
+            int(data.get("n_human_questions", 0)),
+        )
+
 
 def model_only(
     drift: pd.DataFrame, note: str, *, metrics: Sequence[str] = METRICS, level: float = 0.95
@@ -194,8 +219,10 @@ def human_drift_rows(
             return None
         return [symbol_of.get(got[j], 0) for j in range(n)]
 
-    cols = ["model", "question_id", "condition", "sample", "n_base", "n_other"]
-    for m, q, c, s, nb, no in drift[cols].itertuples(index=False):
+    cols = ["model", "question_id", "sample", "n_base", "n_other"]
+    for c, (m, q, s, nb, no) in zip(
+        _response_condition(drift), drift[cols].itertuples(index=False), strict=True
+    ):
         key = _key(m, q, c, s)
         base_key = _key(m, q, BASELINE_CONDITION, 0)
         compared.update((key, base_key))
@@ -232,24 +259,37 @@ def human_drift_rows(
     return HumanDrift(rows, incomplete, unmatched)
 
 
+def _response_condition(drift: pd.DataFrame) -> pd.Series:
+    """Each row's response condition: ``drift.csv``'s ``variant`` (the stimulus key; its
+    ``condition`` is the stimulus's category), else ``condition``."""
+    col = "variant" if "variant" in drift.columns else "condition"
+    return drift[col].astype(str)
+
+
 def _joined(drift: pd.DataFrame, human: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
-    """The drift table with each pair's human value (``h_<metric>``) and probability."""
-    keys = ["model", "question_id", "condition", "sample"]
-    left = drift.copy()
-    for k in keys[:3]:
+    """The drift table with each pair's human value (``h_<metric>``) and probability.
+
+    A human row's ``condition`` is its response's condition (the stimulus key).
+    """
+    keys = ["model", "question_id", "_response", "sample"]
+    left = drift.drop(columns=["inclusion_probability"], errors="ignore").copy()
+    left["_response"] = _response_condition(drift).to_numpy()
+    for k in keys[:2]:
         left[k] = left[k].astype(str)
+    left["condition"] = left["condition"].astype(str)
     left["sample"] = left["sample"].astype(np.int64)
     if human.empty:
         for m in metrics:
             left[f"h_{m}"] = np.nan
         left["inclusion_probability"] = np.nan
         return left
-    right = human[[*keys, *metrics, "inclusion_probability"]].copy()
+    right = human[["model", "question_id", "condition", "sample", *metrics,
+                   "inclusion_probability"]].copy()  # fmt: skip
+    right = right.rename(columns={"condition": "_response", **{m: f"h_{m}" for m in metrics}})
     for k in keys[:3]:
         right[k] = right[k].astype(str)
     right["sample"] = right["sample"].astype(np.int64)
-    right = right.rename(columns={m: f"h_{m}" for m in metrics}).drop_duplicates(keys)
-    return left.merge(right, on=keys, how="left")
+    return left.merge(right.drop_duplicates(keys), on=keys, how="left")
 
 
 def _arm(part: pd.DataFrame, metric: str) -> PPIArm:
@@ -557,3 +597,69 @@ def calibrated_drift(
         reason = notes[0] if notes else "no pair has human labels on every step"
         return model_only(drift, f"{reason}: the model-only headline is kept", metrics=metrics)
     return calibrate_drift(drift, human.rows, metrics=metrics, min_human=min_human, notes=notes)
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _ci(point: float | None, ci: tuple[float, float] | None) -> str:
+    if point is None or ci is None:
+        return "–"
+    return f"{_fmt(point)} [{_fmt(ci[0])}, {_fmt(ci[1])}]"
+
+
+def calibrated_frame(cal: CalibratedDrift) -> pd.DataFrame:
+    """The report's table: one text row per headline, model-only beside calibrated."""
+    return pd.DataFrame(
+        [
+            {
+                "model": r.model,
+                "metric": r.metric,
+                "estimate": "mean" if r.what == "mean" else "minus noise floor",
+                "condition": r.condition,
+                "headline": r.headline,
+                "model-only [95% CI]": _ci(r.model_only, r.model_only_ci),
+                "calibrated [95% CI]": _ci(r.calibrated, r.calibrated_ci),
+                "human-only [95% CI]": _ci(r.human_only, r.human_only_ci),
+                "λ": _fmt(r.lam, 2),
+                "human questions / questions": f"{r.n_human_questions} / {r.n_questions}",
+                "note": r.note or "",
+            }
+            for r in cal.rows
+        ],
+        columns=[
+            "model", "metric", "estimate", "condition", "headline", "model-only [95% CI]",
+            "calibrated [95% CI]", "human-only [95% CI]", "λ", "human questions / questions",
+            "note",
+        ],
+    )  # fmt: skip
+
+
+def calibrated_notes(cal: CalibratedDrift) -> tuple[str, ...]:
+    """The sentences above the report's table: the method, the slice, what was left out."""
+    head = (
+        f"Drift from the LLM labeler's step labels on every question, corrected by human "
+        f"step labels ({STUDY}) on {cal.n_human_questions} questions (PPI++, power-tuned λ, "
+        "clustered by question, weighted by each question's stored inclusion probability). "
+        f"The headline is the calibrated estimate where at least {cal.min_human} questions "
+        "carry a human-labelled pair, the model-only one otherwise."
+    )
+    return (head, *cal.notes)
+
+
+def calibrated_lines(cal: CalibratedDrift | None) -> list[str]:
+    """Terminal lines: each headline with model-only and calibrated (escaped by the caller)."""
+    if cal is None:
+        return []
+    out = [f"calibrated to people ({STUDY}, {cal.n_human_questions} human-labelled questions):"]
+    for r in cal.rows:
+        what = "mean" if r.what == "mean" else "− noise"
+        out.append(
+            f"  {r.model} {r.metric} {r.condition} {what}: headline {r.headline}; model-only "
+            f"{_ci(r.model_only, r.model_only_ci)}, calibrated {_ci(r.calibrated, r.calibrated_ci)}"
+            f" ({r.n_human_questions}/{r.n_questions} questions)"
+            + (f" — {r.note}" if r.note else "")
+        )
+    out.extend(f"  note: {n}" for n in cal.notes)
+    return out

@@ -25,7 +25,14 @@ import pandas as pd
 
 from study.report import columns as cols
 from study.report.columns import Cell, fmt, fmt_p, pass_label, simulated_note
-from study.report.data import CLASS_COLORS, CLASS_LABELS, ExamplePair, ReportData, StepView
+from study.report.data import (
+    CALIBRATED_HEADING,
+    CLASS_COLORS,
+    CLASS_LABELS,
+    ExamplePair,
+    ReportData,
+    StepView,
+)
 
 #: Colours of the ontology roots in document order; ``unmapped`` is grey.
 ROOT_COLORS: tuple[str, ...] = ("#4477AA", "#228833", "#CC6677", "#AA7700", "#882255", "#44AA99")
@@ -244,6 +251,16 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
     if data.robustness:
         parts.append("<h2>Judge robustness</h2>")
         parts.extend(f"<p>{esc(line)}</p>" for line in data.robustness)
+    if data.calibrated is not None:
+        parts.append(f"<h2>{esc(CALIBRATED_HEADING)}</h2>")
+        parts.extend(f"<p>{esc(line)}</p>" for line in data.calibrated_notes)
+        parts.append(
+            table(
+                data.calibrated,
+                [(c, c, None) for c in data.calibrated.columns],
+                text=tuple(data.calibrated.columns),
+            )
+        )
     # -- summary of the validity checks, first: it says whether to trust the rest
     parts.append("<h2>Validity checks</h2>")
     parts.append(

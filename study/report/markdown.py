@@ -20,7 +20,7 @@ import pandas as pd
 from storage.safe_text import escape_control
 from study.report import columns as cols
 from study.report.columns import Cell, fmt, fmt_p, pass_label, simulated_note
-from study.report.data import CLASS_LABELS, ExamplePair, ReportData, StepView
+from study.report.data import CALIBRATED_HEADING, CLASS_LABELS, ExamplePair, ReportData, StepView
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>])")
 ROOT_MARKS: tuple[str, ...] = ("🟦", "🟩", "🟥", "🟧", "🟪", "🟫")
@@ -135,6 +135,10 @@ def render_markdown(data: ReportData) -> str:
     if data.robustness:
         out.append("## Judge robustness\n")
         out.extend(md_escape(line) + "\n" for line in data.robustness)
+    if data.calibrated is not None:
+        out.append(f"## {CALIBRATED_HEADING}\n")
+        out.extend(md_escape(line) + "\n" for line in data.calibrated_notes)
+        out.append(md_table(data.calibrated, [(c, c, str) for c in data.calibrated.columns]))
     out.append("## Validity checks\n")
     out.append(md_table(t.validity, _cols(cols.VALIDITY)))
     out.append("## Drift effect per condition (d_rel with 95% CI)\n")
