@@ -292,6 +292,14 @@ def _joined(drift: pd.DataFrame, human: pd.DataFrame, metrics: Sequence[str]) ->
     return left.merge(right.drop_duplicates(keys), on=keys, how="left")
 
 
+def joined_table(
+    drift: pd.DataFrame, human: pd.DataFrame, metrics: Sequence[str] = METRICS
+) -> pd.DataFrame:
+    """The drift table with each pair's human drift (``h_<metric>``, NaN off the slice) and
+    its question's inclusion probability: the PPI items of :func:`calibrate_drift`."""
+    return _joined(drift, human, metrics)
+
+
 def _arm(part: pd.DataFrame, metric: str) -> PPIArm:
     return PPIArm(
         part[metric].to_numpy(dtype=float),

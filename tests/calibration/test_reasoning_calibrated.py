@@ -235,3 +235,32 @@ def test_plain_table_without_inclusion_probabilities_keeps_model_only() -> None:
     out = calibrate_drift(drift, human, metrics=("dtw",))
     assert all(r.headline == "model-only" for r in out.rows)
     assert all("inclusion probabilities" in (r.note or "") for r in out.rows)
+
+
+def test_human_labels_under_another_ontology_version_keep_model_only(
+    db: Callable[[], AbstractContextManager[Session]], tmp_path: Path
+) -> None:
+    from ontology.versions import document, edit_leaf, get_version
+    from study.reasoning.analysis import analyze_run
+    from study.reasoning.trajectories import label_run
+
+    with db() as session:
+        _workspace(session, questions=24, labeler=CONFUSING)
+        _slice(session, limit=24)  # the humans label steps under the first version
+        v1 = get_version(None, session=session)
+        leaf = document(v1).leaf_names[0]
+        v2 = edit_leaf(v1, leaf, definition="Another scheme's first leaf.", triggers=[leaf.lower()],
+                    exclusions=[], session=session)  # fmt: skip
+        label_run(RUN, CONFUSING, session=session, ontology_version=v2.id)
+        session.commit()
+        result = analyze_run(
+            RUN, CONFUSING, session=session, out_dir=tmp_path / "rep", bootstrap=200,
+            ontology_version=v2.id,
+        )  # fmt: skip
+        session.commit()
+    cal = result.stats["calibrated"]
+    assert all(r["headline"] == "model-only" for r in cal["rows"])
+    assert cal["n_human_questions"] == 0
+    note = cal["notes"][0]
+    assert "not the analysis's" in note and "model-only headline is kept" in note
+    assert "\n" not in note
