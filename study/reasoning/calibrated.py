@@ -16,11 +16,12 @@ human value ``Y`` (drift from human labels), clustered by question:
   d_rel), :func:`~driftlens_core.ppi.ppi_difference`, with both arms' items summed per
   question so the pairing is in the variance.
 
-The slice is drawn by question (``annotate push label_check --select run=…,unit=question,
-limit=K``): every step of every response of a drawn question is a task, and each task
-stores the probability ``K / Q`` that its question was drawn (the inverse-probability
-weight). A pair is human-labelled only when *every* step of both its trajectories has a
-human leaf (an Unsure or an undecided vote leaves the pair out and is counted).
+The slice is drawn by question (``annotate push label_check --select run=… --select
+unit=question --select limit=K``): every step of every response of a drawn question is a
+task, and each task stores the probability ``K / Q`` that its question was drawn (the
+inverse-probability weight). A pair is human-labelled only when *every* step of both its
+trajectories has a human leaf (an Unsure or an undecided vote leaves the pair out and is
+counted).
 
 The statistic runs on plain tables (:func:`human_drift_rows`, :func:`calibrate_drift`):
 the drift table (``drift.csv``) and a table of human step labels; :func:`calibrated_drift`
