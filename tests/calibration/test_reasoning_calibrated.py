@@ -32,7 +32,9 @@ RUN = "cal-r"
 CONFUSING = "sim:confuse=1~2@0.5+3~4@0.5+5~6@0.5;seed=3"
 
 
-def _workspace(session: Session, *, questions: int, labeler: str) -> None:
+def _workspace(
+    session: Session, *, questions: int, labeler: str, run: str = RUN, model: str = "sim/default"
+) -> None:
     from study.questions import QuestionRow, store_questions
     from study.reasoning.generation import GenerationOptions, run_generation
     from study.reasoning.trajectories import label_run
@@ -44,22 +46,31 @@ def _workspace(session: Session, *, questions: int, labeler: str) -> None:
     ]  # fmt: skip
     store_questions(rows, session=session, source="test")
     run_generation(
-        GenerationOptions(model="sim/default", run=RUN, perturbations="filler,age", samples=2),
+        GenerationOptions(model=model, run=run, perturbations="filler,age", samples=2),
         session=session,
     )
-    label_run(RUN, labeler, session=session)
+    label_run(run, labeler, session=session)
     session.commit()
 
 
-def _slice(session: Session, *, limit: int, unit: str = "question", flip: float = 0.0) -> int:
+def _slice(
+    session: Session,
+    *,
+    limit: int,
+    unit: str = "question",
+    flip: float = 0.0,
+    run: str = RUN,
+    client: Any = None,
+) -> Any:
+    """Push a label_check slice of ``run``, let the pool answer, pull; the client used."""
     from annotation.selection import Selection
     from annotation.simulated import AnnotatorPool, OfflineLabelStudio
     from annotation.sync import ensure_project, pull, push, tasks_to_push
 
-    client = OfflineLabelStudio()
+    client = client or OfflineLabelStudio()
     project = ensure_project("label_check", client=client, session=session)
     session.commit()
-    sel = Selection(run=RUN, limit=limit, seed=2, unit=unit)  # type: ignore[arg-type]
+    sel = Selection(run=run, limit=limit, seed=2, unit=unit)  # type: ignore[arg-type]
     tasks = tasks_to_push("label_check", sel, session=session)
     push("label_check", tasks, client=client, session=session)
     session.commit()
@@ -68,7 +79,7 @@ def _slice(session: Session, *, limit: int, unit: str = "question", flip: float 
     )
     pull("label_check", client=client, session=session)
     session.commit()
-    return len(tasks)
+    return client
 
 
 def _true_mean_dtw(session: Session, condition_prefix: str) -> float:
@@ -264,3 +275,28 @@ def test_human_labels_under_another_ontology_version_keep_model_only(
     note = cal["notes"][0]
     assert "not the analysis's" in note and "model-only headline is kept" in note
     assert "\n" not in note
+
+
+def test_compare_adds_calibrated_mean_drift_rows_beside_d_rel(
+    db: Callable[[], AbstractContextManager[Session]],
+) -> None:
+    from study.compare.service import compare_runs
+    from study.compare.types import CompareOptions
+
+    with db() as session:
+        _workspace(session, questions=24, labeler=CONFUSING)
+        _workspace(session, questions=24, labeler=CONFUSING, run="cal-s", model="sim/strong")
+        client = _slice(session, limit=22)
+        _slice(session, limit=22, run="cal-s", client=client)
+        result = compare_runs(
+            [RUN, "cal-s"], instrument="reasoning", session=session,
+            options=CompareOptions(n_boot=200, labeler=CONFUSING),
+        )  # fmt: skip
+    rows = [r for r in result.rows if r.statistic == "mean drift (dtw) calibrated"]
+    by = {r.scope: r for r in rows}
+    assert set(by) >= {"attribute/age", "noise/filler"}, sorted(by)
+    age = by["attribute/age"]
+    assert age.test == "PPI++ z" and "22 + 22 human-labelled questions" in age.test_detail
+    # sim/strong's attribute dose (0.5) is above sim/default's (0.28): B − A > 0
+    assert age.ci_low < age.diff < age.ci_high and age.diff > 0
+    assert [r for r in result.rows if r.statistic == "d_rel (dtw)"]
