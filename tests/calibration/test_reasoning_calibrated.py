@@ -300,3 +300,24 @@ def test_compare_adds_calibrated_mean_drift_rows_beside_d_rel(
     # sim/strong's attribute dose (0.5) is above sim/default's (0.28): B − A > 0
     assert age.ci_low < age.diff < age.ci_high and age.diff > 0
     assert [r for r in result.rows if r.statistic == "d_rel (dtw)"]
+
+
+def test_analysis_page_shows_calibrated_beside_model_only(
+    db: Callable[[], AbstractContextManager[Session]], tmp_path: Path
+) -> None:
+    from tests.app.apptest_support import open_page
+
+    with db() as session:
+        _workspace(session, questions=24, labeler=CONFUSING)
+        _slice(session, limit=22)
+        _analyze(session, tmp_path, CONFUSING)
+    at = open_page("analysis.py", timeout=180)
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Calibrated to people" in [s.value for s in at.subheader]
+    assert any("22 questions" in t.value for t in at.text)
+    frames = [d.value for d in at.dataframe if "calibrated [95% CI]" in d.value.columns]
+    assert len(frames) == 1
+    shown = frames[0]
+    age = shown[(shown["metric"] == "dtw") & (shown["condition"] == "attribute/age")]
+    assert set(age["headline"]) == {"calibrated"}
+    assert set(age["human questions / questions"]) == {"22 / 24"}
