@@ -563,6 +563,11 @@ def slice_notes(labels: HumanStepLabels, human: HumanDrift, version: str) -> lis
             f"{human.unmatched} human-labelled responses were never labelled by this "
             "analysis's LLM labeler (or not compared) and are left out"
         )
+    if labels.steps.empty and labels.undecided:
+        notes.append(
+            f"none of the {labels.undecided} human-checked steps has an agreed leaf (unsure "
+            "or undecided votes)"
+        )
     if human.incomplete:
         notes.append(
             f"{human.incomplete} pairs of slice questions have a step without a human leaf "
@@ -600,7 +605,7 @@ def calibrated_drift(
     metrics = [m for m in metrics if m in drift.columns]
     human = human_drift_rows(drift, labels.steps, symbol_of, alpha=alpha)
     notes = slice_notes(labels, human, version)
-    if labels.steps.empty and not labels.other_version:
+    if labels.steps.empty and not labels.other_version and not labels.undecided:
         return None  # the study is about other runs
     if human.rows.empty:
         reason = notes[0] if notes else "no pair has human labels on every step"

@@ -321,3 +321,19 @@ def test_analysis_page_shows_calibrated_beside_model_only(
     age = shown[(shown["metric"] == "dtw") & (shown["condition"] == "attribute/age")]
     assert set(age["headline"]) == {"calibrated"}
     assert set(age["human questions / questions"]) == {"22 / 24"}
+
+
+def test_slice_notes_say_what_was_left_out_in_one_sentence_each() -> None:
+    from study.reasoning.calibrated import HumanDrift, HumanStepLabels, slice_notes
+
+    labels = HumanStepLabels(
+        pd.DataFrame(columns=list(STEP_COLUMNS)), undecided=5, other_version=3,
+        versions=("driftlens@1",), step_unit=2,
+    )  # fmt: skip
+    notes = slice_notes(labels, HumanDrift(pd.DataFrame(), incomplete=4, unmatched=6), "x@2")
+    assert len(notes) == 5 and all("\n" not in n for n in notes)
+    assert "under ontology driftlens@1, not the analysis's x@2" in notes[0]
+    assert "drawn step by step" in notes[1]
+    assert "6 human-labelled responses were never labelled" in notes[2]
+    assert "none of the 5 human-checked steps" in notes[3]
+    assert "4 pairs of slice questions" in notes[4]
