@@ -346,9 +346,7 @@ def _row(
     note: str | None,
     min_human: int,
 ) -> CalibratedDriftRow:
-    enough = (
-        est is not None and note is None and est.n_human_clusters >= min(min_human, est.n_clusters)
-    )
+    enough = est is not None and note is None and est.n_human_clusters >= min_human
     if est is not None and note is None and not enough:
         note = (
             f"{est.n_human_clusters} questions carry human step labels, fewer than the "
