@@ -337,3 +337,16 @@ def test_slice_notes_say_what_was_left_out_in_one_sentence_each() -> None:
     assert "6 human-labelled responses were never labelled" in notes[2]
     assert "none of the 5 human-checked steps" in notes[3]
     assert "4 pairs of slice questions" in notes[4]
+
+
+def test_calibrated_block_reads_back_from_stats_json() -> None:
+    import json
+
+    from study.reasoning.calibrated import CalibratedDrift, calibrated_frame
+
+    drift, human = _tables(bias=0.15)
+    out = calibrate_drift(drift, human, metrics=("dtw",))
+    back = CalibratedDrift.from_dict(json.loads(json.dumps(out.to_dict())))
+    assert back == out
+    frame = calibrated_frame(back)
+    assert list(frame["human questions / questions"].unique()) == ["30 / 60"]
