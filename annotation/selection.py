@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -33,6 +33,10 @@ class Selection(BaseModel):
         items: the multiple-choice items file those claims are about (default: shipped).
         limit: at most this many tasks, chosen by a seeded hash order so that a larger
             limit always contains the smaller one.
+        unit: what ``limit`` counts: ``task`` (a simple random sample of tasks) or
+            ``question`` (a cluster sample: ``limit`` questions drawn in the seeded order,
+            every task of each; for a metric that needs every item of a question labelled,
+            e.g. every step of a trajectory pair).
         seed: seed of that order.
     """
 
@@ -56,6 +60,7 @@ class Selection(BaseModel):
     claim_set: str | None = None
     items: str | None = None
     limit: int | None = Field(default=None, ge=1)
+    unit: Literal["task", "question"] = "task"
     seed: int = 0
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlmodel import Session
@@ -25,6 +25,7 @@ from annotation.aggregate import StudyAggregate
 from annotation.judge_pairs import CalibrationPairs, pair_judges_with_majority, score_label
 from annotation.kinds import KeyedBuild, get_kind
 from annotation.selection import Selection, TaskSpec
+from storage.errors import InputError
 from storage.repo import studies as repo
 
 #: ``Response.condition_class`` of memory-conflict answers (study/conflicts/plan.py).
@@ -41,7 +42,9 @@ def build_tasks(study: str, selection: Selection, *, session: Session) -> list[T
         InputError: the study is unknown or the selection names rows that do not exist.
     """
     kind = get_kind(study)
-    if kind.keyed is not None and selection.limit is not None:
+    if selection.unit == "question" and selection.limit is not None:
+        unique, available = _limited_questions(kind.build_tasks(selection, session), selection)
+    elif kind.keyed is not None and selection.limit is not None:
         unique, available = _limited_keyed(kind.keyed, selection, session)
     else:
         unique = []
@@ -59,12 +62,47 @@ def build_tasks(study: str, selection: Selection, *, session: Session) -> list[T
         t.data["external_key"] = t.key
         if probability is not None:
             t.data[INCLUSION_FIELD] = probability
+            t.data[INCLUSION_UNIT_FIELD] = selection.unit
     return unique
+
+
+def _limited_questions(
+    tasks: Iterable[TaskSpec], selection: Selection
+) -> tuple[list[TaskSpec], int]:
+    """Every task of ``limit`` questions drawn in the seeded order (a cluster sample).
+
+    Returns the kept tasks (question by question, in the builder's order) and how many
+    questions were available (the denominator of each task's inclusion probability).
+
+    Raises:
+        InputError: a task names no question (its kind cannot be drawn by question).
+    """
+    assert selection.limit is not None
+    by_question: dict[str, list[TaskSpec]] = {}
+    seen: set[str] = set()
+    for t in tasks:
+        if t.key in seen:
+            continue
+        seen.add(t.key)
+        q = t.data.get("question_id")
+        if q is None or str(q) == "":
+            raise InputError(
+                f"Task {t.key} names no question: unit=question needs a study whose tasks "
+                "carry a question_id."
+            )
+        by_question.setdefault(str(q), []).append(t)
+    order = sorted(by_question, key=lambda q: order_key(selection.seed, f"question:{q}"))
+    chosen = set(order[: selection.limit])
+    kept = [t for q, ts in by_question.items() if q in chosen for t in ts]
+    return kept, len(by_question)
 
 
 #: The task data field holding the probability that the task was chosen (a calibration
 #: slice's inverse-probability weight, :mod:`driftlens_core.ppi`).
 INCLUSION_FIELD = "inclusion_probability"
+#: What that probability is of: ``task`` (each task drawn on its own) or ``question`` (the
+#: task's question drawn, with every task of it; ``Selection.unit``).
+INCLUSION_UNIT_FIELD = "inclusion_unit"
 
 
 def inclusion_probability(selection: Selection, available: int) -> float | None:

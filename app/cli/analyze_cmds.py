@@ -117,8 +117,22 @@ def analyze_cmd(
     print_drift_summary(
         result, title=f"Drift tiers — {escape(names)} · {escape(labeler)} (B = {bootstrap})"
     )
+    _print_calibrated(result)
     _out.print(f"Analysis {result.analysis_id} stored; core: {result.provenance.implementation}.")
     _out.print(f"Open {result.files['report_html'].resolve()}", soft_wrap=True)
+
+
+def _print_calibrated(result: AnalysisResult) -> None:
+    """The drift headlines calibrated to a pulled label_check slice, where there is one."""
+    from storage.safe_text import escape_control
+    from study.reasoning.calibrated import CalibratedDrift, calibrated_lines
+
+    block = result.stats.get("calibrated")
+    if not isinstance(block, dict):
+        return
+    cal = CalibratedDrift.from_dict(block)
+    for line in calibrated_lines(cal):
+        _out.print(escape(escape_control(line)), soft_wrap=True)
 
 
 def print_drift_summary(result: AnalysisResult, *, title: str, show_model: bool = True) -> None:

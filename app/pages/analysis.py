@@ -141,6 +141,21 @@ def _simulated_mark(simulated: bool) -> None:
         st.caption(":red[**Simulated**] — drawn from drift-simulator responses, not a model's.")
 
 
+def _calibrated(stored: StoredAnalysis) -> None:
+    """Drift calibrated to a pulled label_check slice, beside the model-only drift."""
+    from study.reasoning.calibrated import CalibratedDrift, calibrated_frame, calibrated_notes
+
+    block = stored.stats.get("calibrated")
+    if not isinstance(block, dict):
+        return
+    cal = CalibratedDrift.from_dict(block)
+    st.subheader("Calibrated to people")
+    # st.text shows the sentences as plain text: notes name ontology versions and conditions
+    for line in calibrated_notes(cal):
+        st.text(line)
+    st.dataframe(calibrated_frame(cal), hide_index=True, width="stretch")
+
+
 def _show(stored: StoredAnalysis) -> None:
     prov = stored.provenance
     if prov.simulated:
@@ -163,6 +178,7 @@ def _show(stored: StoredAnalysis) -> None:
 
     st.subheader("Drift tiers")
     _table(tables.tiers)
+    _calibrated(stored)
 
     html_file = stored.files.get("report_html")
     figure_dir = html_file.parent / "figures" if html_file is not None else None

@@ -40,6 +40,12 @@ from storage.paths import stored_path
 from storage.repo.analyses import record_analysis
 from storage.repo.runs import require_run
 from study.assessable import Usable
+from study.reasoning.calibrated import (
+    CalibratedDrift,
+    calibrated_drift,
+    calibrated_frame,
+    calibrated_notes,
+)
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED, AnalysisConfig
 from study.reasoning.drift_files import compute_stats, pair_frame, stats_frame, stats_json_text
 from study.reasoning.examples import choose_examples, example_pairs
@@ -249,6 +255,11 @@ def analyze_run(
             )
         files.update(built.files)
         stats = built.stats()
+        calibrated = _calibrated(built, run_of, version, config, session=session)
+        if calibrated is not None:
+            # the model-only statistics stay as `driftlens stats` writes them; the human
+            # slice's calibrated headlines sit beside them (study/reasoning/calibrated.py)
+            stats["calibrated"] = calibrated.to_dict()
         files["stats_json"] = work / "stats.json"
         files["stats_json"].write_text(stats_json_text(stats), encoding="utf-8")
 
@@ -288,6 +299,8 @@ def analyze_run(
             questions=built.questions,
             not_assessable=None if usable.assessable else usable.sentence,
             robustness=_robustness(names, session=session),
+            calibrated=None if calibrated is None else calibrated_frame(calibrated),
+            calibrated_notes=() if calibrated is None else calibrated_notes(calibrated),
         )
         written = write_report(data, work)
         files["report_html"] = written.html
@@ -461,6 +474,26 @@ def _drift_out_of_core(
         questions=built.questions,
         examples=built.examples,
         stats=stats,
+    )
+
+
+def _calibrated(
+    built: _Built, run_of: dict[str, Any], version: Any, config: AnalysisConfig, *,
+    session: Session,
+) -> CalibratedDrift | None:  # fmt: skip
+    """Drift calibrated to a pulled ``label_check`` slice (``None`` without one)."""
+    path = built.files.get("drift_parquet")
+    if path is None:
+        return None
+    import pandas as pd
+
+    return calibrated_drift(
+        pd.read_parquet(path),
+        {run.name: model for model, run in run_of.items()},
+        f"{version.name}@{version.version}",
+        document(version).symbol_of,
+        session=session,
+        alpha=config.sri_alpha,
     )
 
 

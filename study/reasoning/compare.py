@@ -17,6 +17,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,8 @@ class _Extra:
 
     drift: pd.DataFrame  # drift.csv rows of the run
     texts_for: Callable[[str, str, int], str]  # (question, perturbation key, sample) → text
+    #: the pairs' drift from a pulled label_check question slice (None: none pulled)
+    human: pd.DataFrame | None = None
 
 
 def _texts_reader(
@@ -164,7 +167,11 @@ class ReasoningAdapter:
             simulated=simulated,
             measures=measures,
             kinds={"drift (sri)": "ordinal"},
-            extra=_Extra(drift, _texts_reader(row.id, labeler.id, version.id, session=session)),
+            extra=_Extra(
+                drift,
+                _texts_reader(row.id, labeler.id, version.id, session=session),
+                _human_drift(drift, run, label, version, session=session),
+            ),
         )
 
     def pair(
@@ -235,7 +242,7 @@ class ReasoningAdapter:
                             detail=f"{w.n_nonzero} questions differ; sign test p {s.p_value:.3g}",
                         )
                     )
-        return rows
+        return rows + calibrated_rows(a, b)
 
     def items(self, a: RunData, b: RunData, shared: Sequence[str], *, top: int) -> list[ItemDiff]:
         """Questions whose drift differs most, each with both runs' most different answer."""
@@ -256,3 +263,83 @@ class ReasoningAdapter:
 
 
 ADAPTER = register_adapter(ReasoningAdapter())
+
+
+#: How a calibrated row's statistic is named (``mean drift (dtw) calibrated``).
+CALIBRATED_STATISTIC = "mean drift ({metric}) calibrated"
+
+
+def _human_drift(
+    drift: pd.DataFrame, run: str, label: str, version: Any, *, session: Session
+) -> pd.DataFrame | None:
+    """The run's pairs' drift from a pulled ``label_check`` question slice, if any."""
+    from ontology.versions import document
+    from study.reasoning.calibrated import human_drift_rows, human_step_labels
+
+    labels = human_step_labels({run: label}, f"{version.name}@{version.version}", session=session)
+    if labels is None or labels.steps.empty:
+        return None
+    human = human_drift_rows(drift, labels.steps, document(version).symbol_of, alpha=SRI_ALPHA)
+    return None if human.rows.empty else human.rows
+
+
+def calibrated_rows(a: RunData, b: RunData) -> list[StatRow]:
+    """``B − A`` of each condition's mean drift calibrated to both runs' human slices.
+
+    PPI++ on each run's pairs (clustered by question, so questions both runs share pair
+    up), for every condition both runs have; the test is the PPI++ z test of the difference.
+    Left out (the d_rel rows stay the headline) where either run has fewer than
+    :data:`~driftlens_core.ppi.MIN_HUMAN_LABELS` human-labelled questions in the condition
+    or its slice stores no question inclusion probabilities.
+    """
+    import math
+
+    from scipy import stats as sps
+
+    from driftlens_core.ppi import MIN_HUMAN_LABELS, PPIArm, ppi_difference, ppi_mean
+    from study.reasoning.calibrated import joined_table
+
+    ea, eb = a.extra, b.extra
+    if not isinstance(ea, _Extra) or not isinstance(eb, _Extra):
+        return []
+    if ea.human is None or eb.human is None:
+        return []
+    ja, jb = joined_table(ea.drift, ea.human), joined_table(eb.drift, eb.human)
+    out: list[StatRow] = []
+    for condition in sorted(set(ja["condition"]) & set(jb["condition"])):
+        for metric in METRICS:
+            arms = []
+            for j in (jb, ja):
+                part = j[j["condition"] == condition]
+                h = part[f"h_{metric}"].to_numpy(dtype=float)
+                p = part["inclusion_probability"].to_numpy(dtype=float)
+                on = np.isfinite(h)
+                if int(on.sum()) < 2 or not np.all((p[on] > 0) & (p[on] <= 1)):
+                    break
+                arms.append(PPIArm(part[metric].to_numpy(dtype=float), h, p,
+                                   part["question_id"].astype(str).to_numpy()))  # fmt: skip
+            if len(arms) < 2:
+                continue
+            eb_, ea_ = (
+                ppi_mean(x.model, x.human, inclusion=x.inclusion, cluster=x.cluster) for x in arms
+            )
+            if min(ea_.n_human_clusters, eb_.n_human_clusters) < MIN_HUMAN_LABELS:
+                continue
+            d = ppi_difference(arms[0], arms[1])
+            z = d.estimate / d.se if d.se > 0 else math.nan
+            p_z = float(2 * sps.norm.sf(abs(z))) if math.isfinite(z) else math.nan
+            out.append(
+                StatRow(
+                    run_a=a.name, run_b=b.name,
+                    statistic=CALIBRATED_STATISTIC.format(metric=metric), scope=condition,
+                    kind="ordinal", value_a=ea_.estimate, value_b=eb_.estimate,
+                    diff=d.estimate, ci_low=d.ci[0], ci_high=d.ci[1], se=d.se, p_boot=p_z,
+                    test="PPI++ z", p_test=p_z,
+                    test_detail=(
+                        f"{ea_.n_human_clusters} + {eb_.n_human_clusters} human-labelled "
+                        f"questions, lambda {d.lam:.2f}; model-only B - A {d.model_only:.3f}"
+                    ),
+                    mdd=math.nan, margin=math.nan, tost_p=math.nan, n_items=d.n_clusters,
+                )
+            )  # fmt: skip
+    return out

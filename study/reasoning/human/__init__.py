@@ -1,5 +1,5 @@
 """Reasoning drift's human studies (curation and response checks), registered on import."""
 
-from study.reasoning.human import curation, responses
+from study.reasoning.human import curation, responses, simulated
 
-__all__ = ["curation", "responses"]
+__all__ = ["curation", "responses", "simulated"]

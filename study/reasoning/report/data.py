@@ -159,6 +159,10 @@ class Provenance(BaseModel):
     skipped: dict[str, int] = Field(default_factory=dict)
 
 
+#: The heading of a report's section of estimates calibrated to a pulled human slice.
+CALIBRATED_HEADING = "Calibrated to people (PPI++ from the human slice)"
+
+
 @dataclass(frozen=True)
 class ReportData:
     """Everything the renderers need for one report.
@@ -178,6 +182,10 @@ class ReportData:
         robustness: The "Judge robustness" section's lines
             (:func:`study.judge_robustness.report.robustness_lines`: the kept result of
             ``driftlens judges robustness --instrument reasoning``, or "not assessed").
+        calibrated: The "Calibrated to people" table (one text cell per column: the
+            model-only and the calibrated estimate of each headline, which one is the
+            headline, the human labels behind it); ``None`` when no human slice was pulled.
+        calibrated_notes: Sentences on that slice (what was left out and why).
     """
 
     title: str
@@ -190,3 +198,5 @@ class ReportData:
     questions: pd.DataFrame | None = None
     not_assessable: str | None = None
     robustness: tuple[str, ...] = ()
+    calibrated: pd.DataFrame | None = None
+    calibrated_notes: tuple[str, ...] = ()
