@@ -10,6 +10,7 @@ import pytest
 from sqlmodel import Session
 
 from app.instrument_checks import InstrumentCheck, instrument_checks
+from app.instrument_checks.study import STUDY_CHECKS
 from driftlens_plugins import InstrumentPage, InstrumentPlugin, instruments
 from tests.toy_instrument.install import installed_toy
 from tests.toy_instrument.plugin import PLUGIN as TOY
@@ -30,6 +31,11 @@ def toy_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 @pytest.mark.parametrize("check", _checks(), ids=lambda c: f"{c.plugin.name}: {c.name}")
 def test_every_instrument_passes_its_checks(check: InstrumentCheck, session: Session) -> None:
     check.run(session)
+
+
+def test_the_toy_passes_every_behavioural_check() -> None:
+    names = {c.name for c in instrument_checks(TOY)}
+    assert {name for name, _ in STUDY_CHECKS} <= names
 
 
 def test_every_built_in_instrument_has_the_parts_the_shared_rooms_use() -> None:

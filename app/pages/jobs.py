@@ -13,6 +13,7 @@ from app.ui.safe import plain_message, show_plain
 from storage.errors import DriftLensError
 from study.jobs import JobRecord, cancel_job, list_jobs, resume_job
 from study.jobs.links import result_link
+from study.jobs.run import command_line
 
 st.title("Jobs")
 st.caption(
@@ -90,7 +91,7 @@ if st.query_params.get("job") != str(job.id):
     st.query_params["job"] = str(job.id)
 
 st.text(job_line(job) if job.running else f"{job.title}: {job.state} — {job.progress_line()}")
-st.code(" ".join(["driftlens", *job.argv]), language="bash")
+st.code(command_line(job.argv), language="bash")
 if job.error:
     show_plain(f"{job.state}: {job.error}")
 if job.resumed_by is not None:

@@ -1,0 +1,181 @@
+"""The study-level entry point every background job starts through.
+
+``python -m study.jobs.run [--workspace WS] RUNNER ARGS…`` — what
+:func:`study.jobs.submit_job` launches. ``RUNNER`` is resolved by registry, never by an
+import of a room above ``study``:
+
+* an instrument's name: ``ARGS`` are ``KIND JSON``; the plugin's ``jobs`` part
+  (:class:`~driftlens_plugins.instrument.InstrumentPlugin`) maps ``KIND`` to a function
+  called as ``fn(args, *, session, settings)`` with the JSON object as ``args``; this
+  module attaches to the job row (``DRIFTLENS_JOB_ID``; a run from a shell records a
+  ``shell`` row of its own), turns SIGTERM (*Cancel*) into the interrupted path, stores
+  the function's result in the row and ends it ``done``, ``failed`` (one sentence) or
+  ``interrupted``;
+* a name of the ``driftlens.job_runners`` entry-point group (:data:`RUNNER_GROUP`):
+  ``ARGS`` go to that runner unchanged. The workbench's command line registers itself
+  there as ``cli`` (its commands report into their job rows themselves), so a page's
+  ``driftlens …`` job starts through here too.
+
+A job row stores what follows ``RUNNER``: an instrument job's ``argv`` is
+``[PLUGIN_JOB, INSTRUMENT, KIND, JSON]`` (:data:`PLUGIN_JOB`), a command's is the command
+line after ``driftlens``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from storage.errors import ConfigError, DriftLensError, InputError
+
+#: The entry-point group of the runners that are not instruments (``cli``).
+RUNNER_GROUP = "driftlens.job_runners"
+#: The runner of the workbench's ``driftlens`` commands.
+CLI_RUNNER = "cli"
+#: First word of a stored ``argv`` that is an instrument job, not a command line.
+PLUGIN_JOB = "@plugin"
+#: The exit status of an interrupted (cancelled) job, as a shell's Ctrl-C.
+INTERRUPTED_EXIT = 130
+
+
+def plugin_job_argv(instrument: str, kind: str, args: Mapping[str, Any]) -> list[str]:
+    """The stored ``argv`` of an instrument job (what :func:`launch_args` reads back)."""
+    return [PLUGIN_JOB, instrument, kind, json.dumps(dict(args), sort_keys=True)]
+
+
+def launch_args(argv: Sequence[str]) -> list[str]:
+    """``RUNNER ARGS…`` for a stored ``argv``: an instrument job's, or a command line's."""
+    if argv and argv[0] == PLUGIN_JOB:
+        return list(argv[1:])
+    return [CLI_RUNNER, *argv]
+
+
+def command_line(argv: Sequence[str]) -> str:
+    """How a person would start the stored ``argv`` from a shell (the Jobs page shows it)."""
+    import shlex
+
+    if argv and argv[0] == PLUGIN_JOB:
+        return shlex.join(["python", "-m", "study.jobs.run", *argv[1:]])
+    return " ".join(["driftlens", *argv])  # as the Jobs page always showed a command
+
+
+def job_function(instrument: str, kind: str) -> Callable[..., Mapping[str, Any]]:
+    """The function the instrument's ``jobs`` part names for ``kind``.
+
+    Raises:
+        ConfigError: no such instrument, or it has no jobs.
+        InputError: it has no job of that kind (its kinds are named).
+    """
+    from driftlens_plugins import get_instrument, load_ref
+
+    plugin = get_instrument(instrument)
+    if plugin.jobs is None:
+        raise ConfigError(f"Instrument {instrument!r} runs no background jobs.")
+    table = load_ref(plugin.jobs)
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"Instrument {instrument!r}: jobs {plugin.jobs!r} is not a mapping.")
+    fn = table.get(kind)
+    if fn is None:
+        known = ", ".join(sorted(table)) or "none"
+        raise InputError(f"Instrument {instrument!r} has no job {kind!r} (it has: {known}).")
+    return fn
+
+
+def _runner(name: str) -> Callable[[list[str], Path | None], int] | None:
+    for entry in entry_points(group=RUNNER_GROUP):
+        if entry.name == name:
+            return entry.load()
+    return None
+
+
+def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # the interrupted path: stored work kept, leases released
+
+
+def _parse_args(text: str) -> dict[str, Any]:
+    try:
+        args = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"A job's arguments must be a JSON object: {exc.msg}.") from None
+    if not isinstance(args, dict):
+        raise InputError("A job's arguments must be a JSON object.")
+    return args
+
+
+def run_plugin_job(instrument: str, kind: str, args_json: str, *, workspace: Path | None) -> int:
+    """Run one instrument job in this process, reporting into its job row; the exit status.
+
+    Every failure ends as one sentence on stderr and in the row, never a traceback.
+    """
+    from storage.engine import make_engine
+    from storage.safe_text import escape_control, redact_secrets
+    from storage.settings import resolve_settings
+    from storage.workspace import open_workspace_session
+    from study.jobs.reporter import attach_reporter, ensure_reporter, finish_current, record_result
+
+    settings = resolve_settings(workspace=workspace)
+    engine = make_engine(settings.db_url)
+    argv = [PLUGIN_JOB, instrument, kind, args_json]
+    try:
+        raw = os.environ.get("DRIFTLENS_JOB_ID", "")
+        if raw.isdigit():
+            attach_reporter(engine, int(raw))
+        else:
+            scope = {k: v for k, v in _parse_args(args_json).items() if k in ("run", "model")}
+            ensure_reporter(engine, kind=f"{instrument} {kind}", title=command_line(argv),
+                            argv=argv, scope=scope)  # fmt: skip
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        fn = job_function(instrument, kind)
+        args = _parse_args(args_json)
+        with open_workspace_session(settings) as session:
+            result = fn(args, session=session, settings=settings)
+        record_result(**dict(result))
+    except KeyboardInterrupt:
+        finish_current("interrupted", error="interrupted")
+        sys.stderr.write("Interrupted; what was stored is kept, and resuming continues it.\n")
+        return INTERRUPTED_EXIT
+    except Exception as exc:
+        known = isinstance(exc, DriftLensError)
+        message = str(exc) if known else f"{type(exc).__name__}: {exc}"
+        line = escape_control(redact_secrets(" ".join(message.split())))
+        finish_current("failed", error=line)
+        sys.stderr.write(f"error: {line}\n")
+        return 1
+    finish_current("done")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``[--workspace WS] RUNNER ARGS…`` → the job's exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    workspace: Path | None = None
+    if args[:1] == ["--workspace"] and len(args) >= 2:
+        workspace, args = Path(args[1]), args[2:]
+    if not args:
+        sys.stderr.write("error: usage: python -m study.jobs.run [--workspace WS] RUNNER ARGS…\n")
+        return 2
+    name, rest = args[0], args[1:]
+    runner = _runner(name)
+    if runner is not None:
+        return runner(rest, workspace)
+    if name == CLI_RUNNER:  # an install older than the entry point: say how to fix it
+        sys.stderr.write(
+            f"error: no {RUNNER_GROUP!r} entry point named 'cli' is installed; reinstall the "
+            "workbench (scripts/setup.sh) so its commands can run as jobs.\n"
+        )
+        return 1
+    if len(rest) != 2:
+        sys.stderr.write(f"error: an instrument job takes KIND and JSON after {name!r}.\n")
+        return 2
+    return run_plugin_job(name, rest[0], rest[1], workspace=workspace)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
