@@ -12,8 +12,8 @@ from app.ui.router import PAGES_DIR
 from app.ui.safe import plain_message, show_plain
 from storage.errors import DriftLensError
 from study.jobs import JobRecord, cancel_job, list_jobs, resume_job
+from study.jobs.commands import command_line
 from study.jobs.links import result_link
-from study.jobs.run import command_line
 
 st.title("Jobs")
 st.caption(

@@ -27,65 +27,17 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from storage.errors import ConfigError, DriftLensError, InputError
+from storage.errors import DriftLensError, InputError
+from study.jobs.commands import CLI_RUNNER, PLUGIN_JOB, RUNNER_GROUP, command_line, job_function
 
-#: The entry-point group of the runners that are not instruments (``cli``).
-RUNNER_GROUP = "driftlens.job_runners"
-#: The runner of the workbench's ``driftlens`` commands.
-CLI_RUNNER = "cli"
-#: First word of a stored ``argv`` that is an instrument job, not a command line.
-PLUGIN_JOB = "@plugin"
 #: The exit status of an interrupted (cancelled) job, as a shell's Ctrl-C.
 INTERRUPTED_EXIT = 130
-
-
-def plugin_job_argv(instrument: str, kind: str, args: Mapping[str, Any]) -> list[str]:
-    """The stored ``argv`` of an instrument job (what :func:`launch_args` reads back)."""
-    return [PLUGIN_JOB, instrument, kind, json.dumps(dict(args), sort_keys=True)]
-
-
-def launch_args(argv: Sequence[str]) -> list[str]:
-    """``RUNNER ARGS…`` for a stored ``argv``: an instrument job's, or a command line's."""
-    if argv and argv[0] == PLUGIN_JOB:
-        return list(argv[1:])
-    return [CLI_RUNNER, *argv]
-
-
-def command_line(argv: Sequence[str]) -> str:
-    """How a person would start the stored ``argv`` from a shell (the Jobs page shows it)."""
-    import shlex
-
-    if argv and argv[0] == PLUGIN_JOB:
-        return shlex.join(["python", "-m", "study.jobs.run", *argv[1:]])
-    return " ".join(["driftlens", *argv])  # as the Jobs page always showed a command
-
-
-def job_function(instrument: str, kind: str) -> Callable[..., Mapping[str, Any]]:
-    """The function the instrument's ``jobs`` part names for ``kind``.
-
-    Raises:
-        ConfigError: no such instrument, or it has no jobs.
-        InputError: it has no job of that kind (its kinds are named).
-    """
-    from driftlens_plugins import get_instrument, load_ref
-
-    plugin = get_instrument(instrument)
-    if plugin.jobs is None:
-        raise ConfigError(f"Instrument {instrument!r} runs no background jobs.")
-    table = load_ref(plugin.jobs)
-    if not isinstance(table, Mapping):
-        raise ConfigError(f"Instrument {instrument!r}: jobs {plugin.jobs!r} is not a mapping.")
-    fn = table.get(kind)
-    if fn is None:
-        known = ", ".join(sorted(table)) or "none"
-        raise InputError(f"Instrument {instrument!r} has no job {kind!r} (it has: {known}).")
-    return fn
 
 
 def _runner(name: str) -> Callable[[list[str], Path | None], int] | None:
@@ -121,21 +73,21 @@ def run_plugin_job(instrument: str, kind: str, args_json: str, *, workspace: Pat
     from study.jobs.reporter import attach_reporter, ensure_reporter, finish_current, record_result
 
     settings = resolve_settings(workspace=workspace)
-    engine = make_engine(settings.db_url)
     argv = [PLUGIN_JOB, instrument, kind, args_json]
     try:
-        raw = os.environ.get("DRIFTLENS_JOB_ID", "")
-        if raw.isdigit():
-            attach_reporter(engine, int(raw))
-        else:
-            scope = {k: v for k, v in _parse_args(args_json).items() if k in ("run", "model")}
-            ensure_reporter(engine, kind=f"{instrument} {kind}", title=command_line(argv),
-                            argv=argv, scope=scope)  # fmt: skip
-        signal.signal(signal.SIGTERM, _on_sigterm)
-        fn = job_function(instrument, kind)
-        args = _parse_args(args_json)
+        # the session first: it brings a fresh workspace's schema to head, job table included
         with open_workspace_session(settings) as session:
-            result = fn(args, session=session, settings=settings)
+            engine = make_engine(settings.db_url)
+            raw = os.environ.get("DRIFTLENS_JOB_ID", "")
+            if raw.isdigit():
+                attach_reporter(engine, int(raw))
+            else:
+                scope = {k: v for k, v in _parse_args(args_json).items() if k in ("run", "model")}
+                ensure_reporter(engine, kind=f"{instrument} {kind}", title=command_line(argv),
+                                argv=argv, scope=scope)  # fmt: skip
+            signal.signal(signal.SIGTERM, _on_sigterm)
+            fn = job_function(instrument, kind)
+            result = fn(_parse_args(args_json), session=session, settings=settings)
         record_result(**dict(result))
     except KeyboardInterrupt:
         finish_current("interrupted", error="interrupted")

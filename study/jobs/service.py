@@ -34,8 +34,8 @@ from storage.job_models import Job
 from storage.paths import stored_path
 from storage.repo.leases import DEFAULT_STALE_AFTER_S, pid_alive
 from storage.types import utcnow
+from study.jobs.commands import PLUGIN_JOB, job_function, launch_args, plugin_job_argv
 from study.jobs.records import JobRecord
-from study.jobs.run import PLUGIN_JOB, job_function, launch_args, plugin_job_argv
 
 #: The environment variable that tells a command which job row is its own.
 JOB_ID_ENV = "DRIFTLENS_JOB_ID"
