@@ -204,7 +204,7 @@ def test_a_toy_job_runs_from_a_shell_through_the_study_level_entry_point(
     assert done.returncode == 0, done.stderr
     (job,) = list_jobs(session=session)
     assert (job.kind, job.origin, job.state) == ("toy run", "shell", "done")
-    assert job.argv == ("@plugin", "toy", "run", args)
+    assert job.argv == ("@job", "toy", "run", args)
     assert job.result == {"run": "from-shell", "stored": 40, "added": 40, "total": 40}
     assert dict(job.scope) == {"model": "sim/coin-yes", "run": "from-shell"}
 
@@ -212,7 +212,7 @@ def test_a_toy_job_runs_from_a_shell_through_the_study_level_entry_point(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["toy", "nope", "{}"], "error: Instrument 'toy' has no job 'nope' (it has: run).\n"),
+        (["toy", "nope", "{}"], "error: 'toy' has no job 'nope' (it has: run).\n"),
         (["toy", "run", "[1]"], "error: A job's arguments must be a JSON object.\n"),
         (["toy", "run", "{}"], "error: A toy run job needs run and model (text).\n"),
         (["dice", "run", "{}"], "error: Unknown instrument 'dice'; installed: "),

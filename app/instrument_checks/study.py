@@ -102,10 +102,10 @@ def check_background_job(plugin: InstrumentPlugin, session: Session, settings: S
     kit = _kit(plugin)
     job = submit_study_job(
         session=session, workspace=settings.workspace, db_url=settings.db_url,
-        instrument=plugin.name, job=kit.job, args={"run": "check-job", "model": kit.models[0]},
+        runner=plugin.name, job=kit.job, args={"run": "check-job", "model": kit.models[0]},
         title=f"{plugin.name}: check job",
     )  # fmt: skip
-    assert job.argv[:3] == ("@plugin", plugin.name, kit.job), job.argv
+    assert job.argv[:3] == ("@job", plugin.name, kit.job), job.argv
     deadline = time.monotonic() + JOB_WAIT_S
     while (job := get_job(job.id, session=session)).running and time.monotonic() < deadline:
         time.sleep(0.5)

@@ -4,21 +4,20 @@
 :func:`study.jobs.submit_job` launches. ``RUNNER`` is resolved by registry, never by an
 import of a room above ``study``:
 
-* an instrument's name: ``ARGS`` are ``KIND JSON``; the plugin's ``jobs`` part
-  (:class:`~driftlens_plugins.instrument.InstrumentPlugin`) maps ``KIND`` to a function
-  called as ``fn(args, *, session, settings)`` with the JSON object as ``args``; this
-  module attaches to the job row (``DRIFTLENS_JOB_ID``; a run from a shell records a
-  ``shell`` row of its own), turns SIGTERM (*Cancel*) into the interrupted path, stores
-  the function's result in the row and ends it ``done``, ``failed`` (one sentence) or
-  ``interrupted``;
-* a name of the ``driftlens.job_runners`` entry-point group (:data:`RUNNER_GROUP`):
-  ``ARGS`` go to that runner unchanged. The workbench's command line registers itself
-  there as ``cli`` (its commands report into their job rows themselves), so a page's
-  ``driftlens …`` job starts through here too.
+* a jobs table: ``ARGS`` are ``KIND JSON``. An instrument's name finds its plugin's
+  ``jobs`` part (:class:`~driftlens_plugins.instrument.InstrumentPlugin`); a shared study
+  service announces its table in the ``driftlens.job_runners`` entry-point group
+  (:data:`RUNNER_GROUP`: ``compare``). The table maps ``KIND`` to a function called as
+  ``fn(args, *, session, settings)`` with the JSON object as ``args``. This module attaches
+  to the job row (``DRIFTLENS_JOB_ID``; a run from a shell records a ``shell`` row of its
+  own), turns SIGTERM (*Cancel*) into the interrupted path, stores the function's result
+  in the row and ends it ``done``, ``failed`` (one sentence) or ``interrupted``;
+* a runner of raw arguments in that group: ``ARGS`` go to it unchanged. The workbench's
+  command line registers itself there as ``cli`` (its commands report into their job rows
+  themselves), so a page's ``driftlens …`` job starts through here too.
 
-A job row stores what follows ``RUNNER``: an instrument job's ``argv`` is
-``[PLUGIN_JOB, INSTRUMENT, KIND, JSON]`` (:data:`PLUGIN_JOB`), a command's is the command
-line after ``driftlens``.
+A job row stores its ``argv``: a study-level job's is ``[STUDY_JOB, RUNNER, KIND, JSON]``
+(:data:`~study.jobs.commands.STUDY_JOB`), a command's the command line after ``driftlens``.
 """
 
 from __future__ import annotations
@@ -27,24 +26,23 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
-from importlib.metadata import entry_points
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from storage.errors import DriftLensError, InputError
-from study.jobs.commands import CLI_RUNNER, PLUGIN_JOB, RUNNER_GROUP, command_line, job_function
+from study.jobs.commands import (
+    CLI_RUNNER,
+    RUNNER_GROUP,
+    STUDY_JOB,
+    command_line,
+    job_function,
+    registered_runner,
+)
 
 #: The exit status of an interrupted (cancelled) job, as a shell's Ctrl-C.
 INTERRUPTED_EXIT = 130
-
-
-def _runner(name: str) -> Callable[[list[str], Path | None], int] | None:
-    for entry in entry_points(group=RUNNER_GROUP):
-        if entry.name == name:
-            return entry.load()
-    return None
 
 
 def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
@@ -61,8 +59,8 @@ def _parse_args(text: str) -> dict[str, Any]:
     return args
 
 
-def run_plugin_job(instrument: str, kind: str, args_json: str, *, workspace: Path | None) -> int:
-    """Run one instrument job in this process, reporting into its job row; the exit status.
+def run_study_job(runner: str, kind: str, args_json: str, *, workspace: Path | None) -> int:
+    """Run one study-level job in this process, reporting into its job row; the exit status.
 
     Every failure ends as one sentence on stderr and in the row, never a traceback.
     """
@@ -73,7 +71,7 @@ def run_plugin_job(instrument: str, kind: str, args_json: str, *, workspace: Pat
     from study.jobs.reporter import attach_reporter, ensure_reporter, finish_current, record_result
 
     settings = resolve_settings(workspace=workspace)
-    argv = [PLUGIN_JOB, instrument, kind, args_json]
+    argv = [STUDY_JOB, runner, kind, args_json]
     try:
         # the session first: it brings a fresh workspace's schema to head, job table included
         with open_workspace_session(settings) as session:
@@ -83,10 +81,10 @@ def run_plugin_job(instrument: str, kind: str, args_json: str, *, workspace: Pat
                 attach_reporter(engine, int(raw))
             else:
                 scope = {k: v for k, v in _parse_args(args_json).items() if k in ("run", "model")}
-                ensure_reporter(engine, kind=f"{instrument} {kind}", title=command_line(argv),
+                ensure_reporter(engine, kind=f"{runner} {kind}", title=command_line(argv),
                                 argv=argv, scope=scope)  # fmt: skip
             signal.signal(signal.SIGTERM, _on_sigterm)
-            fn = job_function(instrument, kind)
+            fn = job_function(runner, kind)
             result = fn(_parse_args(args_json), session=session, settings=settings)
         record_result(**dict(result))
     except KeyboardInterrupt:
@@ -114,9 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("error: usage: python -m study.jobs.run [--workspace WS] RUNNER ARGS…\n")
         return 2
     name, rest = args[0], args[1:]
-    runner = _runner(name)
-    if runner is not None:
-        return runner(rest, workspace)
+    runner = registered_runner(name)
+    if runner is not None and not isinstance(runner, Mapping):
+        return runner(rest, workspace)  # type: ignore[operator]
     if name == CLI_RUNNER:  # an install older than the entry point: say how to fix it
         sys.stderr.write(
             f"error: no {RUNNER_GROUP!r} entry point named 'cli' is installed; reinstall the "
@@ -124,9 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     if len(rest) != 2:
-        sys.stderr.write(f"error: an instrument job takes KIND and JSON after {name!r}.\n")
+        sys.stderr.write(f"error: a study-level job takes KIND and JSON after {name!r}.\n")
         return 2
-    return run_plugin_job(name, rest[0], rest[1], workspace=workspace)
+    return run_study_job(name, rest[0], rest[1], workspace=workspace)
 
 
 if __name__ == "__main__":

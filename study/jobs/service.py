@@ -3,11 +3,11 @@
 A submitted job is ``python -m study.jobs.run --workspace WS RUNNER ARGS…`` (the
 study-level entry point, :mod:`study.jobs.run`) started in its own session (process
 group), so neither a reload nor the app server's exit stops it: a ``driftlens`` command
-goes to the ``cli`` runner the workbench registers by entry point, an instrument's job
-(:func:`submit_study_job`) to its plugin's ``jobs`` part; ``study`` imports nothing
-above it to start either. The database URL travels in ``DRIFTLENS_DB_URL``, not on the
-command line, where ``ps`` would show its password. The process's output goes to
-``jobs/job-<id>.log`` in the workspace.
+goes to the ``cli`` runner the workbench registers by entry point, a study-level job
+(:func:`submit_study_job`) to an instrument's ``jobs`` part or a shared service's table;
+``study`` imports nothing above it to start either. The database URL travels in
+``DRIFTLENS_DB_URL``, not on the command line, where ``ps`` would show its password. The
+process's output goes to ``jobs/job-<id>.log`` in the workspace.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from storage.job_models import Job
 from storage.paths import stored_path
 from storage.repo.leases import DEFAULT_STALE_AFTER_S, pid_alive
 from storage.types import utcnow
-from study.jobs.commands import PLUGIN_JOB, job_function, launch_args, plugin_job_argv
+from study.jobs.commands import STUDY_JOB, job_function, launch_args, study_job_argv
 from study.jobs.records import JobRecord
 
 #: The environment variable that tells a command which job row is its own.
@@ -70,7 +70,7 @@ def _check_argv(argv: Sequence[str]) -> list[str]:
 _MODEL_OPTIONS = frozenset({"--model", "-m", "--judge", "--primary"})
 
 
-#: Keys of an instrument job's JSON arguments whose value is a model spec.
+#: Keys of a study-level job's JSON arguments whose value is a model spec.
 _MODEL_KEYS = frozenset({"model", "judge", "primary"})
 
 
@@ -83,7 +83,7 @@ def _check_models(args: Sequence[str]) -> None:
     """
     from llm.specs import check_endpoint
 
-    if args and args[0] == PLUGIN_JOB and len(args) == 4:
+    if args and args[0] == STUDY_JOB and len(args) == 4:
         values = json.loads(args[3])
         for key in _MODEL_KEYS & set(values):
             if isinstance(values[key], str) and "/" in values[key]:
@@ -213,32 +213,33 @@ def submit_study_job(
     session: Session,
     workspace: Path,
     db_url: str,
-    instrument: str,
+    runner: str,
     job: str,
     args: Mapping[str, Any],
     title: str,
     scope: Mapping[str, Any] | None = None,
     unit: str = "",
 ) -> JobRecord:
-    """Record an instrument's job and start it (``python -m study.jobs.run INSTRUMENT JOB
-    JSON``): the plugin's ``jobs`` part runs it, no command line in between.
+    """Record a study-level job and start it (``python -m study.jobs.run RUNNER JOB JSON``):
+    the runner's jobs table runs it, no command line in between.
 
     Args:
         session: Open session (committed here).
         workspace: The workspace folder.
         db_url: The database URL (passed in the environment).
-        instrument: The instrument's plugin name.
-        job: A kind its ``jobs`` part names; the row's kind is ``"INSTRUMENT JOB"``.
+        runner: An instrument's plugin name (its ``jobs`` part), or a shared service's
+            jobs table in the ``driftlens.job_runners`` entry-point group (``compare``).
+        job: A kind its table names; the row's kind is ``"RUNNER JOB"``.
         args: The job's arguments (plain JSON; a secret is refused like an option's).
         title: What a person reads on the pages.
         scope: What the job is about (default: its ``run`` and ``model`` arguments).
         unit: What the progress counts.
 
     Raises:
-        ConfigError: unknown instrument, or it runs no jobs; a model is unusable.
+        ConfigError: unknown runner, or it runs no jobs; a model is unusable.
         InputError: it has no job of that kind, or an argument would carry a secret.
     """
-    job_function(instrument, job)  # an unknown job is refused before a row is written
+    job_function(runner, job)  # an unknown job is refused before a row is written
     secret = [k for k in args if any(s in k.lower() for s in _SECRET_OPTIONS)]
     if secret:
         raise InputError(
@@ -247,8 +248,8 @@ def submit_study_job(
         )
     default_scope = {k: v for k, v in args.items() if k in ("run", "model")}
     return submit_job(
-        session=session, workspace=workspace, db_url=db_url, kind=f"{instrument} {job}",
-        title=title, argv=plugin_job_argv(instrument, job, args),
+        session=session, workspace=workspace, db_url=db_url, kind=f"{runner} {job}",
+        title=title, argv=study_job_argv(runner, job, args),
         scope=default_scope if scope is None else scope, unit=unit,
     )  # fmt: skip
 
