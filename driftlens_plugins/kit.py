@@ -46,8 +46,10 @@ class StudyKit:
             HTML, formulas); ``None``: the instrument stores no answer text.
         run: ``run(name, *, model, session, settings, limit=None, executor=None,
             per_shard=None) -> RunOutcome``: runs (or resumes) the study ``name``;
-            ``limit`` stops after that many new units (an interruption), ``executor``
-            runs it sharded, ``per_shard`` units to a shard.
+            ``limit`` stops it early, after about that many new units (at least one, fewer
+            than all, at a boundary the instrument chooses: a sample, an item), as an
+            interruption would; ``executor`` runs it sharded, ``per_shard`` units to a
+            shard.
         report: ``report(runs, out, *, session) -> Path``: writes the report and the
             downloads of the named runs under the folder ``out`` and returns the report's
             main file (HTML or Markdown); every CSV beside it is a download.

@@ -37,9 +37,10 @@ def test_every_instrument_passes_its_checks(check: InstrumentCheck, session: Ses
     check.run(session)
 
 
-def test_the_toy_passes_every_behavioural_check() -> None:
-    names = {c.name for c in instrument_checks(TOY)}
-    assert {name for name, _ in STUDY_CHECKS} <= names
+def test_the_toy_and_source_reliance_get_every_behavioural_check() -> None:
+    behavioural = {name for name, _ in STUDY_CHECKS}
+    by_plugin = {p.name: {c.name for c in instrument_checks(p)} for p in [*instruments(), TOY]}
+    assert behavioural <= by_plugin["toy"] and behavioural <= by_plugin["sources"]
 
 
 def test_every_built_in_instrument_has_the_parts_the_shared_rooms_use() -> None:
@@ -180,7 +181,7 @@ _HERE = "tests.test_instrument_checks"
 @pytest.mark.parametrize(
     ("plugin", "check_name", "message"),
     [
-        (_toy_with(study_kit=f"{_HERE}:_kit_no_resume"), "store and resume", "stopped after 2"),
+        (_toy_with(study_kit=f"{_HERE}:_kit_no_resume"), "store and resume", "stopped early"),
         (_toy_with(study_kit=f"{_HERE}:_kit_same_models"), "compare two runs", "told apart"),
         (
             _toy_with(study_kit=f"{_HERE}:_kit_short_shards"),
