@@ -57,6 +57,9 @@ class StudyKit:
             job from the JSON arguments ``{"run": name, "model": spec}``.
         human_kinds: study kinds whose tasks a ``Selection(run=name)`` takes from a run
             (the simulated annotator pool answers them in the round-trip check).
+        judges: simulated judges: the first judges every run of ``run``, the others are
+            the alternatives the judge-robustness check re-judges a run with (with the
+            plugin's ``robustness`` adapter); ``()``: the instrument has no judge.
     """
 
     models: tuple[str, str]
@@ -65,6 +68,7 @@ class StudyKit:
     job: str
     hostile_model: str | None = None
     human_kinds: tuple[str, ...] = ()
+    judges: tuple[str, ...] = ()
 
 
 #: A job part: ``fn(args, *, session, settings) -> result`` with ``args`` the job's JSON

@@ -37,10 +37,11 @@ def test_every_instrument_passes_its_checks(check: InstrumentCheck, session: Ses
     check.run(session)
 
 
-def test_the_toy_and_source_reliance_get_every_behavioural_check() -> None:
+def test_the_toy_sources_and_conflicts_get_every_behavioural_check() -> None:
     behavioural = {name for name, _ in STUDY_CHECKS}
     by_plugin = {p.name: {c.name for c in instrument_checks(p)} for p in [*instruments(), TOY]}
-    assert behavioural <= by_plugin["toy"] and behavioural <= by_plugin["sources"]
+    for name in ("toy", "sources", "conflicts"):
+        assert behavioural <= by_plugin[name], name
 
 
 def test_every_built_in_instrument_has_the_parts_the_shared_rooms_use() -> None:

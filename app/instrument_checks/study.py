@@ -13,10 +13,12 @@ A plugin with a ``study_kit`` (:class:`~driftlens_plugins.kit.StudyKit`) must:
   ends ``done`` with the run stored;
 * **run sharded on the cluster executor** — the study on the local executor, in shards,
   stores exactly what one process stores;
+* **judge robustness**, where it has a judge — its adapter re-judges a run through the
+  shared service (:func:`study.judge_robustness.service.judge_robustness`);
 * **make the human-study round trip offline** — each of its kinds is pushed from a run to
   the in-process Label Studio, answered by the simulated annotator pool, pulled and applied;
-* **write its report and downloads** — the main file names the runs, every CSV download
-  reads back with rows;
+* **write its report and downloads** — the main file names the runs (or their models),
+  every CSV download reads back with rows;
 * **keep hostile text inert** — a run of the kit's hostile model leaves no raw control
   character, no live tag and no unguarded formula in the report or its downloads.
 
@@ -177,6 +179,27 @@ def check_human_round_trip(plugin: InstrumentPlugin, session: Session, settings:
         )
 
 
+def check_judge_robustness(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
+    """Where the instrument has a judge: its robustness adapter re-judges a stored run with
+    the primary judge resampled and an alternative judge, through the shared service."""
+    from study.judge_robustness.service import judge_robustness
+
+    kit = _kit(plugin)
+    if plugin.robustness is None or not kit.judges:
+        return
+    run = kit.run("check-judge", model=kit.models[0], session=session, settings=settings)
+    result = judge_robustness(
+        plugin.name, run.run, session=session, resamples=3, judges=kit.judges[1:],
+        primary=kit.judges[0], sample=12, bootstrap=200, seed=0,
+    )  # fmt: skip
+    assert result.run == run.run and result.n_items > 0, (
+        f"{plugin.name}: judge robustness re-judged {result.n_items} items of {run.run}"
+    )
+    assert result.primary == kit.judges[0] and set(result.alternatives) == set(kit.judges[1:]), (
+        f"{plugin.name}: robustness judged with {result.primary} and {result.alternatives}"
+    )
+
+
 def _report(plugin: InstrumentPlugin, kit: StudyKit, runs: list[str], session: Session,
             out: Path) -> tuple[Path, list[Path]]:  # fmt: skip
     main = kit.report(runs, out, session=session)
@@ -185,7 +208,7 @@ def _report(plugin: InstrumentPlugin, kit: StudyKit, runs: list[str], session: S
 
 
 def check_report(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
-    """The report names both runs; every CSV download reads back with rows."""
+    """The report names each run (or its model); every CSV download reads back with rows."""
     from study.safe_csv import read_csv_table
 
     kit = _kit(plugin)
@@ -193,14 +216,19 @@ def check_report(plugin: InstrumentPlugin, session: Session, settings: Settings)
             for i, m in enumerate(kit.models)]  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         main, csvs = _report(plugin, kit, runs, session, Path(tmp) / "report")
-        text = main.read_text(encoding="utf-8")
-        for run in runs:
-            assert run.replace("-", "") in text.replace("\\", "").replace("-", ""), (
-                f"{plugin.name}: the report does not name run {run}"
+        text = _plain(main.read_text(encoding="utf-8"))
+        for run, model in zip(runs, kit.models, strict=True):
+            assert _plain(run) in text or _plain(model) in text, (
+                f"{plugin.name}: the report names neither run {run} nor its model {model}"
             )
         assert csvs, f"{plugin.name}: the report has no CSV download"
         for path in csvs:
             assert len(read_csv_table(path, what=path.name)) > 0, f"{path.name} has no row"
+
+
+def _plain(text: str) -> str:
+    """Text without the escapes Markdown puts before ``-`` and ``/`` (compared loosely)."""
+    return text.replace("\\", "").replace("&#x27;", "'")
 
 
 def check_hostile_inert(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
@@ -245,6 +273,7 @@ STUDY_CHECKS: tuple[tuple[str, Callable[[InstrumentPlugin, Session, Settings], N
     ("compare two runs", check_compare_runs),
     ("background job", check_background_job),
     ("sharded on the cluster executor", check_sharded),
+    ("judge robustness", check_judge_robustness),
     ("human-study round trip", check_human_round_trip),
     ("report and downloads", check_report),
     ("hostile text inert", check_hostile_inert),
