@@ -3,8 +3,10 @@
 :class:`CompareRequest` is the page's question (runs, instrument, :class:`CompareOptions`),
 parsed once from the form. The page calls :func:`study.compare.compare_runs` with it
 directly when the work is small (:attr:`CompareRequest.inline`: pairs x bootstrap
-replicates up to :data:`INLINE_MAX_WORK`, about a second or two on the studies measured in
-``docs/performance.md``), so nothing is written and nothing is parsed back. A bigger one
+replicates up to :data:`INLINE_MAX_WORK`), so nothing is written and nothing is parsed
+back: ``bench/compare_page.py`` measured one pair of the shipped disposition batteries at
+0.2-0.3 s CPU inline against 8-12 s wall for the same comparison as a job (a fresh process
+imports the stack first; ``docs/performance.md``). A bigger one
 runs as a background job of the same service: the study-level job ``compare run``
 (:data:`JOBS`, announced in the ``driftlens.job_runners`` entry-point group) receives
 the request as JSON, calls ``compare_runs`` with the same typed options and writes the
