@@ -21,8 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from sqlmodel import Session
 
-def _study(session: object) -> tuple[str, str]:
+
+def _study(session: Session) -> tuple[str, str]:
     from study.disposition.items import load_sample_batteries
     from study.disposition.runs import ArmSpec, add_arms, run_study
 
