@@ -13,6 +13,7 @@ name an instrument. This package imports nothing of ours but the error family in
 """
 
 from driftlens_plugins.instrument import InstrumentPage, InstrumentPlugin, ResultPage, load_ref
+from driftlens_plugins.kit import RunOutcome, StudyKit
 from driftlens_plugins.registry import ENTRY_POINT_GROUP, get_instrument, instruments
 
 __all__ = [
@@ -20,6 +21,8 @@ __all__ = [
     "InstrumentPage",
     "InstrumentPlugin",
     "ResultPage",
+    "RunOutcome",
+    "StudyKit",
     "get_instrument",
     "instruments",
     "load_ref",

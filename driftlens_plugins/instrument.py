@@ -100,6 +100,14 @@ class InstrumentPlugin:
             ``fn(ask, session=)`` with ``ask`` an :class:`ontology.refinement_impact.TierAsk`;
             returns a :class:`ontology.refinement_impact.TierImpact`, or ``None`` when the
             analysis is not the instrument's. ``None``: it stores no such analysis.
+        jobs: ``module:attribute``, a mapping of job kind → function the study-level job
+            runner calls (``python -m study.jobs.run INSTRUMENT KIND JSON``) as
+            ``fn(args, *, session, settings)``, returning the job's result (plain JSON);
+            :func:`study.jobs.submit_study_job` starts one. ``None``: it has no such jobs.
+        study_kit: ``module:function`` returning its
+            :class:`~driftlens_plugins.kit.StudyKit` (its smallest simulated study), which
+            the behavioural instrument checks drive; ``None``: only the structural checks
+            apply.
     """
 
     name: str
@@ -115,6 +123,8 @@ class InstrumentPlugin:
     result_pages: tuple[ResultPage, ...] = ()
     cli_demo: str | None = None
     tier_impact: str | None = None
+    jobs: str | None = None
+    study_kit: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -124,7 +134,7 @@ class InstrumentPlugin:
             )
         if not self.title.strip():
             raise ConfigError(f"Instrument {self.name!r} has an empty title.")
-        for part in ("sim_server", "robustness", "cli_demo", "tier_impact"):
+        for part in ("sim_server", "robustness", "cli_demo", "tier_impact", "jobs", "study_kit"):
             ref = getattr(self, part)
             if ref is not None and not _REF.match(ref):
                 raise ConfigError(

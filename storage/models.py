@@ -12,9 +12,10 @@ other rooms code against. Conventions:
   enforced by the database, so later modules can add values without a migration.
 
 The tables live in ``storage/<concern>_models.py`` (curation, generation, ontology, annotation,
-analysis, conflict, workspace, disposition, source); importing this module imports every one,
-so ``SQLModel.metadata`` (what Alembic compares against, ``storage/migrations/env.py``) holds
-the whole schema, and the rooms import any table from here.
+analysis, conflict, workspace, disposition, source, and the generic instrument store);
+importing this module imports every one, so ``SQLModel.metadata`` (what Alembic compares
+against, ``storage/migrations/env.py``) holds the whole schema, and the rooms import any table
+from here.
 """
 
 from sqlmodel import SQLModel
@@ -49,6 +50,7 @@ from storage.generation_models import (
     RequestParams,
     Response,
 )
+from storage.instrument_models import InstrumentRecord, InstrumentRun
 from storage.job_models import Job
 from storage.metadata import NAMING_CONVENTION
 from storage.ontology_models import (
@@ -117,6 +119,8 @@ __all__ = [
     "Draft",
     "GenerationRun",
     "HumanAnnotation",
+    "InstrumentRecord",
+    "InstrumentRun",
     "Job",
     "JudgeScore",
     "LLMCacheEntry",

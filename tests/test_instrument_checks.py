@@ -1,16 +1,21 @@
 """Every installed instrument passes the instrument checks, the toy fifth included, and the
-checks fail on a plugin that lacks what it names (app/instrument_checks.py)."""
+checks fail on a plugin that lacks what it names or a toy that breaks what they check
+(app/instrument_checks/)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 from sqlmodel import Session
 
 from app.instrument_checks import InstrumentCheck, instrument_checks
-from driftlens_plugins import InstrumentPage, InstrumentPlugin, instruments
+from app.instrument_checks.study import STUDY_CHECKS
+from driftlens_plugins import InstrumentPage, InstrumentPlugin, RunOutcome, StudyKit, instruments
 from tests.toy_instrument.install import installed_toy
 from tests.toy_instrument.plugin import PLUGIN as TOY
 
@@ -30,6 +35,13 @@ def toy_installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 @pytest.mark.parametrize("check", _checks(), ids=lambda c: f"{c.plugin.name}: {c.name}")
 def test_every_instrument_passes_its_checks(check: InstrumentCheck, session: Session) -> None:
     check.run(session)
+
+
+def test_the_toy_sources_and_conflicts_get_every_behavioural_check() -> None:
+    behavioural = {name for name, _ in STUDY_CHECKS}
+    by_plugin = {p.name: {c.name for c in instrument_checks(p)} for p in [*instruments(), TOY]}
+    for name in ("toy", "sources", "conflicts"):
+        assert behavioural <= by_plugin[name], name
 
 
 def test_every_built_in_instrument_has_the_parts_the_shared_rooms_use() -> None:
@@ -84,3 +96,108 @@ def test_a_page_file_that_does_not_compile_fails(tmp_path: Path, session: Sessio
             check.run(session)
     finally:
         sys.path.remove(str(tmp_path))
+
+
+# --- the behavioural checks fail a toy that breaks what they check -------------------------
+
+
+def _toy_kit(**changes: object) -> StudyKit:
+    from tests.toy_instrument.kit import study_kit
+
+    return replace(study_kit(), **changes)  # type: ignore[arg-type]
+
+
+def _kit_no_resume() -> StudyKit:
+    """Ignores ``limit``: an interruption stores everything (nothing left to resume)."""
+    inner = _toy_kit().run
+
+    def run(name: str, **kw: Any) -> RunOutcome:
+        return inner(name, **{**kw, "limit": None})
+
+    return _toy_kit(run=run)
+
+
+def _kit_same_models() -> StudyKit:
+    """Two runs of one coin: nothing to tell apart."""
+    return _toy_kit(models=("sim/coin-yes", "sim/coin-yes"))
+
+
+def _kit_short_shards() -> StudyKit:
+    """On an executor it stores only the first units (a shard's work lost)."""
+    inner = _toy_kit().run
+
+    def run(name: str, **kw: Any) -> RunOutcome:
+        if kw.get("executor") is not None:
+            return inner(name, **{**kw, "executor": None, "limit": 3})
+        return inner(name, **kw)
+
+    return _toy_kit(run=run)
+
+
+def _raw_report(runs: Sequence[str], out: Path, *, session: Session, guard: bool) -> Path:
+    from storage.repo.instrument_runs import read_records, require_instrument_run
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in runs:
+        run_id = require_instrument_run("toy", name, session=session).id
+        assert run_id is not None
+        rows += [{"run": name, "answer": r.text} for r in read_records(run_id, session=session)]
+    frame = pd.DataFrame(rows)
+    if guard:  # the HTML is escaped, the CSV carries the answers unguarded (but visible)
+        from storage.safe_text import escape_control
+        from study.report.html import esc
+
+        frame["answer"] = frame["answer"].map(escape_control)
+        html = "".join(f"<p>{esc(a)}</p>" for a in frame["answer"])
+    else:  # the answers pasted into the HTML as they are
+        html = "".join(f"<p>{a}</p>" for a in frame["answer"])
+    (out / "report.html").write_text(f"<html>{' '.join(runs)}{html}</html>", encoding="utf-8")
+    frame.to_csv(out / "answers.csv", index=False)
+    return out / "report.html"
+
+
+def _kit_raw_html() -> StudyKit:
+    return _toy_kit(report=lambda runs, out, *, session: _raw_report(runs, out, session=session,
+                                                                     guard=False))  # fmt: skip
+
+
+def _kit_unguarded_csv() -> StudyKit:
+    return _toy_kit(report=lambda runs, out, *, session: _raw_report(runs, out, session=session,
+                                                                     guard=True))  # fmt: skip
+
+
+def _kit_unknown_model() -> StudyKit:
+    """Its job asks a simulator preset that does not exist: the job process fails."""
+    return _toy_kit(models=("sim/coin-nowhere", "sim/coin-fair"))
+
+
+def _toy_with(**parts: object) -> InstrumentPlugin:
+    return replace(TOY, **parts)  # type: ignore[arg-type]
+
+
+_HERE = "tests.test_instrument_checks"
+
+
+@pytest.mark.parametrize(
+    ("plugin", "check_name", "message"),
+    [
+        (_toy_with(study_kit=f"{_HERE}:_kit_no_resume"), "store and resume", "stopped early"),
+        (_toy_with(study_kit=f"{_HERE}:_kit_same_models"), "compare two runs", "told apart"),
+        (
+            _toy_with(study_kit=f"{_HERE}:_kit_short_shards"),
+            "sharded on the cluster executor",
+            "sharded run stored 3",
+        ),
+        (_toy_with(study_kit=f"{_HERE}:_kit_raw_html"), "hostile text inert", "control|live"),
+        (_toy_with(study_kit=f"{_HERE}:_kit_unguarded_csv"), "hostile text inert", "formula"),
+        (_toy_with(study_kit=f"{_HERE}:_kit_unknown_model"), "background job", "ended failed"),
+    ],
+    ids=["no resume", "same models", "lost shard", "raw html", "unguarded csv", "failed job"],
+)
+def test_the_behavioural_checks_fail_a_toy_that_breaks_them(
+    plugin: InstrumentPlugin, check_name: str, message: str, session: Session
+) -> None:
+    (check,) = [c for c in instrument_checks(plugin) if c.name == check_name]
+    with pytest.raises(AssertionError, match=message):
+        check.run(session)

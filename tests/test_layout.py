@@ -15,6 +15,7 @@ concept ends (docs/architecture.md, "Module size").
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -345,3 +346,35 @@ def test_the_spec_prefix_check_sees_each_form() -> None:
     assert [h.split(":")[0] for h in spec_prefix_tests(source)] == [
         "line 1", "line 2", "line 3", "line 4",
     ]  # fmt: skip
+
+
+def launched_modules(source: str) -> list[str]:
+    """The modules a source starts as processes: ``"-m", "pkg.mod"`` in a list or tuple."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.List | ast.Tuple):
+            values = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+            out += [str(b) for a, b in itertools.pairwise(values) if a == "-m" and b]
+    return out
+
+
+def upward_launches() -> list[str]:
+    """Every module of ours a room starts as a process (``python -m``) from a room above it:
+    an upward dependency no import check sees (a job runner launching ``app.cli``)."""
+    found = []
+    for module, path in _module_files().items():
+        room = module.split(".")[0]
+        for target in launched_modules(path.read_text(encoding="utf-8")):
+            top = target.split(".")[0]
+            if top in LEVELS and top != room and LEVELS[room] <= LEVELS[top]:
+                found.append(f"{module} starts {target}")
+    return sorted(found)
+
+
+def test_no_room_starts_a_process_of_a_room_above_it() -> None:
+    assert upward_launches() == []
+
+
+def test_the_launch_check_sees_python_dash_m() -> None:
+    src = 'cmd = [sys.executable, "-m", "app.cli", "--workspace", ws]\nx = ("-m", "llm.sim.server")'
+    assert launched_modules(src) == ["app.cli", "llm.sim.server"]

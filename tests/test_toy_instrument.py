@@ -84,7 +84,7 @@ def test_a_broken_entry_point_is_one_sentence_naming_it(
 
 def test_the_toy_is_registered_with_every_registry() -> None:
     assert "toy" in [i.name for i in instruments()]
-    assert families()["toy"].keys() == {"coin-fair", "coin-yes"}
+    assert families()["toy"].keys() == {"coin-fair", "coin-yes", "coin-hostile"}
     assert "coin_check" in study_kinds()
     pages = [p for pages in sections().values() for p, _, _ in pages]
     assert ROOT / "tests" / "toy_instrument" / "page.py" in pages
@@ -185,3 +185,42 @@ def test_nothing_outside_tests_names_the_toy() -> None:
     )
     named = [f for f in found.stdout.split() if not f.startswith("docs/")]
     assert named == []
+
+
+def _job_process(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "study.jobs.run", "--workspace", str(workspace), *args],
+        cwd=workspace, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+
+
+def test_a_toy_job_runs_from_a_shell_through_the_study_level_entry_point(
+    workspace: Path, session: Session
+) -> None:
+    from study.jobs import list_jobs
+
+    args = '{"model": "sim/coin-yes", "run": "from-shell"}'
+    done = _job_process(workspace, "toy", "run", args)
+    assert done.returncode == 0, done.stderr
+    (job,) = list_jobs(session=session)
+    assert (job.kind, job.origin, job.state) == ("toy run", "shell", "done")
+    assert job.argv == ("@job", "toy", "run", args)
+    assert job.result == {"run": "from-shell", "stored": 40, "added": 40, "total": 40}
+    assert dict(job.scope) == {"model": "sim/coin-yes", "run": "from-shell"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["toy", "nope", "{}"], "error: 'toy' has no job 'nope' (it has: run).\n"),
+        (["toy", "run", "[1]"], "error: A job's arguments must be a JSON object.\n"),
+        (["toy", "run", "{}"], "error: A toy run job needs run and model (text).\n"),
+        (["dice", "run", "{}"], "error: Unknown instrument 'dice'; installed: "),
+    ],
+)
+def test_a_bad_job_is_one_sentence_not_a_traceback(
+    workspace: Path, args: list[str], message: str
+) -> None:
+    done = _job_process(workspace, *args)
+    assert done.returncode == 1
+    assert done.stderr.startswith(message) and done.stderr.count("\n") == 1, done.stderr

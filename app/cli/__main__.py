@@ -1,4 +1,5 @@
-"""``python -m app.cli``: the ``driftlens`` command (how submitted jobs are started)."""
+"""``python -m app.cli``: the ``driftlens`` command (jobs start it through the ``cli`` runner
+of ``python -m study.jobs.run``, :mod:`app.cli.job_runner`)."""
 
 from app.cli import main
 

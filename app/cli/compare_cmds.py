@@ -97,7 +97,7 @@ def compare_cmd(
     from app.cli.job_hooks import report_stage
     from app.cli.progress import progress_callback
 
-    # Each bar is a stage of the command's job row (the Compare page runs it as a job).
+    # Each bar is a stage of the command's job row (a shell's compare is a job too).
     with session_for(ctx) as session, progress_callback("Comparing runs") as update:
         result = compare_runs(
             runs, instrument=instrument, session=session, options=options, progress=update

@@ -4,6 +4,10 @@ Pick the instrument and the runs (the address bar keeps both, so a view can be l
 the paired table and the forest plot, then the items sorted by how much the runs differ,
 each opened side by side with the difference highlighted. Downloads: the whole report
 (HTML, Markdown, JSON, figures, tables) and the per-item table.
+
+The page calls the compare service (:func:`study.compare.compare_runs`) with a typed
+:class:`~study.compare.request.CompareRequest`; only a big comparison (many pairs or
+replicates) runs as a background job of the same service, so the page stays responsive.
 """
 
 from __future__ import annotations
@@ -15,17 +19,32 @@ import streamlit as st
 
 from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
-from app.ui.job_panel import job_panel, start_job
+from app.ui.job_panel import job_panel, start_study_job
 from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.table_downloads import table_downloads
 from app.ui.url_state import url_multiselect, url_select
 from app.ui.word_diff import diff_html
 from storage.errors import DriftLensError
-from study.compare import Comparison, adapter_names, data_revision, parse_margin, run_choices
+from study.compare import (
+    CompareOptions,
+    Comparison,
+    adapter_names,
+    compare_runs,
+    data_revision,
+    parse_margin,
+    run_choices,
+)
 from study.compare.forest import forest_figure
-from study.compare.page_job import KIND, compare_job, read_comparison
 from study.compare.report import SIMULATED_NOTE, write_comparison_report
+from study.compare.request import (
+    JOB,
+    KIND,
+    RUNNER,
+    CompareRequest,
+    job_folder,
+    read_job_comparison,
+)
 from study.downloads import folder_zip
 from study.jobs import list_jobs
 
@@ -117,32 +136,45 @@ with page_session() as session:
         stop_with_info("Pick at least two runs to compare.")
     if not form.ok:
         st.stop()  # the refused value is said under its box: no comparison runs with another
-    if margin_text.strip():
-        try:
-            parse_margin(margin_text)  # a bad margin is said here, not as a failed job
-        except DriftLensError as exc:
-            show_plain(exc)
-            st.stop()
+    try:  # parsed once, here: the service gets a typed request (a bad margin said here)
+        margin = parse_margin(margin_text.strip() or None)
+        options = CompareOptions(labeler=labeler, margin=margin, n_boot=n_boot, top_items=50)
+        request = CompareRequest(runs=tuple(runs), instrument=instrument, options=options)
+    except DriftLensError as exc:
+        show_plain(exc)
+        st.stop()
     revision = data_revision(session=session)
-job = compare_job(list(runs), instrument=instrument, labeler=labeler, margin=margin_text.strip(),
-                  n_boot=n_boot, top=50, revision=revision,
-                  workspace=page_settings().workspace)  # fmt: skip
-# The comparison runs as a job (over a second even on small studies), into a folder keyed
-# by the inputs and the data revision: new data is a new key, never a stale result.
-panel = job_panel(kind=KIND, scope=job.scope, key="compare")
+key = request.key(revision)
+folder = job_folder(page_settings().workspace, key)
 cached = st.session_state.get("compare::result")
-result: Comparison | None = cached[1] if cached and cached[0] == job.key else None
-if result is None and panel.busy is None:
-    result = read_comparison(job)
-    if result is not None:
-        st.session_state["compare::result"] = (job.key, result)
-    else:
-        with page_session() as session:
-            tried = list_jobs(session=session, kind=KIND, scope=job.scope, limit=1)
-        # A failed or cancelled one shows its error and Resume above; it is not restarted.
-        if not tried and start_job(key="compare", kind=KIND, title=job.title,
-                                   argv=list(job.argv), scope=job.scope):  # fmt: skip
-            st.rerun()
+result: Comparison | None = cached[1] if cached and cached[0] == key else None
+if result is None and request.inline:
+    # Small (pairs x replicates within INLINE_MAX_WORK): the service, called directly.
+    try:
+        with page_session() as session, st.spinner("Comparing the runs…"):
+            result = compare_runs(request.runs, instrument=request.instrument, session=session,
+                                  options=request.options)  # fmt: skip
+    except DriftLensError as exc:
+        show_plain(exc)
+        st.stop()
+    st.session_state["compare::result"] = (key, result)
+elif result is None:
+    # Big: the same service as a background job, into a folder keyed by the request and
+    # the data revision (new data is a new key, never a stale result); the page stays free.
+    scope = {"compare": key}
+    panel = job_panel(kind=KIND, scope=scope, key="compare")
+    if panel.busy is None:
+        result = read_job_comparison(folder)
+        if result is not None:
+            st.session_state["compare::result"] = (key, result)
+        else:
+            with page_session() as session:
+                tried = list_jobs(session=session, kind=KIND, scope=scope, limit=1)
+            # A failed or cancelled one shows its error and Resume above; it is not restarted.
+            if not tried and start_study_job(key="compare", runner=RUNNER, job=JOB,
+                                             args={"request": request.to_args(), "digest": key},
+                                             title=request.title, scope=scope):  # fmt: skip
+                st.rerun()
 if result is None:  # the job runs (the panel shows it) or stopped (its error shows)
     st.stop()
 shown: Comparison = result
@@ -201,12 +233,12 @@ table_downloads("Paired table", result.table, file_stem="compare-paired", key="c
 
 
 def _report_zip(comparison: Comparison) -> bytes:
-    if job.report_dir.is_dir():  # the job wrote it with the comparison
-        return folder_zip(job.report_dir)
+    if (folder / "comparison").is_dir():  # a job wrote it with the comparison
+        return folder_zip(folder / "comparison")
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "comparison"
-        write_comparison_report(comparison, folder)
-        return folder_zip(folder)
+        written = Path(tmp) / "comparison"
+        write_comparison_report(comparison, written)
+        return folder_zip(written)
 
 
 st.download_button(

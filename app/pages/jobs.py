@@ -19,6 +19,7 @@ from study.jobs import (
     list_jobs,
     resume_job,
 )
+from study.jobs.commands import command_line
 from study.jobs.links import result_link
 
 st.title("Jobs")
@@ -97,7 +98,7 @@ if st.query_params.get("job") != str(job.id):
     st.query_params["job"] = str(job.id)
 
 st.text(job_line(job) if job.running else f"{job.title}: {job.state} — {job.progress_line()}")
-st.code(" ".join(["driftlens", *job.argv]), language="bash")
+st.code(command_line(job.argv), language="bash")
 if job.error:
     show_plain(f"{job.state}: {job.error}")
 if job.resumed_by is not None:

@@ -41,6 +41,7 @@ from study.jobs import (
     list_jobs,
     resume_job,
     submit_job,
+    submit_study_job,
 )
 
 #: Seconds between two refreshes of the running jobs' lines.
@@ -98,6 +99,31 @@ def start_job(
                 scope=scope,
                 unit=unit,
             )
+    except DriftLensError as exc:
+        show_plain(exc)
+        return None
+
+
+def start_study_job(
+    *,
+    key: str,
+    runner: str,
+    job: str,
+    args: Mapping[str, Any],
+    title: str,
+    scope: Mapping[str, Any] | None = None,
+    unit: str = "",
+) -> JobRecord | None:
+    """Submit a study-level job (:func:`study.jobs.submit_study_job`: an instrument's or a
+    shared service's, no command line) from a page; ``None`` after showing why not."""
+    _memory(key)
+    settings = page_settings()
+    try:
+        with page_session() as session:
+            return submit_study_job(
+                session=session, workspace=settings.workspace, db_url=settings.db_url,
+                runner=runner, job=job, args=args, title=title, scope=scope, unit=unit,
+            )  # fmt: skip
     except DriftLensError as exc:
         show_plain(exc)
         return None

@@ -14,4 +14,6 @@ PLUGIN = InstrumentPlugin(
     robustness="study.conflicts.robustness:run_robustness",
     cli_demo="app.cli.conflicts_cmds:run_conflicts_demo_cli",
     sim_server="study.conflicts.sim.served:server_parts",
+    jobs="study.conflicts.jobs:JOBS",
+    study_kit="study.conflicts.kit:study_kit",
 )

@@ -1,6 +1,7 @@
-"""The job system: every long action is a ``driftlens …`` command in its own process.
+"""The job system: every long action runs in its own process, started by ``study.jobs.run``.
 
-A page calls :func:`submit_job` (a detached process that outlives the app server, its
+A page calls :func:`submit_job` for a ``driftlens …`` command or :func:`submit_study_job`
+for an instrument's job (a detached process that outlives the app server, its
 output in a log file under the workspace, ``DRIFTLENS_JOB_ID`` in its environment); the
 command reports its stage and ``(done, total)`` into its ``job`` row
 (:mod:`study.jobs.reporter`, through the CLI's progress bars), and pages read the rows back
@@ -22,6 +23,7 @@ from study.jobs.service import (
     list_jobs,
     resume_job,
     submit_job,
+    submit_study_job,
 )
 
 __all__ = [
@@ -34,4 +36,5 @@ __all__ = [
     "list_jobs",
     "resume_job",
     "submit_job",
+    "submit_study_job",
 ]

@@ -1,14 +1,19 @@
 """Submit, list, cancel and resume jobs (see the package docstring for the design).
 
-A submitted job is ``python -m app.cli --workspace WS <argv>`` started in its own session
-(process group), so neither a reload nor the app server's exit stops it; the database URL
-travels in ``DRIFTLENS_DB_URL``, not on the command line, where ``ps`` would show its
-password. The process's output goes to ``jobs/job-<id>.log`` in the workspace.
+A submitted job is ``python -m study.jobs.run --workspace WS RUNNER ARGS…`` (the
+study-level entry point, :mod:`study.jobs.run`) started in its own session (process
+group), so neither a reload nor the app server's exit stops it: a ``driftlens`` command
+goes to the ``cli`` runner the workbench registers by entry point, a study-level job
+(:func:`submit_study_job`) to an instrument's ``jobs`` part or a shared service's table;
+``study`` imports nothing above it to start either. The database URL travels in
+``DRIFTLENS_DB_URL``, not on the command line, where ``ps`` would show its password. The
+process's output goes to ``jobs/job-<id>.log`` in the workspace.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import socket
@@ -30,6 +35,7 @@ from storage.job_models import Job
 from storage.paths import stored_path
 from storage.repo.leases import DEFAULT_STALE_AFTER_S, pid_alive
 from storage.types import utcnow
+from study.jobs.commands import STUDY_JOB, job_function, launch_args, study_job_argv
 from study.jobs.records import JobRecord
 
 #: The environment variable that tells a command which job row is its own.
@@ -65,6 +71,10 @@ def _check_argv(argv: Sequence[str]) -> list[str]:
 _MODEL_OPTIONS = frozenset({"--model", "-m", "--judge", "--primary"})
 
 
+#: Keys of a study-level job's JSON arguments whose value is a model spec.
+_MODEL_KEYS = frozenset({"model", "judge", "primary"})
+
+
 def _check_models(args: Sequence[str]) -> None:
     """Refuse a job whose model spec or endpoint is unusable, before it is recorded.
 
@@ -74,6 +84,12 @@ def _check_models(args: Sequence[str]) -> None:
     """
     from llm.specs import check_endpoint
 
+    if args and args[0] == STUDY_JOB and len(args) == 4:
+        values = json.loads(args[3])
+        for key in _MODEL_KEYS & set(values):
+            if isinstance(values[key], str) and "/" in values[key]:
+                check_endpoint(values[key])
+        return
     for flag, value in itertools.pairwise(args):
         if flag in _MODEL_OPTIONS and "/" in value:
             check_endpoint(value)
@@ -170,7 +186,8 @@ def submit_job(
     row.log_path = stored_path(log, session=session)
     env = {**os.environ, JOB_ID_ENV: str(row.id), "DRIFTLENS_DB_URL": db_url}
     env.pop("DRIFTLENS_DEBUG", None)  # a job's log holds its one-line error, not a traceback
-    command = [sys.executable, "-m", "app.cli", "--workspace", str(workspace), *args]
+    command = [sys.executable, "-m", "study.jobs.run", "--workspace", str(workspace),
+               *launch_args(args)]  # fmt: skip
     with log.open("ab") as out:
         child = subprocess.Popen(
             command,
@@ -190,6 +207,52 @@ def submit_job(
     )
     session.commit()
     return get_job(row.id, session=session)
+
+
+def submit_study_job(
+    *,
+    session: Session,
+    workspace: Path,
+    db_url: str,
+    runner: str,
+    job: str,
+    args: Mapping[str, Any],
+    title: str,
+    scope: Mapping[str, Any] | None = None,
+    unit: str = "",
+) -> JobRecord:
+    """Record a study-level job and start it (``python -m study.jobs.run RUNNER JOB JSON``):
+    the runner's jobs table runs it, no command line in between.
+
+    Args:
+        session: Open session (committed here).
+        workspace: The workspace folder.
+        db_url: The database URL (passed in the environment).
+        runner: An instrument's plugin name (its ``jobs`` part), or a shared service's
+            jobs table in the ``driftlens.job_runners`` entry-point group (``compare``).
+        job: A kind its table names; the row's kind is ``"RUNNER JOB"``.
+        args: The job's arguments (plain JSON; a secret is refused like an option's).
+        title: What a person reads on the pages.
+        scope: What the job is about (default: its ``run`` and ``model`` arguments).
+        unit: What the progress counts.
+
+    Raises:
+        ConfigError: unknown runner, or it runs no jobs; a model is unusable.
+        InputError: it has no job of that kind, or an argument would carry a secret.
+    """
+    job_function(runner, job)  # an unknown job is refused before a row is written
+    secret = [k for k in args if any(s in k.lower() for s in _SECRET_OPTIONS)]
+    if secret:
+        raise InputError(
+            f"A job's arguments must not carry {secret[0]!r}: secrets come from the "
+            "environment of the app server."
+        )
+    default_scope = {k: v for k, v in args.items() if k in ("run", "model")}
+    return submit_job(
+        session=session, workspace=workspace, db_url=db_url, kind=f"{runner} {job}",
+        title=title, argv=study_job_argv(runner, job, args),
+        scope=default_scope if scope is None else scope, unit=unit,
+    )  # fmt: skip
 
 
 def _dead(row: Job, *, host: str) -> bool:

@@ -12,4 +12,6 @@ PLUGIN = InstrumentPlugin(
     human_module="study.sources.human",
     compare_module="study.sources.compare",
     cli_demo="app.cli.sources_cmds:run_sources_demo_cli",
+    jobs="study.sources.jobs:JOBS",
+    study_kit="study.sources.kit:study_kit",
 )

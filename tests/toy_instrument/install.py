@@ -8,6 +8,7 @@ the restored registries still hold them.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,8 @@ import pytest
 
 from tests.entry_points import installed_entry_points
 from tests.toy_instrument.plugin import ENTRY_POINT
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
@@ -39,7 +42,17 @@ def installed_toy(root: Path) -> Iterator[None]:
         mp.setattr(sim_tasks, "_HANDLERS", dict(sim_tasks._HANDLERS))
         mp.setattr(kinds, "_KINDS", dict(kinds._KINDS))
         mp.setattr(kinds, "_loaded", set(kinds._loaded))
-        yield
+        # as an installed package would be, the toy is importable by the processes a test
+        # starts (a background job runs in one)
+        here = os.environ.get("PYTHONPATH")  # the entry point's folder: restored on leaving
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, str(ROOT)) if p)
+        try:
+            yield
+        finally:
+            if here is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = here
     # a later install registers the toy afresh (its modules register when imported)
     for name in [m for m in sys.modules if m.startswith("tests.toy_instrument.")]:
         if name not in (__name__, "tests.toy_instrument.plugin"):

@@ -11,6 +11,9 @@ PLUGIN = InstrumentPlugin(
     pages=(InstrumentPage("tests.toy_instrument.page", "Coin (toy)", ":material/toll:"),),
     sim_module="tests.toy_instrument.sim",
     human_module="tests.toy_instrument.human",
+    compare_module="tests.toy_instrument.compare",
+    jobs="tests.toy_instrument.jobs:JOBS",
+    study_kit="tests.toy_instrument.kit:study_kit",
 )
 
 #: The entry point an outside package would put in its ``pyproject.toml``, under

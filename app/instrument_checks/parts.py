@@ -1,23 +1,11 @@
-"""The checks every instrument plugin must pass (scikit-learn's ``check_estimator`` shape).
+"""The structural checks: every part a plugin names loads and has the shape the rooms use.
 
-:func:`instrument_checks` gives the checks that apply to one
-:class:`~driftlens_plugins.instrument.InstrumentPlugin`, each a named callable that raises
-``AssertionError`` with a sentence saying what is wrong. The project's own suite runs them
-over every installed instrument, the toy fifth included (``tests/test_instrument_checks.py``);
-an instrument in another package runs them from its own tests::
-
-    from app.instrument_checks import instrument_checks
-    from driftlens_plugins import get_instrument
-
-    for check in instrument_checks(get_instrument("yours")):
-        check.run(session)
-
-What is checked: every part the plugin names loads; its pages compile and its result pages
-exist; each command module adds a group or command whose ``--help`` works; its simulator
-registers presets or task handlers of its own; each of its human-study kinds has a Label
-Studio config that parses, a result type and a summary; its compare adapter lists runs,
-refuses an unknown run in one sentence and names the tables its runs are read from; its
-robustness adapter and demo take the arguments the shared rooms pass.
+Every part the plugin names loads; its pages compile and its result pages exist; each
+command module adds a group or command whose ``--help`` works; its simulator registers
+presets or task handlers of its own; each of its human-study kinds has a Label Studio
+config that parses, a result type and a summary; its compare adapter lists runs, refuses
+an unknown run in one sentence and names the tables its runs are read from; its robustness
+adapter, demo, jobs and study kit take the arguments the shared rooms pass.
 """
 
 from __future__ import annotations
@@ -26,27 +14,14 @@ import ast
 import importlib
 import inspect
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from sqlmodel import Session
 
 from app.instruments import PAGES_DIR
 from driftlens_plugins import InstrumentPlugin, load_ref
 from storage.errors import DriftLensError
-
-
-@dataclass(frozen=True)
-class InstrumentCheck:
-    """One check of one plugin: ``run(session)`` raises ``AssertionError`` when it fails."""
-
-    name: str
-    plugin: InstrumentPlugin
-    func: Callable[[InstrumentPlugin, Session], None]
-
-    def run(self, session: Session) -> None:
-        """Run the check on a workspace session (a fresh, empty workspace)."""
-        self.func(self.plugin, session)
+from storage.settings import Settings
 
 
 def _in(module: str | None, part: str) -> bool:
@@ -54,7 +29,7 @@ def _in(module: str | None, part: str) -> bool:
     return module is not None and (module == part or module.startswith(part + "."))
 
 
-def check_parts_load(plugin: InstrumentPlugin, session: Session) -> None:
+def check_parts_load(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
     """Every module the plugin names imports, and every ``module:function`` is callable."""
     modules = [*plugin.cli_modules, plugin.sim_module, plugin.human_module, plugin.compare_module]
     for module in filter(None, modules):
@@ -70,7 +45,7 @@ def check_parts_load(plugin: InstrumentPlugin, session: Session) -> None:
             assert callable(load_ref(ref)), f"{plugin.name}: {part} {ref!r} is not callable"
 
 
-def check_pages(plugin: InstrumentPlugin, session: Session) -> None:
+def check_pages(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
     """Each page's script exists and compiles; each result page is one of the workbench's."""
     for page in plugin.pages:
         path = page.path
@@ -84,7 +59,7 @@ def check_pages(plugin: InstrumentPlugin, session: Session) -> None:
         )
 
 
-def check_cli_groups(plugin: InstrumentPlugin, session: Session) -> None:
+def check_cli_groups(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
     """Each command module adds a group or a command, and its ``--help`` answers."""
     import typer
     from typer.testing import CliRunner
@@ -106,7 +81,7 @@ def check_cli_groups(plugin: InstrumentPlugin, session: Session) -> None:
             assert result.exit_code == 0, f"{plugin.name}: `{name} --help` failed: {result.output}"
 
 
-def check_simulator(plugin: InstrumentPlugin, session: Session) -> None:
+def check_simulator(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
     """The simulator module registers presets (a family named after the instrument) or task
     handlers of its own, so ``sim/<preset>`` and its task markers resolve."""
     import llm.sim.tasks as tasks
@@ -122,7 +97,7 @@ def check_simulator(plugin: InstrumentPlugin, session: Session) -> None:
     )
 
 
-def check_human_kinds(plugin: InstrumentPlugin, session: Session) -> None:
+def check_human_kinds(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
     """Each human-study kind registered from the module has a config Label Studio can
     parse (its dynamic parts filled), a spec named for it and an :class:`ApplyResult` type."""
     from annotation.kinds import ApplyResult, label_config, study_kinds
@@ -140,7 +115,7 @@ def check_human_kinds(plugin: InstrumentPlugin, session: Session) -> None:
         assert issubclass(kind.result_type, ApplyResult), f"{plugin.name}: {name}'s result type"
 
 
-def check_compare(plugin: InstrumentPlugin, session: Session) -> None:
+def check_compare(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
     """The compare adapter is registered under the instrument's name, lists runs, names the
     tables its runs are read from and refuses an unknown run with one sentence."""
     from study.compare import get_adapter
@@ -171,7 +146,9 @@ def _takes(func: Callable[..., object], *names: str) -> bool:
     )
 
 
-def check_entry_points_signatures(plugin: InstrumentPlugin, session: Session) -> None:
+def check_entry_points_signatures(
+    plugin: InstrumentPlugin, session: Session, settings: Settings
+) -> None:
     """The robustness adapter takes ``(run, ask)``, the demo ``session``, ``workspace`` and
     ``bootstrap``, the server parts the catalog, the tier impact ``(ask, session=)``: what
     the shared rooms pass."""
@@ -189,18 +166,20 @@ def check_entry_points_signatures(plugin: InstrumentPlugin, session: Session) ->
         assert _takes(load_ref(plugin.tier_impact), "ask", "session"), (
             f"{plugin.name}: tier_impact must take (ask, session=)"
         )
+    if plugin.jobs is not None:
+        from collections.abc import Mapping
 
+        jobs = load_ref(plugin.jobs)
+        assert isinstance(jobs, Mapping) and jobs, (
+            f"{plugin.name}: jobs must map kinds to functions"
+        )
+        for kind, fn in jobs.items():
+            assert _takes(fn, "session", "settings"), (
+                f"{plugin.name}: job {kind!r} must take (args, *, session=, settings=)"
+            )
+    if plugin.study_kit is not None:
+        from driftlens_plugins import StudyKit
 
-def instrument_checks(plugin: InstrumentPlugin) -> Iterator[InstrumentCheck]:
-    """The checks that apply to ``plugin`` (a part it does not have is not checked)."""
-    yield InstrumentCheck("parts load", plugin, check_parts_load)
-    yield InstrumentCheck("pages", plugin, check_pages)
-    yield InstrumentCheck("entry-point signatures", plugin, check_entry_points_signatures)
-    if plugin.cli_modules:
-        yield InstrumentCheck("command groups", plugin, check_cli_groups)
-    if plugin.sim_module is not None:
-        yield InstrumentCheck("simulator", plugin, check_simulator)
-    if plugin.human_module is not None:
-        yield InstrumentCheck("human-study kinds", plugin, check_human_kinds)
-    if plugin.compare_module is not None:
-        yield InstrumentCheck("compare adapter", plugin, check_compare)
+        kit = load_ref(plugin.study_kit)()
+        assert isinstance(kit, StudyKit), f"{plugin.name}: study_kit must return a StudyKit"
+        assert len(set(kit.models)) == 2, f"{plugin.name}: the kit's two models must differ"

@@ -1,8 +1,10 @@
-"""The Compare page runs the comparison as a job and never shows a stale result (AppTest).
+"""The Compare page calls the compare service and never shows a stale result (AppTest).
 
-The disposition arms first answer 5 stems per tendency; the page's job compares them
-(10 shared items). Then the study answers 3 more stems per tendency: the same inputs on
-new data must give a new job and 16 shared items, not the 10 the page held before.
+The disposition arms first answer 5 stems per tendency; the page compares them (10 shared
+items). Then the study answers 3 more stems per tendency: the same inputs on new data must
+give 16 shared items, not the 10 the page held before. A small comparison is computed by
+the page itself (no job, no command line); a big one (many replicates) is a background
+job of the same typed service (``compare run``, :mod:`study.compare.request`).
 """
 
 from __future__ import annotations
@@ -38,8 +40,7 @@ def _captions(at: AppTest) -> str:
     return unescape(" ".join(str(c.value) for c in at.caption))
 
 
-def test_compare_page_runs_a_job_and_recomputes_after_new_data() -> None:
-    _answer(5)
+def _open() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     at.switch_page("pages/compare.py")
@@ -47,15 +48,42 @@ def test_compare_page_runs_a_job_and_recomputes_after_new_data() -> None:
     at.query_params["run"] = RUNS
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _jobs() -> list[tuple[str, str]]:
+    with open_workspace_session(resolve_settings()) as session:
+        return [(j.kind, j.state) for j in list_jobs(session=session)]
+
+
+def test_a_small_comparison_is_computed_by_the_page_and_recomputed_after_new_data() -> None:
+    _answer(5)
+    at = _open()
+    assert "10 shared item(s)" in _captions(at)
+    assert _jobs() == []  # the service was called directly: no job, no command line
+    _answer(8)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "16 shared item(s)" in _captions(at), _captions(at)
+    assert "10 shared item(s)" not in _captions(at)
+    assert _jobs() == []
+
+
+def test_a_big_comparison_runs_as_a_job_of_the_service_and_recomputes_after_new_data() -> None:
+    _answer(5)
+    at = _open()
+    at.number_input(key="cmp-B").set_value(4000).run()  # 1 pair x 4000 > INLINE_MAX_WORK
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
     settings = resolve_settings()
     jobs = wait_for_jobs(settings)
-    assert [(j.kind, j.state) for j in jobs] == [("compare", "done")], jobs
+    assert [(j.kind, j.state) for j in jobs] == [("compare run", "done")], jobs
+    assert jobs[0].argv[:3] == ("@job", "compare", "run")  # the study-level job, no argv CLI
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "10 shared item(s)" in _captions(at)
     at.run()  # a rerun on the same data reuses the result: no second job
-    with open_workspace_session(settings) as session:
-        assert len(list_jobs(session=session)) == 1
+    assert len(_jobs()) == 1
 
     _answer(8)
     at.run()
@@ -71,15 +99,7 @@ def test_compare_page_shows_the_adjusted_test_p_and_its_detail() -> None:
     """The paired test's BH-adjusted p and its detail (ties, the exact p) are on the page,
     not only in the downloads (issue 37, item 11)."""
     _answer(5)
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/compare.py")
-    at.query_params["instrument"] = "disposition"
-    at.query_params["run"] = RUNS
-    at.run()
-    wait_for_jobs(resolve_settings())
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = _open()
     table = at.dataframe[0].value
     assert {"p_test", "p_test_adjusted", "test_detail"} <= set(table.columns), list(table.columns)
     assert (table["p_test_adjusted"] >= table["p_test"]).all()  # BH never lowers a p

@@ -1,0 +1,76 @@
+"""What an instrument hands the behavioural checks and the job runner (typed, no imports).
+
+:class:`StudyKit` is the instrument's smallest simulated study as the instrument checks
+(:mod:`app.instrument_checks`) drive it: run it into the workspace (resumably, in one
+process or sharded on an executor), name two simulated models whose runs differ, write its
+report and downloads. :class:`RunOutcome` is what one call of its ``run`` stored.
+
+The callables take the shared rooms' objects (a SQLModel session, the workspace
+settings, a :class:`study.cluster.executors.Executor`); they are typed ``Any`` here so
+this package stays importable by every room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What one call of a kit's ``run`` left in the workspace.
+
+    Attributes:
+        run: the run's name.
+        stored: units the run holds now.
+        added: units this call stored (0 when a finished run is run again).
+        total: units the run's plan has.
+    """
+
+    run: str
+    stored: int
+    added: int
+    total: int
+
+
+@dataclass(frozen=True)
+class StudyKit:
+    """An instrument's smallest simulated study, as the instrument checks drive it.
+
+    Attributes:
+        models: two simulated model specs whose runs differ by a known amount (the checks
+            compare them).
+        hostile_model: a simulated spec whose answers are hostile text (terminal escapes,
+            HTML, formulas); ``None``: the instrument stores no answer text.
+        run: ``run(name, *, model, session, settings, limit=None, executor=None,
+            per_shard=None) -> RunOutcome``: runs (or resumes) the study ``name``;
+            ``limit`` stops it early, after about that many new units (at least one, fewer
+            than all, at a boundary the instrument chooses: a sample, an item), as an
+            interruption would; ``executor`` runs it sharded, ``per_shard`` units to a
+            shard.
+        report: ``report(runs, out, *, session) -> Path``: writes the report and the
+            downloads of the named runs under the folder ``out`` and returns the report's
+            main file (HTML or Markdown); every CSV beside it is a download.
+        job: the kind, in the plugin's ``jobs`` part, that runs ``run`` as a background
+            job from the JSON arguments ``{"run": name, "model": spec}``.
+        human_kinds: study kinds whose tasks a ``Selection(run=name)`` takes from a run
+            (the simulated annotator pool answers them in the round-trip check).
+        judges: simulated judges: the first judges every run of ``run``, the others are
+            the alternatives the judge-robustness check re-judges a run with (with the
+            plugin's ``robustness`` adapter); ``()``: the instrument has no judge.
+    """
+
+    models: tuple[str, str]
+    run: Callable[..., RunOutcome]
+    report: Callable[..., Path]
+    job: str
+    hostile_model: str | None = None
+    human_kinds: tuple[str, ...] = ()
+    judges: tuple[str, ...] = ()
+
+
+#: A job part: ``fn(args, *, session, settings) -> result`` with ``args`` the job's JSON
+#: arguments and ``result`` what the job row keeps (plain JSON).
+JobFn = Callable[..., dict[str, Any]]
