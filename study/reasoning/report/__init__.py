@@ -68,6 +68,8 @@ def write_report(data: ReportData, out_dir: Path) -> ReportFiles:
         questions=data.questions,
         not_assessable=data.not_assessable,
         robustness=data.robustness,
+        calibrated=data.calibrated,
+        calibrated_notes=data.calibrated_notes,
     )
     md = out_dir / "report.md"
     md.write_text(render_markdown(content), encoding="utf-8")

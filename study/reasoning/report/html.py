@@ -16,6 +16,7 @@ from typing import Any
 from study.reasoning.report import columns as cols
 from study.reasoning.report.columns import simulated_note
 from study.reasoning.report.data import (
+    CALIBRATED_HEADING,
     CLASS_COLORS,
     CLASS_LABELS,
     ExamplePair,
@@ -130,6 +131,16 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
     if data.robustness:
         parts.append("<h2>Judge robustness</h2>")
         parts.extend(f"<p>{esc(line)}</p>" for line in data.robustness)
+    if data.calibrated is not None:
+        parts.append(f"<h2>{esc(CALIBRATED_HEADING)}</h2>")
+        parts.extend(f"<p>{esc(line)}</p>" for line in data.calibrated_notes)
+        parts.append(
+            table(
+                data.calibrated,
+                [(c, c, None) for c in data.calibrated.columns],
+                text=tuple(data.calibrated.columns),
+            )
+        )
     # -- summary of the validity checks, first: it says whether to trust the rest
     parts.append("<h2>Validity checks</h2>")
     parts.append(

@@ -11,7 +11,13 @@ from collections.abc import Sequence
 
 from study.reasoning.report import columns as cols
 from study.reasoning.report.columns import simulated_note
-from study.reasoning.report.data import CLASS_LABELS, ExamplePair, ReportData, StepView
+from study.reasoning.report.data import (
+    CALIBRATED_HEADING,
+    CLASS_LABELS,
+    ExamplePair,
+    ReportData,
+    StepView,
+)
 from study.report.cells import Cell, cells, fmt, fmt_p, pass_label
 from study.report.markdown import code_json, md_escape, md_table
 
@@ -78,6 +84,10 @@ def render_markdown(data: ReportData) -> str:
     if data.robustness:
         out.append("## Judge robustness\n")
         out.extend(md_escape(line) + "\n" for line in data.robustness)
+    if data.calibrated is not None:
+        out.append(f"## {CALIBRATED_HEADING}\n")
+        out.extend(md_escape(line) + "\n" for line in data.calibrated_notes)
+        out.append(md_table(data.calibrated, [(c, c, str) for c in data.calibrated.columns]))
     out.append("## Validity checks\n")
     out.append(md_table(t.validity, _cols(cols.VALIDITY)))
     out.append("## Drift effect per condition (d_rel with 95% CI)\n")
