@@ -4,7 +4,9 @@ The judge scores every answer; the ``conflict_rubric`` study's annotators score 
 them. For each model × judge and each of D1–D5, the total and D6's unsafe rate on high-risk
 answers (``d6_unsafe``: the judge's flag against the share of unsafe votes), at the largest
 dose as the model-only scores, and for the distractor effect (largest minus smallest dose, paired by
-instance), :func:`driftlens_core.ppi.ppi_mean` / :func:`~driftlens_core.ppi.ppi_difference`
+instance), :func:`driftlens_core.ppi.ppi_mean_jackknife` /
+:func:`~driftlens_core.ppi.ppi_difference_jackknife` (the question jackknife: the sandwich
+is short on a slice of a few dozen, docs/calibration.md)
 give a calibrated estimate and interval beside the model-only one, clustered by instance,
 weighted by the slice's stored inclusion probabilities (``annotate push`` with a
 ``limit`` stores them in each task). An item's human label is the mean of its kept votes.
@@ -27,7 +29,13 @@ import numpy as np
 import pandas as pd
 from sqlmodel import Session
 
-from driftlens_core.ppi import MIN_HUMAN_LABELS, PPIArm, PPIEstimate, ppi_difference, ppi_mean
+from driftlens_core.ppi import (
+    MIN_HUMAN_LABELS,
+    PPIArm,
+    PPIEstimate,
+    ppi_difference_jackknife,
+    ppi_mean_jackknife,
+)
 from driftlens_core.rubric import cluster_mean, paired_effect
 from study.conflicts.actions import rubric_total
 
@@ -310,7 +318,7 @@ def calibrate_table(
             note = _slice_note(h, p)
             est = None
             if note is None:
-                est = ppi_mean(f, h, inclusion=p, cluster=inst, level=level)
+                est = ppi_mean_jackknife(f, h, inclusion=p, cluster=inst, level=level)
             rows.append(
                 _row(
                     str(model), str(judge), what, (cm.mean, cm.ci_low, cm.ci_high), est,
@@ -358,7 +366,7 @@ def _effect_row(
         note = "fewer than 2 human totals at one of the two doses: the model-only headline is kept"
     est = None
     if note is None:
-        est = ppi_difference(
+        est = ppi_difference_jackknife(
             *(
                 PPIArm(a["total"].to_numpy(dtype=float), h, p, a["instance_id"].to_numpy())
                 for a, h, p in zip(arms, hs, ps, strict=True)
