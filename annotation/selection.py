@@ -34,6 +34,11 @@ class Selection(BaseModel):
         limit: at most this many tasks, chosen by a seeded hash order so that a larger
             limit always contains the smaller one.
         seed: seed of that order.
+        stratify: a field of the tasks' data; with ``limit``, a stratified random slice
+            (:func:`annotation.slice_design.stratified_draw`), probabilities stored.
+        active: with ``limit``, about that many tasks drawn with more where the study's
+            judges disagree (:func:`annotation.slice_design.active_draw`), probabilities
+            stored.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -57,6 +62,8 @@ class Selection(BaseModel):
     items: str | None = None
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
+    stratify: str | None = None
+    active: bool = False
 
 
 _LIST_FIELDS = {"questions", "conditions", "arms"}
