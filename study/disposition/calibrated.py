@@ -68,11 +68,13 @@ class DispositionHumans:
             share of the kept votes naming the battery's aligned category.
         inclusion: Task key -> the stored probability that the answer was chosen.
         unknown_battery: Checked answers of a battery whose aligned category is unknown.
+        off_scale: Votes naming no category of the answer's battery (left out).
     """
 
     aligned: Mapping[str, float]
     inclusion: Mapping[str, float]
     unknown_battery: int = 0
+    off_scale: int = 0
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,9 @@ class CalibratedRate:
     n_human_stems: int
     transport: str | None = None
     note: str | None = None
+    #: the slice as a pilot for the planner (rates only)
+    rectifier_sd: float | None = None
+    model_sd: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN as ``None``)."""
@@ -163,7 +168,7 @@ def human_slice(study: str, *, session: Session) -> DispositionHumans | None:
     aligned_of = aligned_categories(study, session=session)
     aligned: dict[str, float] = {}
     inclusion: dict[str, float] = {}
-    unknown = 0
+    unknown = off_scale = 0
     for it in agg.items:
         pl = it.payload
         if str(pl.get("study", "")) != study:
@@ -179,11 +184,16 @@ def human_slice(study: str, *, session: Session) -> DispositionHumans | None:
             study, str(pl.get("arm", "")), str(pl.get("battery", "")), str(pl.get("stem", "")),
             int(pl.get("paraphrase", 0)), int(pl.get("sample", 0)),
         )  # fmt: skip
-        aligned[key] = float(np.mean([v == target for _, v in o.votes]))
+        offered = {str(c.get("value")) for c in pl.get("categories") or [] if isinstance(c, dict)}
+        votes = [v for _, v in o.votes if not offered or v in offered]
+        off_scale += len(o.votes) - len(votes)
+        if not votes:
+            continue
+        aligned[key] = float(np.mean([v == target for v in votes]))
         p = pl.get("inclusion_probability")
         if isinstance(p, int | float) and 0 < float(p) <= 1:
             inclusion[key] = float(p)
-    return DispositionHumans(aligned, inclusion, unknown)
+    return DispositionHumans(aligned, inclusion, unknown, off_scale)
 
 
 def _keys(study: str, df: pd.DataFrame) -> list[str]:
@@ -386,6 +396,8 @@ def _rate_row(
             n_human_stems=est.n_human_clusters if est is not None else 0,
             transport=transport.verdict if transport is not None else None,
             note=note,
+            rectifier_sd=est.rectifier_sd if est is not None else None,
+            model_sd=est.model_sd if est is not None else None,
         ),
         transport,
     )
@@ -474,6 +486,11 @@ def calibrated_disposition(
         notes.append(
             f"{humans.unknown_battery} checked answers belong to a battery whose aligned "
             "category is unknown and are left out"
+        )
+    if humans.off_scale:
+        notes.append(
+            f"{humans.off_scale} human votes name no category of their battery (not the "
+            "classifier's scale) and are left out"
         )
     rows: list[CalibratedRate] = []
     seen: set[str] = set()

@@ -86,7 +86,7 @@ def test_a_designed_slice_refuses_bad_requests_in_one_sentence(session: Session)
 
 
 def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
-    session: Session, tmp_path: Path
+    session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from annotation.tasks import INCLUSION_FIELD
     from study.disposition.analysis import analyze_study
@@ -104,9 +104,40 @@ def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
              session=session)  # fmt: skip
     run_study("dc", doc, session=session, judge="sim/default")
     session.commit()
+    import annotation.simulated as simulated
+    from study.disposition.human.simulated import category_truth
+
+    off = set()
+
+    def truth(data):  # bad input: three answers get a vote off their battery's categories
+        if len(off) < 3 or data["external_key"] in off:
+            off.add(data["external_key"])
+            return {"category": "not-a-category"}
+        return category_truth(data)
+
+    monkeypatch.setitem(simulated._TRUTH, "disposition_check", truth)
     tasks = _push_pool_pull(
         "disposition_check", Selection(disposition="dc", limit=30, seed=1), session, flip=0.1
     )
+    # bad input: a checked answer whose classifier category is then lost
+    from sqlmodel import select
+
+    from storage.disposition_models import DispositionResponse, DispositionScore
+    from storage.repo.disposition import require_arms
+
+    t = next(t for t in tasks if t.key not in off)
+    resp = session.exec(
+        select(DispositionResponse).where(
+            DispositionResponse.stem == t.data["stem"],
+            DispositionResponse.paraphrase == t.data["paraphrase"],
+            DispositionResponse.sample == t.data["sample"],
+        )
+    ).all()
+    arm_ids = {a.id: a.name for a in require_arms("dc", session=session)}
+    rid = next(r.id for r in resp if arm_ids[r.arm_id] == t.data["arm"])
+    for sc in session.exec(select(DispositionScore).where(DispositionScore.response_id == rid)):
+        session.delete(sc)
+    session.commit()
     # each stem gave k_s of its m_s answers: the stored probability is k_s / m_s, < 1
     assert len(tasks) == 30
     probs = {t.data[INCLUSION_FIELD] for t in tasks}
@@ -116,6 +147,11 @@ def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
     rates = [r for r in analysis.calibrated.rows if r.what == "aligned_rate"]
     assert {r.arm for r in rates} == {"ref", "d100"}
     assert all(r.n_human > 0 and r.calibrated is not None for r in rates)
+    # off-scale votes and the answer without a classifier category: counted, left out
+    notes = " ".join(analysis.calibrated.notes)
+    assert "6 human votes name no category" in notes  # 3 answers x 2 annotators
+    assert "1 human-checked answers have no classifier category" in notes
+    assert sum(r.n_human for r in rates) == 30 - 3 - 1
     files = write_analysis(analysis, tmp_path)
     stats = json.loads(Path(files["stats_on"]).read_text())
     rows = stats["calibrated"]["rows"]
