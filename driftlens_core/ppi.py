@@ -34,6 +34,10 @@ variance, and one λ serves both arms.
 The interval is ``θ̂ ± t_{df} · SE`` with ``df`` the number of questions that hold a human
 label, less one: the variance rests on those few clusters, and the normal quantile would
 be too short at a slice of a few dozen (``bench/calibration_coverage.py`` measures it).
+On a slice of a few dozen labels the sandwich itself is biased low when the rectifier is
+heavy-tailed, and it ignores the noise of tuning λ: :func:`ppi_mean_jackknife` and
+:func:`ppi_difference_jackknife` replace it by the delete-one-question jackknife of the
+whole estimator (what the instruments report; docs/calibration.md measures both).
 
 Pure functions on arrays (no I/O); vectorised NumPy (``np.bincount`` per cluster), linear
 in the number of items, so there is no compiled twin (docs/calibration.md says why).
