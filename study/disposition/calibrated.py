@@ -224,6 +224,11 @@ class _Arm:
         return PPIArm(self.f, self.h, self.p, self.stem)
 
 
+def slice_arm(study: str, part: pd.DataFrame, humans: DispositionHumans) -> _Arm:
+    """One arm's answers (classifier 1/0, human share, probability, stem) of a rate table."""
+    return _arm(study, part, humans)
+
+
 def _arm(study: str, part: pd.DataFrame, humans: DispositionHumans) -> _Arm:
     keys = _keys(study, part)
     return _Arm(

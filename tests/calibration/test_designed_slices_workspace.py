@@ -117,7 +117,7 @@ def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
 
     monkeypatch.setitem(simulated._TRUTH, "disposition_check", truth)
     tasks = _push_pool_pull(
-        "disposition_check", Selection(disposition="dc", limit=30, seed=1), session, flip=0.1
+        "disposition_check", Selection(disposition="dc", limit=60, seed=1), session, flip=0.1
     )
     # bad input: a checked answer whose classifier category is then lost
     from sqlmodel import select
@@ -139,7 +139,7 @@ def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
         session.delete(sc)
     session.commit()
     # each stem gave k_s of its m_s answers: the stored probability is k_s / m_s, < 1
-    assert len(tasks) == 30
+    assert len(tasks) == 60
     probs = {t.data[INCLUSION_FIELD] for t in tasks}
     assert all(0 < p < 1 for p in probs)
     analysis = analyze_study("dc", session=session, n_boot=200, seed=1)
@@ -151,7 +151,7 @@ def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
     notes = " ".join(analysis.calibrated.notes)
     assert "6 human votes name no category" in notes  # 3 answers x 2 annotators
     assert "1 human-checked answers have no classifier category" in notes
-    assert sum(r.n_human for r in rates) == 30 - 3 - 1
+    assert sum(r.n_human for r in rates) == 60 - 3 - 1
     files = write_analysis(analysis, tmp_path)
     stats = json.loads(Path(files["stats_on"]).read_text())
     rows = stats["calibrated"]["rows"]
@@ -159,3 +159,13 @@ def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
     report = write_disposition_report(analysis, tmp_path)
     html = Path(report["report_html"]).read_text()
     assert "Calibrated to people" in html and "headline" in html
+    # driftlens compare of the two arms: B − A calibrated beside the model-only rows
+    from study.compare.service import compare_runs
+    from study.compare.types import CompareOptions
+
+    result = compare_runs(["dc:ref", "dc:d100"], instrument="disposition", session=session,
+                          options=CompareOptions(n_boot=200))  # fmt: skip
+    cal = [r for r in result.rows if r.statistic.startswith("aligned rate calibrated")]
+    plain = [r for r in result.rows if r.statistic == "aligned rate"]
+    assert plain and len(cal) == 1 and cal[0].kind == "binary" and cal[0].test == "PPI++ z"
+    assert cal[0].ci_low < cal[0].diff < cal[0].ci_high and "human labels" in cal[0].test_detail
