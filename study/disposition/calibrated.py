@@ -251,6 +251,12 @@ def _slice_note(arm: _Arm) -> str | None:
     return None
 
 
+def _no_probabilities(arm: _Arm) -> bool:
+    """Some human-labelled answer of the arm has no stored inclusion probability."""
+    on = np.isfinite(arm.h)
+    return bool(on.any() and np.isnan(arm.p[on]).any())
+
+
 def _enough(est: PPIEstimate, n_stems: int, min_human: int) -> bool:
     return est.n_human >= min_human and est.n_human_clusters >= min(min_human, n_stems)
 
@@ -353,13 +359,13 @@ def _rate_row(
     cal = cal_ci = None
     if est is not None and _enough(est, n_stems, min_human):
         headline, cal, cal_ci = "calibrated", est.estimate, est.ci
-    elif ref is not None and shift is not None:
+    elif ref is not None and shift is not None and not _no_probabilities(arm):
         # the reference's correction, tested on this arm's own few labels
         on = np.isfinite(arm.h)
-        inc = arm.p if on.any() and not np.isnan(arm.p[on]).any() else None
         transport = transport_check(
-            arm.f, arm.h, shift=shift[0], shift_se=shift[1], inclusion=inc, cluster=arm.stem,
-            min_human=MIN_TRANSPORT, level=level,
+            arm.f, arm.h, shift=shift[0], shift_se=shift[1],
+            inclusion=arm.p if on.any() else None, cluster=arm.stem, min_human=MIN_TRANSPORT,
+            level=level,
         )  # fmt: skip
         if transport.verdict == "pass":
             headline = "calibrated (transported)"

@@ -130,3 +130,15 @@ def test_bad_slices_keep_the_model_only_headline_with_one_sentence(kw, needle) -
     assert r.headline == "model-only"
     assert needle in r.note and "\n" not in r.note
     assert r.model_only is not None and r.model_only_ci[0] < r.model_only_ci[1]
+
+
+def test_an_arm_slice_without_probabilities_is_never_transported() -> None:
+    table, drift, humans, _ = _study(4, arm_lenient=0.6)
+    # the arm's labels lose their probabilities; the reference keeps its own
+    incl = {k: v for k, v in humans.inclusion.items() if ":arm:" not in k}
+    rows = calibrate_group(STUDY, "on", table, "ref", drift,
+                           DispositionHumans(humans.aligned, incl), bootstrap=100, seed=4,
+                           min_human=40)  # fmt: skip
+    r = next(r for r in rows if r.arm == "arm" and r.what == "aligned_rate")
+    assert r.headline == "model-only" and r.transport is None
+    assert "no stored inclusion probabilities" in r.note
