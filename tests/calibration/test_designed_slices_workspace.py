@@ -86,7 +86,7 @@ def test_a_designed_slice_refuses_bad_requests_in_one_sentence(session: Session)
 
 
 def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
-    session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli
 ) -> None:
     from annotation.tasks import INCLUSION_FIELD
     from study.disposition.analysis import analyze_study
@@ -159,6 +159,12 @@ def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
     report = write_disposition_report(analysis, tmp_path)
     html = Path(report["report_html"]).read_text()
     assert "Calibrated to people" in html and "headline" in html
+    # disposition analyze prints one line per drift naming its headline and human labels
+    out = cli("disposition", "analyze", "--study", "dc", "--out", str(tmp_path / "cli"),
+              "--bootstrap", "200")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.output.split())
+    assert "on / " in text and " drift: headline " in text and "human labels of" in text
     # driftlens compare of the two arms: B − A calibrated beside the model-only rows
     from study.compare.service import compare_runs
     from study.compare.types import CompareOptions
