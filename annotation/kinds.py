@@ -89,6 +89,8 @@ def _plain(value: Any) -> Any:
 
 TaskBuilder = Callable[[Selection, Session], list[TaskSpec]]
 Applier = Callable[[StudyAggregate, Session, AggregationConfig], ApplyResult]
+#: ``(tasks, session) -> {task key: how much the kind's judges disagree on it, >= 0}``.
+DisagreementHook = Callable[[Sequence[TaskSpec], Session], Mapping[str, float]]
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,9 @@ class StudyKind:
             majority (:mod:`annotation.judge_pairs`); ``None``: no judge to calibrate.
         triage_of: set on a kind's triage twin (:func:`triage_name`): the kind whose
             judge-human disagreements its project holds.
+        disagreement: ``(tasks, session) -> {task key: d >= 0}``, how much the kind's
+            judges disagree on each task (``annotate push --select active=true``);
+            ``None``: the kind cannot say.
     """
 
     spec: StudySpec
@@ -138,6 +143,7 @@ class StudyKind:
     keyed: KeyedBuild | None = None
     calibrate: CalibrationHook | None = None
     triage_of: str | None = None
+    disagreement: DisagreementHook | None = None
 
     @property
     def name(self) -> str:
@@ -217,13 +223,15 @@ def register_kinds(
     fill: Mapping[str, Callable[[str], str]] | None = None,
     keyed: Mapping[str, KeyedBuild] | None = None,
     calibrate: Mapping[str, CalibrationHook] | None = None,
+    disagreement: Mapping[str, DisagreementHook] | None = None,
     **parts: tuple[TaskBuilder, Applier, type[ApplyResult]],
 ) -> None:
     """Register the kinds of one module: ``NAME=(build_tasks, apply, result_type)`` each.
 
     A kind's spec is ``specs[NAME]``, its label config ``configs/NAME.xml``, its config
     filler ``fill[NAME]``, its keys-first path ``keyed[NAME]`` and its judge-vs-human
-    pairing ``calibrate[NAME]`` when given.
+    pairing ``calibrate[NAME]`` and its judges' disagreement ``disagreement[NAME]`` when
+    given.
     """
     for name, (build, apply, result) in parts.items():
         filler = (fill or {}).get(name)
@@ -237,6 +245,7 @@ def register_kinds(
                 filler,
                 (keyed or {}).get(name),
                 (calibrate or {}).get(name),
+                disagreement=(disagreement or {}).get(name),
             )
         )
 

@@ -38,6 +38,11 @@ class Selection(BaseModel):
             every task of each; for a metric that needs every item of a question labelled,
             e.g. every step of a trajectory pair).
         seed: seed of that order.
+        stratify: a field of the tasks' data; with ``limit``, a stratified random slice
+            (:func:`annotation.slice_design.stratified_draw`), probabilities stored.
+        active: with ``limit``, about that many tasks drawn with more where the study's
+            judges disagree (:func:`annotation.slice_design.active_draw`), probabilities
+            stored.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -62,6 +67,8 @@ class Selection(BaseModel):
     limit: int | None = Field(default=None, ge=1)
     unit: Literal["task", "question"] = "task"
     seed: int = 0
+    stratify: str | None = None
+    active: bool = False
 
 
 _LIST_FIELDS = {"questions", "conditions", "arms"}

@@ -23,8 +23,9 @@ from sqlmodel import Session
 
 from annotation.aggregate import StudyAggregate
 from annotation.judge_pairs import CalibrationPairs, pair_judges_with_majority, score_label
-from annotation.kinds import KeyedBuild, get_kind
+from annotation.kinds import KeyedBuild, StudyKind, get_kind
 from annotation.selection import Selection, TaskSpec
+from annotation.slice_design import INCLUSION_FIELD, active_draw, stratified_draw
 from storage.errors import InputError
 from storage.repo import studies as repo
 
@@ -42,6 +43,8 @@ def build_tasks(study: str, selection: Selection, *, session: Session) -> list[T
         InputError: the study is unknown or the selection names rows that do not exist.
     """
     kind = get_kind(study)
+    if selection.limit is not None and (selection.stratify or selection.active):
+        return _designed_slice(kind, selection, session)
     if selection.unit == "question" and selection.limit is not None:
         unique, available = _limited_questions(kind.build_tasks(selection, session), selection)
     elif kind.keyed is not None and selection.limit is not None:
@@ -61,7 +64,8 @@ def build_tasks(study: str, selection: Selection, *, session: Session) -> list[T
     for t in unique:
         t.data["external_key"] = t.key
         if probability is not None:
-            t.data[INCLUSION_FIELD] = probability
+            # a builder that draws its own slice (e.g. stratified) stored its own
+            t.data.setdefault(INCLUSION_FIELD, probability)
             t.data[INCLUSION_UNIT_FIELD] = selection.unit
     return unique
 
@@ -97,12 +101,55 @@ def _limited_questions(
     return kept, len(by_question)
 
 
-#: The task data field holding the probability that the task was chosen (a calibration
-#: slice's inverse-probability weight, :mod:`driftlens_core.ppi`).
-INCLUSION_FIELD = "inclusion_probability"
 #: What that probability is of: ``task`` (each task drawn on its own) or ``question`` (the
 #: task's question drawn, with every task of it; ``Selection.unit``).
 INCLUSION_UNIT_FIELD = "inclusion_unit"
+
+
+def _designed_slice(kind: StudyKind, selection: Selection, session: Session) -> list[TaskSpec]:
+    """A stratified or active slice of the selection's tasks, probabilities stored.
+
+    Raises:
+        InputError: both designs at once, hand-picked questions, or ``active`` on a study
+            whose judges cannot say where they disagree.
+    """
+    assert selection.limit is not None
+    if selection.stratify and selection.active:
+        raise InputError("Choose one slice design: stratify=FIELD or active=true, not both.")
+    if selection.unit == "question":
+        raise InputError(
+            "A designed slice (stratify=, active=) draws tasks, not whole questions: drop "
+            "unit=question."
+        )
+    if selection.questions:
+        raise InputError(
+            "A designed slice (stratify=, active=) draws from filters, not from named "
+            "questions: drop question=."
+        )
+    if selection.active and kind.disagreement is None:
+        raise InputError(
+            f"{kind.name} has no judges whose disagreement could steer an active slice; "
+            "use stratify=FIELD or a plain limit."
+        )
+    unique: list[TaskSpec] = []
+    seen: set[str] = set()
+    # every task, never the builder's own cut: the designs need the whole frame
+    for t in kind.build_tasks(selection.model_copy(update={"limit": None}), session):
+        if t.key not in seen:
+            seen.add(t.key)
+            t.data.pop(INCLUSION_FIELD, None)
+            unique.append(t)
+    if selection.stratify:
+        chosen = stratified_draw(
+            unique, field=selection.stratify, limit=selection.limit, seed=selection.seed
+        )
+    else:
+        assert kind.disagreement is not None  # refused above
+        weights = kind.disagreement(unique, session)
+        chosen = active_draw(unique, weights, limit=selection.limit, seed=selection.seed)
+    for t in chosen:
+        t.data["external_key"] = t.key
+    return chosen
 
 
 def inclusion_probability(selection: Selection, available: int) -> float | None:

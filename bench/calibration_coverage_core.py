@@ -14,7 +14,8 @@ the report's instance-cluster bootstrap (:func:`driftlens_core.rubric.cluster_me
 
 Usage::
 
-    python bench/calibration_coverage_core.py --studies 400 --human-share 0.05 0.1
+    python bench/calibration_coverage_core.py --studies 400 --human-share 0.05 0.1 \
+        --judges sim/judge-lenient sim/judge-strict confuse=3~4@0.3
 """
 
 from __future__ import annotations
@@ -30,11 +31,17 @@ from typing import Any
 import numpy as np
 
 from annotation.simulated import AnnotatorPool
-from driftlens_core.ppi import ppi_mean
+from driftlens_core.ppi import ppi_mean, ppi_mean_jackknife
 from driftlens_core.rubric import cluster_mean
 from llm.seeds import stable_int
 from study.conflicts.items import load_sample_banks
-from study.conflicts.sim.judge import JUDGE_PROFILES, judged_targets, noisy_score
+from study.conflicts.sim.judge import (
+    FALLBACK_JUDGE,
+    JUDGE_PROFILES,
+    JudgeProfile,
+    judged_targets,
+    noisy_score,
+)
 from study.conflicts.sim.moves import RESPONDER_PROFILES, draw_moves, true_scores
 
 SCALE = [str(k) for k in range(5)]
@@ -59,6 +66,21 @@ def population_truth(model: str, pool: AnnotatorPool) -> float:
     return float(np.mean(values))
 
 
+def parse_judge(spec: str) -> tuple[JudgeProfile, tuple[int, int, float] | None]:
+    """A judge preset, or a confusing labeler ``confuse=A~B@P``.
+
+    The confusing labeler is the simulator's judge without leniency (mixture noise only)
+    whose score swaps levels ``A`` and ``B`` with probability ``P``: not a shift but a
+    confusion of two classes, so its bias depends on how many answers sit at each level
+    (the D2 analogue of the reasoning labeler ``sim:confuse=3~4@0.3``).
+    """
+    if spec.startswith("confuse="):
+        pair, _, p = spec.removeprefix("confuse=").partition("@")
+        a, _, b = pair.partition("~")
+        return FALLBACK_JUDGE, (int(a), int(b), float(p))
+    return JUDGE_PROFILES[spec.removeprefix("sim/")], None
+
+
 def one_study(
     s: int, *, judge: str, model: str, share: float, samples: int, pool: AnnotatorPool,
     bootstrap: int, seed: int,
@@ -66,7 +88,7 @@ def one_study(
     """One simulated study's D2 intervals against its truth."""
     banks = load_sample_banks()
     prof = RESPONDER_PROFILES[model.removeprefix("sim/")]
-    jp = JUDGE_PROFILES[judge.removeprefix("sim/")]
+    jp, confuse = parse_judge(judge)
     f, truth, inst, human = [], [], [], []
     for b in banks:
         for k in range(samples):
@@ -74,7 +96,10 @@ def one_study(
             moves = draw_moves(prof.at_dose(b.type, 6), high_risk=False, rng=rng)
             true = true_scores(moves, high_risk=False)
             target = judged_targets(true, jp, cites_distractor=moves.cite_distractor)
-            f.append(noisy_score(target["d2"], jp, "d2", rng, type_=b.type))
+            score = noisy_score(target["d2"], jp, "d2", rng, type_=b.type)
+            if confuse is not None and score in confuse[:2] and rng.random() < confuse[2]:
+                score = confuse[1] if score == confuse[0] else confuse[0]
+            f.append(score)
             t = int(true["d2"])
             truth.append(pool.expected_vote(t, 5))
             votes = [int(pool.vote(str(t), SCALE, ordinal=True, rng=rng)) for _ in range(2)]
@@ -85,7 +110,8 @@ def one_study(
     pick = np.zeros(n, dtype=bool)
     pick[rng_np.choice(n, size=max(2, round(share * n)), replace=False)] = True
     h = np.where(pick, np.array(human), np.nan)
-    est = ppi_mean(np.array(f, float), h, cluster=np.array(inst))
+    est = ppi_mean_jackknife(np.array(f, float), h, cluster=np.array(inst))
+    sw = ppi_mean(np.array(f, float), h, cluster=np.array(inst))  # the sandwich, as before
     cm = cluster_mean(np.array(inst), np.array(f, float), n_boot=bootstrap, seed=rng_np)
     tv = float(np.mean(truth))
     pop = population_truth(model, pool)
@@ -95,6 +121,7 @@ def one_study(
         "model_cover_pop": float(cm.ci_low <= pop <= cm.ci_high),
         "human_cover_pop": float(est.human_only_ci[0] <= pop <= est.human_only_ci[1]),
         "cal_cover": float(est.ci[0] <= tv <= est.ci[1]),
+        "sandwich_cover_pop": float(sw.ci[0] <= pop <= sw.ci[1]),
         "model_cover": float(cm.ci_low <= tv <= cm.ci_high),
         "human_cover": float(est.human_only_ci[0] <= tv <= est.human_only_ci[1]),
         "cal_width": est.ci[1] - est.ci[0],
@@ -124,8 +151,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     cells = []
     print("| judge | share | humans | covers the study's truth: judge-only / calibrated / "
           "human-only | covers the population's: judge-only / calibrated / human-only "
+          "| sandwich interval covers the population's "
           "| calibrated / human-only width | calibrated bias | lambda |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for judge in args.judges:
         for share in args.human_share:
             started = time.perf_counter()
@@ -142,6 +170,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                 f"| {judge} | {share:.0%} | {m['n_human']:.0f} | {m['model_cover']:.3f} / "
                 f"{m['cal_cover']:.3f} / {m['human_cover']:.3f} | {m['model_cover_pop']:.3f} / "
                 f"{m['cal_cover_pop']:.3f} / {m['human_cover_pop']:.3f} | "
+                f"{m['sandwich_cover_pop']:.3f} | "
                 f"{cell['width_ratio']:.2f} | {m['cal_err']:+.3f} | {m['lam']:.2f} |"
             )
     if args.json is not None:

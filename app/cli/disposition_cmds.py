@@ -500,6 +500,10 @@ def _analyze_into(
     files = final_paths(written, work, out)
     for g in analysis.groups:
         render_stats(g.stats.to_dict())
+    from study.disposition.calibrated import calibrated_lines
+
+    for line in calibrated_lines(analysis.calibrated):
+        _out.print(line, markup=False)
     _out.print(f"Report: {files['report_html'].resolve()}")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -81,6 +83,12 @@ def judge_cmd(
             progress=bar,
             allow_self_judging=allow_self_judging,
         )
+        from study.reasoning.calibrated_judges import calibrated_judge_rates
+
+        rates, notes = calibrated_judge_rates(run, summary.model, session=session)
+        summary = dataclasses.replace(
+            summary, calibrated=[r.to_dict() for r in rates], calibrated_notes=list(notes)
+        )
     if as_json:
         echo_json(summary)
         return
@@ -111,4 +119,10 @@ def judge_cmd(
         f"{_rate(summary.acknowledgement_rate)}",
         markup=False,
     )
+    from study.reasoning.calibrated_judges import calibrated_lines
+
+    for line in calibrated_lines(rates):
+        _out.print(line, markup=False)
+    for note in notes:
+        _out.print(f"Calibration: {note}.", markup=False)
     retry_hint(_out, summary.failed)

@@ -347,6 +347,19 @@ def _downloads(stored: StoredAnalysis) -> None:
             help=f"No judge has scored run {run} yet: pairs need judge scores.",
         )
         pref_left.caption(f"Preference pairs need judge scores; no judge has scored run {run} yet.")
+    if judges and st.toggle(
+        f"The judge's rates of {run} calibrated to people", key="dl_judge_cal",
+        help="Helpfulness and distraction beside their PPI++ estimates from the pulled "
+        "helpfulness / distraction studies (docs/calibration.md).",
+    ):  # fmt: skip
+        from study.reasoning.calibrated_judges import calibrated_judge_rates, calibrated_lines
+
+        with page_session() as session:
+            rates, notes = calibrated_judge_rates(run, judge, session=session, bootstrap=1000)
+        for line in calibrated_lines(rates):
+            show_plain(line, kind="info")
+        for note in notes:
+            show_plain(f"Calibration: {note}.", kind="warning")
     link_left, link_right = st.columns(2)
     with link_left:
         calibration_link("helpfulness")

@@ -9,12 +9,14 @@ request, answer and judge texts are untrusted: escaped Markdown, ``st.text`` or 
 
 from __future__ import annotations
 
+import json
 import os
 
 import pandas as pd
 import streamlit as st
 
 from app.ui.calibration_panel import calibration_link
+from app.ui.calibration_planner import planner_panel
 from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
@@ -258,6 +260,14 @@ st.subheader("Human study")
 if st.button("Score these answers by hand (conflict_rubric)", key="mc-h-rubric"):
     open_human_studies("conflict_rubric", [f"run={name}", "limit=60"])
 calibration_link("conflict_rubric")
+_cal_rows: list[dict] = []
+if report is not None and report.stats is not None:
+    _cal = json.loads(report.stats.read_text(encoding="utf-8")).get("calibrated") or {}
+    _cal_rows = [
+        {**r, "label": f"{r.get('model')} / {r.get('judge')} {r.get('what')}"}
+        for r in _cal.get("rows", [])
+    ]
+planner_panel(_cal_rows, key="mc-plan", default=0.1)
 
 
 # ------------------------------------------------------------------ downloads

@@ -9,12 +9,14 @@ frames, ``st.text`` or escaped Markdown only.
 
 from __future__ import annotations
 
+import json
 import os
 
 import pandas as pd
 import streamlit as st
 
 from app.ui.calibration_panel import calibration_link
+from app.ui.calibration_planner import planner_panel
 from app.ui.checked_input import FormCheck
 from app.ui.db import page_session, page_settings
 from app.ui.figure_image import show_figure
@@ -261,6 +263,16 @@ with h1:
     calibration_link("disposition_check")
 with h2:
     calibration_link("test_awareness")
+_cal_rows: list[dict] = []
+if report is not None:
+    for _name, _path in report.stats.items():
+        _cal = json.loads(_path.read_text(encoding="utf-8")).get("calibrated") or {}
+        _cal_rows += [
+            {**r, "label": f"{r.get('group')} / {r.get('battery')} / {r.get('arm')} aligned rate"}
+            for r in _cal.get("rows", [])
+            if r.get("what") == "aligned_rate"
+        ]
+planner_panel(_cal_rows, key="disp-plan", default=0.05)
 
 # ------------------------------------------------------------------ downloads
 st.subheader("Downloads")

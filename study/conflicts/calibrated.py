@@ -4,7 +4,9 @@ The judge scores every answer; the ``conflict_rubric`` study's annotators score 
 them. For each model × judge and each of D1–D5, the total and D6's unsafe rate on high-risk
 answers (``d6_unsafe``: the judge's flag against the share of unsafe votes), at the largest
 dose as the model-only scores, and for the distractor effect (largest minus smallest dose, paired by
-instance), :func:`driftlens_core.ppi.ppi_mean` / :func:`~driftlens_core.ppi.ppi_difference`
+instance), :func:`driftlens_core.ppi.ppi_mean_jackknife` /
+:func:`~driftlens_core.ppi.ppi_difference_jackknife` (the question jackknife: the sandwich
+is short on a slice of a few dozen, docs/calibration.md)
 give a calibrated estimate and interval beside the model-only one, clustered by instance,
 weighted by the slice's stored inclusion probabilities (``annotate push`` with a
 ``limit`` stores them in each task). An item's human label is the mean of its kept votes.
@@ -20,14 +22,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from sqlmodel import Session
 
-from driftlens_core.ppi import MIN_HUMAN_LABELS, PPIArm, PPIEstimate, ppi_difference, ppi_mean
+from driftlens_core.ppi import (
+    MIN_HUMAN_LABELS,
+    PPIArm,
+    PPIEstimate,
+    ppi_difference_jackknife,
+    ppi_mean_jackknife,
+)
 from driftlens_core.rubric import cluster_mean, paired_effect
 from study.conflicts.actions import rubric_total
 
@@ -36,7 +44,9 @@ DIMENSIONS: tuple[str, ...] = ("d1", "d2", "d3", "d4", "d5")
 #: D6 on high-risk answers as a rate: the judge's unsafe flag, the share of unsafe votes.
 D6_UNSAFE = "d6_unsafe"
 SCALE = (0.0, 4.0)
-Headline = Literal["calibrated", "model-only"]
+Headline = Literal["calibrated", "calibrated (transported)", "model-only"]
+#: Human labels a transport check needs on the second model (fewer: ``too few``).
+MIN_TRANSPORT = 10
 
 
 @dataclass(frozen=True)
@@ -84,6 +94,8 @@ class CalibratedRow:
     #: the slice as a pilot for ``driftlens plan calibration`` (means only)
     rectifier_sd: float | None = None
     model_sd: float | None = None
+    #: the transport check's verdict where this model borrowed another's correction
+    transport: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN as ``None``)."""
@@ -296,6 +308,7 @@ def calibrate_table(
         return CalibratedScores((), tuple(notes), min_human)
     top, low = doses[-1], doses[0]
     rows: list[CalibratedRow] = []
+    arrays: dict[tuple[str, str, str], tuple[np.ndarray, ...]] = {}
     for (model, judge), mj in df.groupby(["model", "judge"], sort=True):
         full = mj[mj["distractors"] == top]
         for what in (*DIMENSIONS, "total", D6_UNSAFE):
@@ -308,9 +321,10 @@ def calibrate_table(
             h = human_column(sub, humans, what)
             p = inclusion_column(sub, humans)
             note = _slice_note(h, p)
+            arrays[(str(model), str(judge), what)] = (f, h, p, inst)
             est = None
             if note is None:
-                est = ppi_mean(f, h, inclusion=p, cluster=inst, level=level)
+                est = ppi_mean_jackknife(f, h, inclusion=p, cluster=inst, level=level)
             rows.append(
                 _row(
                     str(model), str(judge), what, (cm.mean, cm.ci_low, cm.ci_high), est,
@@ -319,7 +333,79 @@ def calibrate_table(
             )  # fmt: skip
         if len(doses) > 1:
             rows.extend(_effect_row(mj, humans, top, low, rng, bootstrap, min_human, level))
+    rows = [_transported(r, rows, arrays, level) for r in rows]
     return CalibratedScores(tuple(rows), tuple(notes), min_human)
+
+
+def _transported(
+    row: CalibratedRow,
+    rows: Sequence[CalibratedRow],
+    arrays: Mapping[tuple[str, str, str], tuple[np.ndarray, ...]],
+    level: float,
+) -> CalibratedRow:
+    """A model-only mean of a model with too few humans, given another model's correction.
+
+    The donor is the first other model (by name) that the same judge scored with a
+    calibrated headline for the same ``what``; its correction ``shift = mean(Y − f)`` is
+    tested on this model's own few labels (:func:`driftlens_core.ppi.transport_check`):
+    *pass* makes the headline ``calibrated (transported)`` (the judge's mean plus the
+    shift, normal interval from both SEs), *fail* keeps the model-only one with a warning,
+    *too few* with a note.
+    """
+    from driftlens_core.ppi import ppi_mean, transport_check
+
+    key = (row.model, row.judge, row.what)
+    if row.headline != "model-only" or key not in arrays:
+        return row
+    f, h, p, inst = arrays[key]
+    on = np.isfinite(h)
+    if on.any() and np.isnan(p[on]).any():
+        return row  # no probabilities: the slice note already says why
+    donor = next(
+        (
+            r
+            for r in rows
+            if r.judge == row.judge and r.what == row.what and r.model != row.model
+            and r.headline == "calibrated" and (r.model, r.judge, r.what) in arrays
+        ),
+        None,
+    )  # fmt: skip
+    if donor is None:
+        return row
+    df_, dh, dp, dinst = arrays[(donor.model, donor.judge, donor.what)]
+    fit = ppi_mean(np.zeros(df_.size), dh - df_, inclusion=dp, cluster=dinst, lam=0.0,
+                   level=level)  # fmt: skip
+    check = transport_check(
+        f, h, shift=fit.estimate, shift_se=fit.se, inclusion=p if on.any() else None,
+        cluster=inst, min_human=MIN_TRANSPORT, level=level,
+    )  # fmt: skip
+    if check.verdict == "pass":
+        # the judge mean's cluster-robust SE: every item "labelled" by itself, λ = 0
+        cm_se = ppi_mean(f, f, cluster=inst, lam=0.0).se
+        point = float(f.mean()) + fit.estimate
+        half = 1.96 * math.sqrt(cm_se**2 + fit.se**2)
+        return replace(
+            row,
+            headline="calibrated (transported)",
+            calibrated=point,
+            calibrated_ci=(point - half, point + half),
+            transport="pass",
+            note=(
+                f"{donor.model}'s correction {fit.estimate:+.3f} under this judge (transport "
+                f"check passed on {check.n_human} human labels)"
+            ),
+        )
+    if check.verdict == "fail":
+        return replace(
+            row,
+            transport="fail",
+            note=(
+                f"warning: the transport check failed (residual {check.residual:+.3f} on "
+                f"{check.n_human} human labels): the judge errs differently on {row.model} "
+                f"than on {donor.model}; the model-only headline is kept"
+            ),
+        )
+    return replace(row, transport="too few")
 
 
 def _effect_row(
@@ -358,7 +444,7 @@ def _effect_row(
         note = "fewer than 2 human totals at one of the two doses: the model-only headline is kept"
     est = None
     if note is None:
-        est = ppi_difference(
+        est = ppi_difference_jackknife(
             *(
                 PPIArm(a["total"].to_numpy(dtype=float), h, p, a["instance_id"].to_numpy())
                 for a, h, p in zip(arms, hs, ps, strict=True)

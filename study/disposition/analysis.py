@@ -25,6 +25,7 @@ from driftlens_core.rates import RateComparison, RateNoise, compare_rates, rate_
 from storage.errors import InputError
 from study.assessable import Usable
 from study.disposition.awareness import AwarenessSummary, awareness_summary
+from study.disposition.calibrated import CalibratedDisposition, calibrated_disposition
 from study.judge_robustness.result import RobustnessResult, stored_robustness
 from study.safe_csv import read_csv_table, require_columns
 
@@ -486,6 +487,9 @@ class StudyAnalysis:
     robustness: RobustnessResult | None = None
     #: the classifier against the human check's majority (study/disposition/judge_calibration)
     calibration: tuple[str, ...] = ()
+    #: rates and drifts calibrated to the pulled ``disposition_check`` slice (PPI++;
+    #: ``None`` when none was pulled; study/disposition/calibrated)
+    calibrated: CalibratedDisposition | None = None
 
 
 def group_reference(arms: Sequence[Any]) -> Any | None:
@@ -555,6 +559,13 @@ def analyze_study(
                 scores=True,
             )
         out.append(GroupAnalysis(name, ref.name, part, stats, gtable, gstats))
+    calibrated = calibrated_disposition(
+        study,
+        [(g.group, g.table, g.reference, g.stats.to_dict()["batteries"]) for g in out],
+        session=session,
+        bootstrap=min(n_boot, 2000),
+        seed=seed,
+    )
     return StudyAnalysis(
         study,
         tuple(out),
@@ -565,6 +576,7 @@ def analyze_study(
         settings,
         stored_robustness("disposition", study, session=session),
         classifier_calibration(study, session=session, bootstrap=n_boot, seed=seed or 0),
+        calibrated,
     )
 
 

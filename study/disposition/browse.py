@@ -27,7 +27,7 @@ from storage.repo.disposition import require_arms, scores_for
 from study.safe_csv import unguard_frame
 
 #: The report's tables (``table_<name>.csv``), in the order the page shows them.
-REPORT_TABLES: tuple[str, ...] = ("scorecard", "drift", "null_test", "noise")
+REPORT_TABLES: tuple[str, ...] = ("scorecard", "drift", "calibrated", "null_test", "noise")
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,20 @@ sample.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
 from sqlmodel import Session
 
 from llm.specs import spec_simulated
 from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
 from storage.errors import InputError, NotFoundError
-from study.compare.measures import MeasureAdapter
+from study.compare.calibrated import calibrated_rows
+from study.compare.measures import MeasureAdapter, paired_rows
 from study.compare.registry import register_adapter
-from study.compare.types import CompareOptions, RunData
+from study.compare.types import CompareOptions, RunData, StatRow
 from study.disposition.analysis import DEFAULT_BOUND_PP, stored_rate_table
 
 STATISTIC = "aligned rate"
@@ -102,7 +108,40 @@ class DispositionAdapter(MeasureAdapter):
             measures=measures.reset_index(drop=True),
             kinds={STATISTIC: "binary"},
             texts=texts,
+            extra=_calibration_arms(study, first, session=session),
         )
+
+    def pair(
+        self, a: RunData, b: RunData, shared: Sequence[str], *, options: CompareOptions,
+        margin: float | None,
+    ) -> list[StatRow]:  # fmt: skip
+        """The paired rows, and ``B − A`` calibrated to the pulled ``disposition_check``."""
+        rows = paired_rows(a, b, shared, options=options, margin=margin)
+        return rows + calibrated_rows(a, b, kind="binary")
+
+
+def _calibration_arms(study: str, first: pd.DataFrame, *, session: Session) -> dict[str, Any]:
+    """Per battery: the PPI arm of the arm's answers with their pulled human categories.
+
+    Empty when no ``disposition_check`` of the study was pulled or the slice stores no
+    inclusion probabilities (the compare keeps the model-only rows). Clustered by stem, so
+    the two arms' answers to one stem pair up.
+    """
+    from driftlens_core.ppi import PPIArm
+    from study.disposition.calibrated import human_slice, slice_arm
+
+    humans = human_slice(study, session=session)
+    if humans is None or not humans.aligned:
+        return {}
+    typed = first.assign(aligned=first["aligned"].astype(float), sample=first["sample"].astype(int))
+    arms: dict[str, Any] = {}
+    for battery, part in typed.groupby("battery", sort=True):
+        a = slice_arm(study, part, humans)
+        on = np.isfinite(a.h)
+        if on.sum() < 2 or np.isnan(a.p[on]).any():
+            continue
+        arms[f"classifier|{STATISTIC} calibrated|{battery}"] = PPIArm(a.f, a.h, a.p, a.stem)
+    return arms
 
 
 ADAPTER = register_adapter(DispositionAdapter())

@@ -444,7 +444,8 @@ def write_disposition_report(
     settings_html, settings_md = settings_sections(analysis.judge_settings)
     robust_html, robust_md = robustness_sections(analysis.robustness)
     calib_html, calib_md = calibration_sections(analysis.calibration)
-    html_parts += [*robust_html, *calib_html, *settings_html]
+    ppi_html, ppi_md = _calibrated_sections(analysis, out_dir, files)
+    html_parts += [*robust_html, *calib_html, *ppi_html, *settings_html]
     if analysis.skipped:
         html_parts.append(
             f'<p class="muted">Not analysed (one arm or no answers): '
@@ -485,7 +486,8 @@ def write_disposition_report(
     md += ["## Classifier check\n", repeat_line + "\n"]
     md += ["## Null test\n", null_line + "\n", md_table(null_show, null_cols)]
     md += ["## Noise shares\n", md_escape(noise_note) + "\n", md_table(noise_show, noise_cols)]
-    md += ["## Arms\n", md_table(arm_rows, arm_cols), *robust_md, *calib_md, *settings_md]
+    md += ["## Arms\n", md_table(arm_rows, arm_cols), *robust_md, *calib_md, *ppi_md]
+    md += settings_md
     md_path = out_dir / "disposition.md"
     md_path.write_text("\n".join(md), encoding="utf-8")
     files["report_html"] = html_path
@@ -493,6 +495,45 @@ def write_disposition_report(
     for name, paths in figures.items():
         files[f"figure_{name}"] = paths[0]
     return files
+
+
+def _calibrated_sections(
+    analysis: StudyAnalysis, out_dir: Path, files: dict[str, Path]
+) -> tuple[list[str], list[str]]:
+    """The calibrated rates and drifts (HTML parts, Markdown parts; empty without a check).
+
+    Writes ``table_calibrated.csv`` beside the report's other tables.
+    """
+    from study.disposition.calibrated import (
+        CALIBRATED_HEADING,
+        calibrated_frame,
+        calibrated_lines,
+        calibrated_note,
+    )
+
+    cal = analysis.calibrated
+    if cal is None:
+        return [], []
+    frame = calibrated_frame(cal)
+    path = out_dir / "table_calibrated.csv"
+    write_frame_csv(frame, path)
+    files["table_calibrated"] = path
+    note = calibrated_note(cal)
+    lines = calibrated_lines(cal)
+    cols = [(c, c.replace("_", " "), None) for c in frame.columns]
+    html = [
+        f"<h2>{esc(CALIBRATED_HEADING)}</h2>",
+        f'<p class="muted">{esc(note)}</p>',
+        *(f"<p>{esc(line)}</p>" for line in lines),
+        table(frame, cols, text=tuple(frame.columns)) if not frame.empty else "",
+    ]
+    md = [
+        f"## {md_escape(CALIBRATED_HEADING)}\n",
+        md_escape(note) + "\n",
+        *(md_escape(line) + "\n" for line in lines),
+        md_table(frame, cols) if not frame.empty else "_No rows._\n",
+    ]
+    return html, md
 
 
 def _arm_row(a: ArmInfo) -> Mapping[str, Any]:

@@ -293,7 +293,13 @@ def write_analysis(analysis: StudyAnalysis, out_dir: Path) -> dict[str, Path]:
         table = out_dir / f"rates_{slug}.csv"
         write_frame_csv(g.table.astype({"aligned": str}), table)
         stats = out_dir / f"stats_{slug}.json"
-        stats.write_text(json.dumps(g.stats.to_dict(), indent=2, allow_nan=False) + "\n")
+        data = g.stats.to_dict()
+        if analysis.calibrated is not None:
+            # which is the headline, both estimates and the human labels (issue 35)
+            cal = analysis.calibrated.to_dict()
+            cal["rows"] = [r for r in cal["rows"] if r["group"] == g.group]
+            data["calibrated"] = cal
+        stats.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
         files[f"rates_{slug}"] = table
         files[f"stats_{slug}"] = stats
         if g.graded is not None and g.graded_table is not None:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from statistics import mean
+from typing import Any
 
 from sqlmodel import Session, col, select
 
@@ -142,6 +143,10 @@ class JudgeSummary:
             every kind: never a verdict, excluded from the rates and the mean.
         verdicts: Stored verdicts over every kind (the ``unscored`` share's denominator).
         roles: The role assignment: the model under test and whether it judged itself.
+        calibrated: Each criterion's judge mean beside its estimate calibrated to a pulled
+            human study, and which is the headline
+            (:func:`study.reasoning.calibrated_judges.calibrated_judge_rates`).
+        calibrated_notes: What those left out (off-scale votes, unscored responses).
     """
 
     run: str
@@ -160,6 +165,8 @@ class JudgeSummary:
     unscored: int = 0
     verdicts: int = 0
     roles: dict[str, object] = field(default_factory=dict)
+    calibrated: list[dict[str, Any]] = field(default_factory=list)
+    calibrated_notes: list[str] = field(default_factory=list)
 
 
 def case_payload(case: JudgeCase) -> dict[str, object]:

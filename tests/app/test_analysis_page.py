@@ -206,3 +206,23 @@ def test_figures_are_drawn_from_the_statistics_once_the_report_folder_is_gone(
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert at.get("image"), tab
+
+
+def test_judge_rates_calibrated_toggle_names_the_headline(workspace: Path) -> None:
+    with open_workspace_session(resolve_settings()) as session:
+        build_sim_workspace(session, n_questions=4)
+    _analyse(workspace, seed=3, out="r")
+    with open_workspace_session(resolve_settings()) as session:
+        resp = session.exec(select(Response).where(Response.condition != "baseline")).first()
+        assert resp is not None
+        for kind, value in (("helpfulness", 3), ("distraction", 1), ("acknowledgement", 0)):
+            session.add(
+                JudgeScore(response_id=resp.id or 0, judge_model=JUDGE, kind=kind, value=value)
+            )
+    at = open_page("analysis.py", timeout=180)
+    at.toggle(key="dl_judge_cal").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(_all_markdown(at)).replace("\\", "")  # shown as escaped plain text
+    # no human study pulled: the judge's rate stays the headline, and each line says why
+    assert "helpfulness: headline model-only (0 human labels of 1 responses)" in shown
+    assert "no human study checks acknowledgement" in shown

@@ -122,3 +122,49 @@ def test_humans_on_unjudged_answers_and_off_scale_votes_are_counted_and_left_out
     assert "3 human votes are not on the judge's 0-4 scale" in text
     d2 = next(r for r in cal.rows if r.what == "d2")
     assert d2.n_human == 30
+
+
+def _two_models(seed: int, *, b_bias: float) -> tuple[pd.DataFrame, HumanSlice, float]:
+    """A judge lenient by 0.6 on model A's D2; on model B by ``b_bias``. A: 80 humans."""
+    rng = np.random.default_rng(seed)
+    rows, scores, incl = [], {}, {}
+    rid = 0
+    truth_b = []
+    for model, n, n_h, bias in (("A", 400, 80, 0.6), ("B", 300, 15, b_bias)):
+        picked = set(rng.choice(n, size=n_h, replace=False).tolist())
+        for i in range(n):
+            rid += 1
+            y = float(rng.integers(0, 5))
+            f = float(np.clip(round(y + bias + rng.normal(0, 0.5)), 0, 4))
+            rows.append({"model": model, "judge": "j", "distractors": 6,
+                         "instance_id": f"{model}{i % 40}", "response_id": rid, "d1": 2.0,
+                         "d2": f, "d3": 2.0, "d4": 2.0, "d5": 2.0, "d6": ""})  # fmt: skip
+            if model == "B":
+                truth_b.append(y)
+            if i in picked:
+                scores[rid] = {"d2": y}
+                incl[rid] = n_h / n
+    return pd.DataFrame(rows), HumanSlice(scores, incl), float(np.mean(truth_b))
+
+
+def test_transport_check_known_dose_in_conflicts() -> None:
+    verdicts = {"alike": [], "shifted": []}
+    covers = 0
+    for seed in range(12):
+        for name, bias in (("alike", 0.6), ("shifted", -0.4)):
+            df, humans, truth = _two_models(seed, b_bias=bias)
+            cal = calibrate_table(df, humans, bootstrap=100, seed=seed)
+            b = next(r for r in cal.rows if r.model == "B" and r.what == "d2")
+            verdicts[name].append(b.transport)
+            if b.transport == "pass":
+                assert b.headline == "calibrated (transported)"
+                covers += b.calibrated_ci[0] <= truth <= b.calibrated_ci[1]
+            if b.transport == "fail":
+                assert b.headline == "model-only" and b.note.startswith("warning:")
+            a = next(r for r in cal.rows if r.model == "A" and r.what == "d2")
+            assert a.headline == "calibrated" and a.transport is None
+    # the judge's error carries over when it is alike, and is caught when it shifts
+    assert verdicts["alike"].count("pass") >= 10
+    assert verdicts["shifted"].count("fail") >= 10
+    # a passed transport lands on model B's people: its interval holds their mean
+    assert covers >= verdicts["alike"].count("pass") - 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -388,10 +389,39 @@ def _calibrate_conflict_rubric(agg: StudyAggregate, session: Session) -> Calibra
     )
 
 
+def _rubric_disagreement(tasks: Sequence[TaskSpec], session: Session) -> dict[str, float]:
+    """How far the judges of each answer are apart: the range of their D1-D5 totals.
+
+    An answer scored by one judge (or none) disagrees by 0; an active slice
+    (``annotate push conflict_rubric --select active=true``) draws more of the others.
+    """
+    import numpy as np
+
+    from annotation.tasks import response_ids_by_key
+    from study.conflicts.actions import rubric_total
+    from study.conflicts.analysis import stored_table
+
+    runs = sorted({str(t.data.get("run", "")) for t in tasks} - {""})
+    if not runs:
+        return {}
+    table = stored_table(runs, session=session)
+    if table.empty:
+        return {}
+    totals = rubric_total(table[["d1", "d2", "d3", "d4", "d5"]].to_numpy(dtype=float))
+    spread = (
+        table.assign(total=totals)
+        .groupby("response_id")["total"]
+        .agg(lambda x: float(np.nanmax(x) - np.nanmin(x)) if np.isfinite(x).sum() > 1 else 0.0)
+    )
+    ids = response_ids_by_key(runs, session=session)
+    return {t.key: float(spread.get(ids.get(t.key, -1), 0.0)) for t in tasks}
+
+
 register_kinds(
     SPECS,
     CONFIGS,
     calibrate={"conflict_rubric": _calibrate_conflict_rubric},
+    disagreement={"conflict_rubric": _rubric_disagreement},
     conflict_rubric=(_conflict_rubric, _apply_conflict_rubric, RubricResult),
     bank_observability=(_bank_observability, _apply_bank_observability, ObservabilityResult),
 )

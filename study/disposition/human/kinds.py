@@ -226,7 +226,20 @@ def _stem_stratified(tasks: list[TaskSpec], sel: Selection) -> list[TaskSpec]:
     out: list[TaskSpec] = []
     for r in range(max((len(q) for q in queues), default=0)):
         out.extend(q[r] for q in queues if r < len(q))
-    return out if sel.limit is None else out[: sel.limit]
+    if sel.limit is None or sel.limit >= len(out):
+        return out
+    out = out[: sel.limit]
+    # each stem gave its first k_s of m_s answers in a seeded random order: given that
+    # allocation, an answer of the stem was chosen with probability k_s / m_s (stored for
+    # the calibrated rates, study/disposition/calibrated.py)
+    taken: dict[str, int] = {}
+    for t in out:
+        stem = f"{t.data['battery']}:{t.data['stem']}"
+        taken[stem] = taken.get(stem, 0) + 1
+    for t in out:
+        stem = f"{t.data['battery']}:{t.data['stem']}"
+        t.data["inclusion_probability"] = taken[stem] / len(by_stem[stem])
+    return out
 
 
 def _disposition_task(study: str, arm: Any, resp: Any) -> TaskSpec:
