@@ -9,11 +9,11 @@ on that slice the same pair's drift is computed again from the human leaves. Eac
 pair is an item with a model value ``f`` (drift from LLM labels) and, on the slice, a
 human value ``Y`` (drift from human labels), clustered by question:
 
-* per model, metric and condition, :func:`driftlens_core.ppi.ppi_mean` gives the calibrated
-  mean drift beside the model-only one;
+* per model, metric and condition, :func:`driftlens_core.ppi.ppi_mean_jackknife` gives the
+  calibrated mean drift beside the model-only one (:func:`~driftlens_core.ppi.ppi_mean`, λ 0);
 * per model, metric and condition (other than the noise conditions), the paired difference
   from the noise floor (the pooled rows of the ``noise`` conditions, the numerator of
-  d_rel), :func:`~driftlens_core.ppi.ppi_difference`, with both arms' items summed per
+  d_rel), :func:`~driftlens_core.ppi.ppi_difference_jackknife`, with both arms' items summed per
   question so the pairing is in the variance.
 
 The slice is drawn by question (``annotate push label_check --select run=… --select
@@ -43,7 +43,15 @@ import pandas as pd
 from sqlmodel import Session
 
 from driftlens_core import pair_drift
-from driftlens_core.ppi import MIN_HUMAN_LABELS, PPIArm, PPIEstimate, ppi_difference, ppi_mean
+from driftlens_core.ppi import (
+    MIN_HUMAN_LABELS,
+    PPIArm,
+    PPIEstimate,
+    ppi_difference,
+    ppi_difference_jackknife,
+    ppi_mean,
+    ppi_mean_jackknife,
+)
 from storage.models import BASELINE_CONDITION
 
 STUDY = "label_check"
@@ -428,7 +436,7 @@ def calibrate_drift(
             note = _slice_note([sub, noise], metric)
             est = None
             if note is None:
-                est = ppi_difference(_arm(sub, metric), _arm(noise, metric), level=level)
+                est = ppi_difference_jackknife(_arm(sub, metric), _arm(noise, metric), level=level)
             rows.append(
                 _row(str(model), metric, VS_NOISE, str(condition), klass, mo_d, est, note,
                      min_human)
@@ -444,7 +452,11 @@ def calibrate_drift(
 
 
 def _mean(arm: PPIArm, *, lam: float | None, level: float) -> PPIEstimate:
-    return ppi_mean(
+    # The calibrated estimate (λ tuned) takes the question jackknife: with a slice of a few
+    # dozen questions and skewed, mostly-zero drift the sandwich variance is too small
+    # (docs/calibration.md); the model-only one (λ = 0, every question labelled) does not.
+    estimator = ppi_mean if lam == 0.0 else ppi_mean_jackknife
+    return estimator(
         arm.model, arm.human, inclusion=arm.inclusion, cluster=arm.cluster, lam=lam, level=level
     )
 
