@@ -392,8 +392,13 @@ def judge_conflict_run(
     backend: ChatBackend | None = None,
     scope: ShardScope[int] | None = None,
     settings_basis: Sequence[ChatMessage] | None = None,
+    allow_self_judging: bool = False,
 ) -> ConflictJudgeSummary:
     """Score every answer of a conflicts run with one judge, under the run's judge lease.
+
+    A judge that is the run's model is refused unless ``allow_self_judging`` (a shard's
+    pass is not checked again: its coordinator checked the whole run); the assignment is
+    stored with the run (:mod:`llm.roles`).
 
     A second process judging the same run with the same judge is refused (it would ask
     every case again); see :func:`_judge_conflict_run` for the arguments. ``scope``: only
@@ -405,6 +410,8 @@ def judge_conflict_run(
     from study.run_setup import run_lease
 
     CONCURRENCY.check(concurrency)
+    if scope is None:
+        judge_role(run_name, judge_model, session=session, allow_self=allow_self_judging)
     key = f"conflicts_judge:{run_name}:{judge_model}"
     with run_lease(
         key if scope is None else scope.lease_key,
@@ -421,6 +428,20 @@ def judge_conflict_run(
             bank_ids=None if scope is None else scope.keys,
             settings_basis=settings_basis,
         )
+
+
+def judge_role(run_name: str, judge_model: str, *, session: Session, allow_self: bool) -> None:
+    """Check ``judge_model`` judging run ``run_name`` and store the assignment with the run.
+
+    Raises:
+        NotFoundError: No run of that name.
+        InputError: The judge is the run's model and ``allow_self`` is false.
+    """
+    from study.model_roles import GENERATION, record_roles, run_role
+
+    role = run_role("judge", judge_model, run_name, session=session, allow_self=allow_self)
+    record_roles(GENERATION, run_name, [role], session=session)
+    session.commit()
 
 
 def first_case_messages(
