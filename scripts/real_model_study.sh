@@ -24,6 +24,7 @@ DL="${DRIFTLENS:-.venv/bin/driftlens}"
 MAX_TOKENS="${MAX_TOKENS:-128}"
 QUESTIONS="${QUESTIONS:-20}" PERTURBATIONS="${PERTURBATIONS:-noise,age,bereavement}"
 SAMPLES="${SAMPLES:-2}" BANKS="${BANKS:-10}" STEMS="${STEMS:-2}" PARAPHRASES="${PARAPHRASES:-2}" ITEMS="${ITEMS:-30}"
+MAX_REASKS="${MAX_REASKS:-3}"  # disposition re-asks of an exhausted answer
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PY:-$(dirname "$DL")/python}"
 export DRIFTLENS_WORKSPACE="$WS" DRIFTLENS_STRUCTURED="${DRIFTLENS_STRUCTURED:-auto}"
@@ -65,7 +66,7 @@ conflicts() {
   head -n "$BANKS" "$REPO/study/conflicts/data/sample_banks.jsonl" >"$WS/banks.jsonl"
   run conflicts import "$WS/banks.jsonl"
   run conflicts study --model "$MODEL" --judge "$MODEL" --run real-conflicts \
-    --distractors 0,6 --samples 1 --concurrency 8 --allow-self-judging \
+    --distractors 0,6 --samples 1 --concurrency 8 --allow-self-judging --max-tokens "$MAX_TOKENS" \
     --out "$WS/conflicts-report"
 }
 
@@ -82,9 +83,9 @@ for b in doc["batteries"]:
 yaml.safe_dump(doc, open(sys.argv[2], "w", encoding="utf-8"), sort_keys=False, allow_unicode=True)
 EOF
   run disposition arms add gemma-ref --model "$MODEL" --role reference --reasoning off \
-    --max-tokens "$MAX_TOKENS" || true
+    --max-tokens "$MAX_TOKENS" --max-reasks "$MAX_REASKS" || true
   run disposition arms add gemma-treat --model "$MODEL" --role treatment --reasoning off \
-    --max-tokens "$MAX_TOKENS" || true
+    --max-tokens "$MAX_TOKENS" --max-reasks "$MAX_REASKS" || true
   run disposition run --judge "$MODEL" --batteries "$WS/batteries.yaml" \
     --awareness-share 0.2 --concurrency 8 --allow-self-judging --report "$WS/disposition-report" -B 1000
 }

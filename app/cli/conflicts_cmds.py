@@ -318,6 +318,7 @@ def study_cmd(
         help="Also answer with no memory (run <run>-policy-no-memory), judged alike.",
     ),
     allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
+    max_tokens: int = typer.Option(600, "--max-tokens", min=1, help="Answer token limit."),
 ) -> None:
     """Answer every stored bank, run the policies, judge every answer, write the report."""
     from contextlib import ExitStack
@@ -339,6 +340,7 @@ def study_cmd(
         concurrency=concurrency,
         baseline=baseline,
         allow_self_judging=allow_self_judging,
+        max_tokens=max_tokens,
     )
     target = out or report_folder(settings(ctx).workspace, run)
     with ExitStack() as stack, session_for(ctx) as session:

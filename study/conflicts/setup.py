@@ -147,6 +147,7 @@ class ConflictStudy:
             against it.
         allow_self_judging: Let ``model`` be one of the judges (refused otherwise: it
             would grade its own answers).
+        max_tokens: The answers' token limit (a small model on a CPU needs a low one).
     """
 
     run: str
@@ -160,6 +161,7 @@ class ConflictStudy:
     concurrency: int = 8
     baseline: bool = False
     allow_self_judging: bool = False
+    max_tokens: int = 600
 
     def check(self) -> None:
         """Refuse a study that cannot run.
@@ -208,6 +210,8 @@ def study_argv(study: ConflictStudy, *, out: Path) -> list[str]:
         argv.append("--baseline")
     if study.allow_self_judging:
         argv.append("--allow-self-judging")
+    if study.max_tokens != ConflictStudy.max_tokens:
+        argv += ["--max-tokens", str(study.max_tokens)]
     return argv
 
 
@@ -236,6 +240,7 @@ def run_conflict_study(
             samples=study.samples,
             seed=study.seed,
             concurrency=study.concurrency,
+            max_tokens=study.max_tokens,
         ),
         session=session,
         progress=stage(f"answering ({study.model})") if stage else None,
@@ -251,6 +256,7 @@ def run_conflict_study(
                 track="no-memory",
                 seed=study.seed,
                 concurrency=study.concurrency,
+                max_tokens=study.max_tokens,
             ),
             session=session,
             progress=stage(f"answering with no memory ({study.model})") if stage else None,
