@@ -28,11 +28,21 @@ from tests.engines.structured_kinds import kinds
 
 
 def measure(
-    model: str, mode: str, repeats: int, concurrency: int, skip: tuple[str, ...] = ()
+    model: str,
+    mode: str,
+    repeats: int,
+    concurrency: int,
+    skip: tuple[str, ...] = (),
+    cap: int | None = None,
 ) -> tuple[dict[str, int], float, int]:
-    """Parsed answers per kind, wall seconds and completion tokens of one mode."""
+    """Parsed answers per kind, wall seconds and completion tokens of one mode.
+
+    ``cap`` lowers every kind's token budget to at most that many tokens (a slow engine).
+    """
     with use_structured(mode):
         asked = [k for k in kinds() if k.name not in skip for _ in range(repeats)]
+        if cap is not None:
+            asked = [dataclasses.replace(k, max_tokens=min(k.max_tokens, cap)) for k in asked]
         requests = [
             dataclasses.replace(k.request(), attempt=r % repeats or None)
             for r, k in enumerate(asked)
@@ -62,15 +72,21 @@ def main() -> None:
         help="Leave out a kind (e.g. 'step labels': its prompt exceeds the tiny model's context).",
     )
     parser.add_argument("--modes", default="on,off", help="Modes to measure, in order.")
+    parser.add_argument(
+        "--max-tokens", type=int, default=None, help="Cap every kind's token budget (a slow CPU)."
+    )
     args = parser.parse_args()
     rows = {}
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
     for mode in modes:
-        rows[mode] = measure(args.model, mode, args.repeats, args.concurrency, tuple(args.skip))
+        rows[mode] = measure(
+            args.model, mode, args.repeats, args.concurrency, tuple(args.skip), args.max_tokens
+        )
         # said as each mode ends, so a run stopped in the second mode keeps the first
         print(f"{mode}: {json.dumps(rows[mode][0])}", file=sys.stderr, flush=True)
     n = args.repeats
-    print(f"model {args.model}, {n} request(s) per kind and mode, first reply only")
+    cap = f", token budgets capped at {args.max_tokens}" if args.max_tokens else ""
+    print(f"model {args.model}, {n} request(s) per kind and mode, first reply only{cap}")
     print("| kind | " + " | ".join(f"structured {m}" for m in modes) + " |")
     print("|---|" + "---|" * len(modes))
     for name in rows[modes[0]][0]:

@@ -106,6 +106,32 @@ def vllm_structured_kwargs(fmt: ResponseFormat) -> dict[str, Any]:
     return {"regex": fmt.pattern}
 
 
+#: The engine's structured-output setting unless the user gives one: xgrammar without free
+#: whitespace in JSON (vLLM takes it per engine only; a request's own is ignored), as the
+#: suite's servers run (scripts/ci/vllm.sh). Without it a small model pads a constrained
+#: JSON answer with blanks until max_tokens (the tiny model did, in process as served).
+STRUCTURED_ENGINE_CONFIG: dict[str, Any] = {"backend": "xgrammar", "disable_any_whitespace": True}
+
+
+def structured_engine_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with :data:`STRUCTURED_ENGINE_CONFIG` added where the installed
+    ``vllm.LLM`` takes ``structured_outputs_config`` and the user set none."""
+    out = dict(kwargs)
+    if "structured_outputs_config" in out:
+        return out
+    try:
+        import inspect
+
+        import vllm
+
+        takes = "structured_outputs_config" in inspect.signature(vllm.LLM.__init__).parameters
+    except Exception:  # no vLLM, or a signature that cannot be read: leave it to vLLM
+        takes = False
+    if takes:
+        out["structured_outputs_config"] = dict(STRUCTURED_ENGINE_CONFIG)
+    return out
+
+
 def vllm_sampling_params(vllm: Any, kwargs: Mapping[str, Any]) -> Any:
     """``vllm.SamplingParams`` of mapped ``kwargs``, the structured outputs in the installed
     build's own form (``structured_outputs=StructuredOutputsParams(...)``, or
@@ -187,7 +213,9 @@ class VLLMBackend(ChatBackend):
             except Exception as exc:
                 reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:240]
                 raise ConfigError(f"vLLM is installed but cannot import: {reason}") from exc
-            kwargs = engine_kwargs(self.engine_kwargs, cpu=cpu, seeded=seeded)
+            kwargs = structured_engine_kwargs(
+                engine_kwargs(self.engine_kwargs, cpu=cpu, seeded=seeded)
+            )
             self._llm = shared_engine(self.model, kwargs)
         return self._llm
 
