@@ -52,6 +52,9 @@ def measure(
         wall = time.perf_counter() - start
     parsed: dict[str, int] = {}
     tokens = 0
+    errors = [res.error for res in results if res.error is not None]
+    if errors:  # a request that failed is no parse rate: said, never counted as unparsed
+        print(f"{mode}: {len(errors)} request(s) failed: {errors[0]}", file=sys.stderr)
     for kind, req, res in zip(asked, requests, results, strict=True):
         parsed[kind.name] = parsed.get(kind.name, 0) + int(
             res.error is None and kind.parses(req, res)

@@ -2,7 +2,8 @@
 
     .venv/bin/python scripts/real_model_tokens.py WORKSPACE [WORKSPACE ...]
 
-Prints one Markdown row per workspace and model: requests, prompt tokens, completion tokens,
+Prints one Markdown row per workspace, model and token budget (``max_tokens``: it tells
+answers, labels and verdicts apart): requests, prompt tokens, completion tokens,
 replies cut at ``max_tokens`` (``finish_reason`` ``length``), and the mean tokens per
 request. ``docs/real-model.md`` computes its GPU cost estimate from these numbers.
 """
@@ -16,21 +17,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def totals(workspace: Path) -> dict[str, list[int]]:
-    """Per model: ``[requests, prompt tokens, completion tokens, cut at max_tokens]``."""
+def totals(workspace: Path) -> dict[tuple[str, int], list[int]]:
+    """Per model and token budget (``max_tokens``, which tells the tasks apart: answers,
+    labels, verdicts): ``[requests, prompt tokens, completion tokens, cut at max_tokens]``."""
     from sqlmodel import select
 
     from storage.models import LLMCacheEntry
+    from storage.repo.requests import cache_request
     from storage.settings import resolve_settings
     from storage.workspace import open_workspace_session
 
     os.environ["DRIFTLENS_WORKSPACE"] = str(workspace)
     os.environ.pop("DRIFTLENS_DB_URL", None)
-    out: dict[str, list[int]] = {}
+    out: dict[tuple[str, int], list[int]] = {}
     with open_workspace_session(resolve_settings()) as session:
         for row in session.exec(select(LLMCacheEntry)).all():
             r = row.response or {}
-            t = out.setdefault(f"{row.provider}/{row.model}", [0, 0, 0, 0])
+            budget = int(
+                (cache_request(row, session=session).get("sampling") or {}).get("max_tokens") or 0
+            )
+            t = out.setdefault((f"{row.provider}/{row.model}", budget), [0, 0, 0, 0])
             t[0] += 1
             t[1] += int(r.get("prompt_tokens") or 0)
             t[2] += int(r.get("completion_tokens") or 0)
@@ -41,12 +47,12 @@ def totals(workspace: Path) -> dict[str, list[int]]:
 def main() -> None:
     if len(sys.argv) < 2:
         sys.exit("usage: real_model_tokens.py WORKSPACE [WORKSPACE ...]")
-    print("| workspace | model | requests | prompt tokens | completion tokens | cut at max_tokens "
-          "| prompt / request | completion / request |")  # fmt: skip
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| workspace | model | max_tokens | requests | prompt tokens | completion tokens "
+          "| cut at max_tokens | prompt / request | completion / request |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for ws in sys.argv[1:]:
-        for model, (n, p, c, cut) in sorted(totals(Path(ws)).items()):
-            cells = [Path(ws).name, model, n, p, c, cut, f"{p / n:.0f}", f"{c / n:.1f}"]
+        for (model, budget), (n, p, c, cut) in sorted(totals(Path(ws)).items()):
+            cells = [Path(ws).name, model, budget, n, p, c, cut, f"{p / n:.0f}", f"{c / n:.1f}"]
             print("| " + " | ".join(str(x) for x in cells) + " |")
 
 
