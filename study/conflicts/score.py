@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 from sqlmodel import Session
 
 from llm.sim.tasks import task_marker
-from llm.structured import ResponseFormat, object_schema
+from llm.structured import ResponseFormat, object_schema, with_format
 from llm.types import ChatBackend, ChatMessage
 from storage.models import JudgeScore, Response
 from storage.repo.conflicts import banks_by_question
@@ -367,7 +367,12 @@ def run_judge_batch(
         from llm.determinism import check_repeat
         from study.strict_json import greedy_request
 
-        probe = greedy_request(first[0], max_tokens=max_tokens)
+        # the first case as it was asked, its format too: without it a small model writes
+        # free text up to max_tokens, twice (35 min on Gemma 270M on a loaded CPU)
+        probe = with_format(
+            greedy_request(first[0], max_tokens=max_tokens),
+            response_format(0) if response_format is not None else None,
+        )
         warning = check_repeat(backend or judge_model, probe).warning
     return ConflictJudgeSummary(
         run=run_name,
