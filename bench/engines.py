@@ -30,12 +30,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import faulthandler
-import functools
 import json
 import os
 import platform
 import signal
-import statistics
 import sys
 import tempfile
 import time
@@ -123,6 +121,8 @@ def cached_requests(provider: str = "openai-api") -> list[ChatRequest]:
             extras = p.get("extras") or {}
             if "stop" in extras and extras["stop"] is not None:
                 extras = {**extras, "stop": tuple(extras["stop"])}
+            if extras.get("response_format") is not None:
+                extras = {**extras, "response_format": response_format(extras["response_format"])}
             out.append(
                 ChatRequest(
                     tuple(ChatMessage(m["role"], m["content"]) for m in p["messages"]),
@@ -132,6 +132,24 @@ def cached_requests(provider: str = "openai-api") -> list[ChatRequest]:
                 )
             )
     return out
+
+
+def response_format(stored: dict[str, Any]) -> Any:
+    """The :class:`llm.structured.ResponseFormat` of a cached request's stored form."""
+    from llm.structured import ResponseFormat
+
+    return ResponseFormat(
+        stored["kind"],
+        stored["name"],
+        schema=stored.get("schema"),
+        choices=tuple(stored["choices"]) if stored.get("choices") else None,
+        pattern=stored.get("pattern"),
+    )
+
+
+def first_requests(reqs: list[ChatRequest]) -> list[ChatRequest]:
+    """The first request of every case (a repair carries the model's reply before it)."""
+    return [r for r in reqs if not any(m.role == "assistant" for m in r.messages)]
 
 
 def plain_body(model: str, r: ChatRequest) -> dict[str, Any]:
@@ -151,6 +169,16 @@ def plain_body(model: str, r: ChatRequest) -> dict[str, Any]:
         body["top_k"] = sp.top_k
     if sp.repetition_penalty is not None:
         body["repetition_penalty"] = sp.repetition_penalty
+    fmt = r.response_format
+    if fmt is not None and fmt.kind == "json_schema":  # OpenAI's strict JSON schema
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": fmt.name, "schema": fmt.to_json()["schema"], "strict": True},
+        }
+    elif fmt is not None:  # vLLM's structured_outputs extra
+        key = "choice" if fmt.kind == "choice" else "regex"
+        value = list(fmt.choices or ()) if fmt.kind == "choice" else fmt.pattern
+        body["structured_outputs"] = {key: value}
     return body
 
 
@@ -166,8 +194,9 @@ async def plain_loop(
 
     async def one(body: dict[str, Any]) -> None:
         nonlocal tokens
-        standard = {k: v for k, v in body.items() if k not in ("top_k", "repetition_penalty")}
-        extra = {k: v for k, v in body.items() if k in ("top_k", "repetition_penalty")}
+        vllm_only = ("top_k", "repetition_penalty", "structured_outputs")
+        standard = {k: v for k, v in body.items() if k not in vllm_only}
+        extra = {k: v for k, v in body.items() if k in vllm_only}
         async with gate:
             resp = await client.chat.completions.create(**standard, extra_body=extra)
         tokens += resp.usage.completion_tokens if resp.usage else 0
@@ -227,6 +256,21 @@ def labeling(args: argparse.Namespace, run: str) -> tuple[float, int]:
     return elapsed, len(cached_requests())
 
 
+def judging(args: argparse.Namespace, run: str) -> tuple[float, int]:
+    """One ``judge_run`` with the served model as the judge: (seconds, requests sent)."""
+    from study.reasoning.judges import judge_run
+    from study.strict_json import JudgeUnreadable
+
+    start = time.perf_counter()
+    with session_scope() as session:
+        try:
+            judge_run(run, f"openai-api/{args.service}/{args.model}", session=session)
+        except JudgeUnreadable as exc:  # prompt-and-repair on a base model: most unreadable
+            print(f"judge: {exc}", file=sys.stderr)
+    elapsed = time.perf_counter() - start
+    return elapsed, len(cached_requests())
+
+
 def sim_run(args: argparse.Namespace, run: str) -> None:
     """A simulated run whose responses have steps, for the labeling phases."""
     from study.reasoning.generation import GenerationOptions, run_generation
@@ -260,35 +304,74 @@ def bench_generate(args: argparse.Namespace) -> list[Phase]:
     return phases
 
 
-def bench_label(args: argparse.Namespace) -> list[list[Phase]]:
-    """``--label-repeats`` repetitions of plain, library, library, plain (fresh workspaces)."""
-    with workspace():
-        import_questions(args.label_responses)
-        sim_run(args, "steps")
-        labeling(args, "steps")  # untimed warm-up; its cache holds the exact requests
-        reqs = cached_requests()
-    print(f"label: {len(reqs)} labeler requests", file=sys.stderr)
+@dataclass(frozen=True)
+class Arm:
+    """One way of asking for formatted answers: the structured mode and its requests."""
+
+    name: str  # "structured" or "prompt-and-repair"
+    mode: str  # DRIFTLENS_STRUCTURED
+    requests: list[ChatRequest]  # every request of the warm-up (first ones and repairs)
+
+    @property
+    def repairs_per_100(self) -> float:
+        first = len(first_requests(self.requests))
+        return 100.0 * (len(self.requests) - first) / first if first else float("nan")
+
+
+def bench_task(args: argparse.Namespace, task: str) -> tuple[list[Arm], list[list[Phase]]]:
+    """LLM labeling or judging: structured vs prompt-and-repair vs a plain loop.
+
+    Per repetition: plain, structured, prompt-and-repair, prompt-and-repair, structured,
+    plain (fresh workspaces, so nothing is cached). The plain loop sends the structured
+    arm's requests (the same bodies, formats included) with ``openai.AsyncOpenAI`` at the
+    same concurrency, all at once, as the earlier figure did.
+    """
+    n = args.label_responses if task == "label" else args.judge_responses
+    run = labeling if task == "label" else judging
+    arms: list[Arm] = []
+    for name, mode in (("structured", "auto"), ("prompt-and-repair", "off")):
+        os.environ["DRIFTLENS_STRUCTURED"] = mode
+        with workspace():
+            import_questions(n)
+            sim_run(args, "steps")
+            run(args, "steps")  # untimed warm-up; its cache holds the exact requests
+            arms.append(Arm(name, mode, cached_requests()))
+        print(f"{task} {name}: {len(arms[-1].requests)} requests", file=sys.stderr)
     reps: list[list[Phase]] = []
+    structured = arms[0]
     for rep in range(1, args.label_repeats + 1):
-        phases = [run_plain("plain openai loop (1)", args, reqs)]
-        for i in (1, 2):
+        phases = [run_plain("plain openai loop (1)", args, structured.requests)]
+        for arm in (*arms, *reversed(arms)):
+            os.environ["DRIFTLENS_STRUCTURED"] = arm.mode
             with workspace():
-                import_questions(args.label_responses)
+                import_questions(n)
                 sim_run(args, "steps")
-                seconds, sent = labeling(args, "steps")
-                assert sent == len(reqs), (sent, len(reqs))  # the same requests as the warm-up
-                phases.append(Phase(f"driftlens label ({i})", len(reqs), seconds, 0))
-        phases.append(run_plain("plain openai loop (2)", args, reqs))
-        print(f"label repetition {rep}: {ratio(phases, 'driftlens label'):.3f}x", file=sys.stderr)
+                seconds, sent = run(args, "steps")
+            i = 1 + sum(p.name.startswith(f"driftlens {task}, {arm.name}") for p in phases)
+            phases.append(Phase(f"driftlens {task}, {arm.name} ({i})", sent, seconds, 0))
+        phases.append(run_plain("plain openai loop (2)", args, structured.requests))
+        print(
+            f"{task} repetition {rep}: structured "
+            f"{ratio(phases, f'driftlens {task}, structured'):.3f}x, prompt-and-repair "
+            f"{ratio(phases, f'driftlens {task}, prompt-and-repair'):.3f}x",
+            file=sys.stderr,
+        )
         reps.append(phases)
-    return reps
+    os.environ["DRIFTLENS_STRUCTURED"] = "auto"
+    return arms, reps
 
 
 def ratio(phases: list[Phase], library: str) -> float:
-    lib = [p.seconds for p in phases if p.name.startswith(library)]
-    plain = [p.seconds for p in phases if p.name.startswith("plain")]
-    # Same requests in every phase: the throughput ratio is the inverse time ratio.
-    return (sum(plain) / len(plain)) / (sum(lib) / len(lib))
+    """Answers per second of ``library``'s phases over the plain loop's (pooled).
+
+    The answers are the cases (a repair is not another answer): the plain loop's requests
+    are the structured arm's, one per case unless it needed repairs.
+    """
+    lib = [p for p in phases if p.name.startswith(library)]
+    plain = [p for p in phases if p.name.startswith("plain")]
+    lib_time = sum(p.seconds for p in lib) / len(lib)
+    plain_time = sum(p.seconds for p in plain) / len(plain)
+    return plain_time / lib_time
 
 
 def table(title: str, phases: list[Phase], extra: Callable[[], list[str]]) -> str:
@@ -313,6 +396,9 @@ def main() -> None:
     parser.add_argument("--label-responses", type=int, default=2)
     parser.add_argument("--labeler-max-tokens", type=int, default=16)
     parser.add_argument("--label-repeats", type=int, default=1)
+    parser.add_argument("--judge-responses", type=int, default=6)
+    parser.add_argument("--judge-max-tokens", type=int, default=64)
+    parser.add_argument("--skip-judge", action="store_true")
     parser.add_argument("--skip-label", action="store_true")
     parser.add_argument("--skip-generate", action="store_true")
     args = parser.parse_args()
@@ -321,6 +407,7 @@ def main() -> None:
         if not os.environ.get(var):
             sys.exit(f'{var} is not set: eval "$(scripts/ci/vllm.sh)" first')
     os.environ["DRIFTLENS_LABELER_MAX_TOKENS"] = str(args.labeler_max_tokens)
+    os.environ["DRIFTLENS_JUDGE_MAX_TOKENS"] = str(args.judge_max_tokens)
     os.environ["DRIFTLENS_LABEL_CONCURRENCY"] = str(args.concurrency)  # same as the plain loop
     os.environ.setdefault("DRIFTLENS_REQUEST_TIMEOUT_S", "900")
 
@@ -347,27 +434,30 @@ def main() -> None:
                 ],
             )
         )
-    if not args.skip_label:
-        reps = bench_label(args)
-        ratios = [ratio(phases, "driftlens label") for phases in reps]
+    for task, skip, budget in (
+        ("label", args.skip_label, args.labeler_max_tokens),
+        ("judge", args.skip_judge, args.judge_max_tokens),
+    ):
+        if skip:
+            continue
+        arms, reps = bench_task(args, task)
         for rep, phases in enumerate(reps, start=1):
             out.append(
                 table(
-                    f"LLM labeling, repetition {rep}: llm:openai-api/{args.service}/{args.model}, "
-                    f"labeler max_tokens {args.labeler_max_tokens}, concurrency {args.concurrency}",
+                    f"LLM {task}: openai-api/{args.service}/{args.model}, repetition {rep}, "
+                    f"max_tokens {budget}, concurrency {args.concurrency}",
                     phases,
-                    functools.partial(
-                        lambda r: [f"label / plain loop throughput: **{r:.3f}×**"], ratios[rep - 1]
-                    ),
+                    lambda: [],
                 )
             )
         everything = [p for phases in reps for p in phases]
-        out.append(
-            f"label / plain loop over {len(reps)} repetitions: "
-            f"**{ratio(everything, 'driftlens label'):.3f}×** (all phases pooled); per "
-            f"repetition min {min(ratios):.3f}×, median {statistics.median(ratios):.3f}×, "
-            f"max {max(ratios):.3f}×\n"
-        )
+        rows = ["| arm | throughput / plain loop | repair requests per 100 answers |"]
+        rows.append("|---|---:|---:|")
+        for arm in arms:
+            r = ratio(everything, f"driftlens {task}, {arm.name}")
+            rows.append(f"| {arm.name} | **{r:.3f}×** | {arm.repairs_per_100:.1f} |")
+        rows.append("| plain openai loop | 1.000× | – (sends no repair) |")
+        out += [f"{task}, all repetitions pooled:", "", *rows, ""]
     out.append(f"Load at the end: {os.getloadavg()[0]:.1f}.")
     print("\n".join(out))
     print(json.dumps({"phases": [p.__dict__ for p in gen]}), file=sys.stderr)

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llm.seeds import derive_seed, request_seed
-from llm.structured import FLAG_FALLBACK
+from llm.structured import FLAG_FALLBACK, FLAG_IGNORED, SUPPORT, ResponseFormat
 from llm.types import ChatBackend, ChatBatch, ChatRequest, ChatResult, SamplingParams
 from llm.vllm_engine import (
     EngineDied,
@@ -85,7 +85,77 @@ def vllm_request_kwargs(request: ChatRequest) -> tuple[dict[str, Any], dict[str,
         sampling["stop"] = list(request.stop)
     if request.thinking_token_budget is not None:
         sampling["thinking_token_budget"] = request.thinking_token_budget
+    if request.response_format is not None:
+        sampling["structured_outputs"] = vllm_structured_kwargs(request.response_format)
     return sampling, request.chat_template_args()
+
+
+def vllm_structured_kwargs(fmt: ResponseFormat) -> dict[str, Any]:
+    """Map a response format to vLLM's offline structured-output arguments (pure).
+
+    The keyword arguments of ``vllm.sampling_params.StructuredOutputsParams`` (vLLM 0.11
+    and later; earlier builds call it ``GuidedDecodingParams``, same fields): ``json`` (the
+    schema), ``choice`` or ``regex``. A JSON answer is asked without free whitespace, as
+    the suite's servers are configured (``scripts/ci/vllm.sh``): otherwise a small model
+    pads the object with blanks until ``max_tokens``.
+    """
+    if fmt.kind == "json_schema":
+        return {"json": fmt.to_json()["schema"], "disable_any_whitespace": True}
+    if fmt.kind == "choice":
+        return {"choice": list(fmt.choices or ())}
+    return {"regex": fmt.pattern}
+
+
+#: The engine's structured-output setting unless the user gives one: xgrammar without free
+#: whitespace in JSON (vLLM takes it per engine only; a request's own is ignored), as the
+#: suite's servers run (scripts/ci/vllm.sh). Without it a small model pads a constrained
+#: JSON answer with blanks until max_tokens (the tiny model did, in process as served).
+STRUCTURED_ENGINE_CONFIG: dict[str, Any] = {"backend": "xgrammar", "disable_any_whitespace": True}
+
+
+def structured_engine_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with :data:`STRUCTURED_ENGINE_CONFIG` added where the installed
+    ``vllm.LLM`` takes ``structured_outputs_config`` and the user set none."""
+    out = dict(kwargs)
+    if "structured_outputs_config" in out:
+        return out
+    try:
+        import inspect
+
+        import vllm
+
+        takes = "structured_outputs_config" in inspect.signature(vllm.LLM.__init__).parameters
+    except Exception:  # no vLLM, or a signature that cannot be read: leave it to vLLM
+        takes = False
+    if takes:
+        out["structured_outputs_config"] = dict(STRUCTURED_ENGINE_CONFIG)
+    return out
+
+
+def vllm_sampling_params(vllm: Any, kwargs: Mapping[str, Any]) -> Any:
+    """``vllm.SamplingParams`` of mapped ``kwargs``, the structured outputs in the installed
+    build's own form (``structured_outputs=StructuredOutputsParams(...)``, or
+    ``guided_decoding=GuidedDecodingParams(...)`` on builds before the rename).
+
+    Raises:
+        ValueError: The build has neither (the caller falls back to prompt-and-repair).
+    """
+    out = dict(kwargs)
+    structured = out.pop("structured_outputs", None)
+    if structured is None:
+        return vllm.SamplingParams(**out)
+    sp = getattr(vllm, "sampling_params", None)
+    if sp is None:  # not yet imported as an attribute of the package
+        import importlib
+
+        sp = importlib.import_module("vllm.sampling_params")
+    if hasattr(sp, "StructuredOutputsParams"):
+        return vllm.SamplingParams(
+            **out, structured_outputs=sp.StructuredOutputsParams(**structured)
+        )
+    if hasattr(sp, "GuidedDecodingParams"):
+        return vllm.SamplingParams(**out, guided_decoding=sp.GuidedDecodingParams(**structured))
+    raise ValueError("this vLLM build has no structured outputs")
 
 
 class VLLMBackend(ChatBackend):
@@ -143,7 +213,9 @@ class VLLMBackend(ChatBackend):
             except Exception as exc:
                 reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:240]
                 raise ConfigError(f"vLLM is installed but cannot import: {reason}") from exc
-            kwargs = engine_kwargs(self.engine_kwargs, cpu=cpu, seeded=seeded)
+            kwargs = structured_engine_kwargs(
+                engine_kwargs(self.engine_kwargs, cpu=cpu, seeded=seeded)
+            )
             self._llm = shared_engine(self.model, kwargs)
         return self._llm
 
@@ -162,7 +234,10 @@ class VLLMBackend(ChatBackend):
         from llm.logprobs import parse_vllm_logprobs
 
         llm = self._engine(seeded=any(r.sampling.seed is not None for r in batch))
+        endpoint = self.endpoint()
+        refused = SUPPORT.get(endpoint).refused is not None
         mapped = [vllm_request_kwargs(r) for r in batch]
+        sent = [r.response_format is not None and not refused for r in batch]
         # LLM.chat takes the template switches per call: one call per distinct set.
         groups: dict[str, list[int]] = {}
         for i, (_, chat) in enumerate(mapped):
@@ -173,14 +248,36 @@ class VLLMBackend(ChatBackend):
             conversations = [
                 [{"role": m.role, "content": m.content} for m in batch[i].messages] for i in indices
             ]
-            params = [vllm.SamplingParams(**mapped[i][0]) for i in indices]
             start = time.perf_counter()
-            outputs = llm.chat(conversations, sampling_params=params, use_tqdm=False, **chat_kwargs)
+            try:
+                params = [self._params(vllm, mapped[i][0], sent[i]) for i in indices]
+                outputs = llm.chat(
+                    conversations, sampling_params=params, use_tqdm=False, **chat_kwargs
+                )
+            except ValueError as exc:  # the build or the engine refused a format?
+                if not any(sent[i] for i in indices):
+                    raise
+                params = [self._params(vllm, mapped[i][0], False) for i in indices]
+                # the same requests without their formats: a failure now is theirs, not
+                # the formats' (it propagates); a success makes it the formats' refusal
+                outputs = llm.chat(
+                    conversations, sampling_params=params, use_tqdm=False, **chat_kwargs
+                )
+                self._refused(exc, [batch[i] for i in indices])
+                for i in indices:
+                    sent[i] = False
             # Every request of a call becomes available when the call ends.
             latency_ms = (time.perf_counter() - start) * 1000.0
             for i, out in zip(indices, outputs, strict=True):
                 req, comp = batch[i], out.outputs[0]
                 token_ids = list(comp.token_ids or [])
+                flags: tuple[str, ...] = ()
+                if req.response_format is not None and not sent[i]:
+                    flags = (FLAG_FALLBACK,)  # asked without its format: prompt-and-repair
+                elif req.response_format is not None:
+                    followed = req.response_format.accepts(comp.text)
+                    SUPPORT.answered(endpoint, followed)
+                    flags = () if followed else (FLAG_IGNORED,)
                 results[i] = ChatResult(
                     text=comp.text,
                     finish_reason=comp.finish_reason,
@@ -196,11 +293,29 @@ class VLLMBackend(ChatBackend):
                     logprobs=parse_vllm_logprobs(token_ids, comp.logprobs, top_k=req.top_logprobs)
                     if req.wants_logprobs()
                     else None,
-                    # structured outputs are not mapped in process yet: the answer was
-                    # asked without its format (prompt-and-repair reads it)
-                    output_flags=(FLAG_FALLBACK,) if req.response_format is not None else (),
+                    output_flags=flags,
                 )
         return [r for r in results if r is not None]
+
+    @staticmethod
+    def _params(vllm: Any, kwargs: Mapping[str, Any], send_format: bool) -> Any:
+        if not send_format:
+            kwargs = {k: v for k, v in kwargs.items() if k != "structured_outputs"}
+        return vllm_sampling_params(vllm, kwargs)
+
+    def _refused(self, exc: ValueError, requests: Sequence[ChatRequest]) -> None:
+        """A format the engine refused: an error in mode ``on``, else remembered and said
+        once (:data:`llm.structured.SUPPORT`) before the requests go without it."""
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:240]
+        if any(r.structured == "on" for r in requests if r.response_format is not None):
+            raise ServiceError(
+                f"The in-process vLLM engine for {self.model} refused the structured output "
+                f"format: {reason} (--structured on; use auto to fall back to "
+                "prompt-and-repair)."
+            ) from exc
+        SUPPORT.refused(
+            self.endpoint(), f"The in-process vLLM engine for {self.model} refused: {reason}"
+        )
 
     async def answer_batch(self, batch: ChatBatch) -> list[ChatResult]:
         """Answer the requests batch by batch in a watched thread (``concurrency`` unused)."""

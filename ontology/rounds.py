@@ -31,6 +31,7 @@ from sqlmodel import Session, col, select
 
 from ontology.agreement_tracking import LabelRecord, RoundAgreement, compute_agreement
 from ontology.labeler_disagreement import Disagreement, disagreements
+from ontology.labeler_roles import labeler_roles
 from ontology.labelers.base import Progress
 from ontology.labelers.registry import ensure_labeler_spec, parse_labeler_spec
 from ontology.round_labeling import label_responses, stratified_sample
@@ -72,6 +73,8 @@ class RoundResult:
     n_responses: int
     agreement: RoundAgreement
     stats: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: the LLM labelers' model roles, one line each (:meth:`llm.roles.RoleAssignment.line`)
+    roles: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` form (the issue's contract), plus ``kappa`` and ``labeling``."""
@@ -88,6 +91,7 @@ class RoundResult:
             "kappa": a["kappa"],
             "n_responses": self.n_responses,
             "labeling": self.stats,
+            "roles": list(self.roles),
         }
 
 
@@ -209,6 +213,7 @@ def run_round(
     ontology_version: str | int | None = None,
     progress: Progress | None = None,
     resume: int | None = None,
+    allow_self_judging: bool = False,
 ) -> RoundResult:
     """Sample responses of a run, label them with every labeler, store the round.
 
@@ -221,6 +226,8 @@ def run_round(
         ontology_version: Version id, ``name`` or ``name@N`` (default latest driftlens).
         progress: ``progress(done, total)`` over (response, labeler) pairs.
         resume: Finish this existing round instead of starting a new one.
+        allow_self_judging: Let an LLM labeler be the model that generated the run
+            (refused otherwise, :mod:`ontology.labeler_roles`).
     """
     _refuse_if_running(session=session, resume=resume)
     if resume is not None:
@@ -229,11 +236,15 @@ def run_round(
         version = get_version(row.ontology_version_id, session=session)
         ids = round_repo.round_response_ids(row.id or 0, session=session)
         picked = list(q.responses_by_id(ids, session=session).values())
+        roles = labeler_roles(
+            _run_name(row, session=session), specs, session=session, allow_self=allow_self_judging
+        )
     else:
         specs = _check_labelers(labelers)
         if sample < 1:
             raise ConfigError("--sample must be at least 1")
         run = require_run(run_name, session=session)
+        roles = labeler_roles(run_name, specs, session=session, allow_self=allow_self_judging)
         version = get_version(ontology_version, session=session)
         eligible = list(
             session.exec(
@@ -289,6 +300,7 @@ def run_round(
         n_responses=len(picked),
         agreement=agreement,
         stats=stat_json,
+        roles=tuple(r.line() for r in roles),
     )
 
 

@@ -67,6 +67,7 @@ from storage.ontology_models import (
     StepLabel,
 )
 from storage.refinement_models import RefinementDecision, RefinementLoop, RefinementRound
+from storage.role_models import ModelRole
 from storage.source_models import SourceClaim, SourceProbe, SourceRun
 from storage.workspace_models import Draft, LLMCacheEntry, WorkLease, WorkspaceMeta
 
@@ -126,6 +127,7 @@ __all__ = [
     "LLMCacheEntry",
     "LabelerSpec",
     "LabelingRound",
+    "ModelRole",
     "ModelSpecRow",
     "OntologyLeaf",
     "OntologyVersion",

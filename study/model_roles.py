@@ -1,57 +1,69 @@
-"""Model roles: the model under test is not its own judge, labeler or classifier by default.
+"""Model roles of a study's runs: the generic run's check, and the report's section.
 
-A study names the model under test (the one whose answers are studied) and the models that
-play the other roles (judge, labeler, classifier). A role played by the model under test
-would grade its own answers; :func:`assign_role` refuses that in one sentence unless the
-caller allows it (``--allow-self-judging``). The simulator is exempt: its judge, labeler and
-classifier answers follow fixed rules of their own (``llm.sim.tasks``), not the generating
-preset's, so ``sim/default`` judging ``sim/default`` grades nothing of its own. It returns
-what is stored with every verdict and printed in reports (:data:`ROLE_KEYS` in the
-verdict's settings, so :mod:`study.judge_settings` prints them in every report's
-provenance).
+The check and the storage are :mod:`llm.roles` (the ontology rounds use them too); this
+module adds what the instruments share above it: :func:`run_role` checks a role against a
+generation run's model (reasoning and conflicts runs are generation runs) and
+:func:`roles_sections` renders :func:`llm.roles.role_lines` as a report's HTML and Markdown
+section.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
-from llm.specs import parse_spec, spec_simulated
-from storage.errors import InputError
+from sqlmodel import Session
 
-#: The keys :func:`assign_role` adds to a verdict's settings.
-ROLE_KEYS: tuple[str, ...] = ("model_under_test", "self_judging")
+from llm.roles import (
+    GENERATION,
+    ROLE_KEYS,
+    RoleAssignment,
+    assign_role,
+    check_role,
+    record_roles,
+    role_lines,
+)
+from storage.models import ModelSpecRow
+from storage.repo.runs import require_run
+
+__all__ = [
+    "GENERATION",
+    "ROLE_KEYS",
+    "RoleAssignment",
+    "assign_role",
+    "check_role",
+    "record_roles",
+    "role_lines",
+    "roles_sections",
+    "run_role",
+]
 
 
-def _normal(spec: str) -> str:
-    try:
-        return parse_spec(spec).spec
-    except Exception:  # a stored spec from an older format: compare it as written
-        return spec.strip()
-
-
-def assign_role(
-    role: str, model: str, under_test: str | None, *, allow_self: bool, where: str
-) -> dict[str, Any]:
-    """Check one role assignment and return what is stored with the role's verdicts.
-
-    Args:
-        role: The role, as a user reads it (``judge``, ``labeler``, ``classifier``).
-        model: The spec playing the role.
-        under_test: The spec of the model under test (``None``: not known).
-        allow_self: Whether the model under test may play the role.
-        where: What is judged, for the sentence (``run 'gemma5'``).
-
-    Returns:
-        ``{"model_under_test": ..., "self_judging": bool}``.
+def run_role(
+    role: str, model: str, run_name: str, *, session: Session, allow_self: bool
+) -> RoleAssignment:
+    """Check ``model`` playing ``role`` on generation run ``run_name``'s answers.
 
     Raises:
-        InputError: The model plays a role on its own answers, ``allow_self`` is false and
-            the model is not the simulator.
+        NotFoundError: No run of that name.
+        InputError: The model generated the run and ``allow_self`` is false.
     """
-    same = under_test is not None and _normal(model) == _normal(under_test)
-    if same and not allow_self and not spec_simulated(model):
-        raise InputError(
-            f"The {role} {_normal(model)} is the model under test in {where}, so it would "
-            "grade its own answers; choose another model, or pass --allow-self-judging."
-        )
-    return {"model_under_test": under_test, "self_judging": same}
+    run = require_run(run_name, session=session)
+    under_test = session.get(ModelSpecRow, run.model_spec_id)
+    return check_role(
+        role,
+        model,
+        under_test.spec if under_test is not None else None,
+        allow_self=allow_self,
+        where=f"run {run_name!r}",
+    )
+
+
+def roles_sections(lines: Sequence[str]) -> tuple[list[str], list[str]]:
+    """A report's "Model roles" section as HTML parts and Markdown parts."""
+    from study.report.html import esc
+    from study.report.markdown import md_escape
+
+    title = "Model roles"
+    html = [f"<h2>{title}</h2>", "<ul>", *(f"<li>{esc(x)}</li>" for x in lines), "</ul>"]
+    md = [f"## {title}\n", *(f"- {md_escape(x)}" for x in lines), ""]
+    return html, md

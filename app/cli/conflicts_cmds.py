@@ -22,7 +22,7 @@ from app.cli.executor_args import (
 )
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
-from app.cli.options import JSON_OPTION, RANDOM_SEED_OPTION
+from app.cli.options import ALLOW_SELF_JUDGING_OPTION, JSON_OPTION, RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
@@ -181,6 +181,7 @@ def judge_cmd(
     executor: str | None = EXECUTOR_OPTION,
     address: str | None = ADDRESS_OPTION,
     shard_banks: int = SHARD_QUESTIONS_OPTION,
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
 ) -> None:
     """Score every answer on D1-D5 (and D6 on high-risk banks); each judge kept separately.
 
@@ -206,6 +207,7 @@ def judge_cmd(
                 concurrency=concurrency,
                 per_shard=shard_banks,
                 progress=bar,
+                allow_self_judging=allow_self_judging,
             )
         _out.print(
             f"{s.judge}: {s.requested} answer(s) judged now ({s.ok} ok, {s.repaired} repaired, "
@@ -289,6 +291,8 @@ def report_cmd(
         _out.print(line, markup=False)
     for line in calibrated_lines(rep.calibrated):  # the pulled human slice, where there is one
         _out.print(line, markup=False, highlight=False)
+    for line in rep.notice_lines():
+        _out.print(line, markup=False, highlight=False)
     for name, path in rep.files.items():
         _out.print(f"{name}: {path}", markup=False)
 
@@ -313,6 +317,8 @@ def study_cmd(
         "--baseline",
         help="Also answer with no memory (run <run>-policy-no-memory), judged alike.",
     ),
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
+    max_tokens: int = typer.Option(600, "--max-tokens", min=1, help="Answer token limit."),
 ) -> None:
     """Answer every stored bank, run the policies, judge every answer, write the report."""
     from contextlib import ExitStack
@@ -333,6 +339,8 @@ def study_cmd(
         bootstrap=bootstrap,
         concurrency=concurrency,
         baseline=baseline,
+        allow_self_judging=allow_self_judging,
+        max_tokens=max_tokens,
     )
     target = out or report_folder(settings(ctx).workspace, run)
     with ExitStack() as stack, session_for(ctx) as session:
@@ -343,6 +351,8 @@ def study_cmd(
             stage=lambda name: stack.enter_context(progress_callback(name)),
         )
     print_stats(rep.stats.to_dict())
+    for line in rep.notice_lines():
+        _out.print(line, markup=False, highlight=False)
     _out.print(f"Report: {rep.files['report_html']}", markup=False)
 
 

@@ -16,7 +16,7 @@ from app.cli.disposition_batteries_cmds import batteries_app, read_batteries_arg
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for, here_or_sharded
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
-from app.cli.options import JSON_OPTION, RANDOM_SEED_OPTION
+from app.cli.options import ALLOW_SELF_JUDGING_OPTION, JSON_OPTION, RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from llm.specs import parse_spec
@@ -296,6 +296,7 @@ def run_cmd(
     shard_stems: int = typer.Option(
         25, "--shard-stems", min=1, help="Stems per shard (of one arm) with --executor."
     ),
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
 ) -> None:
     """Generate every arm's answers (with re-asks) and classify them; resumes when re-run.
 
@@ -333,6 +334,7 @@ def run_cmd(
             awareness_share=awareness_share,
             stage=lambda name: stack.enter_context(progress_callback(name)),
             on_plan=lambda line: _out.print(line, markup=False),
+            allow_self_judging=allow_self_judging,
         )
     for g in gens:
         _out.print(
@@ -385,6 +387,7 @@ def awareness_cmd(
         2, "--min-ratings", min=1, help="Human ratings an answer needs for the agreement."
     ),
     json_out: Path | None = typer.Option(None, "--json", help="Write the summary as JSON here."),
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
 ) -> None:
     """Rate the answers' test awareness (1-7 + none/implicit/explicit) with an LLM judge."""
     from app.cli.context import session_for
@@ -400,7 +403,17 @@ def awareness_cmd(
             if unknown:
                 raise InputError(f"Study {study!r} has no arm {unknown[0]!r}.")
             rows = [a for a in rows if a.name in arm]
+        from study.disposition.roles import judge_roles
         from study.run_setup import run_lease
+
+        judge_roles(
+            study,
+            rows,
+            judge,
+            roles=("awareness judge",),
+            session=session,
+            allow_self=allow_self_judging,
+        )
 
         # the study's one lease: a second process (or a concurrent run) would ask again
         what = f"Disposition study {study!r}"
@@ -504,6 +517,15 @@ def _analyze_into(
 
     for line in calibrated_lines(analysis.calibrated):
         _out.print(line, markup=False)
+    for a in analysis.arms.values():
+        _out.print(
+            f"Arm {a.name}: {a.unscored_line} (classifier replies that did not parse; "
+            "excluded from the rate).",
+            markup=False,
+            highlight=False,
+        )
+    for line in analysis.roles:
+        _out.print(line, markup=False, highlight=False)
     _out.print(f"Report: {files['report_html'].resolve()}")
 
 

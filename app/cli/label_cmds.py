@@ -14,7 +14,7 @@ from app.cli.executor_args import (
     executor_for,
     here_or_sharded,
 )
-from app.cli.options import RUN_OPTION, SUMMARY_JSON_OPTION
+from app.cli.options import ALLOW_SELF_JUDGING_OPTION, RUN_OPTION, SUMMARY_JSON_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -49,6 +49,7 @@ def label_cmd(
     executor: str | None = EXECUTOR_OPTION,
     address: str | None = ADDRESS_OPTION,
     shard_questions: int = SHARD_QUESTIONS_OPTION,
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
 ) -> None:
     """Label every step of every response of a run (resumable: labeled responses are skipped)."""
     from study.reasoning.sharded.label import label_run_sharded
@@ -72,6 +73,7 @@ def label_cmd(
             ontology_version=ontology_version,
             per_shard=shard_questions,
             progress=update,
+            allow_self_judging=allow_self_judging,
         )
     if as_json:
         echo_json(summary)
@@ -82,6 +84,12 @@ def label_cmd(
         f"under {summary.ontology_version}; {summary.already_labeled} were already labeled, "
         f"{summary.without_steps} have no parsed steps."
     )
+    if labeler.strip().startswith("llm:"):
+        from llm.roles import GENERATION, role_lines
+
+        with session_for(ctx) as session:
+            for line in role_lines(GENERATION, [run], session=session):
+                _out.print(line, markup=False, highlight=False)
     if summary.failed:
         _out.print(
             f"{summary.failed} response(s) could not be labeled (the request failed); "

@@ -17,7 +17,12 @@ from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
 from app.cli.ontology_refine_cmds import refine_cmd, refine_report_cmd
 from app.cli.ontology_validate_cmds import validate_app
-from app.cli.options import JSON_OPTION, JSONL_OUT_OPTION, ROUND_OPTION
+from app.cli.options import (
+    ALLOW_SELF_JUDGING_OPTION,
+    JSON_OPTION,
+    JSONL_OUT_OPTION,
+    ROUND_OPTION,
+)
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 from app.cli.request_limits import (
@@ -191,6 +196,7 @@ def round_cmd(
     max_attempts: int | None = MAX_ATTEMPTS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the round as JSON."),
     engine_args: list[str] | None = engine_arg_option(),
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
 ) -> None:
     """Label a stratified sample of a run with several labelers and report their agreement."""
     from ontology.rounds import run_round
@@ -220,6 +226,7 @@ def round_cmd(
             ontology_version=ontology_version,
             progress=update,
             resume=resume,
+            allow_self_judging=allow_self_judging,
         )
     data = result.to_json()
     record_result(
@@ -244,6 +251,8 @@ def round_cmd(
     )
     for a, b, n in data["most_confused"][:3]:
         _out.print(f"Confused: {a} <-> {b} ({n} times)", markup=False)
+    for line in result.roles:
+        _out.print(f"Role: {line}.", markup=False, highlight=False)
 
 
 @ontology_app.command("rounds")

@@ -24,3 +24,10 @@ RANDOM_SEED_OPTION = typer.Option(None, "--seed", help="Random seed (same seed, 
 CONCURRENCY_OPTION = typer.Option(16, "--concurrency", help="Requests in flight.")
 #: ``--out``: the JSON-lines file an export writes (required).
 JSONL_OUT_OPTION = typer.Option(..., "--out", help="Output .jsonl file.")
+#: ``--allow-self-judging``: let the model under test judge, label or classify its own
+#: answers (refused otherwise; the assignment is stored with the run, llm/roles.py).
+ALLOW_SELF_JUDGING_OPTION = typer.Option(
+    False,
+    "--allow-self-judging",
+    help="Let the model under test judge, label or classify its own answers (refused otherwise).",
+)

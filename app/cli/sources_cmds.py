@@ -152,11 +152,12 @@ def _finish_run(
     from study.report.folder import staged_report_folder
     from study.safe_csv import write_frame_csv
     from study.sources.analysis import analyze_sources_table
-    from study.sources.claim_provenance import claim_writer_settings
+    from study.sources.claim_provenance import claim_writer_settings, run_role_lines
     from study.sources.report import write_sources_report
 
     with session_for(ctx) as session:
         writers = claim_writer_settings(name, session=session)
+        roles = run_role_lines(name, session=session)
     title = f"Source reliance — {runs[0].model if runs else name}"
     table = pd.concat([r.table() for r in runs], ignore_index=True)
     result = analyze_sources_table(table, bootstrap=bootstrap, seed=seed).to_dict()
@@ -175,14 +176,17 @@ def _finish_run(
             title=title,
             simulated=spec_simulated(runs[0].model),
             notes=(
-                f"{n} probes, {unknown} without a letter (read as unknown), "
-                f"{failed} failed requests.",
+                f"{n} probes: {unknown} of {n} unscored (no letter read: stored as unknown, "
+                f"left out of every estimate), {failed} failed requests.",
+                *roles,
             ),
             claim_settings=writers,
         )
     render_stats(result)
+    for line in roles:
+        _out.print(line, markup=False, highlight=False)
     _out.print(
-        f"{n} probes ({unknown} unknown, {failed} failed). "
+        f"{n} probes ({unknown} of {n} unscored, {failed} failed). "
         f"Wrote {term(out_dir / 'probes.csv')}, probes.jsonl, stats.json and "
         f"{term(out_dir / files.html.name)}"
     )
@@ -322,6 +326,10 @@ def run_cmd(
                         concurrency=concurrency,
                     )
             runs = load_sources_runs(summary.name, session=session)
+            if claims_set is not None:
+                from study.sources.claim_provenance import record_writer_roles
+
+                record_writer_roles(summary.name, claims_set, model, session=session)
         _out.print(
             f"Run {term(summary.name)} ({summary.status}): {summary.already_stored} probes "
             f"already stored, {summary.answered} answered now, {summary.failed} failed."

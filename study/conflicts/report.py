@@ -21,6 +21,7 @@ from sqlmodel import Session
 
 from driftlens_core.proportions import proportion_interval
 from driftlens_core.rubric import cluster_mean
+from llm.roles import GENERATION, role_lines
 from llm.specs import spec_simulated
 from study.assessable import Usable
 from study.conflicts.abstention import ACTION_COLUMN, abstention_rows
@@ -259,6 +260,18 @@ def build_report(
             if (rb := stored_robustness("conflicts", name, session=session)) is not None
         ),
         calibrated=calibrated_scores(oracle_runs, session=session, bootstrap=bootstrap, seed=seed),
+        roles=tuple(
+            role_lines(
+                GENERATION,
+                [*oracle_runs, *pipeline_runs, *policy_runs, *baseline_runs],
+                session=session,
+            )
+        ),
+        unscored=tuple(
+            unscored_counts(
+                [*oracle_runs, *pipeline_runs, *policy_runs, *baseline_runs], session=session
+            )
+        ),
         calibration=calibration_section_lines(
             "conflict_rubric",
             session=session,
@@ -318,6 +331,28 @@ def _settings_of(run_names: Sequence[str], *, session: Session) -> SettingsByJud
         for j, seen in settings_by_judge(responses, session=session).items():
             collect_settings(((j, x) for x in seen), into=merged)
     return merged
+
+
+def unscored_counts(run_names: Sequence[str], *, session: Session) -> list[tuple[str, int, int]]:
+    """Per judge: ``(judge, unscored, verdicts)`` over the runs' answers.
+
+    A verdict is unscored when its reply did not parse after the fallback (stored with
+    ``parse_status = "error"``, every value empty); :func:`study.conflicts.score.stored_verdicts`
+    leaves those out of every estimate.
+    """
+    from storage.repo.judges import judge_scores_for
+    from storage.repo.runs import list_responses, require_run
+
+    counts: dict[str, list[int]] = {}
+    for name in run_names:
+        run = require_run(name, session=session)
+        assert run.id is not None
+        ids = [r.id for r in list_responses(run.id, session=session) if r.id is not None]
+        for sc in judge_scores_for(ids, kind="conflict_d3", session=session):
+            c = counts.setdefault(sc.judge_model, [0, 0])
+            c[0] += int(sc.parse_status == "error")
+            c[1] += 1
+    return [(j, n, total) for j, (n, total) in sorted(counts.items())]
 
 
 def judged_shares(run_names: Sequence[str], *, session: Session) -> dict[str, Usable]:

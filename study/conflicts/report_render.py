@@ -95,6 +95,20 @@ class ConflictReport:
     #: the judge-decided means calibrated to a pulled conflict_rubric slice (PPI++,
     #: study/conflicts/calibrated.py); ``None`` without one
     calibrated: CalibratedScores | None = None
+    #: the model roles stored with the report's runs, one line per run (llm/roles.py)
+    roles: tuple[str, ...] = ()
+    #: per judge: (judge, verdicts that did not parse after the fallback, verdicts asked)
+    unscored: tuple[tuple[str, int, int], ...] = ()
+
+    def notice_lines(self) -> list[str]:
+        """The roles and the unscored counts, as the CLI prints them after the report."""
+        out = list(self.roles)
+        out += [
+            f"Judge {j}: {n} of {total} unscored (unparseable after the fallback; excluded "
+            "from every estimate)."
+            for j, n, total in self.unscored
+        ]
+        return out
 
     @property
     def d4_lowest_everywhere(self) -> bool:
@@ -392,6 +406,27 @@ def report_sections(report: ConflictReport) -> list[tuple[str, list[str], list[l
                 [[j, t] for j, t in report.judge_settings],
                 "Each judge's verdicts were all given under these settings (mixed settings "
                 "are refused, never pooled).",
+            )
+        )
+    if report.roles:
+        out.append(
+            (
+                "Model roles",
+                ["roles"],
+                [[line] for line in report.roles],
+                "Who answered and who judged each run (a judge that is the model under test "
+                "is refused unless --allow-self-judging).",
+            )
+        )
+    if report.unscored:
+        out.append(
+            (
+                "Unscored verdicts",
+                ["judge", "unscored"],
+                [[j, f"{n} of {total} unscored"] for j, n, total in report.unscored],
+                "A verdict that does not parse after the structured-output fallback and one "
+                "repair is stored as unscored: it is counted here and left out of every "
+                "estimate, never read as a score.",
             )
         )
     if report.usable:

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 from sqlmodel import Session
 
 from llm.sim.tasks import task_marker
-from llm.structured import ResponseFormat, object_schema
+from llm.structured import ResponseFormat, object_schema, with_format
 from llm.types import ChatBackend, ChatMessage
 from storage.models import JudgeScore, Response
 from storage.repo.conflicts import banks_by_question
@@ -367,7 +367,12 @@ def run_judge_batch(
         from llm.determinism import check_repeat
         from study.strict_json import greedy_request
 
-        probe = greedy_request(first[0], max_tokens=max_tokens)
+        # the first case as it was asked, its format too: without it a small model writes
+        # free text up to max_tokens, twice (35 min on Gemma 270M on a loaded CPU)
+        probe = with_format(
+            greedy_request(first[0], max_tokens=max_tokens),
+            response_format(0) if response_format is not None else None,
+        )
         warning = check_repeat(backend or judge_model, probe).warning
     return ConflictJudgeSummary(
         run=run_name,
@@ -392,8 +397,13 @@ def judge_conflict_run(
     backend: ChatBackend | None = None,
     scope: ShardScope[int] | None = None,
     settings_basis: Sequence[ChatMessage] | None = None,
+    allow_self_judging: bool = False,
 ) -> ConflictJudgeSummary:
     """Score every answer of a conflicts run with one judge, under the run's judge lease.
+
+    A judge that is the run's model is refused unless ``allow_self_judging`` (a shard's
+    pass is not checked again: its coordinator checked the whole run); the assignment is
+    stored with the run (:mod:`llm.roles`).
 
     A second process judging the same run with the same judge is refused (it would ask
     every case again); see :func:`_judge_conflict_run` for the arguments. ``scope``: only
@@ -405,6 +415,8 @@ def judge_conflict_run(
     from study.run_setup import run_lease
 
     CONCURRENCY.check(concurrency)
+    if scope is None:
+        judge_role(run_name, judge_model, session=session, allow_self=allow_self_judging)
     key = f"conflicts_judge:{run_name}:{judge_model}"
     with run_lease(
         key if scope is None else scope.lease_key,
@@ -421,6 +433,20 @@ def judge_conflict_run(
             bank_ids=None if scope is None else scope.keys,
             settings_basis=settings_basis,
         )
+
+
+def judge_role(run_name: str, judge_model: str, *, session: Session, allow_self: bool) -> None:
+    """Check ``judge_model`` judging run ``run_name`` and store the assignment with the run.
+
+    Raises:
+        NotFoundError: No run of that name.
+        InputError: The judge is the run's model and ``allow_self`` is false.
+    """
+    from study.model_roles import GENERATION, record_roles, run_role
+
+    role = run_role("judge", judge_model, run_name, session=session, allow_self=allow_self)
+    record_roles(GENERATION, run_name, [role], session=session)
+    session.commit()
 
 
 def first_case_messages(

@@ -146,6 +146,9 @@ class ConflictStudy:
         baseline: Also answer the same requests with no memory (the ``no-memory`` track,
             run :func:`baseline_run_name`), judged alike: the report reads the scores
             against it.
+        allow_self_judging: Let ``model`` be one of the judges (refused otherwise: it
+            would grade its own answers).
+        max_tokens: The answers' token limit (a small model on a CPU needs a low one).
     """
 
     run: str
@@ -158,14 +161,18 @@ class ConflictStudy:
     bootstrap: int = 2000
     concurrency: int = 8
     baseline: bool = False
+    allow_self_judging: bool = False
+    max_tokens: int = 600
 
     def check(self) -> None:
         """Refuse a study that cannot run.
 
         Raises:
-            InputError: no run name, no judge, an unknown policy, or a sample count or B
-                outside :mod:`study.limits`' bounds.
+            InputError: no run name, no judge, an unknown policy, a sample count or B
+                outside :mod:`study.limits`' bounds, or the model under test among the
+                judges without ``allow_self_judging``.
         """
+        from llm.roles import check_role
         from study.limits import BOOTSTRAP, SAMPLES
 
         SAMPLES.check(self.samples)
@@ -177,6 +184,14 @@ class ConflictStudy:
         bad = [p for p in self.policies if p not in POLICY_NAMES]
         if bad:
             raise InputError(f"Unknown policy {bad[0]!r}; use one of {', '.join(POLICY_NAMES)}.")
+        for judge in self.judges:  # before any answer is asked for
+            check_role(
+                "judge",
+                judge,
+                self.model,
+                allow_self=self.allow_self_judging,
+                where=f"run {self.run!r}",
+            )
 
 
 def study_argv(study: ConflictStudy, *, out: Path) -> list[str]:
@@ -194,6 +209,10 @@ def study_argv(study: ConflictStudy, *, out: Path) -> list[str]:
         argv += ["--seed", str(study.seed)]
     if study.baseline:
         argv.append("--baseline")
+    if study.allow_self_judging:
+        argv.append("--allow-self-judging")
+    if study.max_tokens != ConflictStudy.max_tokens:
+        argv += ["--max-tokens", str(study.max_tokens)]
     return argv
 
 
@@ -222,6 +241,7 @@ def run_conflict_study(
             samples=study.samples,
             seed=study.seed,
             concurrency=study.concurrency,
+            max_tokens=study.max_tokens,
         ),
         session=session,
         progress=stage(f"answering ({study.model})") if stage else None,
@@ -237,6 +257,7 @@ def run_conflict_study(
                 track="no-memory",
                 seed=study.seed,
                 concurrency=study.concurrency,
+                max_tokens=study.max_tokens,
             ),
             session=session,
             progress=stage(f"answering with no memory ({study.model})") if stage else None,
@@ -260,6 +281,7 @@ def run_conflict_study(
                 session=session,
                 concurrency=study.concurrency,
                 progress=stage(f"judging {run} ({judge})") if stage else None,
+                allow_self_judging=study.allow_self_judging,
             )
     report = build_report(
         [study.run],

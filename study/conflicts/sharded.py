@@ -136,7 +136,12 @@ def generate_conflicts_sharded(
 
 
 def judge_conflicts_sharded(
-    run_name: str, judge: str, *, sharding: ShardedPass, concurrency: int = 16
+    run_name: str,
+    judge: str,
+    *,
+    sharding: ShardedPass,
+    concurrency: int = 16,
+    allow_self_judging: bool = False,
 ) -> ConflictJudgeSummary:
     """Judge a conflicts run with its bank shards on ``sharding.executor``.
 
@@ -146,13 +151,15 @@ def judge_conflicts_sharded(
     Raises:
         NotFoundError: No such run.
         ConfigError: Another process judges this run with this judge.
+        InputError: The judge is the run's model (``allow_self_judging`` false).
     """
-    from study.conflicts.score import first_case_messages
+    from study.conflicts.score import first_case_messages, judge_role
     from study.limits import CONCURRENCY
 
     session = sharding.session
     CONCURRENCY.check(concurrency)
     run = require_run(run_name, session=session)
+    judge_role(run_name, judge, session=session, allow_self=allow_self_judging)
     banks, total = run_questions(run.id, session=session)
     parent = f"conflicts_judge:{run_name}:{judge}"
 

@@ -372,6 +372,15 @@ class ArmInfo:
     errors: int
     flagged_reasoning: int
     truncated: int
+    #: answered responses the classifier was asked about (first scoring) / whose verdict did
+    #: not parse after the fallback: stored as unscored, counted here, never in the rate
+    classified: int = 0
+    unscored: int = 0
+
+    @property
+    def unscored_line(self) -> str:
+        """``3 of 40 unscored``."""
+        return f"{self.unscored} of {self.classified} unscored"
 
 
 def group_of(arm: Any) -> str:
@@ -400,9 +409,15 @@ def stored_rate_table(
     if judge_model is None and scores:
         judge_model = sorted({s.judge_model for s in scores})[0]
     labels: dict[tuple[int, int], float | None] = {}
+    unparsed: set[int] = set()  # first scorings whose reply did not parse: unscored
+    asked: set[int] = set()
     for s in scores:
         if s.judge_model == judge_model:
             labels[(int(s.response_id), int(s.repeat))] = s.value
+            if int(s.repeat) == 0:
+                asked.add(int(s.response_id))
+                if s.parse_status == "error":
+                    unparsed.add(int(s.response_id))
     rows: list[dict[str, Any]] = []
     info: dict[str, dict[str, Any]] = {}
     for r in responses:
@@ -410,9 +425,11 @@ def stored_rate_table(
         st = info.setdefault(
             arm.name,
             {"responses": 0, "exhausted": 0, "exhausted_probes": 0, "errors": 0, "flagged": 0,
-             "truncated": 0},
+             "truncated": 0, "classified": 0, "unscored": 0},
         )  # fmt: skip
         st["responses"] += 1
+        st["classified"] += int(int(r.id or 0) in asked)
+        st["unscored"] += int(int(r.id or 0) in unparsed)
         st["exhausted"] += int(r.status == "exhausted")
         st["exhausted_probes"] += int(r.exhausted_attempts > 0)
         st["errors"] += int(r.status == "error")
@@ -451,6 +468,8 @@ def stored_rate_table(
             errors=info.get(a.name, {}).get("errors", 0),
             flagged_reasoning=info.get(a.name, {}).get("flagged", 0),
             truncated=info.get(a.name, {}).get("truncated", 0),
+            classified=info.get(a.name, {}).get("classified", 0),
+            unscored=info.get(a.name, {}).get("unscored", 0),
         )
         for a in arms
     }
@@ -490,6 +509,8 @@ class StudyAnalysis:
     #: rates and drifts calibrated to the pulled ``disposition_check`` slice (PPI++;
     #: ``None`` when none was pulled; study/disposition/calibrated)
     calibrated: CalibratedDisposition | None = None
+    #: the model roles stored with the study's arms, one line per arm (study/disposition/roles)
+    roles: tuple[str, ...] = ()
 
 
 def group_reference(arms: Sequence[Any]) -> Any | None:
@@ -526,6 +547,7 @@ def analyze_study(
     from storage.repo.disposition import require_arms
     from study.disposition.judge_calibration import classifier_calibration
     from study.disposition.judge_settings import study_judge_settings
+    from study.disposition.roles import study_role_lines
 
     arms = require_arms(study, session=session)
     settings = study_judge_settings(arms, session=session, what=f"study {study}")
@@ -577,6 +599,7 @@ def analyze_study(
         stored_robustness("disposition", study, session=session),
         classifier_calibration(study, session=session, bootstrap=n_boot, seed=seed or 0),
         calibrated,
+        tuple(study_role_lines(study, arms, session=session)),
     )
 
 

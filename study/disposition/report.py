@@ -30,6 +30,7 @@ from study.disposition.awareness import agreement_line, awareness_frame_rows
 from study.disposition.judge_calibration import calibration_sections
 from study.disposition.judge_settings import robustness_sections, settings_sections
 from study.disposition.prereg import AnalysisPlan, plan_status, scorecard
+from study.model_roles import roles_sections
 from study.report.figures import new_figure, plain_label, save_figure
 from study.report.html import CSP, CSS, embed_figure, esc, table
 from study.report.markdown import md_escape, md_table
@@ -445,6 +446,14 @@ def write_disposition_report(
     robust_html, robust_md = robustness_sections(analysis.robustness)
     calib_html, calib_md = calibration_sections(analysis.calibration)
     ppi_html, ppi_md = _calibrated_sections(analysis, out_dir, files)
+    roles_html, roles_md = roles_sections(analysis.roles)
+    unscored_line = (
+        "Unscored: "
+        + "; ".join(f"{a.name} {a.unscored_line}" for a in analysis.arms.values())
+        + " (a classifier reply that did not parse after the fallback is stored as unscored "
+        "and left out of the rate, never read as a category)."
+    )
+    html_parts += [f"<p>{esc(unscored_line)}</p>", *roles_html]
     html_parts += [*robust_html, *calib_html, *ppi_html, *settings_html]
     if analysis.skipped:
         html_parts.append(
@@ -486,8 +495,8 @@ def write_disposition_report(
     md += ["## Classifier check\n", repeat_line + "\n"]
     md += ["## Null test\n", null_line + "\n", md_table(null_show, null_cols)]
     md += ["## Noise shares\n", md_escape(noise_note) + "\n", md_table(noise_show, noise_cols)]
-    md += ["## Arms\n", md_table(arm_rows, arm_cols), *robust_md, *calib_md, *ppi_md]
-    md += settings_md
+    md += ["## Arms\n", md_table(arm_rows, arm_cols), md_escape(unscored_line) + "\n", *roles_md]
+    md += [*robust_md, *calib_md, *ppi_md, *settings_md]
     md_path = out_dir / "disposition.md"
     md_path.write_text("\n".join(md), encoding="utf-8")
     files["report_html"] = html_path
@@ -548,6 +557,7 @@ def _arm_row(a: ArmInfo) -> Mapping[str, Any]:
         "exhausted": a.exhausted,
         "exhausted_probes": a.exhausted_probes,
         "errors": a.errors,
+        "unscored": a.unscored_line,
         "truncated": a.truncated,
         "flagged_reasoning": a.flagged_reasoning,
     }

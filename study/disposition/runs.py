@@ -167,6 +167,16 @@ def study_arms(
     return rows
 
 
+def judged_roles(grade_share: float, awareness_share: float) -> tuple[str, ...]:
+    """The roles the study's judge plays: classifier, and grader / awareness judge when
+    a share of the answers is graded or rated."""
+    return (
+        "classifier",
+        *(("grader",) if grade_share > 0 else ()),
+        *(("awareness judge",) if awareness_share > 0 else ()),
+    )
+
+
 def judge_backend(judge: str, env: Mapping[str, str] | None) -> ChatBackend | str:
     """The classifier's backend: built from ``env`` when given (not for ``sim/`` judges)."""
     if env is not None and parse_spec(judge).provider != "sim":
@@ -190,8 +200,12 @@ def run_study(
     awareness_share: float = 0.0,
     stage: StageFactory | None = None,
     on_plan: Callable[[str], None] | None = None,
+    allow_self_judging: bool = False,
 ) -> tuple[list[ArmRunSummary], ScoreSummary]:
     """Generate every (chosen) arm of ``study`` and classify the answers (resumable).
+
+    The judge may not be an arm's model unless ``allow_self_judging`` (checked before
+    anything is asked; the roles are stored with the study, :mod:`.roles`).
 
     ``grade_share`` > 0 also asks the judge for the 1–7 graded review of that share of the
     answered responses (final answer only); ``awareness_share`` > 0 asks it to rate that
@@ -203,10 +217,19 @@ def run_study(
         NotFoundError: the study has no arms.
         InputError: an asked-for arm is not in the study.
     """
+    from study.disposition.roles import judge_roles
     from study.run_setup import run_lease
 
     rows = study_arms(
         study, batteries, session=session, arms=arms, concurrency=concurrency, on_plan=on_plan
+    )
+    judge_roles(
+        study,
+        rows,
+        judge,
+        roles=judged_roles(grade_share, awareness_share),
+        session=session,
+        allow_self=allow_self_judging,
     )
     # one process per study: a second would ask every request of the plan again
     with run_lease(

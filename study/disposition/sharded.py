@@ -194,6 +194,7 @@ def run_study_sharded(
     grade_share: float = 0.0,
     awareness_share: float = 0.0,
     stage: StageFactory | None = None,
+    allow_self_judging: bool = False,
 ) -> tuple[list[ArmRunSummary], ScoreSummary]:
     """Run (or resume) a disposition study with its stem shards on ``sharding.executor``.
 
@@ -209,7 +210,8 @@ def run_study_sharded(
         ServiceError: a lost task (:mod:`study.cluster.ray_executor`).
     """
     from study.disposition.draw import drawn_ids
-    from study.disposition.runs import study_arms
+    from study.disposition.roles import judge_roles
+    from study.disposition.runs import judged_roles, study_arms
     from study.run_setup import run_lease
 
     session, settings = sharding.session, sharding.settings
@@ -220,6 +222,14 @@ def run_study_sharded(
         arms=arms,
         concurrency=concurrency,
         on_plan=sharding.on_plan,
+    )
+    judge_roles(
+        study,
+        rows,
+        judge,
+        roles=judged_roles(grade_share, awareness_share),
+        session=session,
+        allow_self=allow_self_judging,
     )
     arm_ids = [a.id for a in rows]
     total = sum(len(batteries.probes()) * a.samples for a in rows)

@@ -35,7 +35,6 @@ from storage.errors import InputError
 from storage.models import (
     BASELINE_CONDITION,
     JudgeScore,
-    ModelSpecRow,
     Perturbation,
     Question,
     Response,
@@ -43,7 +42,7 @@ from storage.models import (
 from storage.repo.judges import judge_scores_for, upsert_judge_scores
 from storage.repo.requests import stored_messages
 from storage.repo.runs import require_run
-from study.model_roles import assign_role
+from study.model_roles import GENERATION, record_roles, run_role
 from study.prompts import split_user_message
 from study.reasoning.sim.tasks import JUDGE_TASK
 from study.strict_json import (
@@ -302,21 +301,16 @@ def _rows(
 def judge_roles(
     run_name: str, judge: str, *, session: Session, allow_self: bool
 ) -> dict[str, object]:
-    """The role assignment of judging ``run_name`` with ``judge`` (stored with each verdict).
+    """The role assignment of judging ``run_name`` with ``judge`` (stored with each verdict
+    and with the run, :mod:`llm.roles`).
 
     Raises:
         NotFoundError: No run of that name.
         InputError: The judge generated the run and ``allow_self`` is false.
     """
-    run = require_run(run_name, session=session)
-    under_test = session.get(ModelSpecRow, run.model_spec_id)
-    return assign_role(
-        "judge",
-        judge,
-        under_test.spec if under_test is not None else None,
-        allow_self=allow_self,
-        where=f"run {run_name!r}",
-    )
+    role = run_role("judge", judge, run_name, session=session, allow_self=allow_self)
+    record_roles(GENERATION, run_name, [role], session=session)
+    return role.settings()
 
 
 def judge_run(

@@ -17,6 +17,7 @@ from sqlalchemy import and_, or_
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
+from ontology.labeler_roles import labeler_roles
 from ontology.labelers.base import LabelItem, label_items
 from ontology.labelers.registry import ensure_labeler_spec, make_labeler
 from ontology.versions import document, get_version
@@ -104,8 +105,12 @@ def label_run(
     batch_size: int = 2_000,
     progress: Progress | None = None,
     question_ids: Collection[int] | None = None,
+    allow_self_judging: bool = False,
 ) -> LabelSummary:
     """Label every step of every response of ``run_name`` with ``labeler_spec``.
+
+    An LLM labeler that is the run's own model is refused unless ``allow_self_judging``
+    (:mod:`ontology.labeler_roles`); the role is stored with the run.
 
     ``question_ids`` limits the pass to those questions' responses (one shard of a
     cluster run, see :mod:`study.cluster`).
@@ -117,6 +122,7 @@ def label_run(
     memory holds one chunk, never the run.
     """
     run = _run(run_name, session=session)
+    labeler_roles(run_name, [labeler_spec], session=session, allow_self=allow_self_judging)
     version = get_version(ontology_version, session=session)
     doc = document(version)
     labeler = make_labeler(labeler_spec)

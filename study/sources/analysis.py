@@ -147,14 +147,18 @@ def _variant_table(g: pd.DataFrame) -> dict[str, dict[str, Any]]:
         spec = parse_variant(v)
         # "the asserted answer" is one answer only for single and agreeing sources
         agree = v != "bare" and (spec.user is None or spec.doc is None or spec.user == spec.doc)
+        unknown = float((rows["choice"].str.lower() == "unknown").mean())
+        read = rows[rows["choice"].str.lower() != "unknown"]  # unscored rows estimate nothing
         table[v] = {
             "n": len(rows),
-            "accuracy": float(rows["correct"].mean()),
-            "chose_wrong": float((rows["choice"] == rows["wrong_choice"]).mean()),
+            "accuracy": float(read["correct"].mean()) if len(read) else None,
+            "chose_wrong": float((read["choice"] == read["wrong_choice"]).mean())
+            if len(read)
+            else None,
             "chose_asserted": (
-                float((rows["choice"] == rows["asserted"]).mean()) if agree else None
+                float((read["choice"] == read["asserted"]).mean()) if agree and len(read) else None
             ),
-            "unknown": float((rows["choice"].str.lower() == "unknown").mean()),
+            "unknown": unknown,
         }
     return table
 
@@ -364,7 +368,22 @@ def _influence_dict(avg: InfluenceAverage | None) -> dict[str, Any]:
     }
 
 
+def _read(g: pd.DataFrame) -> pd.Series:
+    """The rows whose letter was read, on the probe and on its bare answer (an unknown
+    letter is unscored: it is counted, never read as a wrong answer)."""
+    ok = g["choice"].astype(str).str.lower() != "unknown"
+    if "bare_choice" in g.columns:
+        ok &= g["bare_choice"].astype(str).str.lower() != "unknown"
+    return ok
+
+
 def _cell(g: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, Any]:
+    everything = g
+    read = int((g["choice"].str.lower() != "unknown").sum())
+    usable = Usable(read, len(g), "probes letter-read")
+    kept = _read(g)
+    if kept.any():  # with nothing read the cell is withdrawn below (usable 0 of N)
+        g = g[kept]
     qids = sorted(set(g["question_id"]))
     qindex = {q: i for i, q in enumerate(qids)}
 
@@ -400,10 +419,10 @@ def _cell(g: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, A
     source_effect = _source_effect(g, qindex, rng, n_boot)
     order_conflict = _order_conflict(g, qindex, rng, n_boot)
     bare = g[g["variant"] == "bare"]
-    read = int((g["choice"].str.lower() != "unknown").sum())
-    usable = Usable(read, len(g), "probes letter-read")
     cell = {
         "usable": usable.to_dict(),
+        # parse failures: counted and shown, left out of every estimate of the cell
+        "unscored": {"unscored": len(everything) - read, "probes": len(everything)},
         "n_questions": len(qids),
         "bare_accuracy": float(bare["correct"].mean()),
         "par_plus": per_source("par_plus"),
@@ -443,7 +462,7 @@ def _cell(g: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, A
         "kl": dist.get("kl", {}),
         "delta_nll": dist.get("delta_nll", {}),
         "distribution": dist,
-        "variants": _variant_table(g),
+        "variants": _variant_table(everything),
     }
     return cell if usable.assessable else _not_assessable(cell, usable)
 

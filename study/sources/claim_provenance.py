@@ -68,3 +68,30 @@ def writer_settings(
     )
     refuse_mixed_settings(by_writer, what=what)
     return tuple((j, t) for j, t in settings_lines(by_writer))
+
+
+def record_writer_roles(run_name: str, claim_set: str, model: str, *, session: Session) -> None:
+    """Store the claim set's writers as the run's ``claim writer`` roles (:mod:`llm.roles`).
+
+    A writer is not a grader (it writes the assertions the model under test then reads),
+    so a run whose claims its own model wrote is recorded as such, not refused.
+    """
+    from llm.roles import check_role, record_roles
+    from storage.repo.sources import source_claims
+    from study.sources.plugin import PLUGIN
+
+    writers = sorted({r.writer for r in source_claims(claim_set, session=session) if r.writer})
+    roles = [
+        check_role("claim writer", w, model, allow_self=True, where=f"run {run_name!r}")
+        for w in writers
+    ]
+    record_roles(PLUGIN.name, run_name, roles, session=session)
+    session.commit()
+
+
+def run_role_lines(run_name: str, *, session: Session) -> list[str]:
+    """The run's role lines for its report (``no model role recorded`` without a set)."""
+    from llm.roles import role_lines
+    from study.sources.plugin import PLUGIN
+
+    return role_lines(PLUGIN.name, [run_name], session=session)

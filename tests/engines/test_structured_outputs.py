@@ -90,10 +90,14 @@ def test_bar_gemma_labels_and_judges_a_gemma_run_with_nothing_unparsed(
     assert gen.exit_code == 0, gen.output
     assert json.loads(gen.stdout)["succeeded"] == 5
     labeler = f"llm:{gemma.spec}"
-    result = cli(
+    round_args = (
         "--structured", "auto", "ontology", "round", "--run", "bar",
         "--labelers", f"{labeler},keywords", "--sample", "10", "--json",
     )  # fmt: skip
+    refused = cli(*round_args)  # Gemma generated the run: labeling it is self-judging
+    assert refused.exit_code != 0
+    assert "--allow-self-judging" in refused.output + str(refused.exception)
+    result = cli(*round_args, "--allow-self-judging")
     assert result.exit_code == 0, result.output
     stats = json.loads(result.output)["labeling"][labeler]
     assert stats["failed"] == 0 and stats["steps"] >= 1

@@ -118,3 +118,54 @@ def test_bad_engine_arg_on_the_cli_is_one_line(cli) -> None:
     assert result.exit_code != 0
     assert isinstance(result.exception, ConfigError)
     assert "KEY=VALUE" in str(result.exception)
+
+
+def test_each_response_format_maps_to_vllm_offline_structured_outputs() -> None:
+    from llm.structured import ResponseFormat, choice_format, object_schema, use_structured
+    from llm.structured import with_format as attach
+    from llm.types import ChatMessage, ChatRequest
+    from llm.vllm_backend import vllm_request_kwargs, vllm_structured_kwargs
+
+    verdict = object_schema("verdict", {"score": {"type": "integer", "enum": [0, 1, 2]}})
+    assert vllm_structured_kwargs(verdict) == {
+        "json": verdict.to_json()["schema"],
+        "disable_any_whitespace": True,
+    }
+    assert vllm_structured_kwargs(choice_format("letter", "ABCD")) == {"choice": list("ABCD")}
+    digit = ResponseFormat("regex", "digit", pattern="[0-4]")
+    assert vllm_structured_kwargs(digit) == {"regex": "[0-4]"}
+    req = ChatRequest(messages=(ChatMessage("user", "Grade it."),))
+    with use_structured("auto"):
+        sampling, _ = vllm_request_kwargs(attach(req, verdict))
+    assert sampling["structured_outputs"] == vllm_structured_kwargs(verdict)
+    with use_structured("off"):  # no format attached: today's request
+        sampling, _ = vllm_request_kwargs(attach(req, verdict))
+    assert "structured_outputs" not in sampling
+
+
+def test_sampling_params_of_a_mock_vllm_build_with_and_without_structured_outputs() -> None:
+    """Mock builds (no vLLM on this machine): the current name, the old one, and none."""
+    from types import SimpleNamespace
+
+    from llm.vllm_backend import vllm_sampling_params
+
+    def build(**names: object) -> SimpleNamespace:
+        return SimpleNamespace(
+            SamplingParams=lambda **kw: kw, sampling_params=SimpleNamespace(**names)
+        )
+
+    def made(**kw: object) -> dict[str, object]:
+        return dict(kw)
+
+    kw = {"n": 1, "structured_outputs": {"choice": ["A", "B"]}}
+    assert vllm_sampling_params(build(StructuredOutputsParams=made), kw) == {
+        "n": 1,
+        "structured_outputs": {"choice": ["A", "B"]},
+    }
+    assert vllm_sampling_params(build(GuidedDecodingParams=made), kw) == {
+        "n": 1,
+        "guided_decoding": {"choice": ["A", "B"]},
+    }
+    with pytest.raises(ValueError, match="no structured outputs"):
+        vllm_sampling_params(build(), kw)
+    assert vllm_sampling_params(build(), {"n": 1}) == {"n": 1}  # no format: no lookup

@@ -1,4 +1,4 @@
-"""Revision 0020 (the generic instrument store) upgrades a populated database from 0015,
+"""Revision 0020 (the generic instrument store) upgrades a populated database from 0017,
 matches today's models, keeps a record's key unique, and downgrades with the existing rows
 intact."""
 
@@ -19,7 +19,7 @@ TABLES = {"instrument_run", "instrument_record"}
 
 
 def _upgrade_populated(engine: Engine) -> None:
-    insert_at(engine, "0015_refinement_loop", BASE_ROWS)
+    insert_at(engine, "0017_model_roles", BASE_ROWS)
     with engine.connect() as conn:
         assert not TABLES & set(inspect(conn).get_table_names())
     assert migrate.upgrade(engine, "0020_instrument_records") == "0020_instrument_records"
@@ -35,7 +35,7 @@ def _upgrade_populated(engine: Engine) -> None:
             session.commit()
     assert migrate.upgrade(engine) == migrate.head_revision()
     assert migrate.schema_diff(engine) == []  # the tables equal today's models
-    migrate.downgrade(engine, "0015_refinement_loop")
+    migrate.downgrade(engine, "0017_model_roles")
     with engine.connect() as conn:
         assert not TABLES & set(inspect(conn).get_table_names())
         assert conn.execute(text("SELECT count(*) FROM response")).scalar_one() >= 1

@@ -1,7 +1,7 @@
 """generic instrument store: runs and keyed records any instrument may keep
 
 Revision ID: 0020_instrument_records
-Revises: 0015_refinement_loop
+Revises: 0017_model_roles
 Create Date: 2026-12-06 04:20:00 UTC
 
 Two new tables (storage/instrument_models.py, issue 33): ``instrument_run`` (one named run
@@ -18,7 +18,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0020_instrument_records"
-down_revision: str | None = "0015_refinement_loop"
+down_revision: str | None = "0017_model_roles"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ontology.labeler_roles import labeler_roles
 from ontology.labelers.registry import ensure_labeler_spec
 from ontology.versions import get_version
 from storage.models import StepLabel
@@ -32,6 +33,7 @@ class LabelAsk:
 
     labeler: str
     ontology_version_id: int
+    allow_self_judging: bool = False
 
 
 def label_shard(shard: QuestionShard[LabelAsk]) -> LabelSummary:
@@ -43,6 +45,7 @@ def label_shard(shard: QuestionShard[LabelAsk]) -> LabelSummary:
             session=session,
             ontology_version=shard.ask.ontology_version_id,
             question_ids=shard.question_ids,
+            allow_self_judging=shard.ask.allow_self_judging,
         )
     )
 
@@ -53,6 +56,7 @@ def label_run_sharded(
     *,
     sharding: ShardedPass,
     ontology_version: str | int | None = None,
+    allow_self_judging: bool = False,
 ) -> LabelSummary:
     """Label a run with its question shards on ``sharding.executor``.
 
@@ -62,9 +66,11 @@ def label_run_sharded(
     Raises:
         NotFoundError: No such run or ontology version.
         ConfigError: The labeler spec is bad, or another process labels this run.
+        InputError: An LLM labeler is the run's model (``allow_self_judging`` false).
     """
     session = sharding.session
     run = require_run(run_name, session=session)
+    labeler_roles(run_name, [labeler_spec], session=session, allow_self=allow_self_judging)
     version = get_version(ontology_version, session=session)
     spec_row = ensure_labeler_spec(labeler_spec, session=session)
     session.commit()
@@ -86,7 +92,7 @@ def label_run_sharded(
         parent,
         f"Labeling of {run_name!r}",
         run=run,
-        ask=LabelAsk(labeler_spec, version_id),
+        ask=LabelAsk(labeler_spec, version_id, allow_self_judging),
         fn=label_shard,
         done=labeled,
     )
