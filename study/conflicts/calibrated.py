@@ -38,6 +38,7 @@ from driftlens_core.ppi import (
 )
 from driftlens_core.rubric import cluster_mean, paired_effect
 from study.conflicts.actions import rubric_total
+from study.json_values import json_ready
 
 STUDY = "conflict_rubric"
 DIMENSIONS: tuple[str, ...] = ("d1", "d2", "d3", "d4", "d5")
@@ -100,14 +101,7 @@ class CalibratedRow:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN as ``None``)."""
 
-        def clean(v: Any) -> Any:
-            if isinstance(v, float) and not math.isfinite(v):
-                return None
-            if isinstance(v, tuple):
-                return [clean(x) for x in v]
-            return v
-
-        return {k: clean(v) for k, v in asdict(self).items()}
+        return json_ready(asdict(self))
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ from driftlens_core.ppi import (
     transport_check,
 )
 from driftlens_core.rubric import cluster_mean
+from study.json_values import json_ready
 
 STUDY = "disposition_check"
 Headline = Literal["calibrated", "calibrated (transported)", "model-only"]
@@ -106,14 +107,7 @@ class CalibratedRate:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN as ``None``)."""
 
-        def clean(v: Any) -> Any:
-            if isinstance(v, float) and not math.isfinite(v):
-                return None
-            if isinstance(v, tuple):
-                return [clean(x) for x in v]
-            return v
-
-        return {k: clean(v) for k, v in asdict(self).items()}
+        return json_ready(asdict(self))
 
 
 @dataclass(frozen=True)

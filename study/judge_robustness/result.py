@@ -10,10 +10,10 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
 from sqlmodel import Session
 
 from storage.repo.meta import get_meta
+from study.json_values import json_ready
 
 VERSION = 1
 
@@ -58,7 +58,7 @@ class RobustnessResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN becomes ``null``)."""
-        out: dict[str, Any] = _clean(asdict(self))
+        out: dict[str, Any] = json_ready(asdict(self))
         return out
 
     @classmethod
@@ -83,16 +83,6 @@ class RobustnessResult:
             self.judge_free[1] - self.judge_free[0],
             self.judge_inclusive[1] - self.judge_inclusive[0],
         )
-
-
-def _clean(x: Any) -> Any:
-    if isinstance(x, float) and not np.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_clean(v) for v in x]
-    return x
 
 
 def meta_key(instrument: str, run: str) -> str:

@@ -53,6 +53,7 @@ from driftlens_core.ppi import (
     ppi_mean_jackknife,
 )
 from storage.models import BASELINE_CONDITION
+from study.json_values import json_ready
 
 STUDY = "label_check"
 METRICS: tuple[str, ...] = ("dtw", "sri")
@@ -118,14 +119,7 @@ class CalibratedDriftRow:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN as ``None``)."""
 
-        def clean(v: Any) -> Any:
-            if isinstance(v, float) and not math.isfinite(v):
-                return None
-            if isinstance(v, tuple):
-                return [clean(x) for x in v]
-            return v
-
-        return {k: clean(v) for k, v in asdict(self).items()}
+        return json_ready(asdict(self))
 
 
 @dataclass(frozen=True)

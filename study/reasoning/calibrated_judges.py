@@ -30,6 +30,7 @@ from sqlmodel import Session
 
 from driftlens_core.ppi import MIN_HUMAN_LABELS, ppi_mean_jackknife
 from driftlens_core.rubric import cluster_mean
+from study.json_values import json_ready
 from study.reasoning.judges import ACKNOWLEDGEMENT, DISTRACTION, HELPFULNESS
 
 #: criterion -> (human study, its question) of the studies that check it.
@@ -62,14 +63,7 @@ class CalibratedJudgeRate:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN as ``None``)."""
 
-        def clean(v: Any) -> Any:
-            if isinstance(v, float) and not math.isfinite(v):
-                return None
-            if isinstance(v, tuple):
-                return [clean(x) for x in v]
-            return v
-
-        return {k: clean(v) for k, v in asdict(self).items()}
+        return json_ready(asdict(self))
 
 
 def _human_value(study: str, votes: list[str]) -> tuple[float | None, int]:
