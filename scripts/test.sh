@@ -101,7 +101,7 @@ streams_dir="$(mktemp -d)"
 # browser stream, which ended 8 minutes before the other one (2026-12-06, 1338 s vs 1830 s).
 browser_part=(tests/app tests/test_demo.py tests/disposition/test_demo_page.py
   tests/sources/test_main_demo.py tests/engines/test_inprocess_vllm.py
-  tests/engines/test_structured_outputs.py)
+  tests/engines/test_inprocess_structured.py tests/engines/test_structured_outputs.py)
 rest_ignores=()
 for part in "${browser_part[@]}"; do rest_ignores+=("--ignore=$part"); done
 run_stream() {  # name, pytest arguments...: its lines prefixed with [name], its status kept

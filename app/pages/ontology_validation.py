@@ -20,7 +20,7 @@ from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, plain_message, show_plain
 from app.ui.study_handoff import open_human_studies
 from app.ui.url_state import url_open, url_select
-from llm.specs import parse_spec, resolve_endpoint
+from llm.specs import parse_spec, resolve_endpoint, spec_simulated
 from ontology.rounds import round_history
 from ontology.validation import ValidationReport
 from ontology.validation_runs import (
@@ -42,6 +42,15 @@ st.caption(
     "them, and their results are kept in the workspace's validation/ folder."
 )
 
+
+def _is_model_spec(spec: str) -> bool:
+    try:
+        parse_spec(spec)
+    except DriftLensError:
+        return False
+    return True
+
+
 settings = page_settings()
 
 # A spinner after half a second: the rounds and runs take seconds on a large workspace.
@@ -50,7 +59,11 @@ with st.spinner("Reading the rounds and runs…", show_time=True), page_session(
     runs = reasoning_runs(session=session)  # memory-conflict runs have no steps to label
     with_steps = runs_with_steps(runs, session=session)
     used = [s.name for s in session.exec(select(LabelerSpec)).all() if s.name]
-    models = sorted({m.spec for m in session.exec(select(ModelSpecRow)).all()})
+    # a stored row that is no model spec (a memory-conflict policy's "policy/…") paraphrases
+    # nothing: only specs that parse are offered
+    models = sorted(
+        {m.spec for m in session.exec(select(ModelSpecRow)).all() if _is_model_spec(m.spec)}
+    )
 
 
 def _unreachable(spec: str) -> str | None:
@@ -128,7 +141,7 @@ if experiment in ("stability", "robustness", "human"):
             paraphrasers,
             format_func=lambda m: (
                 f"{m} (simulated)"
-                if parse_spec(m).simulated
+                if spec_simulated(m)
                 else f"{m} (not configured: {unreachable[m]})"
                 if m in unreachable
                 else m

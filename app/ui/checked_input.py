@@ -108,10 +108,12 @@ class FormCheck:
 
         target = where if where is not None else st
         name = str(target.text_input(label, value, key=key, help=help)).strip()
+        problem: str | None = None
         try:
             check_run_name(name)
         except DriftLensError as exc:
             problem = str(exc)
+        if problem is not None:
             self.problems.append(problem)
             target.error(plain_message(problem))  # echoes typed input: plain text
         return name

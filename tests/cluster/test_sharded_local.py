@@ -114,12 +114,16 @@ def test_sharded_run_stores_what_one_process_stores(
 
 
 def _conflicts_report(run: str, out: Path, *, session: Session) -> dict[str, str]:
-    """The conflicts report's CSV and JSON files of ``run`` (text by name)."""
+    """The conflicts report's CSV and JSON files of ``run`` (text by name).
+
+    The model-roles line names its run; that name is the one thing two runs of the same
+    study may differ in, so it reads ``RUN`` here.
+    """
     from study.conflicts.report import build_report
 
     rep = build_report([run], session=session, out_dir=out, bootstrap=200)
     return {
-        name: Path(path).read_text(encoding="utf-8")
+        name: Path(path).read_text(encoding="utf-8").replace(f"in run {run}:", "in run RUN:")
         for name, path in sorted(rep.files.items())
         if Path(path).suffix in (".csv", ".json")
     }

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from llm.seeds import request_seed
 from llm.types import SamplingParams
 from storage.models import DispositionArm
+from study.disposition.items import BatteryDocument
 from study.disposition.plan import PlanItem, Reasoning, first_request, item_seed
 from study.disposition.runs import arm_backend
 from study.disposition.sim.responder import (
@@ -16,13 +19,27 @@ from study.disposition.sim.responder import (
 from tests.compare.conftest import battery_doc
 
 
+def _shared_texts(doc: BatteryDocument) -> BatteryDocument:
+    """The widened batteries with their "Case k." openings removed: 40 stems on 10 texts."""
+    batteries = [
+        b.model_copy(update={"stems": [
+            s.model_copy(update={"paraphrases": [re.sub(r"^Case \d+\. ", "", x)
+                                                 for x in s.paraphrases]})
+            for s in b.stems
+        ]})
+        for b in doc.batteries
+    ]  # fmt: skip
+    return BatteryDocument(batteries=batteries)
+
+
 def test_stems_sharing_a_text_are_answered_by_their_own_ids() -> None:
-    """The comparison fixture reuses 10 texts for 40 stems: each stem keeps its own effect.
+    """40 stems on 10 shared texts (as the comparison fixture once had): each stem keeps
+    its own effect.
 
     Keyed by text, every stem of one text was answered as the last of them (10 items, not
     40); keyed by the request's item id, each reply is the one its own stem would get.
     """
-    doc = battery_doc(40)
+    doc = _shared_texts(battery_doc(40))
     arm = DispositionArm(study="s", name="d075", model="sim/disp-qwen-d075-s1", dose=75,
                          train_seed=1, reasoning="off")  # fmt: skip
     backend = arm_backend(arm, doc)

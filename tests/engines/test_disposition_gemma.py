@@ -75,6 +75,8 @@ def test_a_small_battery_runs_through_the_real_path(
     run = [
         "disposition", "run", "--study", STUDY, "--judge", gemma.spec,
         "--batteries", str(battery), "--concurrency", "8", "--repeat-share", "0.1",
+        # Gemma classifies its own answers here (the one real model in the suite): said so
+        "--allow-self-judging",
     ]  # fmt: skip
     first = cli(*run)
     if isinstance(first.exception, JudgeUnreadable):
