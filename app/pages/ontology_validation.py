@@ -139,11 +139,13 @@ if experiment in ("stability", "robustness", "human"):
         values["model"] = st.selectbox(
             "Model that paraphrases the definitions",
             paraphrasers,
+            # an endpoint that is not configured is said first: a served simulator whose
+            # URL is missing cannot paraphrase anything either
             format_func=lambda m: (
-                f"{m} (simulated)"
-                if spec_simulated(m)
-                else f"{m} (not configured: {unreachable[m]})"
+                f"{m} (not configured: {unreachable[m]})"
                 if m in unreachable
+                else f"{m} (simulated)"
+                if spec_simulated(m)
                 else m
             ),
             accept_new_options=True,
