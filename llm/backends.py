@@ -31,11 +31,11 @@ def get_backend(
             without its extra or a GPU.
     """
     info = parse_spec(spec)
-    if info.provider == "sim":
+    if info.simulated:
         from llm.sim.backend import SimBackend
 
         return SimBackend(info.model)
-    if info.provider == "vllm":
+    if info.in_process_engine:
         from llm.vllm_backend import VLLMBackend
 
         return VLLMBackend(info.spec, info.model)

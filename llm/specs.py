@@ -60,9 +60,7 @@ class ModelSpec:
         ``openai-api/<service>/sim/<preset>`` answers with simulated text too: a result made
         from it is labelled simulated although the request crossed a real HTTP client.
         """
-        if self.simulated:
-            return True
-        return self.provider == "openai-api" and _is_sim_model_id(self.model)
+        return self.simulator_preset is not None
 
     @property
     def in_process_engine(self) -> bool:
@@ -263,6 +261,6 @@ def check_endpoint(spec: str, env: Mapping[str, str] | None = None) -> ModelSpec
         ConfigError: a malformed spec, or an endpoint whose variables are missing.
     """
     info = parse_spec(spec)
-    if info.provider in ("openai", "openai-api"):
+    if info.over_http:
         resolve_endpoint(info, env=None if env is None else dict(env))
     return info

@@ -67,12 +67,12 @@ def check_model(spec: str, *, env: Mapping[str, str], presets: Mapping[str, str]
         ConfigError: a malformed spec, or an endpoint whose variables are not set.
     """
     info = parse_spec(spec)
-    if info.provider == "sim":
+    if info.simulated:
         if info.spec not in presets:
             known = ", ".join(sorted(presets)) or "none"
             raise InputError(f"Unknown simulator model {info.spec!r} here; use one of {known}.")
         return info.spec
-    if info.provider in ("openai", "openai-api"):
+    if info.over_http:
         resolve_endpoint(info, env=dict(env))
         return info.spec
     raise ConfigError(

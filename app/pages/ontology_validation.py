@@ -70,7 +70,7 @@ def _unreachable(spec: str) -> str | None:
     """Why ``spec``'s endpoint cannot be reached from this server (``None`` when it can)."""
     try:
         info = parse_spec(spec)
-        if info.provider in ("openai", "openai-api"):
+        if info.over_http:
             resolve_endpoint(info)
     except DriftLensError as exc:
         needs = re.search(r"needs (\w+)", str(exc))

@@ -97,7 +97,7 @@ def parse_labeler_spec(spec: str) -> LabelerConfig:
 
         info = parse_spec(model.strip())
         params: dict[str, Any] = {}
-        if info.provider == "sim":
+        if info.simulated:
             params["sim"] = parse_sim_options(";".join([*extra, f"seed={seed}"])).canonical()
         elif extra:
             raise ConfigError(f"unknown options {extra} in labeler spec {text!r}")

@@ -298,7 +298,7 @@ def _backend(
     spec: str, instances: Sequence[tuple[int, ConflictInstance]], plan: Sequence[BankPlanItem]
 ) -> ChatBackend | str:
     """The backend; a simulated one first learns which memory is on which side."""
-    if parse_spec(spec).provider == "sim":
+    if parse_spec(spec).simulated:
         from study.conflicts.simulation import register_instances, register_shown_banks
 
         register_instances(inst for _, inst in instances)

@@ -256,7 +256,7 @@ def run_policy(
             "samples": 1,
             "run_seed": seed,
         },
-        simulated=policy == "caap" and parse_spec(backbone or "sim/x").provider == "sim",
+        simulated=policy == "caap" and parse_spec(backbone or "sim/x").simulated,
         session=session,
     )
     assert stored_run.id is not None
@@ -280,7 +280,7 @@ def run_policy(
             rows.append(_response(run_id, item, record, text, status="ok"))
     else:
         assert backbone is not None
-        if parse_spec(backbone).provider == "sim":
+        if parse_spec(backbone).simulated:
             from study.conflicts.simulation import register_instances
 
             register_instances(inst for _, inst in instances)

@@ -113,7 +113,7 @@ def arm_backend(
 ) -> ChatBackend | str:
     """The backend of an arm: ``sim/disp-*`` arms run in-process with the battery registry."""
     info = parse_spec(arm.model)
-    if info.provider == "sim":
+    if info.simulated:
         from study.disposition.sim.responder import DispositionSimBackend, parse_arm_model
         from study.disposition.sim_endpoint import probe_index, probe_registry
 
@@ -179,7 +179,7 @@ def judged_roles(grade_share: float, awareness_share: float) -> tuple[str, ...]:
 
 def judge_backend(judge: str, env: Mapping[str, str] | None) -> ChatBackend | str:
     """The classifier's backend: built from ``env`` when given (not for ``sim/`` judges)."""
-    if env is not None and parse_spec(judge).provider != "sim":
+    if env is not None and not parse_spec(judge).simulated:
         from llm.backends import get_backend
 
         return get_backend(judge, env=dict(env))

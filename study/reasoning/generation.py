@@ -146,7 +146,7 @@ def _check_options(options: GenerationOptions) -> None:
 def _backend(spec: str, perturbations: Sequence[Perturbation]) -> ChatBackend:
     """The backend; the in-process simulator learns each stimulus's exact class."""
     info = parse_spec(spec)
-    if info.provider == "sim":
+    if info.simulated:
         from llm.sim.backend import SimBackend
         from study.reasoning.sim.classify import classifier_from_catalog
 
