@@ -167,14 +167,38 @@ def study_arms(
     return rows
 
 
-def judged_roles(grade_share: float, awareness_share: float) -> tuple[str, ...]:
-    """The roles the study's judge plays: classifier, and grader / awareness judge when
-    a share of the answers is graded or rated."""
-    return (
+def judged_arms(
+    study: str,
+    batteries: BatteryDocument,
+    *,
+    session: Session,
+    judge: str,
+    arms: list[str] | None,
+    concurrency: int,
+    grade_share: float,
+    awareness_share: float,
+    allow_self_judging: bool,
+    on_plan: Callable[[str], None] | None = None,
+) -> list[DispositionArm]:
+    """:func:`study_arms`, with the judge's roles on them checked and stored.
+
+    The judge is the classifier, and the grader / awareness judge when a share of the
+    answers is graded or rated; one playing an arm's own model is refused unless
+    ``allow_self_judging`` (:func:`study.disposition.roles.judge_roles`). The one set-up of
+    a run in one process and of a sharded run.
+    """
+    from study.disposition.roles import judge_roles
+
+    rows = study_arms(
+        study, batteries, session=session, arms=arms, concurrency=concurrency, on_plan=on_plan
+    )
+    roles = (
         "classifier",
         *(("grader",) if grade_share > 0 else ()),
         *(("awareness judge",) if awareness_share > 0 else ()),
     )
+    judge_roles(study, rows, judge, roles=roles, session=session, allow_self=allow_self_judging)
+    return rows
 
 
 def judge_backend(judge: str, env: Mapping[str, str] | None) -> ChatBackend | str:
@@ -217,19 +241,19 @@ def run_study(
         NotFoundError: the study has no arms.
         InputError: an asked-for arm is not in the study.
     """
-    from study.disposition.roles import judge_roles
     from study.run_setup import run_lease
 
-    rows = study_arms(
-        study, batteries, session=session, arms=arms, concurrency=concurrency, on_plan=on_plan
-    )
-    judge_roles(
+    rows = judged_arms(
         study,
-        rows,
-        judge,
-        roles=judged_roles(grade_share, awareness_share),
+        batteries,
         session=session,
-        allow_self=allow_self_judging,
+        judge=judge,
+        arms=arms,
+        concurrency=concurrency,
+        grade_share=grade_share,
+        awareness_share=awareness_share,
+        allow_self_judging=allow_self_judging,
+        on_plan=on_plan,
     )
     # one process per study: a second would ask every request of the plan again
     with run_lease(

@@ -210,26 +210,21 @@ def run_study_sharded(
         ServiceError: a lost task (:mod:`study.cluster.ray_executor`).
     """
     from study.disposition.draw import drawn_ids
-    from study.disposition.roles import judge_roles
-    from study.disposition.runs import judged_roles, study_arms
+    from study.disposition.runs import judged_arms
     from study.run_setup import run_lease
 
     session, settings = sharding.session, sharding.settings
-    rows = study_arms(
+    rows = judged_arms(
         study,
         batteries,
         session=session,
+        judge=judge,
         arms=arms,
         concurrency=concurrency,
+        grade_share=grade_share,
+        awareness_share=awareness_share,
+        allow_self_judging=allow_self_judging,
         on_plan=sharding.on_plan,
-    )
-    judge_roles(
-        study,
-        rows,
-        judge,
-        roles=judged_roles(grade_share, awareness_share),
-        session=session,
-        allow_self=allow_self_judging,
     )
     arm_ids = [a.id for a in rows]
     total = sum(len(batteries.probes()) * a.samples for a in rows)
