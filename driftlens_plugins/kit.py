@@ -12,7 +12,7 @@ this package stays importable by every room.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,10 @@ class RunOutcome:
     stored: int
     added: int
     total: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """What a job row keeps of it (plain JSON)."""
+        return {"run": self.run, "stored": self.stored, "added": self.added, "total": self.total}
 
 
 @dataclass(frozen=True)
@@ -74,3 +78,29 @@ class StudyKit:
 #: A job part: ``fn(args, *, session, settings) -> result`` with ``args`` the job's JSON
 #: arguments and ``result`` what the job row keeps (plain JSON).
 JobFn = Callable[..., dict[str, Any]]
+
+
+def kit_run_job(kit: Callable[[], StudyKit], instrument: str) -> JobFn:
+    """The ``run`` job of an instrument whose job is its kit's study: ``{"run", "model"}``.
+
+    Args:
+        kit: the instrument's ``study_kit`` part (called when the job runs).
+        instrument: how the instrument is named in the refusal of bad arguments.
+    """
+
+    def run_job(args: Mapping[str, Any], *, session: Any, settings: Any) -> dict[str, Any]:
+        """Run (or resume) the kit's study ``args["run"]`` of ``args["model"]``.
+
+        Raises:
+            InputError: ``run`` or ``model`` is missing.
+        """
+        from storage.errors import InputError
+
+        missing = [k for k in ("run", "model") if not isinstance(args.get(k), str)]
+        if missing:
+            raise InputError(f"A {instrument} run job needs {' and '.join(missing)} (text).")
+        out = kit().run(str(args["run"]), model=str(args["model"]), session=session,
+                        settings=settings)  # fmt: skip
+        return out.to_dict()
+
+    return run_job

@@ -27,7 +27,7 @@ def run_job(args: Mapping[str, Any], *, session: Session, settings: Settings) ->
         raise InputError(f"A toy run job needs {' and '.join(missing)} (text).")
     samples = int(args.get("samples", 8))
     out = run_coin(str(args["run"]), model=str(args["model"]), samples=samples, session=session)
-    return {"run": out.run, "stored": out.stored, "added": out.added, "total": out.total}
+    return out.to_dict()
 
 
 #: Job kind → function (the plugin's ``jobs`` part).
