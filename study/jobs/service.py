@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -47,8 +48,30 @@ START_GRACE_S = 60.0
 #: process stuck in a native call or starved on a loaded machine would otherwise run on.
 #: What it stored is kept either way, and a resume skips it.
 CANCEL_GRACE_S = 8.0
-#: Option names that would carry a secret; keys come from the environment only.
-_SECRET_OPTIONS = ("key", "token", "password", "secret")
+#: Words that make an option or argument name one that would carry a secret; keys come
+#: from the environment only. Matched as whole words of the name (``--api-key``,
+#: ``hf_token``, ``apikey``), so ``--max-tokens`` or a ``cache_key`` pass; see
+#: :func:`names_secret`.
+_SECRET_WORDS = frozenset({"key", "apikey", "token", "password", "passwd", "secret"})
+#: Words of a name that make a secret word harmless beside them: a count of tokens, a
+#: sort key, a cache key are not secrets.
+_HARMLESS_WITH = frozenset({"max", "min", "sort", "cache", "group"})
+
+
+def names_secret(name: str) -> bool:
+    """Whether an option or argument name is one that would carry a secret.
+
+    The name is cut into words at ``-``, ``_`` and ``.``; it names a secret when a word is
+    one of :data:`_SECRET_WORDS` and no word beside it says it is something else (a token
+    budget, a sort or cache key). A substring test refused ``--max-tokens`` and
+    ``cache_key``.
+
+    Args:
+        name: ``--api-key``, ``api_key``, ``max_tokens``...
+    """
+    words = [w for w in re.split(r"[-_.\s]+", name.lower()) if w]
+    return any(w in _SECRET_WORDS for w in words) and not any(w in _HARMLESS_WITH for w in words)
+
 
 # Popen objects of the jobs this process started: polled so finished children are reaped
 # (a zombie would otherwise linger under the app server until it exits).
@@ -59,7 +82,7 @@ def _check_argv(argv: Sequence[str]) -> list[str]:
     out = [str(a) for a in argv]
     for arg in out:
         name = arg.split("=", 1)[0].lower()
-        if name.startswith("--") and any(s in name for s in _SECRET_OPTIONS):
+        if name.startswith("--") and names_secret(name):
             raise InputError(
                 f"A job's command line must not carry {name}: secrets come from the "
                 "environment of the app server."
@@ -241,7 +264,7 @@ def submit_study_job(
         InputError: it has no job of that kind, or an argument would carry a secret.
     """
     job_function(runner, job)  # an unknown job is refused before a row is written
-    secret = [k for k in args if any(s in k.lower() for s in _SECRET_OPTIONS)]
+    secret = [k for k in args if names_secret(k)]
     if secret:
         raise InputError(
             f"A job's arguments must not carry {secret[0]!r}: secrets come from the "

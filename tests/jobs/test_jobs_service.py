@@ -206,3 +206,41 @@ def test_a_process_that_ignores_sigterm_is_killed_after_the_grace(
     finally:
         if child.poll() is None:
             child.kill()
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("--api-key", True),
+        ("--api-key=sk-1", True),
+        ("api_key", True),
+        ("apikey", True),
+        ("hf_token", True),
+        ("--password", True),
+        ("client.secret", True),
+        ("--max-tokens", False),
+        ("max_token", False),
+        ("sort_key", False),
+        ("--cache-key", False),
+        ("monkey", False),
+        ("tokens_per_s", False),
+    ],
+)
+def test_a_secret_is_a_word_of_the_name_not_a_substring(name: str, secret: bool) -> None:
+    from study.jobs.service import names_secret
+
+    assert names_secret(name.split("=", 1)[0]) is secret
+
+
+def test_a_job_with_a_token_budget_is_not_refused_as_a_secret(settings: Settings) -> None:
+    # the substring test refused --max-tokens: a token budget is no secret
+    with open_workspace_session(settings) as session:
+        job = submit_job(
+            session=session,
+            workspace=settings.workspace,
+            db_url=settings.db_url,
+            kind="generate",
+            title="x",
+            argv=[*GENERATE, "--max-tokens", "64"],
+        )
+        assert job.id is not None
