@@ -10,6 +10,8 @@ sets) a missing or broken engine fails the test instead, so CI cannot pass witho
 from __future__ import annotations
 
 import os
+import shlex
+import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,37 @@ def _missing(what: str) -> None:
     if os.environ.get("DRIFTLENS_REQUIRE_VLLM") == "1":
         pytest.fail(f"DRIFTLENS_REQUIRE_VLLM=1 but {message}")
     pytest.skip(message)
+
+
+#: How long an engine test waits for ``scripts/ci/vllm.sh`` still starting beside the suite
+#: (a clean machine installs vLLM and converts Gemma first: several minutes).
+PENDING_WAIT_S = 1800.0
+
+
+def _await_pending_engines() -> None:
+    """Take the servers' export line once ``scripts/test.sh``'s background start has ended.
+
+    ``scripts/test.sh`` starts ``scripts/ci/vllm.sh`` beside the suite instead of before it
+    and names its output file in ``DRIFTLENS_VLLM_PENDING``; the script's exit status lands
+    in ``<file>.rc`` when it ends. The first engine test waits for it here, then sets the
+    export line's variables in this process (the subprocesses a test starts inherit them).
+    """
+    pending = os.environ.get("DRIFTLENS_VLLM_PENDING", "").strip()
+    if not pending or os.environ.get("GEMMA_BASE_URL"):
+        return
+    status = Path(pending + ".rc")
+    deadline = time.monotonic() + PENDING_WAIT_S
+    while not status.is_file():
+        if time.monotonic() > deadline:
+            _missing(f"scripts/ci/vllm.sh did not finish within {PENDING_WAIT_S:.0f} s")
+        time.sleep(2.0)
+    rc = status.read_text(encoding="utf-8").strip()
+    if rc != "0":
+        _missing(f"scripts/ci/vllm.sh failed with exit status {rc} (its lines are in the log)")
+    for word in shlex.split(Path(pending).read_text(encoding="utf-8")):
+        name, sep, value = word.partition("=")
+        if sep and name.isidentifier():
+            os.environ[name] = value
 
 
 def _answers(base_url: str, key: str) -> bool:
@@ -46,6 +79,7 @@ class Served:
 
 
 def _served(service: str, spec: str) -> Served:
+    _await_pending_engines()
     url = os.environ.get(f"{service}_BASE_URL", "").strip()
     key = os.environ.get(f"{service}_API_KEY", "").strip()
     if not url or not key:
@@ -72,6 +106,7 @@ class VllmVenv:
 @pytest.fixture(scope="session")
 def vllm_venv() -> VllmVenv:
     """Where the in-process ``vllm/<path>`` backend can run."""
+    _await_pending_engines()
     python = os.environ.get("DRIFTLENS_VLLM_PYTHON", "").strip()
     tiny = os.environ.get("DRIFTLENS_VLLM_TINY_MODEL", "").strip()
     if not python or not tiny:
@@ -109,7 +144,6 @@ def request_timeout_for(
 def measure_seconds_per_token(served: Served, *, tokens: int = 16) -> float:
     """Seconds per generated token of one short request to ``served`` right now."""
     import json
-    import time
 
     service = served.spec.split("/")[1].upper()
     key = os.environ.get(f"{service}_API_KEY", "")
