@@ -17,35 +17,44 @@ stage "setup done"
 started_pg=0
 started_ls=0
 started_vllm=0
+pending_jobs=()   # server scripts running beside the suite (start_beside below)
+pending_files=()  # their output files
 cleanup() {
   if [ "$started_pg" = 1 ]; then scripts/ci/postgres.sh --stop >/dev/null 2>&1 || true; fi
   if [ "$started_ls" = 1 ]; then scripts/ci/labelstudio.sh --stop >/dev/null 2>&1 || true; fi
-  if [ -n "${vllm_job:-}" ]; then kill "$vllm_job" 2>/dev/null || true; wait "$vllm_job" 2>/dev/null || true; fi
+  local job file
+  for job in "${pending_jobs[@]}"; do kill "$job" 2>/dev/null || true; wait "$job" 2>/dev/null || true; done
   if [ "$started_vllm" = 1 ]; then scripts/ci/vllm.sh --stop >/dev/null 2>&1 || true; fi
-  if [ -n "${vllm_out:-}" ]; then rm -f "$vllm_out" "$vllm_out.rc"; fi
+  for file in "${pending_files[@]}"; do rm -f "$file" "$file.rc"; done
 }
 trap cleanup EXIT
+
+# A server script run beside the suite instead of before it: its output (the export line)
+# goes to a file named in $3, its exit status to <file>.rc when it ends, and the tests that
+# need the server wait for it (tests/pending_servers.py); the others start at once.
+# docs/performance.md, "Servers start beside the suite".
+start_beside() {  # label, script, variable
+  local out
+  out="$(mktemp)"
+  pending_files+=("$out")
+  (
+    set +e
+    "$2" >"$out"
+    rc=$?
+    echo "$rc" >"$out.rc.part" && mv "$out.rc.part" "$out.rc"
+    if [ "$rc" = 0 ]; then stage "$1 ready"; else stage "$1 failed (exit $rc)"; fi
+  ) &
+  pending_jobs+=("$!")
+  export "$3=$out"
+}
 
 # Real inference engines (tests/engines): vLLM's CPU build serving Gemma 3 270M (converted
 # once from its PyPI GGUF package) and a tiny local model; own virtualenv, reused between
 # runs; 127.0.0.1 with a generated API key. Its install, model builds and server start run
-# in the background while the other servers start and while the suite runs: pytest does not
-# wait for it, the engine tests do (tests/engines/conftest.py reads the export line from
-# $DRIFTLENS_VLLM_PENDING once the script has written its exit status beside it). That
-# starts pytest about 2.5 minutes sooner (docs/performance.md, "Engines start beside the
-# suite"). A failing engine is an error, not a skip.
+# beside the other servers and the suite. A failing engine is an error, not a skip.
 if [ "${DRIFTLENS_SKIP_VLLM:-0}" != "1" ]; then
   scripts/ci/vllm.sh --status >/dev/null 2>&1 || started_vllm=1
-  vllm_out="$(mktemp)"
-  (
-    set +e
-    scripts/ci/vllm.sh >"$vllm_out"
-    rc=$?
-    echo "$rc" >"$vllm_out.rc.part" && mv "$vllm_out.rc.part" "$vllm_out.rc"
-    if [ "$rc" = 0 ]; then stage "vLLM ready"; else stage "vLLM failed (exit $rc)"; fi
-  ) &
-  vllm_job=$!
-  export DRIFTLENS_VLLM_PENDING="$vllm_out"
+  start_beside vLLM scripts/ci/vllm.sh DRIFTLENS_VLLM_PENDING
   export DRIFTLENS_REQUIRE_VLLM=1  # the engine tests must run, not skip
 fi
 
@@ -61,13 +70,12 @@ if [ "${DRIFTLENS_SKIP_POSTGRES:-0}" != "1" ]; then
 fi
 
 # Label Studio 1.23.2 for the human-studies tests (own virtualenv, reused between runs;
-# 127.0.0.1; temporary data; generated admin and token). In CI a missing server is an
-# error, not a skip (tests/annotation/conftest.py).
+# 127.0.0.1; temporary data; generated admin and token), started beside the suite like the
+# engines (about two minutes of migrations). In CI a missing server is an error, not a skip
+# (tests/annotation/conftest.py).
 if [ "${DRIFTLENS_SKIP_LABELSTUDIO:-0}" != "1" ]; then
   scripts/ci/labelstudio.sh --status >/dev/null 2>&1 || started_ls=1
-  ls_env="$(scripts/ci/labelstudio.sh)"
-  eval "$ls_env"
-  stage "Label Studio ready"
+  start_beside "Label Studio" scripts/ci/labelstudio.sh DRIFTLENS_LS_PENDING
 fi
 
 # Debian chromium for the browser tests (Playwright drives it; no browser download).
@@ -128,10 +136,12 @@ for name in browser rest; do
   grep -E '^(FAILED|ERROR) |^=+ .*(passed|failed|error).* =+$' "$streams_dir/$name.log" || true
   [ "$rc" = 0 ] || status=1
 done
-if [ -n "${vllm_out:-}" ] && [ "$(cat "$vllm_out.rc" 2>/dev/null || echo unfinished)" != 0 ]; then
-  echo "error: scripts/ci/vllm.sh failed or did not finish (see its lines above)" >&2
-  status=1
-fi
+for file in "${pending_files[@]}"; do
+  if [ "$(cat "$file.rc" 2>/dev/null || echo unfinished)" != 0 ]; then
+    echo "error: a server script started beside the suite failed or did not finish (see its lines above)" >&2
+    status=1
+  fi
+done
 stage "pytest done (two streams)"
 rm -rf "$streams_dir"
 exit "$status"

@@ -18,6 +18,7 @@ import pytest
 
 from annotation.client import LabelStudioClient, LabelStudioConnection
 from tests.cli_runner import CliOutcome, cli_runner
+from tests.pending_servers import ServerScriptFailed, await_pending
 
 # The outcome type under the name this room's tests know.
 CliResult = CliOutcome
@@ -32,6 +33,10 @@ def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
 @pytest.fixture(scope="session")
 def ls_connection() -> LabelStudioConnection:
     """The test server's connection (skip locally / fail in CI when there is none)."""
+    try:  # scripts/test.sh starts Label Studio beside the suite: wait for it here
+        await_pending("DRIFTLENS_LS_PENDING", script="scripts/ci/labelstudio.sh")
+    except ServerScriptFailed as exc:
+        pytest.fail(str(exc))
     url = os.environ.get("LABEL_STUDIO_URL", "").strip()
     key = os.environ.get("LABEL_STUDIO_API_KEY", "").strip()
     if not url or not key:
@@ -161,7 +166,8 @@ def _prestarted_local_server(
     from annotation import server
 
     selected = any(item.name == LOCAL_SERVER_TEST for item in request.session.items)
-    if not (selected and os.environ.get("LABEL_STUDIO_URL")):
+    configured = os.environ.get("LABEL_STUDIO_URL") or os.environ.get("DRIFTLENS_LS_PENDING")
+    if not (selected and configured):
         yield None
         return
     if server.installed_version() != server.LS_VERSION:

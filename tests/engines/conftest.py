@@ -10,13 +10,14 @@ sets) a missing or broken engine fails the test instead, so CI cannot pass witho
 from __future__ import annotations
 
 import os
-import shlex
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.pending_servers import ServerScriptFailed, await_pending
 
 GEMMA_SPEC = "openai-api/gemma/gemma-3-270m"
 TINY_SPEC = "openai-api/tiny/tiny"
@@ -29,35 +30,12 @@ def _missing(what: str) -> None:
     pytest.skip(message)
 
 
-#: How long an engine test waits for ``scripts/ci/vllm.sh`` still starting beside the suite
-#: (a clean machine installs vLLM and converts Gemma first: several minutes).
-PENDING_WAIT_S = 1800.0
-
-
 def _await_pending_engines() -> None:
-    """Take the servers' export line once ``scripts/test.sh``'s background start has ended.
-
-    ``scripts/test.sh`` starts ``scripts/ci/vllm.sh`` beside the suite instead of before it
-    and names its output file in ``DRIFTLENS_VLLM_PENDING``; the script's exit status lands
-    in ``<file>.rc`` when it ends. The first engine test waits for it here, then sets the
-    export line's variables in this process (the subprocesses a test starts inherit them).
-    """
-    pending = os.environ.get("DRIFTLENS_VLLM_PENDING", "").strip()
-    if not pending or os.environ.get("GEMMA_BASE_URL"):
-        return
-    status = Path(pending + ".rc")
-    deadline = time.monotonic() + PENDING_WAIT_S
-    while not status.is_file():
-        if time.monotonic() > deadline:
-            _missing(f"scripts/ci/vllm.sh did not finish within {PENDING_WAIT_S:.0f} s")
-        time.sleep(2.0)
-    rc = status.read_text(encoding="utf-8").strip()
-    if rc != "0":
-        _missing(f"scripts/ci/vllm.sh failed with exit status {rc} (its lines are in the log)")
-    for word in shlex.split(Path(pending).read_text(encoding="utf-8")):
-        name, sep, value = word.partition("=")
-        if sep and name.isidentifier():
-            os.environ[name] = value
+    """Wait for ``scripts/ci/vllm.sh`` when ``scripts/test.sh`` started it beside the suite."""
+    try:
+        await_pending("DRIFTLENS_VLLM_PENDING", script="scripts/ci/vllm.sh")
+    except ServerScriptFailed as exc:
+        _missing(str(exc))
 
 
 def _answers(base_url: str, key: str) -> bool:
