@@ -37,7 +37,12 @@ HUMAN_TASKS = 24
 
 
 def _seed_workspace(*, session: Session) -> None:
-    """An empty workspace gets the ontology, the catalog and the study's questions."""
+    """The ontology and the catalog, and the study's questions where the workspace has none.
+
+    A run is over the workspace's questions (as every ``generate``): in the checks' fresh
+    workspace those are the six; a run job in a workspace with questions of its own asks
+    those.
+    """
     from ontology.versions import seed_ontologies
     from study.catalog.store import ensure_default_catalog
     from study.questions import (
@@ -60,9 +65,9 @@ def _stored(name: str, *, session: Session) -> int:
     from storage.repo.runs import existing_response_keys, get_run
 
     row = get_run(name, session=session)
-    return (
-        0 if row is None or row.id is None else len(existing_response_keys(row.id, session=session))
-    )
+    if row is None or row.id is None:
+        return 0
+    return len(existing_response_keys(row.id, session=session))
 
 
 def _run(
