@@ -1,10 +1,9 @@
 """Hostile text for simulated models whose answers must stay inert wherever they are shown.
 
-A simulator preset of an instrument (reasoning drift's ``sim/hostile``, disposition drift's
-``sim/disp-hostile-d…``) puts :data:`HOSTILE_TEXT` into its answers, so the instrument
-checks (``app/instrument_checks``) can show a report, a download and the terminal keep it
-text: a CSV formula start, a terminal colour escape and bell, Markdown table pipes and a
-backtick, HTML with a script, and a right-to-left override.
+An instrument's hostile simulator preset puts :data:`HOSTILE_TEXT` into its answers, so the
+instrument checks (``app/instrument_checks``) can show that its report, its downloads and
+the terminal keep it text: a CSV formula start, a terminal colour escape and bell, Markdown
+table pipes and a backtick, HTML with a script, and a right-to-left override.
 """
 
 from __future__ import annotations
