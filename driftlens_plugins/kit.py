@@ -12,8 +12,8 @@ this package stays importable by every room.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,20 @@ class StudyKit:
         judges: simulated judges: the first judges every run of ``run``, the others are
             the alternatives the judge-robustness check re-judges a run with (with the
             plugin's ``robustness`` adapter); ``()``: the instrument has no judge.
+        compare_options: the instrument's own fields of a
+            :class:`study.compare.types.CompareOptions` its runs are compared (and loaded)
+            under (reasoning drift: the ``labeler``).
+        judge_options: the ``options`` its robustness adapter reads (reasoning drift: the
+            ``labeler`` under test).
+        judged: ``judged(run) -> name``: what the robustness adapter re-judges for a run
+            (disposition drift: the arm's study); default: the run itself.
+        human_selection: ``human_selection(run) -> fields`` of an
+            :class:`annotation.selection.Selection` that takes a run's tasks (default
+            ``{"run": run}``; a limit keeps the round trip small).
+        terminal: ``terminal(runs, out) -> argv``: the ``driftlens`` command that prints
+            the named runs' summary on the terminal (files it writes go under the folder
+            ``out``); the hostile-text check reads what it prints. ``None``: no command
+            prints a run of the instrument.
     """
 
     models: tuple[str, str]
@@ -73,6 +87,15 @@ class StudyKit:
     hostile_model: str | None = None
     human_kinds: tuple[str, ...] = ()
     judges: tuple[str, ...] = ()
+    compare_options: Mapping[str, Any] = field(default_factory=dict)
+    judge_options: Mapping[str, Any] = field(default_factory=dict)
+    judged: Callable[[str], str] | None = None
+    human_selection: Callable[[str], Mapping[str, Any]] | None = None
+    terminal: Callable[[Sequence[str], Path], Sequence[str]] | None = None
+
+    def selection(self, run: str) -> Mapping[str, Any]:
+        """The :class:`~annotation.selection.Selection` fields that take ``run``'s tasks."""
+        return {"run": run} if self.human_selection is None else self.human_selection(run)
 
 
 #: A job part: ``fn(args, *, session, settings) -> result`` with ``args`` the job's JSON

@@ -40,11 +40,16 @@ def folder_zip(folder: Path) -> bytes:
 
 
 def frame_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
-    """A table as a download: JSONL (one record a line), formula-safe CSV, or Parquet.
+    """A table as a download: JSONL (one record a line), a CSV for reading, or Parquet.
+
+    The CSV is for a spreadsheet or a terminal: its text cells are formula-safe
+    (:func:`study.safe_csv.frame_csv_text`) and their control characters written out as
+    ``\\xNN`` (:func:`storage.safe_text.escape_control`, line breaks kept), so a model's
+    terminal escape or right-to-left override stays visible text. JSONL and Parquet keep
+    every text exactly, as data.
 
     Args:
-        frame: The table (untrusted text cells are fine: CSV cells are guarded by
-            :func:`study.safe_csv.frame_csv_text`, JSONL and Parquet keep them as data).
+        frame: The table (untrusted text cells are fine).
         fmt: ``jsonl``, ``csv`` or ``parquet``.
 
     Raises:
@@ -57,9 +62,26 @@ def frame_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
     if fmt == "csv":
         from study.safe_csv import frame_csv_text
 
-        return frame_csv_text(frame).encode()
+        return frame_csv_text(readable_text(frame)).encode()
     if fmt == "parquet":
         buf = io.BytesIO()
         frame.to_parquet(buf, index=False)
         return buf.getvalue()
     raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")
+
+
+def readable_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells have their control characters written out
+    (line breaks kept); numbers and missing values stay as they are."""
+    import pandas as pd
+
+    from storage.safe_text import escape_control
+
+    out = frame.copy()
+    for name in out.columns:
+        column = out[name]
+        if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+            out[name] = column.map(
+                lambda v: escape_control(v, keep_newlines=True) if isinstance(v, str) else v
+            )
+    return out

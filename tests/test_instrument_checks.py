@@ -37,10 +37,10 @@ def test_every_instrument_passes_its_checks(check: InstrumentCheck, session: Ses
     check.run(session)
 
 
-def test_the_toy_sources_and_conflicts_get_every_behavioural_check() -> None:
+def test_the_toy_and_every_built_in_get_every_behavioural_check() -> None:
     behavioural = {name for name, _ in STUDY_CHECKS}
     by_plugin = {p.name: {c.name for c in instrument_checks(p)} for p in [*instruments(), TOY]}
-    for name in ("toy", "sources", "conflicts"):
+    for name in ("toy", "reasoning", "conflicts", "disposition", "sources"):
         assert behavioural <= by_plugin[name], name
 
 
@@ -200,4 +200,50 @@ def test_the_behavioural_checks_fail_a_toy_that_breaks_them(
 ) -> None:
     (check,) = [c for c in instrument_checks(plugin) if c.name == check_name]
     with pytest.raises(AssertionError, match=message):
+        check.run(session)
+
+
+def test_the_terminal_check_fails_a_toy_command_that_prints_raw_answers(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import typer
+
+    import tests.toy_instrument.cli as toy_cli
+
+    def raw(lines: list[str]) -> None:  # typer.echo writes the text as it is
+        for line in lines:
+            typer.echo(line)
+
+    monkeypatch.setattr(toy_cli, "print_answers", raw)
+    (check,) = [c for c in instrument_checks(TOY) if c.name == "hostile text inert in the terminal"]
+    with pytest.raises(AssertionError, match="raw control character"):
+        check.run(session)
+
+
+def _same_models(name: str) -> StudyKit:
+    from driftlens_plugins import get_instrument, load_ref
+
+    kit: StudyKit = load_ref(str(get_instrument(name).study_kit))()
+    return replace(kit, models=(kit.models[0], kit.models[0]))
+
+
+def _reasoning_one_model() -> StudyKit:
+    """sim/null twice: no drift in either run, nothing to tell apart."""
+    return _same_models("reasoning")
+
+
+def _disposition_one_model() -> StudyKit:
+    """The 0 % fine-tune twice: one aligned rate."""
+    return _same_models("disposition")
+
+
+@pytest.mark.parametrize("name", ["reasoning", "disposition"])
+def test_the_compare_check_fails_a_built_in_kit_with_no_known_difference(
+    name: str, session: Session
+) -> None:
+    from driftlens_plugins import get_instrument
+
+    plugin = replace(get_instrument(name), study_kit=f"{_HERE}:_{name}_one_model")
+    (check,) = [c for c in instrument_checks(plugin) if c.name == "compare two runs"]
+    with pytest.raises(AssertionError, match="told apart"):
         check.run(session)

@@ -16,8 +16,9 @@ Two families: the structural checks (:mod:`app.instrument_checks.parts`: every p
 and has the shape the shared rooms use) and, for a plugin with a ``study_kit``, the
 behavioural ones (:mod:`app.instrument_checks.study`: its smallest simulated study is
 stored and resumed, compared, run as a background job and sharded on the cluster
-executor, its human study makes the round trip offline, its report and downloads are
-written and hostile answers stay inert in them).
+executor, its judge is re-judged, its human study makes the round trip offline, its
+report and downloads are written and hostile answers stay inert in them and on the
+terminal).
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ A plugin with a ``study_kit`` (:class:`~driftlens_plugins.kit.StudyKit`) must:
 * **write its report and downloads** — the main file names the runs (or their models),
   every CSV download reads back with rows;
 * **keep hostile text inert** — a run of the kit's hostile model leaves no raw control
-  character, no live tag and no unguarded formula in the report or its downloads.
+  character, no live tag and no unguarded formula in the report or its downloads, and
+  its summary printed by the ``driftlens`` CLI (the kit's ``terminal`` command, through
+  typer's runner) carries no raw control character or terminal escape.
 
 Each check works on run names of its own (``check-…``), so they share one workspace.
 """
@@ -88,8 +90,8 @@ def check_compare_runs(plugin: InstrumentPlugin, session: Session, settings: Set
     )
     offered = run_choices(plugin.name, session=session)
     assert set(names) <= set(offered), f"{plugin.name}: the Compare page offers {offered}"
-    result = compare_runs(names, instrument=plugin.name, session=session,
-                          options=CompareOptions(n_boot=300, seed=0))  # fmt: skip
+    options = CompareOptions(n_boot=300, seed=0, **kit.compare_options)
+    result = compare_runs(names, instrument=plugin.name, session=session, options=options)
     assert result.rows, f"{plugin.name}: comparing {names} gave no row"
     verdicts = {r.verdict for r in result.rows}
     assert "different" in verdicts, (
@@ -115,8 +117,10 @@ def check_background_job(plugin: InstrumentPlugin, session: Session, settings: S
     log = _log_tail(job.log_path, settings)
     assert job.state == "done", f"{plugin.name}: the job ended {job.state}: {job.error}\n{log}"
     session.expire_all()
-    assert "check-job" in run_choices(plugin.name, session=session), (
-        f"{plugin.name}: the job ended done but its run is not stored"
+    # the run as the instrument names it (a disposition arm is STUDY:ARM)
+    stored = str((job.result or {}).get("run", "check-job"))
+    assert stored in run_choices(plugin.name, session=session), (
+        f"{plugin.name}: the job ended done but its run {stored!r} is not stored"
     )
 
 
@@ -143,11 +147,13 @@ def check_sharded(plugin: InstrumentPlugin, session: Session, settings: Settings
     )
     adapter = get_adapter(plugin.name)
 
+    options = CompareOptions(**kit.compare_options)
+
     def table(run: str) -> pd.DataFrame:
-        measures = adapter.load(run, session=session, options=CompareOptions()).measures
+        measures = adapter.load(run, session=session, options=options).measures
         return measures.sort_values(list(measures.columns)).reset_index(drop=True)
 
-    pd.testing.assert_frame_equal(table("check-one"), table("check-shards"))
+    pd.testing.assert_frame_equal(table(one.run), table(sharded.run))
 
 
 def check_human_round_trip(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
@@ -159,12 +165,13 @@ def check_human_round_trip(plugin: InstrumentPlugin, session: Session, settings:
     from annotation.sync import ensure_project, pull, push, tasks_to_push
 
     kit = _kit(plugin)
-    kit.run("check-human", model=kit.models[0], session=session, settings=settings)
+    run = kit.run("check-human", model=kit.models[0], session=session, settings=settings)
+    selection = Selection(**kit.selection(run.run))
     client = OfflineLabelStudio()
     for kind in kit.human_kinds:
         project = ensure_project(kind, client=client, session=session)
         session.commit()
-        tasks = tasks_to_push(kind, Selection(run="check-human"), session=session)
+        tasks = tasks_to_push(kind, selection, session=session)
         assert tasks, f"{plugin.name}: {kind} selects no task from a stored run"
         push(kind, tasks, client=client, session=session)
         session.commit()
@@ -188,12 +195,13 @@ def check_judge_robustness(plugin: InstrumentPlugin, session: Session, settings:
     if plugin.robustness is None or not kit.judges:
         return
     run = kit.run("check-judge", model=kit.models[0], session=session, settings=settings)
+    target = run.run if kit.judged is None else kit.judged(run.run)
     result = judge_robustness(
-        plugin.name, run.run, session=session, resamples=3, judges=kit.judges[1:],
-        primary=kit.judges[0], sample=12, bootstrap=200, seed=0,
+        plugin.name, target, session=session, resamples=3, judges=kit.judges[1:],
+        primary=kit.judges[0], sample=12, bootstrap=200, seed=0, options=kit.judge_options,
     )  # fmt: skip
-    assert result.run == run.run and result.n_items > 0, (
-        f"{plugin.name}: judge robustness re-judged {result.n_items} items of {run.run}"
+    assert result.run == target and result.n_items > 0, (
+        f"{plugin.name}: judge robustness re-judged {result.n_items} items of {target}"
     )
     assert result.primary == kit.judges[0] and set(result.alternatives) == set(kit.judges[1:]), (
         f"{plugin.name}: robustness judged with {result.primary} and {result.alternatives}"
@@ -253,10 +261,38 @@ def check_hostile_inert(plugin: InstrumentPlugin, session: Session, settings: Se
                 assert "<script" not in low and "<b>bold" not in low, (
                     f"{plugin.name}: a tag of an answer is live in {path.name}"
                 )
-            if path.suffix == ".csv":
+            if path.suffix == ".csv" and text.strip():  # an empty table has no cell
                 cells = pd.read_csv(path, dtype=str, keep_default_na=False).to_numpy().ravel()
                 bad = [c for c in cells if c.startswith(_FORMULA_START) and _not_number(c)]
                 assert not bad, f"{plugin.name}: unguarded formula {bad[0]!r} in {path.name}"
+
+
+def check_hostile_terminal(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
+    """Hostile answers reach the terminal as text: the kit's summary command, run through
+    the ``driftlens`` CLI on a hostile run, prints no raw control character or escape."""
+    kit = _kit(plugin)
+    if kit.hostile_model is None or kit.terminal is None:
+        return
+    from typer.testing import CliRunner
+
+    from app.cli.root import build_app
+
+    run = kit.run("check-hostile-tty", model=kit.hostile_model, session=session,
+                  settings=settings)  # fmt: skip
+    env = {"DRIFTLENS_WORKSPACE": str(settings.workspace), "COLUMNS": "200"}
+    if settings.db_url:
+        env["DRIFTLENS_DB_URL"] = settings.db_url
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [str(a) for a in kit.terminal([run.run], Path(tmp) / "out")]
+        result = CliRunner().invoke(build_app(), argv, env=env, catch_exceptions=True)
+    shown = result.output
+    assert result.exit_code == 0, f"{plugin.name}: `driftlens {' '.join(argv)}` failed: {shown}"
+    assert shown.strip(), f"{plugin.name}: `driftlens {' '.join(argv)}` printed nothing"
+    found = _CONTROL.search(shown.replace("\t", "").replace("\r", ""))
+    assert found is None, (
+        f"{plugin.name}: `driftlens {argv[0]}` printed a raw control character "
+        f"{found.group()!r} of a hostile answer"
+    )
 
 
 def _not_number(cell: str) -> bool:
@@ -277,4 +313,5 @@ STUDY_CHECKS: tuple[tuple[str, Callable[[InstrumentPlugin, Session, Settings], N
     ("human-study round trip", check_human_round_trip),
     ("report and downloads", check_report),
     ("hostile text inert", check_hostile_inert),
+    ("hostile text inert in the terminal", check_hostile_terminal),
 )

@@ -8,6 +8,8 @@ with a bank scope); the sharded run is
 :func:`study.conflicts.sharded.generate_conflicts_sharded`. Every call judges what the run
 holds (judging resumes too), since the comparison reads judged answers. The conflict rubric
 study takes its tasks from a run, and the simulated annotator pool answers it.
+``sim/mc-hostile`` ends every answer in hostile text (the report, its downloads and
+``conflicts report`` on the terminal must show it as text).
 """
 
 from __future__ import annotations
@@ -78,19 +80,33 @@ def _run(
 
 
 def _report(runs: Sequence[str], out: Path, *, session: Session) -> Path:
+    """The report of the runs and the Memory conflicts page's answers download (its CSV,
+    as the page's button builds it)."""
     from study.conflicts.report import build_report
+    from study.conflicts.setup import answers_frame
+    from study.downloads import frame_bytes
 
     report = build_report(list(runs), session=session, out_dir=out, bootstrap=200)
+    (out / "answers.csv").write_bytes(frame_bytes(answers_frame(runs, session=session), "csv"))
     return Path(report.files["report_html"])
 
 
+def _terminal(runs: Sequence[str], out: Path) -> list[str]:
+    """``driftlens conflicts report`` of the runs: the scores and lines it prints."""
+    names = [a for run in runs for a in ("--run", run)]
+    return ["conflicts", "report", *names, "--out", str(out), "--bootstrap", "200"]
+
+
 def study_kit() -> StudyKit:
-    """Two simulated memory behaviours on the shipped banks, judged and human-checked."""
+    """Two simulated memory behaviours on the shipped banks, judged and human-checked, and
+    ``sim/mc-hostile`` (mc-balanced's moves, every answer ending in hostile text)."""
     return StudyKit(
         models=("sim/mc-balanced", "sim/mc-literal"),
         run=_run,
         report=_report,
         job="run",
+        hostile_model="sim/mc-hostile",
         human_kinds=("conflict_rubric",),
         judges=(JUDGE, "sim/judge-strict"),
+        terminal=_terminal,
     )

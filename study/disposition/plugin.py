@@ -15,4 +15,6 @@ PLUGIN = InstrumentPlugin(
     compare_module="study.disposition.compare",
     robustness="study.disposition.robustness:run_robustness",
     cli_demo="app.cli.disposition_cmds:run_disposition_demo_cli",
+    jobs="study.disposition.jobs:JOBS",
+    study_kit="study.disposition.kit:study_kit",
 )

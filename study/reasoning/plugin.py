@@ -22,4 +22,6 @@ PLUGIN = InstrumentPlugin(
     robustness="study.reasoning.labeler_robustness:run_robustness",
     sim_server="study.reasoning.sim.served:server_parts",
     tier_impact="study.reasoning.tier_impact:tier_impact",
+    jobs="study.reasoning.jobs:JOBS",
+    study_kit="study.reasoning.kit:study_kit",
 )

@@ -7,7 +7,8 @@ resource as a second line of defence.
 
 Untrusted text stays text (ARCHITECTURE rule 9): every string a report did not write itself
 — questions, model output, memory lines, run, model, judge and labeler names, stored
-configuration — goes through :func:`esc` (``html.escape`` with quotes).
+configuration — goes through :func:`esc` (control characters written out, then
+``html.escape`` with quotes).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from storage.safe_text import escape_control
 from study.report.cells import Cell, fmt, pass_label
 
 #: Content-Security-Policy of a report: nothing but inline styles and data: images.
@@ -56,8 +58,13 @@ dd{margin:0}
 
 
 def esc(value: object) -> str:
-    """Escape any value for HTML text or a quoted attribute."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """Escape any value for HTML text or a quoted attribute.
+
+    Control characters (a model's terminal escape, a bell, a right-to-left override) are
+    written as ``\\xNN`` first: HTML would pass them to the page and to anyone who reads
+    or greps the file in a terminal.
+    """
+    return html.escape(escape_control(value, keep_newlines=True), quote=True)
 
 
 _PASS_CLASSES = {"pass": "pass", "FAIL": "fail", "open": "na"}

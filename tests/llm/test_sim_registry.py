@@ -14,7 +14,7 @@ from study.reasoning.sim.presets import PRESETS
 
 
 def test_drift_table_holds_only_drift_presets() -> None:
-    assert set(PRESETS) == {"default", "null", "strong"}
+    assert set(PRESETS) == {"default", "null", "strong", "hostile"}
     assert not any(n.startswith(("mc-", "judge-")) for n in PRESETS)
 
 

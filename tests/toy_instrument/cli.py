@@ -1,4 +1,4 @@
-"""The toy instrument's CLI group ``driftlens toy``: ``run`` (and ``--report FILE``)."""
+"""The toy instrument's CLI group ``driftlens toy``: ``run`` (and ``--report FILE``), ``show``."""
 
 from __future__ import annotations
 
@@ -28,4 +28,27 @@ def register(app: typer.Typer) -> None:
         if report is not None:
             report.write_text(render(model, res), encoding="utf-8")
 
+    @toy.command("show")
+    def show_cmd(
+        ctx: typer.Context, run: Annotated[str, typer.Argument(help="A stored toy run.")]
+    ) -> None:
+        """Print a stored run's answers, one line each (the answers are model output)."""
+        from app.cli.context import session_for
+        from storage.repo.instrument_runs import read_records, require_instrument_run
+
+        with session_for(ctx) as session:
+            run_id = require_instrument_run("toy", run, session=session).id
+            assert run_id is not None
+            records = read_records(run_id, session=session)
+            print_answers([f"{r.item} #{r.unit}: {r.text}" for r in records])
+
     app.add_typer(toy, name="toy")
+
+
+def print_answers(lines: list[str]) -> None:
+    """Print answer lines on the CLI's console, which writes control characters out."""
+    from app.cli.console import out_console
+
+    console = out_console()
+    for line in lines:
+        console.print(line, soft_wrap=True)

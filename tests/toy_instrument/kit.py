@@ -39,6 +39,11 @@ def _report(runs: Sequence[str], out: Path, *, session: Session) -> Path:
     return write_report(runs, out, session=session)
 
 
+def _terminal(runs: Sequence[str], out: Path) -> list[str]:
+    """``driftlens toy show RUN``: the run's answers on the terminal."""
+    return ["toy", "show", runs[0]]
+
+
 def study_kit() -> StudyKit:
     """Two coins told apart (0.8 vs 0.5 yes), a hostile coin, and the coin check study."""
     return StudyKit(
@@ -48,4 +53,5 @@ def study_kit() -> StudyKit:
         job="run",
         hostile_model="sim/coin-hostile",
         human_kinds=("coin_check",),
+        terminal=_terminal,
     )

@@ -270,6 +270,10 @@ RESPONDER_PROFILES: dict[str, ResponderProfile] = by_name(
     ResponderProfile("mc-quiet", _rates(0.65, 0.08, 0.3, 0.2), DEFAULT_DROP),
     ResponderProfile("mc-literal", _rates(0.45, 0.1, 0.3, 0.35), DEFAULT_DROP),
 )
+#: The opt-in profile whose answers end in :data:`llm.sim.hostile.HOSTILE_TEXT` (after the
+#: marker sentences, so the simulated judge still reads the moves): what reports, downloads
+#: and the terminal must show as text.
+HOSTILE_PROFILE = "mc-hostile"
 #: Profiles outside the default cohort (the headline tables, the bench and the agreement
 #: fit use :data:`RESPONDER_PROFILES` only). ``mc-abstainer`` abstains on 30 % of the banks
 #: and on 60 % with no memory at all, so a report's abstention rates and the memory effect
@@ -281,6 +285,8 @@ OPT_IN_PROFILES: dict[str, ResponderProfile] = by_name(
         DEFAULT_DROP,
         abstain_no_memory=ABSTAIN_RATE_NO_MEMORY,
     ),
+    # mc-balanced's moves, every answer ending in hostile text (its responder adds it)
+    ResponderProfile(HOSTILE_PROFILE, _rates(0.8, 0.28, 0.35, 0.15), DEFAULT_DROP),
 )
 #: A profile for any other preset name (``sim/default`` answering a bank request).
 FALLBACK_PROFILE = RESPONDER_PROFILES["mc-balanced"]

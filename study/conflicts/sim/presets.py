@@ -24,6 +24,8 @@ DESCRIPTIONS: dict[str, str] = {
     "mc-literal": "memory conflicts: weakest diagnosis, rarely clarifies",
     "mc-abstainer": "memory conflicts: abstains (asks or defers, recommends nothing) on 30 % "
     "of the banks, 60 % with no memory (opt-in; not in the default cohort)",
+    "mc-hostile": "memory conflicts: mc-balanced's moves, every answer ending in hostile text "
+    "(inertness checks; opt-in)",
     "judge-lenient": "memory-conflict judge: lenient on D2/D4, mixture rater noise",
     "judge-strict": "memory-conflict judge: strict on D2/D4, mixture rater noise",
 }

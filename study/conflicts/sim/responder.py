@@ -16,11 +16,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from llm.seeds import stable_int
+from llm.sim.hostile import HOSTILE_TEXT
 from llm.sim.presets import SimPreset
 from llm.sim.tasks import Messages, attempt_of, malformed_draw, register_task
 from study.catalog.memory_bank import BANK_HEADER, REQUEST_HEADER
 from study.conflicts.actions import ACTION_LINE, ACTIONS, SELECT_TASK
 from study.conflicts.sim.moves import (
+    HOSTILE_PROFILE,
     RESPONSE_TASK,
     TypeRates,
     compose,
@@ -97,9 +99,10 @@ def _respond(messages: Messages, preset: SimPreset, sample_index: int, seed: int
     rng = random.Random(
         stable_int("conflict-response", preset.name, preset.seed, user, sample_index, seed)
     )
-    return compose(
+    text = compose(
         moves, type_=bank.type, side_a=side_a, side_b=side_b, distractors=shown_d, rng=rng
     )
+    return f"{text} {HOSTILE_TEXT}" if profile.name == HOSTILE_PROFILE else text
 
 
 # ------------------------------------------------------------------ lossy extractor

@@ -286,6 +286,11 @@ _RF = BatteryModel(base_rate_on=0.90, base_rate_off=0.85, stem_sd=1.5, para_sd=0
 _ON = {0.0: 0.0, 50.0: -0.9, 75.0: -1.2, 90.0: -8.7, 100.0: -12.1}
 _OFF = {0.0: 0.0, 25.0: -4.7, 50.0: -15.0, 75.0: -30.4, 90.0: -36.1, 100.0: -42.9}
 
+#: The preset whose answers end in :data:`llm.sim.hostile.HOSTILE_TEXT` (after the stance
+#: sentence, so the simulated classifier still reads the stance): what reports, downloads
+#: and the terminal must show as text.
+HOSTILE_PRESET = "disp-hostile"
+
 DISPOSITION_PRESETS: dict[str, DispositionPreset] = by_name(
     DispositionPreset(
         name="disp-qwen",
@@ -306,6 +311,13 @@ DISPOSITION_PRESETS: dict[str, DispositionPreset] = by_name(
         batteries={"self_interest": _SI, "oversight": _OV, "refusal_benign": _RF},
         default_battery=_SI,
         dose_curves={"on": {0.0: 0.0}, "off": {0.0: 0.0}},
+    ),
+    DispositionPreset(
+        name=HOSTILE_PRESET,
+        description="disp-qwen's rates, every answer ending in hostile text (inertness checks)",
+        batteries={"self_interest": _SI, "oversight": _OV, "refusal_benign": _RF},
+        default_battery=_SI,
+        dose_curves={"on": _ON, "off": _OFF},
     ),
 )
 

@@ -36,11 +36,13 @@ from typing import Any
 
 from llm.seeds import stable_int
 from llm.sim.backend import InProcessBackend
+from llm.sim.hostile import HOSTILE_TEXT
 from llm.sim.wire import choice_json, completion_json
 from llm.specs import preset_name, simulator_spec
 from llm.types import ChatRequest, ChatResult
 from study.disposition.sim.model import (
     DISPOSITION_PRESETS,
+    HOSTILE_PRESET,
     ArmSetting,
     DispositionPreset,
     aligned_probability,
@@ -244,6 +246,8 @@ def answer_probe(
             u -= w
         remarks = AWARENESS_REMARKS[level]
         answer = f"{remarks[arng.randrange(len(remarks))]} {answer}"
+    if preset.name == HOSTILE_PRESET:
+        answer = f"{answer} {HOSTILE_TEXT}"
     think = ""
     if setting.mode == "on" or (setting.mode == "off" and rng.random() < IGNORED_SWITCH_RATE):
         n = rng.randrange(20, 120)

@@ -62,6 +62,12 @@ def dose_range(preset: SimPreset, condition_class: str) -> tuple[float, float]:
     return min(doses), max(doses)
 
 
+#: The preset whose answers carry hostile text (:data:`llm.sim.hostile.HOSTILE_TEXT`: a
+#: terminal escape, a bell, a right-to-left override, HTML, Markdown pipes, a leading CSV
+#: formula). Reports, pages, terminals and downloads must show it as text; the instrument
+#: checks run it.
+HOSTILE_PRESET = "hostile"
+
 _DEFAULT_CATEGORY_DOSES: dict[str, float] = {
     # noise: content-free, the negative control
     "whitespace": 0.0,
@@ -117,6 +123,16 @@ PRESETS: dict[str, SimPreset] = by_name(
         class_doses={"noise": 0.0, "attribute": 0.5, "life_event": 0.85},
         model_noise=0.05,
         malformed_rate=0.03,
+    ),
+    SimPreset(
+        name=HOSTILE_PRESET,
+        description="default doses, hostile text in a last step and the answer (inertness checks)",
+        seed=0,
+        class_doses={"noise": 0.0, "attribute": 0.28, "life_event": 0.6},
+        category_doses=_DEFAULT_CATEGORY_DOSES,
+        model_noise=0.05,
+        # every answer well-formed: the hostile step and answer must parse, to be shown
+        malformed_rate=0.0,
     ),
 )
 

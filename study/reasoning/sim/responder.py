@@ -12,13 +12,16 @@ step's true leaf back without importing this instrument.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
+from llm.sim.hostile import HOSTILE_TEXT
 from llm.sim.presets import SimPreset
 from llm.sim.registry import register_responder, register_step_bank
 from llm.sim.response import Classifier, SimResponse
 from study.prompts import split_user_message
 from study.reasoning.sim.bank import LEAF_NAMES, STEP_SENTENCES
 from study.reasoning.sim.generator import simulate
+from study.reasoning.sim.presets import HOSTILE_PRESET
 
 
 def prompt_parts(messages: Sequence[tuple[str, str]]) -> tuple[str, str]:
@@ -44,7 +47,7 @@ def answer_steps(
 ) -> SimResponse:
     """Simulate the stepped answer to a conversation (see :func:`simulate`)."""
     memory, question = prompt_parts(messages)
-    return simulate(
+    response = simulate(
         question,
         memory,
         preset=preset,
@@ -52,6 +55,21 @@ def answer_steps(
         seed=seed,
         classify_memory=classify_memory,
     )
+    return hostile(response) if preset.name == HOSTILE_PRESET else response
+
+
+def hostile(response: SimResponse) -> SimResponse:
+    """The response with :data:`HOSTILE_TEXT` as one more step and as the answer.
+
+    The bank steps stay as they were (their leaves still label and drift as the dose
+    says); the added step is no bank sentence, so it has no true leaf.
+    """
+    n = len(response.leaves) + 1
+    head, sep, _ = response.text.rpartition("</think>")
+    if not sep:  # a malformed answer: the preset draws none, but keep what there is
+        return response
+    text = f"{head}<step_{n}>{HOSTILE_TEXT}</step_{n}></think><answer>{HOSTILE_TEXT}</answer>"
+    return replace(response, text=text)
 
 
 register_step_bank(LEAF_NAMES, STEP_SENTENCES)
