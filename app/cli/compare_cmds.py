@@ -13,16 +13,23 @@ from rich.table import Table
 
 from app.cli.console import fmt_p, out_console
 from app.cli.context import session_for
-from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
+from driftlens_plugins import instruments
 from study.limits import TOP_ITEMS
 
 _out = out_console(width=None if os.isatty(1) else 160)
+#: The registered instruments' names, in their order (the ``--instrument`` help).
+_INSTRUMENT_NAMES = ", ".join(p.name for p in instruments())
 
 
 def register(app: typer.Typer) -> None:
     """Add ``compare`` to the root application."""
     app.command("compare")(compare_cmd)
+
+
+def default_instrument() -> str:
+    """The instrument ``compare`` takes when none is named: the first the registry lists."""
+    return instruments()[0].name
 
 
 def _f(x: float, digits: int = 3) -> str:
@@ -33,14 +40,20 @@ def compare_cmd(
     ctx: typer.Context,
     runs: Annotated[list[str], typer.Argument(help="Two or more runs (RUN_A RUN_B [RUN_C …]).")],
     instrument: Annotated[
-        str,
-        typer.Option("--instrument", "-i", help="reasoning, disposition, conflicts or sources."),
-    ] = "reasoning",
+        str | None,
+        typer.Option(
+            "--instrument",
+            "-i",
+            help=f"The instrument whose runs these are: {_INSTRUMENT_NAMES} (default: the first).",
+        ),
+    ] = None,
     labeler: Annotated[
-        str | None, typer.Option("--labeler", "-l", help="Reasoning drift: the labeler.")
+        str | None,
+        typer.Option("--labeler", "-l", help="Runs compared by their step labels: whose labels."),
     ] = None,
     study: Annotated[
-        str | None, typer.Option("--study", help="Disposition: the study of the arms.")
+        str | None,
+        typer.Option("--study", help="Runs that are arms of a study: the study."),
     ] = None,
     margin: Annotated[
         str | None,
@@ -65,14 +78,6 @@ def compare_cmd(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
     ] = None,
-    versions: Annotated[
-        str | None,
-        typer.Option(
-            "--versions",
-            help="Reasoning: compare one run's labels and drift under two ontology versions "
-            "(A,B: ids, NAME or NAME@N).",
-        ),
-    ] = None,
     out_dir: Annotated[
         Path | None,
         typer.Option("--out", help="Write the report (HTML, Markdown, JSON) into this folder."),
@@ -84,12 +89,7 @@ def compare_cmd(
 
     if not 0 < alpha < 0.5:
         raise InputError("--alpha must lie between 0 and 0.5.")
-    if instrument == "reasoning" and not labeler:
-        raise InputError("Reasoning drift runs are compared under one labeler: pass --labeler.")
-    if versions is not None:
-        _versions(ctx, runs, versions, labeler=labeler, bootstrap=bootstrap, seed=seed,
-                  alpha=alpha, json_out=json_out)  # fmt: skip
-        return
+    name = instrument or default_instrument()
     options = CompareOptions(
         labeler=labeler, study=study, margin=parse_margin(margin), alpha=alpha,
         n_boot=bootstrap, seed=seed, top_items=top,
@@ -100,7 +100,7 @@ def compare_cmd(
     # Each bar is a stage of the command's job row (a shell's compare is a job too).
     with session_for(ctx) as session, progress_callback("Comparing runs") as update:
         result = compare_runs(
-            runs, instrument=instrument, session=session, options=options, progress=update
+            runs, instrument=name, session=session, options=options, progress=update
         )
     report_files = None
     if out_dir is not None:
@@ -140,52 +140,3 @@ def compare_cmd(
         _out.print(f"JSON written to {json_out}")
     if report_files is not None:
         _out.print(f"Report written to {report_files['report_html']}")
-
-
-def _versions(
-    ctx: typer.Context,
-    runs: list[str],
-    versions: str,
-    *,
-    labeler: str | None,
-    bootstrap: int,
-    seed: int,
-    alpha: float,
-    json_out: Path | None,
-) -> None:
-    """``compare RUN --versions A,B``: the ontology-version comparison of one run."""
-    from storage.errors import InputError
-    from study.reasoning.version_compare import compare_versions
-
-    names = [v.strip() for v in versions.split(",") if v.strip()]
-    if len(names) != 2 or len(runs) != 1:
-        raise InputError("--versions takes two versions (A,B) and exactly one run.")
-    if not labeler:
-        raise InputError("Pass --labeler: the labels of one labeler are compared.")
-    with session_for(ctx) as session:
-        vc = compare_versions(runs[0], names[0], names[1], labeler=labeler, session=session,
-                              n_boot=bootstrap, seed=seed, alpha=alpha)  # fmt: skip
-    _out.print(
-        f"{vc.run} ({vc.labeler}): {vc.version_a} → {vc.version_b}: {vc.changed} of "
-        f"{vc.shared_steps} steps changed leaf ({_f(vc.changed_share * 100, 1)} %), "
-        f"Cohen's κ {_f(vc.kappa)}; {vc.only_a} step(s) labeled only under {vc.version_a}, "
-        f"{vc.only_b} only under {vc.version_b}."
-    )
-    table = Table(title="Per-leaf flow (most steps first)", title_justify="left")
-    for name in ("leaf (A)", "steps", "kept", "went to (B)"):
-        table.add_column(name, justify="left" if name != "steps" and name != "kept" else "right")
-    for f in vc.flows:
-        moved = ", ".join(f"{leaf} {n}" for leaf, n in f.to if leaf != f.leaf_a) or "–"
-        table.add_row(f.leaf_a, str(f.steps), str(f.kept), moved)
-    _out.print(table)
-    flips = Table(title="Drift conclusions that flipped (BH-adjusted p < α under one version only)",
-                  title_justify="left")  # fmt: skip
-    for name in ("metric", "scope", "d_rel A", "p adj A", "d_rel B", "p adj B"):
-        flips.add_column(name)
-    for fl in vc.flips:
-        flips.add_row(fl.metric, fl.scope, _f(fl.drel_a), fmt_p(fl.p_adjusted_a), _f(fl.drel_b),
-                      fmt_p(fl.p_adjusted_b))  # fmt: skip
-    _out.print(flips if vc.flips else "No drift conclusion flipped between the versions.")
-    if json_out is not None:
-        write_json(json_out, vc.to_dict())
-        _out.print(f"JSON written to {json_out}")

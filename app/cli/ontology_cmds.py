@@ -15,6 +15,7 @@ from rich.table import Table
 from app.cli.console import fmt_measure, out_console
 from app.cli.context import session_for
 from app.cli.engine_args import apply_engine_args, engine_arg_option
+from app.cli.ontology_compare_cmds import compare_run_cmd
 from app.cli.ontology_refine_cmds import refine_cmd, refine_report_cmd
 from app.cli.ontology_validate_cmds import validate_app
 from app.cli.options import (
@@ -55,6 +56,7 @@ def register(app: typer.Typer) -> None:
     ontology_app.add_typer(validate_app, name="validate")
     ontology_app.command("refine")(refine_cmd)
     ontology_app.command("refine-report")(refine_report_cmd)
+    ontology_app.command("compare-run")(compare_run_cmd)
     export_app.command("labels")(export_labels_cmd)
 
 

@@ -93,12 +93,12 @@ def test_cli_versions_json_and_same_version_refused(
 ) -> None:
     v1, v2 = two_versions
     out = tmp_path / "v.json"
-    res = cli("compare", RUN, "--versions", f"{v1},{v2}", "-l", LABELER, "-B", "200",
+    res = cli("ontology", "compare-run", RUN, str(v1), str(v2), "-l", LABELER, "-B", "200",
               "--json", str(out))  # fmt: skip
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
     assert data["changed"] > 0 and data["flows"]
-    res = cli("compare", RUN, "--versions", f"{v1},{v1}", "-l", LABELER)
+    res = cli("ontology", "compare-run", RUN, str(v1), str(v1), "-l", LABELER)
     assert res.exit_code != 0 and "same ontology version" in str(res.exception)
 
 
