@@ -12,7 +12,13 @@ name an instrument. This package imports nothing of ours but the error family in
 ``storage.errors``, so every room may use it.
 """
 
-from driftlens_plugins.instrument import InstrumentPage, InstrumentPlugin, ResultPage, load_ref
+from driftlens_plugins.instrument import (
+    InstrumentPage,
+    InstrumentPlugin,
+    PresetListing,
+    ResultPage,
+    load_ref,
+)
 from driftlens_plugins.kit import RunOutcome, StudyKit
 from driftlens_plugins.registry import ENTRY_POINT_GROUP, get_instrument, instruments
 
@@ -20,6 +26,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "InstrumentPage",
     "InstrumentPlugin",
+    "PresetListing",
     "ResultPage",
     "RunOutcome",
     "StudyKit",

@@ -66,6 +66,26 @@ class ResultPage:
 
 
 @dataclass(frozen=True)
+class PresetListing:
+    """How ``driftlens sim presets`` shows an instrument's simulator presets.
+
+    Attributes:
+        heading: the line above its presets (a table's title when ``columns`` is given).
+        columns: a table's columns (the first is the preset); ``()``: no table.
+        rows: the table's rows, one text per column.
+        lines: one line per preset (``sim/name: what it does``), printed after the table.
+        families: the preset families of the simulator registry this listing shows, so the
+            generic listing of registered families leaves them out.
+    """
+
+    heading: str
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    lines: tuple[str, ...] = ()
+    families: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class InstrumentPlugin:
     """An instrument, as the shared rooms see it.
 
@@ -108,6 +128,9 @@ class InstrumentPlugin:
             :class:`~driftlens_plugins.kit.StudyKit` (its smallest simulated study), which
             the behavioural instrument checks drive; ``None``: only the structural checks
             apply.
+        sim_presets: ``module:function`` returning a :class:`PresetListing`, how
+            ``driftlens sim presets`` shows the presets its simulator answers; ``None``:
+            its presets (if any) are listed by their registered family only.
     """
 
     name: str
@@ -125,6 +148,7 @@ class InstrumentPlugin:
     tier_impact: str | None = None
     jobs: str | None = None
     study_kit: str | None = None
+    sim_presets: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -134,7 +158,8 @@ class InstrumentPlugin:
             )
         if not self.title.strip():
             raise ConfigError(f"Instrument {self.name!r} has an empty title.")
-        for part in ("sim_server", "robustness", "cli_demo", "tier_impact", "jobs", "study_kit"):
+        for part in ("sim_server", "robustness", "cli_demo", "tier_impact", "jobs", "study_kit",
+                     "sim_presets"):  # fmt: skip
             ref = getattr(self, part)
             if ref is not None and not _REF.match(ref):
                 raise ConfigError(

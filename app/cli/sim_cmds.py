@@ -80,54 +80,33 @@ def presets_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the full presets as JSON."),
 ) -> None:
     """List the simulator presets and their doses."""
-    from llm.sim.registry import DRIFT_FAMILY, all_presets, families
-    from study.reasoning.sim.presets import dose_range
+    from driftlens_plugins import PresetListing, instruments, load_ref
+    from llm.sim.registry import all_presets, families
 
     if as_json:
         every = all_presets()
         typer.echo(json.dumps({n: p.model_dump(mode="json") for n, p in every.items()}, indent=2))
         return
-    table = Table(title="Simulator presets (dose = edit probability per step)")
-    for col in ("preset", "noise", "attribute", "life event", "model noise", "malformed"):
-        table.add_column(col, justify="left" if col == "preset" else "right", no_wrap=True)
-
-    def span(lo_hi: tuple[float, float]) -> str:
-        lo, hi = lo_hi
-        return f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f}"
-
-    drift = families().get(DRIFT_FAMILY, {})
-    for name, p in drift.items():
-        table.add_row(
-            f"sim/{name}",
-            span(dose_range(p, "noise")),
-            span(dose_range(p, "attribute")),
-            span(dose_range(p, "life_event")),
-            f"{p.model_noise:.2f}",
-            f"{p.malformed_rate:.0%}",
-        )
-    _out.print(table)
-    for name, p in drift.items():
-        _out.print(f"  sim/{name} (v{p.version}): {p.description}")
+    listings: list[PresetListing] = [
+        load_ref(plugin.sim_presets)() for plugin in instruments() if plugin.sim_presets
+    ]
+    shown = {family for listing in listings for family in listing.families}
+    for listing in listings:
+        if listing.columns:
+            table = Table(title=listing.heading)
+            for i, col in enumerate(listing.columns):
+                table.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
+            for row in listing.rows:
+                table.add_row(*row)
+            _out.print(table)
+        else:
+            _out.print(listing.heading)
+        for line in listing.lines:
+            _out.print(f"  {line}")
+    # families registered without a listing of their own: their presets' descriptions
     for family, presets in families().items():
-        if family == DRIFT_FAMILY:
+        if family in shown:
             continue
         _out.print(f"Presets registered by the {family} instrument (no drift doses):")
         for name, p in presets.items():
             _out.print(f"  sim/{name} (v{p.version}): {p.description}")
-    _other_instrument_presets()
-
-
-def _other_instrument_presets() -> None:
-    """The source-reliance and disposition presets (answered by their own responders)."""
-    from study.disposition.sim.model import DISPOSITION_PRESETS
-    from study.sources.sim.probe import SOURCE_PRESETS
-
-    _out.print("Presets of the source-reliance simulator (`driftlens sources run --model`):")
-    for name, sp in SOURCE_PRESETS.items():
-        _out.print(f"  sim/{name}: {sp.description}")
-    _out.print(
-        "Presets of the disposition simulator (`driftlens disposition arms add --model "
-        "sim/<preset>-d<dose>[-s<train seed>]`, dose in % harmful training answers):"
-    )
-    for name, dp in DISPOSITION_PRESETS.items():
-        _out.print(f"  sim/{name}-d<dose>: {dp.description}")

@@ -95,6 +95,17 @@ def check_simulator(plugin: InstrumentPlugin, session: Session, settings: Settin
         f"{plugin.name}: {plugin.sim_module} registers no preset family {plugin.name!r} and "
         "no task handler"
     )
+    if plugin.sim_presets is not None:
+        from driftlens_plugins import PresetListing
+
+        listing = load_ref(plugin.sim_presets)()
+        assert isinstance(listing, PresetListing), (
+            f"{plugin.name}: sim_presets must return a PresetListing, not {type(listing)}"
+        )
+        assert listing.lines or listing.rows, f"{plugin.name}: its preset listing is empty"
+        assert all(len(r) == len(listing.columns) for r in listing.rows), (
+            f"{plugin.name}: a preset listing's row does not match its columns"
+        )
 
 
 def check_human_kinds(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:

@@ -17,4 +17,5 @@ PLUGIN = InstrumentPlugin(
     cli_demo="app.cli.disposition_cmds:run_disposition_demo_cli",
     jobs="study.disposition.jobs:JOBS",
     study_kit="study.disposition.kit:study_kit",
+    sim_presets="study.disposition.sim.model:preset_listing",
 )

@@ -24,4 +24,5 @@ PLUGIN = InstrumentPlugin(
     tier_impact="study.reasoning.tier_impact:tier_impact",
     jobs="study.reasoning.jobs:JOBS",
     study_kit="study.reasoning.kit:study_kit",
+    sim_presets="study.reasoning.sim.presets:preset_listing",
 )

@@ -14,4 +14,5 @@ PLUGIN = InstrumentPlugin(
     cli_demo="app.cli.sources_cmds:run_sources_demo_cli",
     jobs="study.sources.jobs:JOBS",
     study_kit="study.sources.kit:study_kit",
+    sim_presets="study.sources.sim.probe:preset_listing",
 )

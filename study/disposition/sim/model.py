@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 from scipy import optimize
 
+from driftlens_plugins import PresetListing
 from llm.specs import preset_name
 from storage.errors import ConfigError
 from study.named import by_name
@@ -336,3 +337,12 @@ def get_disposition_preset(name: str) -> DispositionPreset:
         raise ConfigError(
             f"Unknown disposition simulator preset {name!r}; known presets: {known}."
         ) from None
+
+
+def preset_listing() -> PresetListing:
+    """Disposition drift's presets for ``driftlens sim presets`` (answered by its responder)."""
+    return PresetListing(
+        heading="Presets of the disposition simulator (`driftlens disposition arms add --model "
+        "sim/<preset>-d<dose>[-s<train seed>]`, dose in % harmful training answers):",
+        lines=tuple(f"sim/{n}-d<dose>: {p.description}" for n, p in DISPOSITION_PRESETS.items()),
+    )

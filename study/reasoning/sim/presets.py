@@ -16,6 +16,7 @@ Importing the module registers the presets (:func:`llm.sim.registry.register_pre
 
 from __future__ import annotations
 
+from driftlens_plugins import PresetListing
 from llm.sim.presets import SimPreset
 from llm.sim.registry import DRIFT_FAMILY, register_presets
 from study.named import by_name
@@ -137,3 +138,32 @@ PRESETS: dict[str, SimPreset] = by_name(
 )
 
 register_presets(DRIFT_FAMILY, PRESETS.values())
+
+
+def preset_listing() -> PresetListing:
+    """Reasoning drift's presets for ``driftlens sim presets``: their doses per class."""
+    from llm.sim.registry import families
+
+    def span(lo_hi: tuple[float, float]) -> str:
+        lo, hi = lo_hi
+        return f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f}"
+
+    drift = families().get(DRIFT_FAMILY, {})
+    rows = tuple(
+        (
+            f"sim/{name}",
+            span(dose_range(p, "noise")),
+            span(dose_range(p, "attribute")),
+            span(dose_range(p, "life_event")),
+            f"{p.model_noise:.2f}",
+            f"{p.malformed_rate:.0%}",
+        )
+        for name, p in drift.items()
+    )
+    return PresetListing(
+        heading="Simulator presets (dose = edit probability per step)",
+        columns=("preset", "noise", "attribute", "life event", "model noise", "malformed"),
+        rows=rows,
+        lines=tuple(f"sim/{name} (v{p.version}): {p.description}" for name, p in drift.items()),
+        families=(DRIFT_FAMILY,),
+    )

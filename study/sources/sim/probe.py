@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from driftlens_plugins import PresetListing
 from llm.seeds import stable_int
 from llm.sim.tasks import case_payload, register_task
 from llm.specs import preset_name
@@ -377,3 +378,11 @@ def _tier2_claim(
 
 
 register_task(TIER2_TASK)(_tier2_claim)
+
+
+def preset_listing() -> PresetListing:
+    """Source reliance's presets for ``driftlens sim presets`` (answered by its responder)."""
+    return PresetListing(
+        heading="Presets of the source-reliance simulator (`driftlens sources run --model`):",
+        lines=tuple(f"sim/{n}: {p.description}" for n, p in SOURCE_PRESETS.items()),
+    )
