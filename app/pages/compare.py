@@ -32,6 +32,7 @@ from study.compare import (
     adapter_names,
     compare_runs,
     data_revision,
+    get_adapter,
     parse_margin,
     run_choices,
 )
@@ -62,66 +63,13 @@ st.caption(
     "equivalence test; three or more runs get letters (runs sharing one cannot be separated)."
 )
 
-mode = url_select("Compare", ["runs", "ontology versions"], param="mode", widget=st.radio,
-                  horizontal=True, format_func=str.capitalize)  # fmt: skip
-if mode == "ontology versions":
-    from ontology.versions import list_versions, version_label
-    from study.reasoning.compare import ADAPTER as REASONING
-    from study.reasoning.compare import used_labelers
-    from study.reasoning.version_compare import compare_versions
-
-    with page_session() as session:
-        run = url_select("Run", REASONING.list_runs(session=session), param="vrun", what="run")
-        labeler = url_select("Labeler", used_labelers(session=session) or ["keywords"],
-                             param="labeler")  # fmt: skip
-        names = [version_label(v) for v in list_versions(session=session)]
-        left, right = st.columns(2)
-        with left:
-            va = url_select("Version A", names, param="a", what="version")
-        with right:
-            vb = url_select("Version B", names, param="b", what="version",
-                            default=names[-1] if names else None)  # fmt: skip
-        if run is None or va is None or vb is None or labeler is None:
-            stop_with_info("Pick a run and two ontology versions.")
-        try:
-            with st.spinner("Comparing the versions…"):
-                vc = compare_versions(run, va, vb, labeler=labeler, session=session, n_boot=1000)
-        except DriftLensError as exc:
-            show_plain(exc)
-            st.stop()
-    if vc.simulated:
-        st.error(SIMULATED_NOTE)
-    st.metric("Steps whose leaf changed", f"{vc.changed} of {vc.shared_steps}",
-              help="Steps labeled under both versions.")  # fmt: skip
-    st.caption(
-        f"Identical labels {vc.identical_share:.1%}, Cohen's κ between the versions "
-        f"{vc.kappa:.3f}; {vc.only_a} step(s) labeled only under A, {vc.only_b} only under B."
-    )
-    st.subheader("Per-leaf flow")
-    st.dataframe(
-        [{"leaf (A)": f.leaf_a, "steps": f.steps, "kept": f.kept,
-          "went to (B)": ", ".join(f"{leaf} {n}" for leaf, n in f.to if leaf != f.leaf_a)}
-         for f in vc.flows],
-        hide_index=True,
-    )  # fmt: skip
-    st.subheader("Drift conclusions that flipped")
-    if vc.flips:
-        st.dataframe([f.__dict__ for f in vc.flips], hide_index=True)
-    else:
-        st.success("No drift conclusion flipped between the versions.")
-    st.subheader("Paired d_rel (B − A) on the same questions")
-    st.dataframe([r.to_dict() for r in vc.paired], hide_index=True)
-    st.stop()
-
 with page_session() as session:
     instrument = url_select("Instrument", list(adapter_names()), param="instrument")
     assert instrument is not None
     labeler = None
-    if instrument == "reasoning":
-        from study.reasoning.compare import used_labelers
-
-        labeler = url_select("Labeler", used_labelers(session=session) or ["keywords"],
-                             param="labeler")  # fmt: skip
+    offered = get_adapter(instrument).labelers(session=session)
+    if offered is not None:  # runs compared under one labeler's step labels
+        labeler = url_select("Labeler", offered, param="labeler")
     runs = url_multiselect(
         "Runs (two or more)", run_choices(instrument, session=session), param="run", what="run"
     )

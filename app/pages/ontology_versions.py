@@ -24,6 +24,56 @@ from ontology.versions import (
 )
 from storage.errors import DriftLensError
 
+
+def _run_under_two_versions(version_a: str, version_b: str) -> None:
+    """One run's labels by one labeler under two versions: leaf flow, κ, flipped conclusions."""
+    from study.compare.report import SIMULATED_NOTE
+    from study.reasoning.compare import ADAPTER as REASONING
+    from study.reasoning.version_compare import compare_versions
+
+    if version_a == version_b:
+        st.info("Pick two different versions above (Old and New).")
+        return
+    with page_session() as session:
+        left, right = st.columns(2)
+        run = url_select("Run", REASONING.list_runs(session=session), param="vrun", what="run",
+                         widget=left.selectbox)  # fmt: skip
+        labeler = url_select("Labeler", REASONING.labelers(session=session) or ["keywords"],
+                             param="labeler", widget=right.selectbox)  # fmt: skip
+        if run is None or labeler is None:
+            st.info("Pick a run labelled under both versions.")
+            return
+        try:
+            with st.spinner("Comparing the versions on the run…"):
+                vc = compare_versions(run, version_a, version_b, labeler=labeler,
+                                      session=session, n_boot=1000)  # fmt: skip
+        except DriftLensError as exc:
+            show_plain(exc)
+            return
+    if vc.simulated:
+        st.error(SIMULATED_NOTE)
+    st.metric("Steps whose leaf changed", f"{vc.changed} of {vc.shared_steps}",
+              help="Steps labeled under both versions.")  # fmt: skip
+    st.caption(
+        f"Identical labels {vc.identical_share:.1%}, Cohen's κ between the versions "
+        f"{vc.kappa:.3f}; {vc.only_a} step(s) labeled only under Old, {vc.only_b} only under New."
+    )
+    st.markdown("**Per-leaf flow**")
+    st.dataframe(
+        [{"leaf (Old)": f.leaf_a, "steps": f.steps, "kept": f.kept,
+          "went to (New)": ", ".join(f"{leaf} {n}" for leaf, n in f.to if leaf != f.leaf_a)}
+         for f in vc.flows],
+        hide_index=True,
+    )  # fmt: skip
+    st.markdown("**Drift conclusions that flipped**")
+    if vc.flips:
+        st.dataframe([f.__dict__ for f in vc.flips], hide_index=True)
+    else:
+        st.success("No drift conclusion flipped between the versions.")
+    st.markdown("**Paired d_rel (New − Old) on the same questions**")
+    st.dataframe([r.to_dict() for r in vc.paired], hide_index=True)
+
+
 st.title("Ontology")
 st.caption(
     "Value ontology versions (SPEC §5). Versions are immutable: an edit is saved as a new "
@@ -140,6 +190,16 @@ else:
     with st.expander("Diff as text", key="diff-text", on_change="rerun") as as_text:
         if as_text.open:
             st.code(render_diff(diff), language=None)
+
+# What the change did to a run: the run's labels and drift under Old and under New
+# (study.reasoning.version_compare; `driftlens ontology compare-run` in the terminal). Built
+# only while open; a link with ?vrun= opens it.
+with st.expander(
+    "What the change did to a run (its labels and drift under Old and New)",
+    expanded="vrun" in st.query_params, key="on-a-run", on_change="rerun",
+) as on_a_run:  # fmt: skip
+    if on_a_run.open:
+        _run_under_two_versions(labels[old_id], labels[new_id])
 
 st.subheader("Edit as a new version")
 flash = st.session_state.pop("versions_flash", None)

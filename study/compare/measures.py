@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from sqlmodel import Session
 
 from driftlens_core.paired import (
     PairedDifference,
@@ -221,6 +222,10 @@ class MeasureAdapter:
     name: str = ""
     headline: str = ""
     default_margin: float | None = None
+
+    def labelers(self, *, session: Session) -> list[str] | None:
+        """``None``: a measurement table is not compared under a labeler."""
+        return None
 
     def pair(
         self, a: RunData, b: RunData, shared: Sequence[str], *, options: CompareOptions,

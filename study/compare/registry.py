@@ -42,6 +42,11 @@ class Adapter(Protocol):
         """The names of the runs that can be compared (what the Compare page offers)."""
         ...
 
+    def labelers(self, *, session: Session) -> list[str] | None:
+        """The labelers its runs may be compared under (the Compare page offers them), or
+        ``None`` when its runs are not compared under a labeler."""
+        ...
+
     def load(self, run: str, *, session: Session, options: CompareOptions) -> RunData:
         """Read one run (raise a ``DriftLensError`` naming it when it cannot be read)."""
         ...

@@ -117,6 +117,10 @@ class ReasoningAdapter:
     revision_tables: tuple[type, ...] = (GenerationRun, Response, StepLabel)
     default_margin: float | None = None  # each row's own MDD
 
+    def labelers(self, *, session: Session) -> list[str] | None:
+        """The labelers that have labelled a run (the simulator-free default when none)."""
+        return used_labelers(session=session) or ["keywords"]
+
     def list_runs(self, *, session: Session) -> list[str]:
         """Generation runs of the reasoning instrument (not the memory-conflict ones)."""
         from storage.repo.runs import list_runs

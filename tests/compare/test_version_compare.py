@@ -102,7 +102,7 @@ def test_cli_versions_json_and_same_version_refused(
     assert res.exit_code != 0 and "same ontology version" in str(res.exception)
 
 
-def test_compare_page_opens_the_version_comparison_from_its_link(
+def test_ontology_page_opens_the_version_comparison_on_a_run_from_its_link(
     session: Session, two_versions: tuple[int, int]
 ) -> None:
     from streamlit.testing.v1 import AppTest
@@ -115,9 +115,9 @@ def test_compare_page_opens_the_version_comparison_from_its_link(
     assert v1 is not None and v2 is not None
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
-    at.switch_page("pages/compare.py")
-    params = {"mode": "ontology versions", "vrun": RUN, "labeler": LABELER,
-              "a": version_label(v1), "b": version_label(v2)}  # fmt: skip
+    at.switch_page("pages/ontology_versions.py")
+    params = {"vrun": RUN, "labeler": LABELER, "old": version_label(v1),
+              "new": version_label(v2)}  # fmt: skip
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
