@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from study.conflicts.analysis import TABLE_COLUMNS, analyze_scores, validate_scores
 from study.conflicts.items import import_bank_file
 from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts
@@ -51,9 +52,11 @@ def test_a_failed_report_leaves_the_previous_one_whole(
     session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import_bank_file(None, session=session)
-    opts = ConflictGenerationOptions(model="sim/mc-balanced", run="c1", doses=(0, 6), samples=1)
+    opts = ConflictGenerationOptions(
+        model=ModelSpec.parse("sim/mc-balanced"), run="c1", doses=(0, 6), samples=1
+    )
     generate_conflicts(opts, session=session)
-    judge_conflict_run("c1", "sim/judge-strict", session=session)
+    judge_conflict_run("c1", ModelSpec.parse("sim/judge-strict"), session=session)
     out = tmp_path / "rep"
     build_report(["c1"], session=session, out_dir=out, bootstrap=100)
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from study.disposition.browse import (
     answers_frame,
@@ -79,7 +80,11 @@ def test_the_page_commands_run_a_study_the_read_back_shows(
 
     out = report_folder(workspace, "st/1")
     assert out.parent == workspace / "reports" / "disposition" and out.name != "st_1"
-    result = cli(*run_argv("st/1", judge=SIM_JUDGE, batteries=path, report=out, bootstrap=200))
+    result = cli(
+        *run_argv(
+            "st/1", judge=ModelSpec.parse(SIM_JUDGE), batteries=path, report=out, bootstrap=200
+        )
+    )
     assert result.exit_code == 0, (result.output, result.exception)  # type: ignore[attr-defined]
     first = (out / "stats_on.json").read_text()
     # analysing again (another B) replaces the report folder as a whole

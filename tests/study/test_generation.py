@@ -14,6 +14,7 @@ from sqlmodel import select
 
 from llm.sim.presets import SimPreset
 from llm.sim.server import SimServer
+from llm.specs import ModelSpec
 from storage.errors import ConfigError, InputError
 from storage.models import GenerationRun, Question, Response
 from storage.repo.requests import stored_request
@@ -93,7 +94,7 @@ def test_generation_over_http_with_real_simulator(
         malformed_rate=0.4,
     )
     options = GenerationOptions(
-        model="openai-api/simhttp/sim/flaky",
+        model=ModelSpec.parse("openai-api/simhttp/sim/flaky"),
         run="http",
         perturbations="filler,age",
         samples=2,
@@ -151,7 +152,7 @@ def test_failed_requests_are_stored_then_retried(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     options = GenerationOptions(
-        model="openai-api/simhttp/sim/default",
+        model=ModelSpec.parse("openai-api/simhttp/sim/default"),
         run="retry",
         perturbations="none",
         samples=1,
