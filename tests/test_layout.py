@@ -415,6 +415,25 @@ def test_the_backend_union_check_sees_each_form() -> None:
     ]  # fmt: skip
 
 
+# A module is split where a concept ends and named for what it holds; a name that says it
+# is another module's overflow (report_render.py beside report.py) says no concept.
+OVERFLOW_SUFFIXES = ("_render", "_extra", "_more", "_rest", "_misc", "_helpers", "_part2")
+
+
+def overflow_names(modules: list[str]) -> list[str]:
+    """Modules named as another's overflow (``<name>_render``, ``_extra``, ``_part2``...)."""
+    return sorted(m for m in modules if m.rsplit(".", 1)[-1].endswith(OVERFLOW_SUFFIXES))
+
+
+def test_no_module_is_named_as_another_s_overflow() -> None:
+    assert overflow_names(list(_module_files())) == []
+
+
+def test_the_overflow_check_sees_a_suffix_and_not_a_concept() -> None:
+    names = ["study.conflicts.report_render", "app.cli.misc", "study.x.report", "a.b_extra"]
+    assert overflow_names(names) == ["a.b_extra", "study.conflicts.report_render"]
+
+
 def launched_modules(source: str) -> list[str]:
     """The modules a source starts as processes: ``"-m", "pkg.mod"`` in a list or tuple."""
     out = []

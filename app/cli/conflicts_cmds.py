@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from app.cli.conflicts_render import fixed, print_stats
+from app.cli.conflicts_stats import fixed, print_stats
 from app.cli.console import SafeConsole
 from app.cli.executor_args import (
     ADDRESS_OPTION,

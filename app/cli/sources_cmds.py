@@ -10,14 +10,14 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from app.cli.console import SafeConsole, fmt_num
+from app.cli.console import SafeConsole, fmt_num, term
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for, sharded_pass
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
 from app.cli.options import RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option, bounded_option
-from app.cli.sources_render import render_stats, term
+from app.cli.sources_stats import render_stats
 from llm.specs import ModelSpec, spec_simulated
 from study.limits import SFT_EXAMPLES
 from study.request_failures import RequestFailures

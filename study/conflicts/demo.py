@@ -23,7 +23,7 @@ from study.conflicts.plan import (
     generate_conflicts,
 )
 from study.conflicts.report import build_report
-from study.conflicts.report_render import ConflictReport
+from study.conflicts.report.document import ConflictReport
 from study.conflicts.score import ConflictJudgeSummary, judge_conflict_run
 
 DEMO_MODELS: tuple[str, ...] = (

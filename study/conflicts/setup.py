@@ -222,7 +222,7 @@ def run_conflict_study(
     """Answer, run the policies, judge and report (each step resumes what is stored).
 
     Returns:
-        The :class:`~study.conflicts.report.ConflictReport` written into ``out_dir``.
+        The :class:`~study.conflicts.report.document.ConflictReport` written into ``out_dir``.
 
     Raises:
         InputError: see :meth:`ConflictStudy.check`; no banks stored; nothing judged.

@@ -13,7 +13,7 @@ from study.conflicts.analysis import TABLE_COLUMNS, analyze_scores, validate_sco
 from study.conflicts.items import import_bank_file
 from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts
 from study.conflicts.report import build_report
-from study.conflicts.report_render import ConflictReport, render_html, render_markdown
+from study.conflicts.report.document import ConflictReport, render_html, render_markdown
 from study.conflicts.score import judge_conflict_run
 from tests.hostile_text import HOSTILE, assert_inert_html, assert_inert_markdown
 
