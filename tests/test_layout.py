@@ -376,7 +376,8 @@ def backend_or_text_unions(source: str) -> list[str]:
     while trees:
         tree, quoted_at = trees.pop(0)
         for node in ast.walk(tree):
-            line = int(quoted_at or getattr(node, "lineno", 0))
+            lineno: int = getattr(node, "lineno", 0)
+            line = quoted_at if quoted_at is not None else lineno
             if (
                 isinstance(node, ast.Constant)
                 and isinstance(node.value, str)
