@@ -61,7 +61,7 @@ def test_doses_and_arms() -> None:
         sim_arm_model("sim/nope", 0)
     models = {d: sim_arm_model("sim/disp-qwen", d) for d in (0.0, 75.0)}
     arms = dose_arms(models, reasoning=["on", "budget:64"], samples=2)
-    assert [(a.name, a.role, a.model) for a in arms] == [
+    assert [(a.name, a.role, str(a.model)) for a in arms] == [
         ("on-d000", "reference", "sim/disp-qwen-d000"),
         ("on-d075", "treatment", "sim/disp-qwen-d075"),
         ("budget64-d000", "reference", "sim/disp-qwen-d000"),
