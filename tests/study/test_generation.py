@@ -142,7 +142,8 @@ def test_generation_over_http_with_real_simulator(
             )
         with pytest.raises(ConfigError, match="different model"), db() as session:
             run_generation(
-                GenerationOptions(**{**options.__dict__, "model": "sim/default"}), session=session
+                GenerationOptions(**{**options.__dict__, "model": ModelSpec.parse("sim/default")}),
+                session=session,
             )
 
 
@@ -164,7 +165,9 @@ def test_failed_requests_are_stored_then_retried(
         monkeypatch.setenv("SIMHTTP_API_KEY", "k")
         from storage.errors import ServiceError
 
-        bad = GenerationOptions(**{**options.__dict__, "model": "openai-api/simhttp/sim/nope"})
+        bad = GenerationOptions(
+            **{**options.__dict__, "model": ModelSpec.parse("openai-api/simhttp/sim/nope")}
+        )
         with pytest.raises(ServiceError), db() as session:
             run_generation(bad, session=session)
         with db() as session:
