@@ -65,7 +65,7 @@ def test_a_failed_report_leaves_the_previous_one_whole(
     def dies(report: ConflictReport) -> str:
         raise RuntimeError("killed while writing")
 
-    import study.conflicts.report as module
+    import study.conflicts.report.build as module
 
     monkeypatch.setattr(module, "render_markdown", dies)
     with pytest.raises(RuntimeError):
