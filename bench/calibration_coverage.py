@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from llm.specs import ModelSpec
+
 DIMENSION = "d2"
 
 
@@ -61,11 +63,11 @@ def _study(
     seed = args.seed * 100_003 + s
     generate_conflicts(
         ConflictGenerationOptions(
-            model=args.model, run=run, doses=(6,), samples=args.samples, seed=seed
+            model=ModelSpec.parse(args.model), run=run, doses=(6,), samples=args.samples, seed=seed
         ),
         session=session,
     )
-    judge_conflict_run(run, args.judge, session=session)
+    judge_conflict_run(run, ModelSpec.parse(args.judge), session=session)
     session.commit()
     answers = answers_frame([run], session=session)
     n_slice = max(2, round(args.human_share * len(answers)))

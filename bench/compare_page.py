@@ -23,18 +23,41 @@ from pathlib import Path
 
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
+
 
 def _study(session: Session) -> tuple[str, str]:
     from study.disposition.items import load_sample_batteries
     from study.disposition.runs import ArmSpec, add_arms, run_study
 
-    add_arms("bench", [
-        ArmSpec("d025-s1", "sim/disp-qwen-d025-s1", role="reference", dose=25, train_seed=1,
-                reasoning="off"),
-        ArmSpec("d075-s1", "sim/disp-qwen-d075-s1", dose=75, train_seed=1, reasoning="off"),
-    ], session=session)  # fmt: skip
-    run_study("bench", load_sample_batteries(), session=session, judge="sim/default",
-              repeat_share=0.0)  # fmt: skip
+    add_arms(
+        "bench",
+        [
+            ArmSpec(
+                "d025-s1",
+                ModelSpec.parse("sim/disp-qwen-d025-s1"),
+                role="reference",
+                dose=25,
+                train_seed=1,
+                reasoning="off",
+            ),
+            ArmSpec(
+                "d075-s1",
+                ModelSpec.parse("sim/disp-qwen-d075-s1"),
+                dose=75,
+                train_seed=1,
+                reasoning="off",
+            ),
+        ],
+        session=session,
+    )
+    run_study(
+        "bench",
+        load_sample_batteries(),
+        session=session,
+        judge=ModelSpec.parse("sim/default"),
+        repeat_share=0.0,
+    )
     return "bench:d025-s1", "bench:d075-s1"
 
 

@@ -44,6 +44,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from llm.specs import ModelSpec
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -211,7 +213,7 @@ async def plain_loop(
 def run_plain(name: str, args: argparse.Namespace, reqs: list[ChatRequest]) -> Phase:
     base_url = os.environ[f"{args.service.upper()}_BASE_URL"]
     key = os.environ[f"{args.service.upper()}_API_KEY"]
-    backend = get_backend(f"openai-api/{args.service}/{args.model}")
+    backend = get_backend(ModelSpec.parse(f"openai-api/{args.service}/{args.model}"))
     bodies = [plain_body(args.model, r) for r in reqs]
     for body, r in zip(bodies, reqs, strict=True):
         # Same requests on the wire: what the workbench would send for each request.
@@ -228,7 +230,7 @@ def generation(args: argparse.Namespace, run: str) -> tuple[float, int, int]:
     from study.reasoning.generation import GenerationOptions, run_generation
 
     options = GenerationOptions(
-        model=f"openai-api/{args.service}/{args.model}",
+        model=ModelSpec.parse(f"openai-api/{args.service}/{args.model}"),
         run=run,
         perturbations="none",
         samples=args.samples,
@@ -264,7 +266,9 @@ def judging(args: argparse.Namespace, run: str) -> tuple[float, int]:
     start = time.perf_counter()
     with session_scope() as session:
         try:
-            judge_run(run, f"openai-api/{args.service}/{args.model}", session=session)
+            judge_run(
+                run, ModelSpec.parse(f"openai-api/{args.service}/{args.model}"), session=session
+            )
         except JudgeUnreadable as exc:  # prompt-and-repair on a base model: most unreadable
             print(f"judge: {exc}", file=sys.stderr)
     elapsed = time.perf_counter() - start
@@ -278,7 +282,11 @@ def sim_run(args: argparse.Namespace, run: str) -> None:
     with session_scope() as session:
         run_generation(
             GenerationOptions(
-                model="sim/default", run=run, perturbations="none", samples=1, seed=args.seed
+                model=ModelSpec.parse("sim/default"),
+                run=run,
+                perturbations="none",
+                samples=1,
+                seed=args.seed,
             ),
             session=session,
         )

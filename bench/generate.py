@@ -36,6 +36,8 @@ from typing import Any
 
 import httpx
 
+from llm.specs import ModelSpec
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -205,13 +207,13 @@ def main() -> None:
         url = stack.enter_context(sim_server(args.server))
         os.environ["SIM_BASE_URL"] = url
         os.environ["SIM_API_KEY"] = "bench"
-        backend = get_backend("openai-api/sim/sim/default")
+        backend = get_backend(ModelSpec.parse("openai-api/sim/sim/default"))
         run_chat_batch(backend, build_requests(128, offset=10**9), concurrency=args.concurrency)
         replicas = None
         if args.server == "process":
             second = stack.enter_context(sim_server(args.server))
             os.environ["SIM_BASE_URL"] = f"{url},{second}"
-            replicas = get_backend("openai-api/sim/sim/default")
+            replicas = get_backend(ModelSpec.parse("openai-api/sim/sim/default"))
             warm = build_requests(128, offset=10**9)
             run_chat_batch(replicas, warm, concurrency=args.concurrency)
         for k in range(args.repeat):

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from llm.specs import ModelSpec
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -43,11 +45,13 @@ def _workspace(path: Path) -> None:
         session.commit()
         run_generation(
             GenerationOptions(
-                model="sim/default", run="demo", perturbations="noise,bereavement,age,job_loss",
+                model=ModelSpec.parse("sim/default"),
+                run="demo",
+                perturbations="noise,bereavement,age,job_loss",
                 samples=2,
             ),
             session=session,
-        )  # fmt: skip
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     config = RefineConfig(
         run="demo",
         labelers=LABELERS,
-        rewriter="sim/rewriter-operational",
+        rewriter=ModelSpec.parse("sim/rewriter-operational"),
         ontology_version="original",
         target=1.0,
         max_rounds=args.rounds,

@@ -20,6 +20,8 @@ import json
 import sys
 from pathlib import Path
 
+from llm.specs import ModelSpec
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from study.sources.analysis import analyze_sources_table
@@ -59,7 +61,7 @@ def main() -> None:
     for name in PRESETS:
         preset = SOURCE_PRESETS[name]
         cfg = SourcesConfig(seed=args.seed)
-        run = run_sources(items, backend_for(f"sim/{name}", items), config=cfg)
+        run = run_sources(items, backend_for(ModelSpec.parse(f"sim/{name}"), items), config=cfg)
         assert run.n_unknown == 0 and run.n_errors == 0, (name, run.n_unknown, run.n_errors)
         cell = analyze_sources_table(run.table(), bootstrap=args.bootstrap, seed=5).to_dict()
         c = next(iter(cell["models"].values()))

@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from llm.specs import ModelSpec
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from llm.batch import run_chat_batch
@@ -48,7 +50,7 @@ def measure(
             for r, k in enumerate(asked)
         ]
         start = time.perf_counter()
-        results = run_chat_batch(model, requests, concurrency=concurrency)
+        results = run_chat_batch(ModelSpec.parse(model), requests, concurrency=concurrency)
         wall = time.perf_counter() - start
     parsed: dict[str, int] = {}
     tokens = 0

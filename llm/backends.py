@@ -1,16 +1,16 @@
-"""``get_backend(spec)``: the one place that turns a model spec into a backend."""
+"""``get_backend(spec)``: the one place that turns a parsed model spec into a backend."""
 
 from __future__ import annotations
 
 from llm.limits import current_limits
 from llm.openai_backend import OpenAIBackend
 from llm.retry import RetryPolicy
-from llm.specs import parse_spec, resolve_endpoint
+from llm.specs import ModelSpec, resolve_endpoint
 from llm.types import ChatBackend
 
 
 def get_backend(
-    spec: str,
+    spec: ModelSpec,
     *,
     env: dict[str, str] | None = None,
     timeout_s: float | None = None,
@@ -19,18 +19,18 @@ def get_backend(
     """Build the backend named by a ``provider/model`` spec.
 
     Args:
-        spec: ``openai/<model>``, ``openai-api/<service>/<model>``, ``vllm/<model>`` or
-            ``sim/<preset>``.
+        spec: The parsed spec (``openai/<model>``, ``openai-api/<service>/<model>``,
+            ``vllm/<model>`` or ``sim/<preset>``); the edge that read the text parsed it.
         env: Environment to read URLs and keys from (default ``os.environ``).
         timeout_s: Per-request timeout of HTTP backends (default: the limits in force,
             see :mod:`llm.limits`: ``--timeout``, ``DRIFTLENS_REQUEST_TIMEOUT_S``, 120 s).
         retry: Retry policy of HTTP backends (default: the limits' ``max_attempts``).
 
     Raises:
-        ConfigError: For malformed specs, missing variables, unknown presets, or vLLM
+        ConfigError: For missing variables, unknown presets, or vLLM
             without its extra or a GPU.
     """
-    info = parse_spec(spec)
+    info = spec
     if info.simulated:
         from llm.sim.backend import SimBackend
 

@@ -23,7 +23,7 @@ from llm.backends import get_backend
 from llm.limits import STALL_BUDGET_ENV, stall_budget_s
 from llm.retry import FATAL_KINDS
 from llm.sanitize import sanitize_result
-from llm.specs import parse_spec
+from llm.specs import ModelSpec, parse_spec
 from llm.stall import StallClock, stall_clock
 from llm.types import ChatBackend, ChatRequest, ChatResult, ResultCallback
 from storage.errors import ServiceError
@@ -52,7 +52,7 @@ __all__ = [
 
 
 async def arun_chat_batch(
-    backend_or_spec: ChatBackend | str,
+    backend_or_spec: ChatBackend | ModelSpec,
     requests: Sequence[ChatRequest],
     *,
     session: Any = None,
@@ -68,7 +68,7 @@ async def arun_chat_batch(
     not run an event loop.
 
     Args:
-        backend_or_spec: A backend or a ``provider/model`` spec.
+        backend_or_spec: A backend or the parsed spec to build one from.
         requests: The requests.
         session: A database session for the cache (``None``: no cache).
         concurrency: Maximum requests in flight.
@@ -213,8 +213,10 @@ async def _every(seconds: float, fn: Callable[[], None]) -> None:
         fn()
 
 
-def _backend(backend_or_spec: ChatBackend | str) -> ChatBackend:
-    return get_backend(backend_or_spec) if isinstance(backend_or_spec, str) else backend_or_spec
+def _backend(backend_or_spec: ChatBackend | ModelSpec) -> ChatBackend:
+    if isinstance(backend_or_spec, ModelSpec):
+        return get_backend(backend_or_spec)
+    return backend_or_spec
 
 
 def _answered(res: ChatResult) -> bool:
@@ -286,7 +288,7 @@ def _raise_if_refused(sent: Sequence[ChatResult]) -> None:
 
 
 async def arun_chat_chains(
-    backend_or_spec: ChatBackend | str,
+    backend_or_spec: ChatBackend | ModelSpec,
     requests: Sequence[ChatRequest],
     *,
     follow_up: FollowUp,
@@ -312,7 +314,7 @@ async def arun_chat_chains(
     again).
 
     Args:
-        backend_or_spec: A backend or a ``provider/model`` spec.
+        backend_or_spec: A backend or the parsed spec to build one from.
         requests: The first request of every chain.
         follow_up: Called in the event-loop thread with every result (cache hits
             included), in chain order for one chain.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from llm.batch import run_chat_batch
+from llm.specs import ModelSpec
 from llm.types import ChatBackend, ChatRequest
 
 
@@ -42,18 +43,18 @@ class RepeatCheck:
         )
 
 
-def check_repeat(backend: ChatBackend | str, request: ChatRequest) -> RepeatCheck:
+def check_repeat(backend: ChatBackend | ModelSpec, request: ChatRequest) -> RepeatCheck:
     """Send ``request`` twice without the cache and compare the replies.
 
     Args:
-        backend: The backend or its ``provider/model`` spec.
+        backend: The backend or its parsed spec.
         request: A seeded request (its ``attempt`` is cleared so it is an ordinary one).
     """
     req = replace(request, attempt=None)
     # two batches: identical requests in one batch are sent once
     first = run_chat_batch(backend, [req], session=None, concurrency=1)[0]
     second = run_chat_batch(backend, [req], session=None, concurrency=1)[0]
-    spec = backend if isinstance(backend, str) else backend.spec
+    spec = str(backend) if isinstance(backend, ModelSpec) else backend.spec
     agreed = (
         None if first.error is not None or second.error is not None else first.text == second.text
     )

@@ -12,7 +12,10 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BeforeValidator, PlainSerializer
 
 from storage.errors import ConfigError
 
@@ -80,6 +83,22 @@ class ModelSpec:
         if self.provider == "openai-api" and _is_sim_model_id(self.model):
             return self.model.partition("/")[2]
         return None
+
+
+def _spec_field(value: object) -> ModelSpec:
+    if isinstance(value, ModelSpec):
+        return value
+    if isinstance(value, str):
+        return parse_spec(value)
+    raise ConfigError(f"A model spec is text such as sim/default, not {type(value).__name__}.")
+
+
+#: A pydantic field holding a :class:`ModelSpec`: text is parsed when the options are made
+#: (a bad spec raises :class:`ConfigError`, one sentence), and the spec dumps as its
+#: canonical text, so an options model's JSON (and any digest of it) keeps its shape.
+SpecField = Annotated[
+    ModelSpec, BeforeValidator(_spec_field), PlainSerializer(str, return_type=str)
+]
 
 
 def _is_sim_model_id(model: str) -> bool:

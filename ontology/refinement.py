@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from sqlmodel import Session, select
 
 from llm.seeds import stable_int
+from llm.specs import SpecField
 from ontology.labelers.base import LabelItem, Progress, label_items
 from ontology.labelers.registry import make_labeler, parse_labeler_spec
 from ontology.prompts import REWRITE_RETRY, definition_block, rewrite_messages
@@ -68,7 +69,7 @@ class RefineConfig(BaseModel):
     version: int = 1
     run: str
     labelers: tuple[str, ...]
-    rewriter: str
+    rewriter: SpecField
     ontology_version: str | None = None
     target: float = 0.83
     trigger: float = 0.70
@@ -115,8 +116,6 @@ def check_config(config: RefineConfig) -> None:
             raise ConfigError(f"{name} must be at least 1")
     if config.margin < 0.0 or config.patience < 1 or config.max_pairs < 1:
         raise ConfigError("--margin must be >= 0, --patience and --max-pairs >= 1")
-    if not config.rewriter.strip():
-        raise ConfigError("give --rewriter MODEL (e.g. sim/rewriter-operational)")
     chat_backend(config.rewriter)  # an unknown simulator preset stops here
 
 
@@ -298,7 +297,7 @@ def propose(
         base_version_id=version.id,
         leaf_a=a,
         leaf_b=b,
-        model=config.rewriter,
+        model=str(config.rewriter),
         request={
             "round": round_row.number,
             "ontology_version_id": version.id,

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from ontology.labelers.base import Progress
 from ontology.refinement import RefineResult
 from ontology.validation import definition_robustness, within_model_stability
@@ -68,7 +69,7 @@ def final_version_tables(
     result: RefineResult,
     *,
     session: Session,
-    paraphraser: str | None = None,
+    paraphraser: ModelSpec | None = None,
     progress: Progress | None = None,
 ) -> FinalTables:
     """Compute the cross-model, within-model and robustness tables of the final version.
@@ -85,7 +86,8 @@ def final_version_tables(
     """
     last = _final_round(result)
     number = int(last["round"])
-    model = paraphraser or str(result.config.get("rewriter") or "sim/default")
+    # the stored options are text: read back, the rewriter is parsed once here
+    model = paraphraser or ModelSpec.parse(str(result.config.get("rewriter") or "sim/default"))
     within, robust, notes = [], [], []
     for labeler in result.config.get("labelers", []):
         stable = within_model_stability(number, labeler, session=session, progress=progress)

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from llm.structured import with_format
 from llm.types import ChatBackend, ChatMessage, ChatRequest, SamplingParams
 from ontology.agreement_tracking import ConfusedPair, compute_agreement
@@ -46,14 +46,13 @@ REPAIR = (
 )
 
 
-def chat_backend(model: str) -> ChatBackend | str:
-    """The backend for ``model``: the simulated studio model for ``sim/…``, else the spec.
+def chat_backend(spec: ModelSpec) -> ChatBackend | ModelSpec:
+    """The backend for ``spec``: the simulated studio model for ``sim/…``, else the spec.
 
     Raises:
         ConfigError: ``sim/<preset>`` names no simulator preset (the studio model answers
             any prompt, so a typo would otherwise be stored as a real proposal).
     """
-    spec = parse_spec(model)
     if spec.simulated:
         from llm.sim.registry import get_preset
         from ontology.labelers.sim import SimStudioBackend
@@ -64,11 +63,11 @@ def chat_backend(model: str) -> ChatBackend | str:
             return SimStudioBackend(rewriter=spec.model.removeprefix("rewriter-"))
         get_preset(spec.spec)
         return SimStudioBackend()
-    return model
+    return spec
 
 
 def ask(
-    model: str,
+    model: ModelSpec,
     messages: list[tuple[str, str]],
     *,
     session: Session | None,
@@ -139,7 +138,7 @@ def _pick_pair(
 def propose_rewrite(
     number: int,
     *,
-    model: str,
+    model: ModelSpec,
     session: Session,
     pair: tuple[str, str] | None = None,
     max_examples: int = 12,
@@ -149,7 +148,7 @@ def propose_rewrite(
 
     Args:
         number: The round.
-        model: ``provider/model`` spec (``sim/default`` answers offline).
+        model: The rewriter's parsed spec (``sim/default`` answers offline).
         session: Open session.
         pair: Two leaves (names or symbols) instead of the most-confused pair.
         max_examples: Disagreeing steps shown to the model.
@@ -199,7 +198,7 @@ def propose_rewrite(
         base_version_id=version.id,
         leaf_a=leaf_a,
         leaf_b=leaf_b,
-        model=model,
+        model=str(model),
         request=request,
         raw_output="\n----- repair -----\n".join(raws) or None,
         def_a_old=old_a,

@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from ontology.agreement_tracking import LabelRecord, compute_agreement
 from ontology.labelers.base import Progress
 from ontology.labelers.registry import ensure_labeler_spec, parse_labeler_spec, with_temperature
@@ -120,7 +121,7 @@ def within_model_stability(
 
 
 def paraphrase_version(
-    version: OntologyVersion, *, model: str, session: Session, seed: int = 0
+    version: OntologyVersion, *, model: ModelSpec, session: Session, seed: int = 0
 ) -> tuple[OntologyVersion, list[str]]:
     """Store a meaning-preserving rewrite of every leaf definition as a derived ontology.
 
@@ -144,7 +145,7 @@ def paraphrase_version(
     derived = ensure_version(
         paraphrased,
         session=session,
-        author=model,
+        author=str(model),
         note=f"paraphrase of every definition of {version.name}@{version.version}",
         parent_id=version.id,
     )
@@ -156,7 +157,7 @@ def definition_robustness(
     number: int,
     labeler: str,
     *,
-    model: str,
+    model: ModelSpec,
     session: Session,
     progress: Progress | None = None,
 ) -> ValidationReport:

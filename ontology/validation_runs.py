@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlmodel import Session
 
+from llm.specs import SpecField
 from ontology.agreement_tracking import _json_safe
 from ontology.labelers.base import Progress
 from ontology.validation import (
@@ -59,7 +60,7 @@ class ExperimentRequest(BaseModel):
     round: int | None = Field(default=None, ge=1)
     labeler: str | None = None
     temperature: float = Field(default=1.0, ge=0.0, le=2.0)
-    model: str | None = None
+    model: SpecField | None = None
     run: str | None = None
     labelers: tuple[str, ...] = ()
     sample: int = Field(default=100, ge=1)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from llm.specs import parse_spec, resolve_endpoint
+from llm.specs import ModelSpec, parse_spec, resolve_endpoint
 from storage.errors import ConfigError, InputError
 
 SIMULATOR = "simulator"
@@ -54,8 +54,8 @@ def configured_endpoints(env: Mapping[str, str]) -> list[Endpoint]:
     return out
 
 
-def check_model(spec: str, *, env: Mapping[str, str], presets: Mapping[str, str]) -> str:
-    """The normalised spec of a model a form was given, checked as a run would resolve it.
+def check_model(spec: str, *, env: Mapping[str, str], presets: Mapping[str, str]) -> ModelSpec:
+    """The parsed spec of a model a form was given, checked as a run would resolve it.
 
     Args:
         spec: ``sim/<preset>``, ``openai/<model>`` or ``openai-api/<service>/<model>``.
@@ -71,10 +71,10 @@ def check_model(spec: str, *, env: Mapping[str, str], presets: Mapping[str, str]
         if info.spec not in presets:
             known = ", ".join(sorted(presets)) or "none"
             raise InputError(f"Unknown simulator model {info.spec!r} here; use one of {known}.")
-        return info.spec
+        return info
     if info.over_http:
         resolve_endpoint(info, env=dict(env))
-        return info.spec
+        return info
     raise ConfigError(
         f"Model {info.spec!r} is not served over an API; the browser runs "
         "sim/<preset>, openai/<model> or openai-api/<service>/<model>."

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from llm.types import SamplingParams
 from storage.models import GenerationRun, ModelSpecRow
 from storage.repo.leases import Lease, acquire_lease, release_lease
@@ -49,13 +49,8 @@ def run_lease(key: str, *, session: Session, what: str) -> Iterator[Lease]:
         release_lease(lease, session=session)
 
 
-def model_row(model: str, *, session: Session) -> ModelSpecRow:
-    """The stored row of a ``provider/model`` spec (created on first use).
-
-    Raises:
-        ConfigError: The spec is malformed.
-    """
-    info = parse_spec(model)
+def model_row(info: ModelSpec, *, session: Session) -> ModelSpecRow:
+    """The stored row of a parsed ``provider/model`` spec (created on first use)."""
     row = get_or_create_model_spec(
         info.spec,
         provider=info.provider,
@@ -71,7 +66,7 @@ def model_row(model: str, *, session: Session) -> ModelSpecRow:
 def ensure_model_run(
     name: str,
     *,
-    model: str,
+    model: ModelSpec,
     prompt_version: str,
     sampling: SamplingParams,
     config: Mapping[str, Any],
@@ -81,7 +76,7 @@ def ensure_model_run(
     """The run row of ``name`` for ``model`` (created, or checked against the stored one).
 
     Raises:
-        ConfigError: The model spec is malformed, or the run exists with a different model,
+        ConfigError: The run exists with a different model,
             prompt version, sampling or catalog.
     """
     row = model_row(model, session=session)
@@ -92,7 +87,7 @@ def ensure_model_run(
         prompt_version=prompt_version,
         sampling=sampling.model_dump(),
         config=config,
-        simulated=parse_spec(model).simulator_output,
+        simulated=model.simulator_output,
         catalog_id=catalog_id,
         session=session,
     )

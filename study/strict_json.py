@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from llm.specs import ModelSpec
 from llm.structured import FLAG_FALLBACK, ResponseFormat, with_format
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from storage.errors import ServiceError
@@ -215,7 +216,7 @@ class _ParseGate:
 
 
 def run_with_repair(
-    target: ChatBackend | str,
+    target: ChatBackend | ModelSpec,
     first: Sequence[Sequence[ChatMessage]],
     *,
     max_tokens: int,
@@ -263,7 +264,7 @@ def run_with_repair(
     """
     from llm.batch import run_chat_batch
 
-    gate = _ParseGate(target if isinstance(target, str) else target.spec, on_answer)
+    gate = _ParseGate(target.spec, on_answer)
     failed = 0
     repairs: list[tuple[int, tuple[ChatMessage, ...], str]] = []
 

@@ -15,6 +15,7 @@ concept ends (docs/architecture.md, "Module size").
 from __future__ import annotations
 
 import ast
+import contextlib
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
@@ -347,6 +348,92 @@ def test_the_spec_prefix_check_sees_each_form() -> None:
     assert [h.split(":")[0] for h in spec_prefix_tests(source)] == [
         "line 1", "line 2", "line 3", "line 4",
     ]  # fmt: skip
+
+
+# After the edge (CLI, page, config) a model spec travels as llm.specs.ModelSpec: a
+# parameter typed ``ChatBackend | str`` takes raw text past it, to be parsed (or prefix-tested)
+# again wherever it lands (24 signatures once did).
+
+
+def _union_members(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return [*_union_members(node.left), *_union_members(node.right)]
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("Union", "Optional")
+    ):
+        inner = node.slice
+        return [m for e in (inner.elts if isinstance(inner, ast.Tuple) else [inner])
+                for m in _union_members(e)]  # fmt: skip
+    return [node]
+
+
+def backend_or_text_unions(source: str) -> list[str]:
+    """Type expressions that let a backend's place take spec text: ``ChatBackend | str``
+    (either order, ``Union``/``Optional``, quoted annotations too), one per line."""
+    found: dict[int, str] = {}
+    trees: list[tuple[ast.AST, int | None]] = [(ast.parse(source), None)]
+    while trees:
+        tree, quoted_at = trees.pop(0)
+        for node in ast.walk(tree):
+            lineno: int = getattr(node, "lineno", 0)
+            line = quoted_at if quoted_at is not None else lineno
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and ("ChatBackend" in node.value)
+            ):
+                with contextlib.suppress(SyntaxError):  # a quoted annotation
+                    trees.append((ast.parse(node.value.strip(), mode="eval"), line))
+            members = _union_members(node) if isinstance(node, ast.expr) else []
+            names = {m.id for m in members if isinstance(m, ast.Name)}
+            names |= {m.attr for m in members if isinstance(m, ast.Attribute)}
+            if len(members) > 1 and {"ChatBackend", "str"} <= names:
+                # a nested union (A | B | C) is seen at every level: the widest comes first
+                found.setdefault(line, f"line {line}: {ast.unparse(node)}")
+    return [found[k] for k in sorted(found)]
+
+
+def test_no_backend_or_spec_text_union() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)} {hit}"
+        for path in _module_files().values()
+        for hit in backend_or_text_unions(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_the_backend_union_check_sees_each_form() -> None:
+    source = (
+        "def f(a: ChatBackend | str) -> None: ...\n"
+        "def g(a: str | llm.types.ChatBackend | None) -> None: ...\n"
+        "X = Callable[[int], Union[ChatBackend, str]]\n"
+        "def h(a: 'ChatBackend | str') -> None: ...\n"
+        "def ok(a: ChatBackend | ModelSpec, b: str | None) -> None: ...\n"
+    )
+    assert [h.split(":")[0] for h in backend_or_text_unions(source)] == [
+        "line 1", "line 2", "line 3", "line 4",
+    ]  # fmt: skip
+
+
+# A module is split where a concept ends and named for what it holds; a name that says it
+# is another module's overflow (report_render.py beside report.py) says no concept.
+OVERFLOW_SUFFIXES = ("_render", "_extra", "_more", "_rest", "_misc", "_helpers", "_part2")
+
+
+def overflow_names(modules: list[str]) -> list[str]:
+    """Modules named as another's overflow (``<name>_render``, ``_extra``, ``_part2``...)."""
+    return sorted(m for m in modules if m.rsplit(".", 1)[-1].endswith(OVERFLOW_SUFFIXES))
+
+
+def test_no_module_is_named_as_another_s_overflow() -> None:
+    assert overflow_names(list(_module_files())) == []
+
+
+def test_the_overflow_check_sees_a_suffix_and_not_a_concept() -> None:
+    names = ["study.conflicts.report_render", "app.cli.misc", "study.x.report", "a.b_extra"]
+    assert overflow_names(names) == ["a.b_extra", "study.conflicts.report_render"]
 
 
 def launched_modules(source: str) -> list[str]:

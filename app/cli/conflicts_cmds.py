@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from app.cli.conflicts_render import fixed, print_stats
+from app.cli.conflicts_stats import fixed, print_stats
 from app.cli.console import SafeConsole
 from app.cli.executor_args import (
     ADDRESS_OPTION,
@@ -126,22 +126,23 @@ def generate_cmd(
     """
     from app.cli.context import session_for
     from app.cli.progress import progress_callback
-    from llm.specs import check_endpoint
+    from llm.specs import ModelSpec, check_endpoint
     from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts, parse_doses
     from study.conflicts.sharded import generate_conflicts_sharded
 
-    check_endpoint(model)  # before the plan line and the run row
-    runner = executor_for(ctx, executor, address, model=model)
+    spec = check_endpoint(model)  # the one parse, before the plan line and the run row
+    memory_spec = ModelSpec.parse(memory_model)
+    runner = executor_for(ctx, executor, address, model=spec)
 
     opts = ConflictGenerationOptions(
-        model=model,
+        model=spec,
         run=run,
         doses=parse_doses(distractors),
         samples=samples,
         track=track,
         extractor=system,
         dialogues=dialogues,
-        memory_model=memory_model,
+        memory_model=memory_spec,
         memory_embedding_model=memory_embedding_model,
         seed=seed,
         concurrency=concurrency,
@@ -189,11 +190,13 @@ def judge_cmd(
     """
     from app.cli.context import session_for
     from app.cli.progress import progress_callback
+    from llm.specs import ModelSpec
     from study.conflicts.score import judge_conflict_run
     from study.conflicts.sharded import judge_conflicts_sharded
 
     failed = requested = 0
-    for j in judge:
+    judges = [ModelSpec.parse(j) for j in judge]  # every judge's spec before any is asked
+    for j in judges:
         runner = executor_for(ctx, executor, address, model=j)
         with session_for(ctx) as session, progress_callback(f"judging with {j}") as bar:
             s = here_or_sharded(
@@ -237,15 +240,17 @@ def policy_cmd(
 ) -> None:
     """Answer every bank with a heuristic baseline or the two-stage action policy."""
     from app.cli.context import session_for
+    from llm.specs import ModelSpec
     from study.conflicts.plan import parse_doses
     from study.conflicts.policy import run_policy
 
+    backbone_spec = None if backbone is None else ModelSpec.parse(backbone)
     with session_for(ctx) as session:
         s = run_policy(
             policy,
             run,
             session=session,
-            backbone=backbone,
+            backbone=backbone_spec,
             doses=parse_doses(distractors),
             seed=seed,
         )
@@ -325,13 +330,14 @@ def study_cmd(
 
     from app.cli.context import session_for, settings
     from app.cli.progress import progress_callback
+    from llm.specs import ModelSpec
     from study.conflicts.plan import parse_doses
     from study.conflicts.setup import ConflictStudy, report_folder, run_conflict_study
 
     study = ConflictStudy(
         run=run,
-        model=model,
-        judges=tuple(judge),
+        model=ModelSpec.parse(model),
+        judges=tuple(ModelSpec.parse(j) for j in judge),
         doses=parse_doses(distractors),
         samples=samples,
         policies=tuple(policy),
@@ -458,9 +464,10 @@ def observe_cmd(
     """Label each extracted bank FULL / PARTIAL / None with an LLM observability judge."""
     from app.cli.context import session_for
     from app.cli.progress import progress_callback
+    from llm.specs import ModelSpec
     from study.conflicts.observability import judge_observability_run
 
-    for j in judge:
+    for j in [ModelSpec.parse(text) for text in judge]:
         with session_for(ctx) as session, progress_callback(f"observability with {j}") as bar:
             s = judge_observability_run(
                 run, j, session=session, concurrency=concurrency, progress=bar

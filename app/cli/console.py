@@ -14,13 +14,24 @@ instead of calling ``Console(...)`` directly. Markup is off by default: a ``[bol
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType
+from rich.markup import escape
 from rich.segment import Segment
 
 from storage.safe_text import escape_control
+
+
+def term(text: object) -> str:
+    """Untrusted text for a line printed with markup on: no control characters, no markup."""
+    s = "".join(
+        ch if unicodedata.category(ch)[0] != "C" else "\N{REPLACEMENT CHARACTER}"
+        for ch in str(text)
+    )
+    return escape(s)
 
 
 class SafeConsole(Console):

@@ -19,7 +19,7 @@ from app.cli.groups import command_group
 from app.cli.options import ALLOW_SELF_JUDGING_OPTION, JSON_OPTION, RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from study.request_failures import RequestFailures
 
 # a pipe or file gets a wide table instead of rich's 80-column default
@@ -205,7 +205,7 @@ def arms_add_cmd(
 
     spec = ArmSpec(
         name=name,
-        model=model,
+        model=ModelSpec.parse(model),
         role=role,
         dose=dose,
         train_seed=train_seed,
@@ -312,10 +312,12 @@ def run_cmd(
     from study.disposition.runs import run_study
     from study.disposition.sharded import run_study_sharded
 
+    judge_spec = ModelSpec.parse(judge)  # before the session: a bad spec stores nothing
     docs = read_batteries_arg(batteries)
     with ExitStack() as stack, session_for(ctx) as session:
-        models = [a.model for a in list_arms(session=session, study=study)]
-        vllm = next((m for m in models if parse_spec(m).in_process_engine), None)
+        # the arms' stored specs are text: read back, each is parsed once here
+        models = [ModelSpec.parse(a.model) for a in list_arms(session=session, study=study)]
+        vllm = next((m for m in models if m.in_process_engine), None)
         runner = executor_for(ctx, executor, address, model=vllm)
         gens, scores = here_or_sharded(
             ctx,
@@ -326,7 +328,7 @@ def run_cmd(
             docs,
             session=session,
             per_shard=shard_stems,
-            judge=judge,
+            judge=judge_spec,
             arms=arm or None,
             concurrency=concurrency,
             repeat_share=repeat_share,
@@ -396,6 +398,7 @@ def awareness_cmd(
     from storage.repo.disposition import require_arms
     from study.disposition.awareness import awareness_summary, rate_awareness
 
+    judge_spec = ModelSpec.parse(judge)  # before the session: a bad spec stores nothing
     with session_for(ctx) as session:
         rows = require_arms(study, session=session)
         if arm:
@@ -409,7 +412,7 @@ def awareness_cmd(
         judge_roles(
             study,
             rows,
-            judge,
+            str(judge_spec),
             roles=("awareness judge",),
             session=session,
             allow_self=allow_self_judging,
@@ -422,10 +425,12 @@ def awareness_cmd(
             progress_callback("rating awareness") as update,
         ):
             run = rate_awareness(
-                rows, judge=judge, session=session, share=share, seed=seed,
+                rows, judge=judge_spec, session=session, share=share, seed=seed,
                 concurrency=concurrency, progress=update,
             )  # fmt: skip
-        summary = awareness_summary(study, session=session, judge=judge, min_ratings=min_ratings)
+        summary = awareness_summary(
+            study, session=session, judge=str(judge_spec), min_ratings=min_ratings
+        )
     _out.print(
         f"Awareness judge {escape(run.judge_model)}: {run.scored} rated now "
         f"({run.repaired} repaired), {run.errors} malformed (stored, flagged), "

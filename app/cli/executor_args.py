@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 from app.cli.context import settings
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 
 if TYPE_CHECKING:
     from sqlmodel import Session
@@ -36,7 +36,7 @@ SHARD_QUESTIONS_OPTION = typer.Option(
 
 
 def executor_for(
-    ctx: typer.Context, name: str | None, address: str | None, *, model: str | None = None
+    ctx: typer.Context, name: str | None, address: str | None, *, model: ModelSpec | None = None
 ) -> Executor | None:
     """The executor asked for, or ``None`` for the single-process path.
 
@@ -50,7 +50,7 @@ def executor_for(
         return None
     from study.cluster.executors import make_executor
 
-    gpus = 1.0 if model is not None and parse_spec(model).in_process_engine else 0.0
+    gpus = 1.0 if model is not None and model.in_process_engine else 0.0
     return make_executor(name, settings=settings(ctx), address=address, gpus_per_task=gpus)
 
 

@@ -86,12 +86,12 @@ def generate_cmd(
 
     # the name and the model's endpoint before anything (plan line, run row) happens
     check_run_name(run)
-    check_endpoint(model)
+    spec = check_endpoint(model)  # the one parse of the spec
     apply_engine_args(engine_args)
-    runner = executor_for(ctx, executor, address, model=model)
+    runner = executor_for(ctx, executor, address, model=spec)
 
     options = GenerationOptions(
-        model=model,
+        model=spec,
         run=run,
         questions=questions,
         perturbations=perturbations,

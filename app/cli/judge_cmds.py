@@ -64,10 +64,12 @@ def judge_cmd(
     perturbed ones only. Unparseable replies get one repair request, then are stored as
     errors.
     """
+    from llm.specs import ModelSpec
     from study.reasoning.judges import judge_run
     from study.reasoning.sharded.judge import judge_run_sharded
 
-    runner = executor_for(ctx, executor, address, model=model)
+    spec = ModelSpec.parse(model)  # the one parse: a malformed spec is one line
+    runner = executor_for(ctx, executor, address, model=spec)
     limits = request_limits(timeout, max_attempts, judge_max_tokens=max_tokens)
     with limits, session_for(ctx) as session, progress_callback(f"judging {run}") as bar:
         summary = here_or_sharded(
@@ -76,7 +78,7 @@ def judge_cmd(
             judge_run,
             judge_run_sharded,
             run,
-            model,
+            spec,
             session=session,
             concurrency=concurrency,
             per_shard=shard_questions,

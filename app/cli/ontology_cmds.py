@@ -339,6 +339,7 @@ def rewrite_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Ask a model to rewrite two confused definitions; store the proposal for review."""
+    from llm.specs import ModelSpec
     from ontology.rewrite import propose_rewrite
     from storage.errors import ConfigError
 
@@ -348,8 +349,9 @@ def rewrite_cmd(
         if len(parts) != 2:
             raise ConfigError("--pair takes two leaves separated by a comma")
         chosen = (parts[0], parts[1])
+    spec = ModelSpec.parse(model)  # a malformed spec is one line before anything is read
     with session_for(ctx) as session:
-        p = propose_rewrite(round_number, model=model, session=session, pair=chosen, seed=seed)
+        p = propose_rewrite(round_number, model=spec, session=session, pair=chosen, seed=seed)
         data = {
             "proposal": p.id,
             "round": round_number,

@@ -64,16 +64,19 @@ def refine_cmd(
     Running the same command again resumes the loop where it stopped (or prints it, once
     it has ended).
     """
+    from llm.specs import ModelSpec
     from ontology.refinement import RefineConfig, check_config
     from storage.errors import ConfigError
     from study.jobs.reporter import record_result
 
     if review not in ("auto", "pause"):
         raise ConfigError(f"--review must be auto or pause, not {review!r}")
+    if not rewriter.strip():
+        raise ConfigError("give --rewriter MODEL (e.g. sim/rewriter-operational)")
     config = RefineConfig(
         run=run,
         labelers=tuple(s.strip() for s in labelers.split(",") if s.strip()),
-        rewriter=rewriter.strip(),
+        rewriter=ModelSpec.parse(rewriter),
         ontology_version=ontology_version,
         target=target,
         trigger=trigger,
@@ -128,18 +131,23 @@ def refine_report_cmd(
     tables label the final round's responses again (stored, so a second report labels
     nothing new).
     """
+    from llm.specs import ModelSpec
     from ontology.refinement_loop import loop_result
     from ontology.refinement_report import render_html
     from ontology.refinement_validation import final_version_tables
     from storage.errors import NotFoundError
     from storage.refinement_models import RefinementLoop
 
+    spec = None if paraphraser is None else ModelSpec.parse(paraphraser)
     with session_for(ctx) as session, progress_callback("labeling (steps)") as update:
         if session.get(RefinementLoop, loop) is None:
             raise NotFoundError(f"no refinement loop {loop} in this workspace")
         result = loop_result(loop, session=session)
         tables = final_version_tables(
-            result, session=session, paraphraser=paraphraser, progress=update
+            result,
+            session=session,
+            paraphraser=spec,
+            progress=update,
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_html(result, tables), encoding="utf-8")

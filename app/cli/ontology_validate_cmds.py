@@ -86,11 +86,14 @@ def validate_robustness_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Definition robustness: relabel under an equivalent rewrite of every definition."""
+    from llm.specs import ModelSpec
     from ontology.validation import definition_robustness
+
+    spec = ModelSpec.parse(model)  # a malformed spec: one line before a session opens
 
     def experiment(session: Any, update: Any) -> Any:
         return definition_robustness(
-            round_number, labeler, model=model, session=session, progress=update
+            round_number, labeler, model=spec, session=session, progress=update
         )
 
     _validate(ctx, "relabeling", as_json, experiment)

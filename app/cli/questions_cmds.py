@@ -127,12 +127,14 @@ def filter_cmd(
     """Screen questions with an LLM (SPEC §2): label, reason and domains per question."""
 
     from app.cli.progress import progress_callback
+    from llm.specs import ModelSpec
     from study.reasoning.question_filter import filter_questions
 
+    spec = ModelSpec.parse(model)  # before the session: a bad spec stores nothing
     limits = request_limits(timeout, max_attempts, judge_max_tokens=max_tokens)
     with limits, session_for(ctx) as session, progress_callback("filtering questions") as bar:
         s = filter_questions(
-            model, session=session, concurrency=concurrency, progress=bar, redo=redo
+            spec, session=session, concurrency=concurrency, progress=bar, redo=redo
         )
     if as_json:
         echo_json(s)

@@ -10,15 +10,15 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from app.cli.console import SafeConsole, fmt_num
+from app.cli.console import SafeConsole, fmt_num, term
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for, sharded_pass
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
 from app.cli.options import RANDOM_SEED_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option, bounded_option
-from app.cli.sources_render import render_stats, term
-from llm.specs import spec_simulated
+from app.cli.sources_stats import render_stats
+from llm.specs import ModelSpec, spec_simulated
 from study.limits import SFT_EXAMPLES
 from study.request_failures import RequestFailures
 
@@ -260,6 +260,7 @@ def run_cmd(
         from study.sources.store import load_sources_runs, run_stored_sources
         from study.sources.tier2 import read_claims
 
+        spec = ModelSpec.parse(model)  # the one parse: a malformed spec is one line
         items = read_items(items_path) if items_path else shipped_items()
         items = items[:limit] if limit else items
         if claims_path is not None and claims_set is not None:
@@ -290,8 +291,8 @@ def run_cmd(
         if target.exists() and not target.is_dir():  # said before any probe is asked
             raise DriftLensError(f"{target} is a file; --out needs a folder.")
         CONCURRENCY.check(concurrency)
-        runner = executor_for(ctx, executor, address, model=model)
-        backend = backend_for(model, items)
+        runner = executor_for(ctx, executor, address, model=spec)
+        backend = backend_for(spec, items)
         with session_for(ctx) as session:
             if runner is None:
                 summary = run_stored_sources(
@@ -312,7 +313,7 @@ def run_cmd(
                     summary = run_sources_sharded(
                         run_name,
                         items,
-                        model,
+                        spec,
                         cfgs,
                         sharding=sharded_pass(
                             ctx,
@@ -499,11 +500,16 @@ def claims_cmd(
         from study.sources.items import read_items, shipped_items
         from study.sources.tier2 import claims_to_jsonl, generate_claims, store_generated
 
+        writer = ModelSpec.parse(model)  # before the session: a bad spec stores nothing
         items = read_items(items_path) if items_path else shipped_items()
         name = claim_set or model
         with session_for(ctx) as session, progress_callback(f"claims by {model}") as update:
             res = generate_claims(
-                items, model, session=session, concurrency=concurrency, progress=update
+                items,
+                writer,
+                session=session,
+                concurrency=concurrency,
+                progress=update,
             )
             store_generated(res, claim_set=name, session=session)
             session.commit()

@@ -11,6 +11,7 @@ import streamlit as st
 from app.ui.db import page_session
 from app.ui.progress import progress_bar
 from app.ui.safe import show_plain
+from llm.specs import ModelSpec
 from storage.errors import DriftLensError
 from study.questions import import_questions, import_sample_questions, list_questions
 
@@ -60,7 +61,7 @@ with st.expander("Run the LLM filter", expanded=False):
         try:
             with page_session() as session:
                 fs = filter_questions(
-                    filter_model.strip(), session=session, progress=show_filter, redo=redo
+                    ModelSpec.parse(filter_model), session=session, progress=show_filter, redo=redo
                 )
         except DriftLensError as exc:
             show_plain(exc)

@@ -11,6 +11,7 @@ from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, show_plain
 from app.ui.url_state import url_open, url_select
 from app.ui.word_diff import diff_html
+from llm.specs import ModelSpec
 from ontology.prompts import definition_block
 from ontology.refinement_impact import gate_summary
 from ontology.refinement_loop import note_human_accept
@@ -94,7 +95,7 @@ if history:
                 with st.spinner(f"Asking {model} for a rewrite…"), page_session() as session:
                     proposal = propose_rewrite(
                         int(number),
-                        model=model,
+                        model=ModelSpec.parse(model),
                         session=session,
                         pair=(picked.leaf_a, picked.leaf_b),
                     )

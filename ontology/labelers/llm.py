@@ -18,6 +18,7 @@ from typing import Any
 from llm.batch import FollowUp
 from llm.limits import label_concurrency, labeler_max_tokens
 from llm.request_settings import request_settings
+from llm.specs import ModelSpec
 from llm.structured import with_format
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from ontology.labelers.base import BatchLabeler, LabelBatch, Progress, StepLabelResult
@@ -59,7 +60,7 @@ class LLMLabeler(BatchLabeler):
 
     Args:
         spec: The labeler spec string it was built from (stored with every label).
-        model: ``provider/model`` spec or a :class:`llm.types.ChatBackend`.
+        model: The parsed ``provider/model`` spec or a :class:`llm.types.ChatBackend`.
         temperature: Sampling temperature (0 by default: labeling is a classification).
         seed: Sampling seed.
         concurrency: Requests in flight (default: ``llm.limits.label_concurrency``).
@@ -70,7 +71,7 @@ class LLMLabeler(BatchLabeler):
     def __init__(
         self,
         spec: str,
-        model: str | ChatBackend,
+        model: ModelSpec | ChatBackend,
         *,
         temperature: float = 0.0,
         seed: int = 0,

@@ -19,6 +19,8 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
+from llm.types import ChatBackend
 from ontology.labelers.base import StepLabeler
 from ontology.labelers.keywords import KeywordLabeler
 from ontology.prompts import LABEL_PROMPT_VERSION
@@ -45,6 +47,8 @@ class LabelerConfig:
     seed: int | None = None
     prompt_version: str = ""
     params: dict[str, Any] = field(default_factory=dict)
+    #: the parsed model of an ``llm:`` labeler (``model`` is its text, as stored)
+    chat_model: ModelSpec | None = None
 
 
 def _options(text: str) -> tuple[dict[str, str], list[str]]:
@@ -109,6 +113,7 @@ def parse_labeler_spec(spec: str) -> LabelerConfig:
             seed=seed,
             prompt_version=LABEL_PROMPT_VERSION,
             params=params,
+            chat_model=info,
         )
     raise ConfigError(f"unknown labeler {spec!r}; available: {', '.join(KNOWN)}")
 
@@ -134,11 +139,14 @@ def make_labeler(spec: str) -> StepLabeler:
         return EmbedLabeler()
     from ontology.labelers.llm import LLMLabeler
 
-    model: Any = config.model
+    model: ChatBackend | ModelSpec
     if "sim" in config.params:
         from ontology.labelers.sim import SimStudioBackend, parse_sim_options
 
         model = SimStudioBackend(parse_sim_options(config.params["sim"]))
+    else:
+        assert config.chat_model is not None  # every other llm: config carries its model
+        model = config.chat_model
     return LLMLabeler(
         config.spec, model, temperature=config.temperature or 0.0, seed=config.seed or 0
     )

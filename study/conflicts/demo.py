@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sqlmodel import Session
 
-from llm.specs import preset_name
+from llm.specs import ModelSpec, preset_name
 from study.conflicts.items import BankImport, import_bank_file
 from study.conflicts.plan import (
     ConflictGenerationOptions,
@@ -23,7 +23,7 @@ from study.conflicts.plan import (
     generate_conflicts,
 )
 from study.conflicts.report import build_report
-from study.conflicts.report_render import ConflictReport
+from study.conflicts.report.document import ConflictReport
 from study.conflicts.score import ConflictJudgeSummary, judge_conflict_run
 
 DEMO_MODELS: tuple[str, ...] = (
@@ -70,12 +70,12 @@ def run_conflicts_demo(
     oracle_runs = [demo_run_name(m) for m in DEMO_MODELS]
     pipeline_runs = [demo_run_name(PIPELINE_MODEL, "pipeline")]
     jobs = [
-        ConflictGenerationOptions(model=m, run=r, doses=DEMO_DOSES, seed=DEMO_SEED)
+        ConflictGenerationOptions(model=ModelSpec.parse(m), run=r, doses=DEMO_DOSES, seed=DEMO_SEED)
         for m, r in zip(DEMO_MODELS, oracle_runs, strict=True)
     ]
     jobs.append(
         ConflictGenerationOptions(
-            model=PIPELINE_MODEL,
+            model=ModelSpec.parse(PIPELINE_MODEL),
             run=pipeline_runs[0],
             doses=(6,),
             track="pipeline",
@@ -98,13 +98,13 @@ def run_conflicts_demo(
             policy,
             run,
             session=session,
-            backbone=PIPELINE_MODEL if policy == "caap" else None,
+            backbone=ModelSpec.parse(PIPELINE_MODEL) if policy == "caap" else None,
             seed=DEMO_SEED,
         )
     judged: list[ConflictJudgeSummary] = []
     for run in [*oracle_runs, *pipeline_runs, *policy_runs]:
         for judge in DEMO_JUDGES:
-            judged.append(judge_conflict_run(run, judge, session=session))
+            judged.append(judge_conflict_run(run, ModelSpec.parse(judge), session=session))
     report = build_report(
         oracle_runs,
         pipeline_runs=pipeline_runs,

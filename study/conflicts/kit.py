@@ -45,6 +45,7 @@ def _run(
     executor: Any = None,
     per_shard: int | None = None,
 ) -> RunOutcome:
+    from llm.specs import ModelSpec
     from study.cluster.coordinator import ShardedPass
     from study.cluster.shards import ShardScope
     from study.conflicts.items import import_bank_file, stored_instances
@@ -57,7 +58,9 @@ def _run(
         import_bank_file(None, session=session)
         session.commit()
         banks = [q for q, _ in stored_instances(session=session)]
-    options = ConflictGenerationOptions(model=model, run=name, doses=(6,), samples=2, seed=4)
+    # the kit's edge: a job's JSON arguments hold the spec as text
+    spec = ModelSpec.parse(model)
+    options = ConflictGenerationOptions(model=spec, run=name, doses=(6,), samples=2, seed=4)
     total = len(banks) * len(options.doses) * options.samples
     before = _stored(name, session=session)
     if executor is not None:
@@ -73,7 +76,7 @@ def _run(
                                     lease_key=f"conflicts_run:{name}#partial")  # fmt: skip
         generate_conflicts(options, session=session, scope=scope)
     session.commit()
-    judge_conflict_run(name, JUDGE, session=session)
+    judge_conflict_run(name, ModelSpec.parse(JUDGE), session=session)
     session.commit()
     stored = _stored(name, session=session)
     return RunOutcome(run=name, stored=stored, added=stored - before, total=total)

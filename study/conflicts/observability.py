@@ -36,6 +36,7 @@ from sqlmodel import Session
 
 from annotation.agreement import LabelAgreement, label_agreement
 from llm.sim.tasks import task_marker
+from llm.specs import ModelSpec
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
 from storage.models import JudgeScore, Response
@@ -162,7 +163,7 @@ def observability_banks(run_name: str, *, session: Session) -> list[ExtractedBan
 
 def judge_observability_run(
     run_name: str,
-    judge_model: str,
+    judge: ModelSpec,
     *,
     session: Session,
     concurrency: int = 16,
@@ -173,12 +174,13 @@ def judge_observability_run(
 
     Args:
         run_name: The pipeline-track conflicts run.
-        judge_model: The judge, ``provider/model``; verdicts are stored under this name.
+        judge: The judge; verdicts are stored under its canonical ``provider/model`` text.
         session: Session (LLM cache and storage).
         concurrency: Requests in flight.
         progress: ``progress(done, total)`` over the first requests.
-        backend: A backend to use instead of building one from ``judge_model``.
+        backend: A backend to use instead of building one from ``judge``.
     """
+    judge_model = str(judge)
     rows = observability_banks(run_name, session=session)
     done = {
         s.response_id
@@ -209,7 +211,7 @@ def judge_observability_run(
 
     return run_judge_batch(
         run_name,
-        judge_model,
+        judge,
         [observability_messages(c) for c in cases],
         parse=lambda _i, text: parse_observability(text),
         repair_message=lambda _i, exc: (

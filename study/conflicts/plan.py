@@ -29,7 +29,7 @@ from sqlmodel import Session
 from llm.memory_systems import import_mem0_memory
 from llm.seeds import stable_int
 from llm.sim.tasks import task_marker
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from llm.types import ChatBackend, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from storage.hashing import content_hash
@@ -236,14 +236,14 @@ def _shown_text(item: BankPlanItem, provenance: str, index: int) -> str:
 class ConflictGenerationOptions:
     """What ``driftlens conflicts generate`` was asked for."""
 
-    model: str
+    model: ModelSpec
     run: str
     doses: tuple[int, ...] = (6,)
     samples: int = 1
     track: str = "oracle"
     extractor: str = "sim-lossy"
     dialogues: Path | None = None
-    memory_model: str = DEFAULT_MEMORY_MODEL
+    memory_model: ModelSpec = DEFAULT_MEMORY_MODEL
     memory_embedding_model: str = DEFAULT_EMBEDDING_MODEL
     concurrency: int = 16
     seed: int | None = None
@@ -295,10 +295,12 @@ def parse_doses(text: str) -> tuple[int, ...]:
 
 
 def _backend(
-    spec: str, instances: Sequence[tuple[int, ConflictInstance]], plan: Sequence[BankPlanItem]
-) -> ChatBackend | str:
+    spec: ModelSpec,
+    instances: Sequence[tuple[int, ConflictInstance]],
+    plan: Sequence[BankPlanItem],
+) -> ChatBackend | ModelSpec:
     """The backend; a simulated one first learns which memory is on which side."""
-    if parse_spec(spec).simulated:
+    if spec.simulated:
         from study.conflicts.simulation import register_instances, register_shown_banks
 
         register_instances(inst for _, inst in instances)
@@ -413,7 +415,7 @@ def _generate(
     lease: Lease,
     scope: ShardScope[int] | None = None,
 ) -> ConflictGenerationSummary:
-    info = parse_spec(options.model)
+    info = options.model
     existing = get_run(options.run, session=session)
     if existing is not None and existing.sampling:
         sampling = SamplingParams.model_validate(existing.sampling)
@@ -437,7 +439,7 @@ def _generate(
         if real:
             # before the run exists: a missing package is one sentence, nothing stored
             import_mem0_memory()
-            config["memory_model"] = options.memory_model
+            config["memory_model"] = str(options.memory_model)
         if real or reads_dialogues(get_extractor(options.extractor)):
             dset = read_dialogues(options.dialogues, (inst for _, inst in instances))
             dialogues = dset.by_instance

@@ -32,7 +32,7 @@ from typing import Any
 from sqlmodel import Session
 
 from llm.sim.tasks import task_marker
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from storage.models import Response
@@ -213,7 +213,7 @@ def run_policy(
     run: str,
     *,
     session: Session,
-    backbone: str | None = None,
+    backbone: ModelSpec | None = None,
     doses: Sequence[int] = (6,),
     seed: int = 0,
     concurrency: int = 16,
@@ -226,7 +226,7 @@ def run_policy(
     """
     if policy not in POLICIES:
         raise InputError(f"Unknown policy {policy!r}; use one of {', '.join(POLICIES)}.")
-    if policy == "caap" and not backbone:
+    if policy == "caap" and backbone is None:
         raise InputError("The caap policy needs --backbone MODEL (it writes the answers).")
     instances = stored_instances(session=session)
     if not instances:
@@ -256,7 +256,7 @@ def run_policy(
             "samples": 1,
             "run_seed": seed,
         },
-        simulated=policy == "caap" and parse_spec(backbone or "sim/x").simulated,
+        simulated=policy == "caap" and backbone is not None and backbone.simulated,
         session=session,
     )
     assert stored_run.id is not None
@@ -280,11 +280,11 @@ def run_policy(
             rows.append(_response(run_id, item, record, text, status="ok"))
     else:
         assert backbone is not None
-        if parse_spec(backbone).simulated:
+        if backbone.simulated:
             from study.conflicts.simulation import register_instances
 
             register_instances(inst for _, inst in instances)
-        target: ChatBackend | str = backend or backbone
+        target: ChatBackend | ModelSpec = backend or backbone
         chosen: dict[int, tuple[str, str, list[str]]] = {}
 
         def on_answer(i: int, value: tuple[str, str] | None, raws: list[str], _e: Any) -> None:

@@ -29,13 +29,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from llm.memory_systems import Mem0System, import_mem0_memory
-from llm.specs import parse_spec, resolve_endpoint
+from llm.specs import ModelSpec, parse_spec, resolve_endpoint
 from storage.errors import ConfigError
 from study.conflicts.tracks import MemorySystemExtractor
 
 #: Memory systems that run as real packages (not simulated extractors).
 REAL_SYSTEMS: tuple[str, ...] = ("mem0",)
-DEFAULT_MEMORY_MODEL = "sim/default"
+DEFAULT_MEMORY_MODEL = parse_spec("sim/default")
 DEFAULT_EMBEDDING_MODEL = "sim-embedding"
 
 
@@ -43,7 +43,7 @@ DEFAULT_EMBEDDING_MODEL = "sim-embedding"
 def open_real_extractor(
     name: str,
     *,
-    memory_model: str = DEFAULT_MEMORY_MODEL,
+    memory_model: ModelSpec = DEFAULT_MEMORY_MODEL,
     embedding_model: str = DEFAULT_EMBEDDING_MODEL,
     window: int = 5,
 ) -> Iterator[MemorySystemExtractor]:
@@ -51,7 +51,7 @@ def open_real_extractor(
 
     Args:
         name: The system (``mem0``).
-        memory_model: The model spec Mem0 extracts memories with.
+        memory_model: The parsed model spec Mem0 extracts memories with.
         embedding_model: The embedding model name sent to the same endpoint.
         window: Adjacent sessions fed per ``add``.
 
@@ -62,7 +62,7 @@ def open_real_extractor(
     if name not in REAL_SYSTEMS:
         raise ConfigError(f"Unknown real memory system {name!r}; available: mem0.")
     import_mem0_memory()  # fail with one sentence before any server starts
-    info = parse_spec(memory_model)
+    info = memory_model
     with ExitStack() as stack:
         if info.simulated:
             from study.sim_endpoint import SimProcess

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from llm.types import ChatBackend
 from storage.errors import InputError
 from storage.models import Response
@@ -105,14 +106,14 @@ def _total(v: dict[str, float | None]) -> float | None:
 
 def rejudge(
     responses: Sequence[Response],
-    judge_model: str,
+    judge: ModelSpec,
     *,
     attempt: int | None,
     session: Session,
     concurrency: int = 16,
     backend: ChatBackend | None = None,
 ) -> np.ndarray:
-    """``(n, 5)`` scores of ``responses`` by ``judge_model`` (NaN where unreadable/failed)."""
+    """``(n, 5)`` scores of ``responses`` by ``judge`` (NaN where unreadable/failed)."""
     banks = banks_by_question(sorted({r.question_id for r in responses}), session=session)
     cases = [
         judge_case(ConflictInstance.model_validate(banks[r.question_id].content), r)
@@ -133,7 +134,7 @@ def rejudge(
                 out[i, j] = np.nan if s is None else float(s)
 
     run_with_repair(
-        backend or judge_model,
+        backend or judge,
         [judge_messages(c) for c in cases],
         max_tokens=MAX_TOKENS,
         parse=parse,
@@ -158,8 +159,13 @@ def conflicts_judgements(run_name: str, rejudging: Rejudging) -> Judgements:
     )
     columns, labels = rejudging.columns(
         stored,
+        # judges are named by their stored text (labels, stored verdicts): parsed to ask
         lambda judge, attempt: rejudge(
-            picked, judge, attempt=attempt, session=session, concurrency=rejudging.concurrency
+            picked,
+            ModelSpec.parse(judge),
+            attempt=attempt,
+            session=session,
+            concurrency=rejudging.concurrency,
         ),
     )
     return Judgements(

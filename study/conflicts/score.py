@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from sqlmodel import Session
 
 from llm.sim.tasks import task_marker
+from llm.specs import ModelSpec
 from llm.structured import ResponseFormat, object_schema, with_format
 from llm.types import ChatBackend, ChatMessage
 from storage.models import JudgeScore, Response
@@ -298,7 +299,7 @@ class ConflictJudgeSummary:
 
 def run_judge_batch(
     run_name: str,
-    judge_model: str,
+    judge: ModelSpec,
     first: Sequence[Sequence[ChatMessage]],
     *,
     parse: Callable[[int, str], T],
@@ -326,6 +327,7 @@ def run_judge_batch(
     first case, or of ``settings_basis`` (a shard's pass: the whole run's first case).
     ``response_format(i)`` is case ``i``'s structured output format, if it has one.
     """
+    judge_model = str(judge)  # the name its settings and summary are stored under
     counts = {"ok": 0, "repaired": 0, "error": 0}
     pending: list[JudgeScore] = []
     basis = settings_basis if settings_basis is not None else (first[0] if first else None)
@@ -348,7 +350,7 @@ def run_judge_batch(
             session.commit()
 
     failed = run_with_repair(
-        backend or judge_model,
+        backend or judge,
         first,
         max_tokens=max_tokens,
         parse=parse,
@@ -373,7 +375,7 @@ def run_judge_batch(
             greedy_request(first[0], max_tokens=max_tokens),
             response_format(0) if response_format is not None else None,
         )
-        warning = check_repeat(backend or judge_model, probe).warning
+        warning = check_repeat(backend or judge, probe).warning
     return ConflictJudgeSummary(
         run=run_name,
         judge=judge_model,
@@ -389,7 +391,7 @@ def run_judge_batch(
 
 def judge_conflict_run(
     run_name: str,
-    judge_model: str,
+    judge: ModelSpec,
     *,
     session: Session,
     concurrency: int = 16,
@@ -415,6 +417,7 @@ def judge_conflict_run(
     from study.run_setup import run_lease
 
     CONCURRENCY.check(concurrency)
+    judge_model = str(judge)  # the judge's name in the lease, its role and its scores
     if scope is None:
         judge_role(run_name, judge_model, session=session, allow_self=allow_self_judging)
     key = f"conflicts_judge:{run_name}:{judge_model}"
@@ -425,7 +428,7 @@ def judge_conflict_run(
     ):
         return _judge_conflict_run(
             run_name,
-            judge_model,
+            judge,
             session=session,
             concurrency=concurrency,
             progress=progress,
@@ -476,7 +479,7 @@ def _settings_case(
 
 def _judge_conflict_run(
     run_name: str,
-    judge_model: str,
+    judge: ModelSpec,
     *,
     session: Session,
     concurrency: int,
@@ -489,14 +492,15 @@ def _judge_conflict_run(
 
     Args:
         run_name: The conflicts run.
-        judge_model: The judge, ``provider/model``; scores are stored under this name.
+        judge: The judge; scores are stored under its canonical ``provider/model`` text.
         session: Session (LLM cache and storage).
         concurrency: Requests in flight.
         progress: ``progress(done, total)`` over the first requests.
-        backend: A backend to use instead of building one from ``judge_model``.
+        backend: A backend to use instead of building one from ``judge``.
         bank_ids: Only the answers to these banks (question ids): one shard's.
         settings_basis: See :func:`run_judge_batch`.
     """
+    judge_model = str(judge)
     rows, cases, skipped = _pending_cases(run_name, judge_model, session=session, bank_ids=bank_ids)
 
     def parse(i: int, text: str) -> Verdict:
@@ -551,7 +555,7 @@ def _judge_conflict_run(
 
     return run_judge_batch(
         run_name,
-        judge_model,
+        judge,
         [judge_messages(c) for c in cases],
         parse=parse,
         repair_message=repair,

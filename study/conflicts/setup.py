@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 from sqlmodel import Session
 
-from llm.specs import spec_simulated
+from llm.specs import ModelSpec, spec_simulated
 from storage.errors import InputError
 from storage.repo.chunks import id_chunks
 from storage.yaml_input import decode_upload
@@ -152,8 +152,8 @@ class ConflictStudy:
     """
 
     run: str
-    model: str
-    judges: tuple[str, ...]
+    model: ModelSpec
+    judges: tuple[ModelSpec, ...]
     doses: tuple[int, ...] = (0, 6)
     samples: int = 1
     policies: tuple[str, ...] = ()
@@ -187,8 +187,8 @@ class ConflictStudy:
         for judge in self.judges:  # before any answer is asked for
             check_role(
                 "judge",
-                judge,
-                self.model,
+                str(judge),
+                str(self.model),
                 allow_self=self.allow_self_judging,
                 where=f"run {self.run!r}",
             )
@@ -197,12 +197,12 @@ class ConflictStudy:
 def study_argv(study: ConflictStudy, *, out: Path) -> list[str]:
     """``driftlens conflicts study …`` for ``study`` (answer, policies, judge, report)."""
     study.check()
-    argv = ["conflicts", "study", "--model", study.model, "--run", study.run]
+    argv = ["conflicts", "study", "--model", str(study.model), "--run", study.run]
     argv += ["--distractors", ",".join(str(d) for d in study.doses)]
     argv += ["--samples", str(study.samples), "--out", str(out)]
     argv += ["--bootstrap", str(study.bootstrap), "--concurrency", str(study.concurrency)]
     for j in dict.fromkeys(study.judges):
-        argv += ["--judge", j]
+        argv += ["--judge", str(j)]
     for p in dict.fromkeys(study.policies):
         argv += ["--policy", p]
     if study.seed is not None:
@@ -222,7 +222,7 @@ def run_conflict_study(
     """Answer, run the policies, judge and report (each step resumes what is stored).
 
     Returns:
-        The :class:`~study.conflicts.report.ConflictReport` written into ``out_dir``.
+        The :class:`~study.conflicts.report.document.ConflictReport` written into ``out_dir``.
 
     Raises:
         InputError: see :meth:`ConflictStudy.check`; no banks stored; nothing judged.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from llm.specs import ModelSpec
 from llm.types import ChatMessage
 from storage.models import JudgeScore
 from storage.repo.runs import get_run, require_run, set_run_status
@@ -48,7 +49,7 @@ class ConflictsJudgeTask:
 
     settings: Settings
     run: str
-    judge: str
+    judge: ModelSpec
     concurrency: int
     scope: ShardScope[int]
     #: the run's first case: every shard stores its settings, as one process would
@@ -123,21 +124,19 @@ def generate_conflicts_sharded(
         before=before,
         after=run.after,
     )
-    from llm.specs import parse_spec
-
     return merge_parts(
         ConflictGenerationSummary,
         parts,
         tallies=("observability", "failed_kinds"),
         run=options.run,
-        model=parse_spec(options.model).spec,
+        model=options.model.spec,
         status=run.status,
     )
 
 
 def judge_conflicts_sharded(
     run_name: str,
-    judge: str,
+    judge: ModelSpec,
     *,
     sharding: ShardedPass,
     concurrency: int = 16,
@@ -159,12 +158,13 @@ def judge_conflicts_sharded(
     session = sharding.session
     CONCURRENCY.check(concurrency)
     run = require_run(run_name, session=session)
-    judge_role(run_name, judge, session=session, allow_self=allow_self_judging)
+    name = str(judge)  # the judge's name in the lease, its role and its scores
+    judge_role(run_name, name, session=session, allow_self=allow_self_judging)
     banks, total = run_questions(run.id, session=session)
-    parent = f"conflicts_judge:{run_name}:{judge}"
+    parent = f"conflicts_judge:{run_name}:{name}"
 
     def tasks() -> list[ConflictsJudgeTask]:
-        basis = first_case_messages(run_name, judge, session=session)
+        basis = first_case_messages(run_name, name, session=session)
         return [
             ConflictsJudgeTask(sharding.settings, run_name, judge, concurrency, scope, basis)
             for scope in shard_scopes(banks, parent, per_shard=sharding.per_shard)
@@ -174,7 +174,7 @@ def judge_conflicts_sharded(
         return responses_with(
             run.id,
             JudgeScore.response_id,
-            JudgeScore.judge_model == judge,
+            JudgeScore.judge_model == name,
             JudgeScore.kind == "conflict_d3",
             session=session,
         )
@@ -193,6 +193,6 @@ def judge_conflicts_sharded(
         ConflictJudgeSummary,
         parts,
         run=run_name,
-        judge=judge,
+        judge=name,
         repeat_warning=warnings[0] if warnings else None,
     )

@@ -26,6 +26,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm
@@ -135,7 +136,7 @@ def parse_awareness(text: str | None) -> tuple[int, str]:
 def rate_awareness(
     arms: Sequence[DispositionArm],
     *,
-    judge: ChatBackend | str,
+    judge: ChatBackend | ModelSpec,
     session: Session,
     share: float = 1.0,
     seed: int = AWARENESS_SEED,

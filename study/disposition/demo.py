@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sqlmodel import Session
 
+from llm.specs import ModelSpec, parse_spec
 from storage.repo.disposition import get_arm
 from study.disposition.analysis import StudyAnalysis, analyze_study
 from study.disposition.generate import ArmRunSummary
@@ -29,10 +30,10 @@ DEMO_PRESET = "disp-qwen"
 DEMO_JUDGE = "sim/default"
 
 
-def _model(dose: float, train_seed: int = 0) -> str:
+def _model(dose: float, train_seed: int = 0) -> ModelSpec:
     from study.disposition.sim.responder import arm_model_name
 
-    return f"sim/{arm_model_name(DEMO_PRESET, dose, train_seed)}"
+    return parse_spec(f"sim/{arm_model_name(DEMO_PRESET, dose, train_seed)}")
 
 
 def _dose_arm(name: str, dose: int, reasoning: str, server: str) -> ArmSpec:
@@ -105,7 +106,7 @@ def run_disposition_demo(
         DEMO_STUDY,
         batteries,
         session=session,
-        judge=DEMO_JUDGE,
+        judge=parse_spec(DEMO_JUDGE),
         concurrency=concurrency,
         grade_share=0.25,
         awareness_share=0.25,

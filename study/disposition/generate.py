@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from llm.specs import parse_spec
+from llm.specs import ModelSpec, parse_spec
 from llm.types import ChatBackend, ChatRequest, ChatResult, SamplingParams
 from storage.disposition_models import DispositionArm
 from storage.repo.disposition import response_keys, upsert_responses
@@ -33,7 +33,7 @@ from study.disposition.plan import (
 from study.request_failures import count_kind
 
 ProgressCallback = Callable[[int, int], None]
-BackendFactory = Callable[[DispositionArm], ChatBackend | str]
+BackendFactory = Callable[[DispositionArm], ChatBackend | ModelSpec]
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def wants_server_budget(arm: DispositionArm) -> bool:
 
 
 def _probe_server_budget(
-    target: ChatBackend | str, request: ChatRequest, *, session: Session
+    target: ChatBackend | ModelSpec, request: ChatRequest, *, session: Session
 ) -> str | None:
     """Send one server-budget request; ``None`` when the server took it, else its refusal."""
     from llm.batch import run_chat_batch
@@ -122,7 +122,7 @@ def generate_arm(
     batteries: BatteryDocument,
     *,
     session: Session,
-    backend: ChatBackend | str | None = None,
+    backend: ChatBackend | ModelSpec | None = None,
     concurrency: int = 16,
     progress: ProgressCallback | None = None,
     stems: frozenset[tuple[str, str]] | None = None,
@@ -147,8 +147,9 @@ def generate_arm(
     from llm.batch import run_chat_batch
 
     assert arm.id is not None
-    target: ChatBackend | str = backend if backend is not None else arm.model
-    parse_spec(arm.model)  # a malformed spec fails before anything is sent
+    # the stored row holds the spec as text: a malformed one fails before anything is sent
+    spec = ModelSpec.parse(arm.model)
+    target: ChatBackend | ModelSpec = backend if backend is not None else spec
     reasoning = arm_reasoning(arm)
     sampling = arm_sampling(arm)
     plan = build_plan(batteries.probes(), samples=arm.samples)

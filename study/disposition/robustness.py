@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from storage.disposition_models import DispositionArm, DispositionResponse
 from storage.errors import InputError
 from storage.repo.disposition import arm_responses, require_arms, scores_for
@@ -91,7 +92,7 @@ def _sample(
 
 def reclassify(
     cases: Sequence[ClassifierCase],
-    judge: str,
+    judge: ModelSpec,
     *,
     attempt: int | None,
     session: Session,
@@ -150,8 +151,13 @@ def disposition_judgements(
     first: list[str | None] = [stored[c.response_id] for c in cases]
     columns, labels = rejudging.columns(
         first,
+        # judges are named by their stored text (labels, stored verdicts): parsed to ask
         lambda judge, attempt: reclassify(
-            cases, judge, attempt=attempt, session=session, concurrency=rejudging.concurrency
+            cases,
+            ModelSpec.parse(judge),
+            attempt=attempt,
+            session=session,
+            concurrency=rejudging.concurrency,
         ),
     )
     codes = np.full((len(cases), len(columns), 1), np.nan)

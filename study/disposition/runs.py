@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from llm.types import ChatBackend
 from storage.disposition_models import ARM_ROLE_VALUES, DispositionArm
 from storage.errors import InputError
@@ -33,7 +33,7 @@ class ArmSpec:
     """An arm as the user describes it (``driftlens disposition arms add``)."""
 
     name: str
-    model: str
+    model: ModelSpec
     role: str = "treatment"
     dose: float | None = None
     train_seed: int | None = None
@@ -75,7 +75,6 @@ class ArmSpec:
                 f"--budget-route must be one of {', '.join(BUDGET_ROUTES)}, "
                 f"not {self.budget_route!r}."
             )
-        parse_spec(self.model)
         sampling: dict[str, Any] = {}
         if self.max_tokens is not None:
             sampling["max_tokens"] = self.max_tokens
@@ -84,7 +83,7 @@ class ArmSpec:
         return DispositionArm(
             study=study,
             name=self.name,
-            model=self.model,
+            model=str(self.model),  # stored as its canonical text
             role=self.role,
             dose=self.dose,
             train_seed=self.train_seed,
@@ -110,9 +109,9 @@ def add_arms(
 
 def arm_backend(
     arm: DispositionArm, batteries: BatteryDocument, *, env: Mapping[str, str] | None = None
-) -> ChatBackend | str:
+) -> ChatBackend | ModelSpec:
     """The backend of an arm: ``sim/disp-*`` arms run in-process with the battery registry."""
-    info = parse_spec(arm.model)
+    info = ModelSpec.parse(arm.model)  # the stored row holds the spec as text
     if info.simulated:
         from study.disposition.sim.responder import DispositionSimBackend, parse_arm_model
         from study.disposition.sim_endpoint import probe_index, probe_registry
@@ -124,8 +123,8 @@ def arm_backend(
     if env is not None:
         from llm.backends import get_backend
 
-        return get_backend(arm.model, env=dict(env))
-    return arm.model
+        return get_backend(info, env=dict(env))
+    return info
 
 
 def study_arms(
@@ -172,7 +171,7 @@ def judged_arms(
     batteries: BatteryDocument,
     *,
     session: Session,
-    judge: str,
+    judge: ModelSpec,
     arms: list[str] | None,
     concurrency: int,
     grade_share: float,
@@ -197,13 +196,15 @@ def judged_arms(
         *(("grader",) if grade_share > 0 else ()),
         *(("awareness judge",) if awareness_share > 0 else ()),
     )
-    judge_roles(study, rows, judge, roles=roles, session=session, allow_self=allow_self_judging)
+    judge_roles(
+        study, rows, str(judge), roles=roles, session=session, allow_self=allow_self_judging
+    )
     return rows
 
 
-def judge_backend(judge: str, env: Mapping[str, str] | None) -> ChatBackend | str:
+def judge_backend(judge: ModelSpec, env: Mapping[str, str] | None) -> ChatBackend | ModelSpec:
     """The classifier's backend: built from ``env`` when given (not for ``sim/`` judges)."""
-    if env is not None and not parse_spec(judge).simulated:
+    if env is not None and not judge.simulated:
         from llm.backends import get_backend
 
         return get_backend(judge, env=dict(env))
@@ -215,7 +216,7 @@ def run_study(
     batteries: BatteryDocument,
     *,
     session: Session,
-    judge: str,
+    judge: ModelSpec,
     arms: list[str] | None = None,
     env: Mapping[str, str] | None = None,
     concurrency: int = 16,
@@ -278,7 +279,7 @@ def _run_study(
     batteries: BatteryDocument,
     *,
     session: Session,
-    judge: str,
+    judge: ModelSpec,
     env: Mapping[str, str] | None,
     concurrency: int,
     repeat_share: float,

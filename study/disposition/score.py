@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.disposition_models import DispositionArm, DispositionResponse
@@ -158,7 +159,7 @@ def classify_arms(
     arms: Sequence[DispositionArm],
     batteries: BatteryDocument,
     *,
-    judge: ChatBackend | str,
+    judge: ChatBackend | ModelSpec,
     session: Session,
     repeat_share: float = 0.1,
     seed: int = REPEAT_SEED,
@@ -173,7 +174,7 @@ def classify_arms(
     responses' natural keys and ``seed`` (:func:`drawn_sample`). With ``scope`` (a shard
     task) only its responses are scored and its ``drawn`` ones again.
     """
-    judge_name = judge if isinstance(judge, str) else judge.spec
+    judge_name = judge.spec
     responses = answered_responses(
         arms, session=session, only=None if scope is None else scope.responses | scope.drawn
     )
@@ -364,7 +365,7 @@ def judge_share(
     kind: str,
     messages: Callable[[DispositionResponse], tuple[ChatMessage, ...] | None],
     parse: Callable[[str], tuple[int, str]],
-    judge: ChatBackend | str,
+    judge: ChatBackend | ModelSpec,
     session: Session,
     share: float,
     seed: int,
@@ -398,7 +399,7 @@ def judge_share(
         prompt_version: The judge prompt's version (stored with each score's settings).
         scope: A shard task's part: only its ``drawn`` responses are judged.
     """
-    judge_name = judge if isinstance(judge, str) else judge.spec
+    judge_name = judge.spec
     responses = answered_responses(
         arms, session=session, only=None if scope is None else scope.drawn
     )
@@ -481,7 +482,7 @@ def grade_arms(
     arms: Sequence[DispositionArm],
     batteries: BatteryDocument,
     *,
-    judge: ChatBackend | str,
+    judge: ChatBackend | ModelSpec,
     session: Session,
     share: float = 0.25,
     seed: int = GRADED_SEED,

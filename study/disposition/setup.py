@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from llm.specs import preset_name
+from llm.specs import ModelSpec, parse_spec, preset_name
 from storage.errors import InputError
 from storage.yaml_input import decode_upload
 from study.disposition.items import (
@@ -42,7 +42,7 @@ def sim_arm_presets() -> dict[str, str]:
     return {f"sim/{name}": p.description for name, p in DISPOSITION_PRESETS.items()}
 
 
-def sim_arm_model(preset: str, dose: float, train_seed: int = 0) -> str:
+def sim_arm_model(preset: str, dose: float, train_seed: int = 0) -> ModelSpec:
     """The ``sim/…`` model of a simulated arm at ``dose`` (% harmful training answers).
 
     Args:
@@ -61,7 +61,7 @@ def sim_arm_model(preset: str, dose: float, train_seed: int = 0) -> str:
         )
     if not 0 <= dose <= 100:
         raise InputError(f"A dose is a percentage in 0..100, not {dose:g}.")
-    return f"sim/{arm_model_name(name, dose, train_seed)}"
+    return parse_spec(f"sim/{arm_model_name(name, dose, train_seed)}")
 
 
 def reasoning_setting(mode: str, words: int = 0) -> str:
@@ -81,7 +81,7 @@ def reasoning_setting(mode: str, words: int = 0) -> str:
 
 
 def dose_arms(
-    model_for_dose: dict[float, str],
+    model_for_dose: dict[float, ModelSpec],
     *,
     reasoning: Sequence[str],
     samples: int = 2,
@@ -210,7 +210,7 @@ def report_folder(workspace: Path, study: str) -> Path:
 def run_argv(
     study: str,
     *,
-    judge: str,
+    judge: ModelSpec,
     batteries: Path | None,
     concurrency: int = 8,
     repeat_share: float = 0.1,
@@ -222,7 +222,7 @@ def run_argv(
     With ``report``, the same command then analyses the study into that folder
     (``--report``, ``bootstrap`` stem resamples): one job from arms to results.
     """
-    argv = ["disposition", "run", "--study", study, "--judge", judge]
+    argv = ["disposition", "run", "--study", study, "--judge", str(judge)]
     argv += ["--concurrency", str(concurrency), "--repeat-share", f"{repeat_share:g}"]
     if batteries is not None:
         argv += ["--batteries", str(batteries)]

@@ -31,6 +31,7 @@ from typing import TypeVar
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from llm.specs import ModelSpec
 from storage.disposition_models import DispositionArm, DispositionResponse, DispositionScore
 from storage.repo.chunks import id_chunks
 from storage.settings import Settings
@@ -64,7 +65,7 @@ class DispositionShardTask:
     arm: str
     stems: frozenset[tuple[str, str]]
     batteries: BatteryDocument
-    judge: str
+    judge: ModelSpec
     concurrency: int
     lease_key: str
 
@@ -77,7 +78,7 @@ class DispositionDrawnTask:
     study: str
     arms: tuple[str, ...]
     batteries: BatteryDocument
-    judge: str
+    judge: ModelSpec
     concurrency: int
     lease_key: str
     repeat: frozenset[int]
@@ -187,7 +188,7 @@ def run_study_sharded(
     batteries: BatteryDocument,
     *,
     sharding: ShardedPass,
-    judge: str,
+    judge: ModelSpec,
     arms: list[str] | None = None,
     concurrency: int = 16,
     repeat_share: float = 0.1,
@@ -214,6 +215,7 @@ def run_study_sharded(
     from study.run_setup import run_lease
 
     session, settings = sharding.session, sharding.settings
+    judge_name = str(judge)  # the judge's stored name: its scores, draws and summary
     rows = judged_arms(
         study,
         batteries,
@@ -261,15 +263,15 @@ def run_study_sharded(
         session.commit()  # a fresh snapshot: every worker's responses and scores
         draws = {
             "repeat": drawn_ids(
-                rows, session=session, judge=judge, kind="category",
+                rows, session=session, judge=judge_name, kind="category",
                 share=repeat_share, seed=REPEAT_SEED,
             ),
             "graded": drawn_ids(
-                rows, session=session, judge=judge, kind="graded",
+                rows, session=session, judge=judge_name, kind="graded",
                 share=grade_share, seed=GRADED_SEED,
             ),
             "awareness": drawn_ids(
-                rows, session=session, judge=judge, kind="awareness",
+                rows, session=session, judge=judge_name, kind="awareness",
                 share=awareness_share, seed=AWARENESS_SEED,
             ),
         }  # fmt: skip
@@ -286,12 +288,12 @@ def run_study_sharded(
         ]  # fmt: skip
 
         def repeated() -> int:
-            return _second_scorings(draws["repeat"], judge, session=session)
+            return _second_scorings(draws["repeat"], judge_name, session=session)
 
         again = wave(
             disposition_drawn_shard, second, "scored twice", len(draws["repeat"]), repeated
         )
-    return _merged(rows, parts, again, judge=judge)
+    return _merged(rows, parts, again, judge=judge_name)
 
 
 def _drawn_by_shard(

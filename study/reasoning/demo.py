@@ -25,6 +25,7 @@ from pathlib import Path
 from sqlmodel import Session
 
 from llm.backends import get_backend
+from llm.specs import ModelSpec
 from ontology.rounds import run_round
 from ontology.versions import seed_ontologies
 from storage.repo.rounds import list_rounds
@@ -99,6 +100,7 @@ def run_demo(
     key = secrets.token_urlsafe(16)  # a fresh key per demo; never stored
     # The simulator runs in its own process (no shared interpreter lock with the client)
     # and knows each catalog line's class exactly, so its doses are known.
+    demo_model = ModelSpec.parse(DEMO_MODEL)
     with tempfile.TemporaryDirectory() as tmp:
         catalog_file = Path(tmp) / "catalog.yaml"
         catalog_file.write_text(
@@ -108,11 +110,11 @@ def run_demo(
             # The endpoint is handed to the backend directly; the process environment
             # is left alone.
             backend = get_backend(
-                DEMO_MODEL,
+                demo_model,
                 env={**os.environ, f"{DEMO_SERVICE}_BASE_URL": url, f"{DEMO_SERVICE}_API_KEY": key},
             )
             filtering = filter_questions(
-                DEMO_MODEL,
+                demo_model,
                 session=session,
                 backend=backend,
                 concurrency=concurrency,
@@ -121,7 +123,7 @@ def run_demo(
             seconds["filter"] = time.perf_counter() - t0 - sum(seconds.values())
             generation = run_generation(
                 GenerationOptions(
-                    model=DEMO_MODEL,
+                    model=demo_model,
                     run=DEMO_RUN,
                     samples=samples,
                     concurrency=concurrency,

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from llm.types import ChatBackend, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
 from storage.models import GenerationRun, Perturbation, Question
@@ -92,7 +92,7 @@ class GenerationOptions:
     """What ``driftlens generate`` was asked for; ``None`` sampling values mean "as stored
     for an existing run, else the SPEC §4 reference"."""
 
-    model: str
+    model: ModelSpec
     run: str
     questions: str = "all"
     perturbations: str = "all"
@@ -143,9 +143,8 @@ def _check_options(options: GenerationOptions) -> None:
         raise InputError("--top-logprobs must be from 0 to 20.")
 
 
-def _backend(spec: str, perturbations: Sequence[Perturbation]) -> ChatBackend:
+def _backend(info: ModelSpec, perturbations: Sequence[Perturbation]) -> ChatBackend:
     """The backend; the in-process simulator learns each stimulus's exact class."""
-    info = parse_spec(spec)
     if info.simulated:
         from llm.sim.backend import SimBackend
         from study.reasoning.sim.classify import classifier_from_catalog
@@ -156,7 +155,7 @@ def _backend(spec: str, perturbations: Sequence[Perturbation]) -> ChatBackend:
         return SimBackend(info.model, classify_memory=classify)
     from llm.batch import get_backend
 
-    return get_backend(info.spec)
+    return get_backend(info)
 
 
 class _Writer(BatchedWriter[dict[str, Any]]):
@@ -206,7 +205,7 @@ def resolve_run(options: GenerationOptions, *, session: Session) -> ResolvedRun:
         InputError: Bad selection, or no questions to answer.
     """
     _check_options(options)
-    info = parse_spec(options.model)
+    info = options.model
     existing = get_run(options.run, session=session)
     sampling = resolve_sampling(options, existing)
     run_seed = sampling.seed if sampling.seed is not None else default_run_seed(options.run)

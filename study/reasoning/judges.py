@@ -28,7 +28,7 @@ from sqlmodel import Session, col, select
 
 from llm.limits import judge_max_tokens
 from llm.sim.tasks import task_marker
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
@@ -315,7 +315,7 @@ def judge_roles(
 
 def judge_run(
     run_name: str,
-    model: str,
+    model: ModelSpec,
     *,
     session: Session,
     concurrency: int = 16,
@@ -329,7 +329,7 @@ def judge_run(
 
     Args:
         run_name: The generation run.
-        model: ``provider/model`` spec of the judge (``sim/default`` works offline).
+        model: The judge's parsed spec (``sim/default`` works offline).
         session: Open session; committed in small batches during the run.
         concurrency: Requests in flight.
         progress: ``progress(done, total)`` over the run's responses (skipped count as done).
@@ -343,12 +343,12 @@ def judge_run(
         NotFoundError: No run of that name.
         InputError: A concurrency below 1, or the judge generated the run (self-judging
             not allowed).
-        ConfigError: Malformed model spec or missing endpoint variables.
+        ConfigError: Missing endpoint variables.
         ServiceError: The endpoint refused every request.
     """
     if concurrency < 1:
         raise InputError("--concurrency must be at least 1.")
-    spec = parse_spec(model).spec
+    spec = str(model)  # the name its verdicts and roles are stored under
     roles = judge_roles(run_name, spec, session=session, allow_self=allow_self_judging)
     cases = run_cases(run_name, session=session, question_ids=question_ids)
     stored: dict[int, set[str]] = {}
@@ -414,7 +414,7 @@ def judge_run(
     )
     try:
         tally["failed"] += run_with_repair(
-            backend or spec,
+            backend or model,
             first,
             max_tokens=max_tokens,
             parse=lambda i, text: parse_judge_answer(text, todo[i].kinds),

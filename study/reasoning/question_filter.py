@@ -26,7 +26,7 @@ from sqlmodel import Session
 
 from llm.limits import judge_max_tokens
 from llm.sim.tasks import task_marker
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
@@ -226,7 +226,7 @@ def already_filtered(question: Question, model: str) -> bool:
 
 
 def filter_questions(
-    model: str,
+    model: ModelSpec,
     *,
     session: Session,
     concurrency: int = 16,
@@ -238,7 +238,7 @@ def filter_questions(
     """Screen every stored question with an LLM and store label, reason and domains.
 
     Args:
-        model: ``provider/model`` spec of the filter model (``sim/default`` works offline).
+        model: The filter model's parsed spec (``sim/default`` works offline).
         session: Open session; committed in small batches during the run.
         concurrency: Requests in flight.
         progress: ``progress(done, total)`` over all questions (skipped ones count as done).
@@ -256,7 +256,7 @@ def filter_questions(
     """
     if concurrency < 1:
         raise InputError("--concurrency must be at least 1.")
-    spec = parse_spec(model).spec
+    spec = str(model)  # the name verdicts are stored under
     questions = list_questions(session=session)
     if not questions:
         raise InputError(
@@ -323,7 +323,7 @@ def filter_questions(
         progress(skipped, total)
     try:
         counts["failed"] += run_with_repair(
-            backend or spec,
+            backend or model,
             [build_filter_messages(q.text) for q in todo],
             max_tokens=judge_max_tokens(256),  # a label, a short reason and domains
             parse=lambda _i, text: parse_filter_answer(text),

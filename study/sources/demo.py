@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from llm.specs import ModelSpec
 from study.report.folder import final_path, staged_report_folder
 from study.safe_csv import write_frame_csv
 from study.sources.analysis import analyze_sources_table
@@ -65,7 +66,8 @@ def run_sources_demo(
     unknown = probes = 0
     wrong: dict[str, str] = {}
     for spec in models:
-        run = run_sources(items, backend_for(spec, items), config=SourcesConfig(), session=session)
+        backend = backend_for(ModelSpec.parse(spec), items)
+        run = run_sources(items, backend, config=SourcesConfig(), session=session)
         tables.append(run.table())
         jsonl.append(run.jsonl())
         unknown += run.n_unknown

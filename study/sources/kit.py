@@ -54,6 +54,7 @@ def _run(
     executor: Any = None,
     per_shard: int | None = None,
 ) -> RunOutcome:
+    from llm.specs import ModelSpec
     from study.cluster.coordinator import ShardedPass
     from study.cluster.shards import ShardScope
     from study.sources.plan import SourcesConfig
@@ -61,13 +62,14 @@ def _run(
     from study.sources.sim.wiring import backend_for
     from study.sources.store import run_stored_sources
 
+    spec = ModelSpec.parse(model)  # the kit's edge: a job's JSON arguments hold text
     items, configs = _items(), [SourcesConfig()]
     total = planned_probes(items, configs)
     before = _stored(name, session=session)
     if executor is not None:
         sharding = ShardedPass(session=session, settings=settings, executor=executor,
                                per_shard=per_shard or 4)  # fmt: skip
-        run_sources_sharded(name, items, model, configs, sharding=sharding)
+        run_sources_sharded(name, items, spec, configs, sharding=sharding)
     else:
         scope = None
         if limit is not None:  # the first items only: an interruption between items
@@ -75,7 +77,7 @@ def _run(
             keep = max(1, min(len(items) - 1, math.ceil(limit / per_item)))
             ids = frozenset(it.id for it in items[:keep])
             scope = ShardScope[str](keys=ids, lease_key=f"source_run:{name}#partial")
-        run_stored_sources(name, items, backend_for(model, items), configs, session=session,
+        run_stored_sources(name, items, backend_for(spec, items), configs, session=session,
                            scope=scope)  # fmt: skip
     session.commit()
     stored = _stored(name, session=session)

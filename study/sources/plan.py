@@ -31,6 +31,7 @@ from driftlens_core.source_reliance import VARIANTS, parse_variant
 from llm.batch import ProgressCallback, run_chat_batch
 from llm.logprobs import logprobs_to_json
 from llm.seeds import stable_int
+from llm.specs import ModelSpec
 from llm.structured import with_format
 from llm.types import ChatBackend, ChatMessage, ChatRequest, ChatResult, SamplingParams
 from storage.errors import InputError
@@ -350,7 +351,7 @@ class SourcesRun:
 
 
 def _answer_all(
-    backend: ChatBackend | str,
+    backend: ChatBackend | ModelSpec,
     jobs: Sequence[tuple[MCQItem, str, int | None, str | None]],
     cfg: SourcesConfig,
     claims: dict[str, str],
@@ -434,7 +435,7 @@ def _answer_all(
 
 def run_sources(
     items: Sequence[MCQItem],
-    backend: ChatBackend | str,
+    backend: ChatBackend | ModelSpec,
     *,
     config: SourcesConfig | None = None,
     claims: dict[str, str] | None = None,
@@ -477,7 +478,7 @@ def run_sources(
                 f"Tier 2 needs a contextual claim for every item; {lacking[0]!r} has none "
                 "(write them with `driftlens sources claims` or import a claims file)."
             )
-    spec = backend if isinstance(backend, str) else backend.spec
+    spec = backend.spec
     # Letters are read from logprobs unless text reading was asked for: the first answers
     # are checked before anything is passed on (see study/sources/first_batch.py).
     gate = (

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from storage.yaml_input import decode_upload
 from study.catalog.assertions import VOCABULARIES
@@ -89,7 +90,7 @@ def report_folder(workspace: Path, run: str) -> Path:
 def run_argv(
     run: str,
     *,
-    model: str,
+    model: ModelSpec,
     items: Path | None,
     out: Path,
     limit: int | None = None,
@@ -122,7 +123,7 @@ def run_argv(
         raise InputError("Assertion tiers are 1 and/or 2.")
     if 2 in tiers and not claims_set:
         raise InputError("Tier 2 needs a stored claim set (`driftlens sources claims`).")
-    argv = ["sources", "run", "--model", model, "--run", run, "--out", str(out)]
+    argv = ["sources", "run", "--model", str(model), "--run", run, "--out", str(out)]
     if items is not None:
         argv += ["--items", str(items)]
     if limit:

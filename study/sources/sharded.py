@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import func
 from sqlmodel import col, select
 
+from llm.specs import ModelSpec
 from storage.repo.sources import set_source_run_status
 from storage.settings import Settings
 from storage.source_models import SourceProbe
@@ -37,7 +38,7 @@ class SourcesShardTask:
 
     settings: Settings
     name: str
-    model: str
+    model: ModelSpec
     items: tuple[MCQItem, ...]
     configs: tuple[SourcesConfig, ...]
     concurrency: int
@@ -73,7 +74,7 @@ def planned_probes(items: Sequence[MCQItem], configs: Sequence[SourcesConfig]) -
 def run_sources_sharded(
     name: str | None,
     items: Sequence[MCQItem],
-    model: str,
+    model: ModelSpec,
     configs: Sequence[SourcesConfig],
     *,
     sharding: ShardedPass,
@@ -99,7 +100,7 @@ def run_sources_sharded(
     session = sharding.session
     claims = claims or {}
     backend = backend_for(model, items)
-    spec = backend if isinstance(backend, str) else backend.spec
+    spec = backend.spec
     name = name or default_run_name(run_config(spec, items, configs, claims))
     parent = f"source_run:{name}"
     run = RunStatus(session, set_source_run_status)

@@ -29,7 +29,7 @@ from sqlmodel import Session
 
 from driftlens_core.source_reliance import VARIANTS, parse_variant
 from llm.batch import ProgressCallback
-from llm.specs import spec_simulated
+from llm.specs import ModelSpec, spec_simulated
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import ConfigError, InputError
 from storage.hashing import content_hash
@@ -240,7 +240,7 @@ def _plan_size(n_items: int, configs: Sequence[SourcesConfig]) -> str:
 def run_stored_sources(
     name: str | None,
     items: Sequence[MCQItem],
-    backend: ChatBackend | str,
+    backend: ChatBackend | ModelSpec,
     configs: Sequence[SourcesConfig],
     *,
     session: Session,
@@ -280,7 +280,7 @@ def run_stored_sources(
     if name is not None:
         check_run_name(name)
     claims = claims or {}
-    spec = backend if isinstance(backend, str) else backend.spec
+    spec = backend.spec
     if not items:
         raise InputError("No items to probe.")
     if not configs or len({c.instruction for c in configs}) != len(configs):
@@ -375,7 +375,7 @@ def run_stored_sources(
 
 
 def repeat_warning_of(
-    backend: ChatBackend | str, item: MCQItem, cfg: SourcesConfig, claims: dict[str, str]
+    backend: ChatBackend | ModelSpec, item: MCQItem, cfg: SourcesConfig, claims: dict[str, str]
 ) -> str | None:
     """The warning of an endpoint whose two identical bare probes disagree."""
     from llm.determinism import check_repeat

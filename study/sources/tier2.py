@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llm.sim.tasks import task_marker
+from llm.specs import ModelSpec
 from llm.structured import ResponseFormat, object_schema
 from llm.types import ChatBackend, ChatMessage
 from storage.errors import InputError
@@ -116,7 +117,7 @@ class ClaimsResult:
 
 def generate_claims(
     items: Sequence[MCQItem],
-    backend: ChatBackend | str,
+    backend: ChatBackend | ModelSpec,
     *,
     session: Any = None,
     concurrency: int = 16,
@@ -151,7 +152,7 @@ def generate_claims(
         if it.id not in claims and it.id not in failed:
             failed[it.id] = "the request failed"
     del n_failed
-    spec = backend if isinstance(backend, str) else backend.spec
+    spec = backend.spec
     settings = (
         judge_settings(spec, first[0], max_tokens=CLAIM_MAX_TOKENS, prompt_version=PROMPT_ID)
         if first

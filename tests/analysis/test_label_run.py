@@ -11,6 +11,7 @@ from sqlmodel import col, delete, func, select
 from typer.testing import CliRunner
 
 from app.cli.root import build_app
+from llm.specs import ModelSpec
 from storage.models import Response, StepLabel
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
@@ -31,7 +32,9 @@ def _seed_run() -> None:
         rows = [QuestionRow(f"q{i}", text, (), i + 1) for i, text in enumerate(QUESTIONS)]
         store_questions(rows, session=session, source="test")
         run_generation(
-            GenerationOptions(model="sim/default", run="r", perturbations="age,filler", samples=2),
+            GenerationOptions(
+                model=ModelSpec.parse("sim/default"), run="r", perturbations="age,filler", samples=2
+            ),
             session=session,
         )
 

@@ -16,6 +16,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 from sqlmodel import select
 
+from llm.specs import ModelSpec
 from ontology.versions import seed_ontologies
 from storage.models import GenerationRun
 from storage.settings import resolve_settings
@@ -60,7 +61,10 @@ def test_out_of_core_analysis_writes_the_in_memory_files(
         store_questions(rows, session=session, source="test")
         for run, model in RUNS.items():
             options = GenerationOptions(
-                model=model, run=run, perturbations="age,filler,job_loss", samples=2
+                model=ModelSpec.parse(model),
+                run=run,
+                perturbations="age,filler,job_loss",
+                samples=2,
             )
             run_generation(options, session=session)
             label_run(run, "keywords", session=session)

@@ -13,6 +13,7 @@ import pandas as pd
 from pandas.testing import assert_frame_equal
 from sqlmodel import Session, col, delete, select
 
+from llm.specs import ModelSpec
 from ontology.labelers.registry import ensure_labeler_spec, make_labeler
 from ontology.versions import document, get_version
 from storage.models import Question, Response, StepLabel
@@ -134,7 +135,10 @@ def test_streamed_labels_trajectories_drift_and_examples_match_the_whole_reads()
         for run, model in RUNS.items():
             run_generation(
                 GenerationOptions(
-                    model=model, run=run, perturbations="age,filler,job_loss", samples=2
+                    model=ModelSpec.parse(model),
+                    run=run,
+                    perturbations="age,filler,job_loss",
+                    samples=2,
                 ),
                 session=session,
             )

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from annotation.client import LabelStudioConnection
+from llm.specs import ModelSpec
 from ontology.rounds import run_round
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
@@ -24,7 +25,9 @@ def _round_on_a_small_run() -> int:
         ]
         store_questions(rows, session=session, source="test")
         run_generation(
-            GenerationOptions(model="sim/default", run="h", perturbations="filler", samples=1),
+            GenerationOptions(
+                model=ModelSpec.parse("sim/default"), run="h", perturbations="filler", samples=1
+            ),
             session=session,
         )
         result = run_round("h", ["sim", "keywords"], session=session, sample=6, seed=3)

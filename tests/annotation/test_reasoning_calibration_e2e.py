@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from annotation.client import LabelStudioClient, LabelStudioConnection
+from llm.specs import ModelSpec
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from tests.annotation.conftest import choices, make_users
@@ -39,10 +40,14 @@ def _run() -> None:
         ]
         store_questions(rows, session=session, source="test")
         run_generation(
-            GenerationOptions(model="sim/default", run=RUN, perturbations="noise/punctuation/1",
-                              samples=1),
+            GenerationOptions(
+                model=ModelSpec.parse("sim/default"),
+                run=RUN,
+                perturbations="noise/punctuation/1",
+                samples=1,
+            ),
             session=session,
-        )  # fmt: skip
+        )
         label_run(RUN, LABELER, session=session)
         session.commit()
 

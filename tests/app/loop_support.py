@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from ontology.agreement_tracking import ConfusedPair
 from ontology.rewrite import propose_rewrite
 from ontology.rounds import round_agreement, round_history, run_round
@@ -144,7 +145,7 @@ def propose(loop: Loop, number: int, pair: ConfusedPair, *, seed: int = 0) -> in
         with loop.session() as session:
             p = propose_rewrite(
                 number,
-                model="sim/default",
+                model=ModelSpec.parse("sim/default"),
                 session=session,
                 pair=(pair.leaf_a, pair.leaf_b),
                 seed=seed,

@@ -13,6 +13,7 @@ import socket
 
 from sqlmodel import select
 
+from llm.specs import ModelSpec
 from storage.job_models import Job
 from storage.models import GenerationRun, ModelSpecRow
 from storage.settings import resolve_settings
@@ -77,7 +78,7 @@ def test_sources_page_follows_the_started_run_through_a_reload() -> None:
 
     items = shipped_items()[:2]
     with open_workspace_session(resolve_settings()) as session:
-        run_stored_sources("old-run", items, backend_for("sim/src-paper", items),
+        run_stored_sources("old-run", items, backend_for(ModelSpec.parse("sim/src-paper"), items),
                            [SourcesConfig()], session=session)  # fmt: skip
         session.add(Job(kind="sources run", title="Source-reliance run 'new-run'",
                         argv=["sources", "run"], scope={"run": "new-run"},

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pytest
 from sqlmodel import func, select
 
+from llm.specs import ModelSpec
 from ontology.rounds import round_history
 from ontology.validation_runs import (
     ExperimentRequest,
@@ -179,7 +180,10 @@ def _newer_version_and_runs(loop: Loop) -> str:
             for name in ("fresh", QUOTED_RUN):
                 run_generation(
                     GenerationOptions(
-                        model="sim/default", run=name, perturbations="filler", samples=1
+                        model=ModelSpec.parse("sim/default"),
+                        run=name,
+                        perturbations="filler",
+                        samples=1,
                     ),
                     session=session,
                 )

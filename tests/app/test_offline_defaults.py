@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from llm.specs import ModelSpec
 from ontology.versions import seed_ontologies
 from storage.models import GenerationRun, ModelSpecRow
 from storage.settings import resolve_settings
@@ -83,7 +84,9 @@ def test_new_analysis_defaults_to_the_version_the_run_was_labelled_with(workspac
             reword_leaf(session, f"Sharper wording {n}.", index=n)
         session.commit()
         run_generation(
-            GenerationOptions(model="sim/default", run="fresh", perturbations="filler", samples=1),
+            GenerationOptions(
+                model=ModelSpec.parse("sim/default"), run="fresh", perturbations="filler", samples=1
+            ),
             session=session,
         )
         label_run("fresh", "keywords", session=session, ontology_version="driftlens@3")
@@ -106,7 +109,9 @@ def test_suggested_label_command_is_shell_quoted(workspace: Path) -> None:
     name = "a<b> c"
     with open_workspace_session(resolve_settings()) as session:
         run_generation(
-            GenerationOptions(model="sim/default", run=name, perturbations="filler", samples=1),
+            GenerationOptions(
+                model=ModelSpec.parse("sim/default"), run=name, perturbations="filler", samples=1
+            ),
             session=session,
         )
         with pytest.raises(InputError) as caught:
@@ -140,7 +145,9 @@ def test_the_human_check_push_command_is_shell_quoted() -> None:
     with open_workspace_session(resolve_settings()) as session:
         seed_ontologies(session=session)
         run_generation(
-            GenerationOptions(model="sim/default", run=name, perturbations="filler", samples=1),
+            GenerationOptions(
+                model=ModelSpec.parse("sim/default"), run=name, perturbations="filler", samples=1
+            ),
             session=session,
         )
         number = run_round(name, ["sim", "keywords"], session=session, sample=10, seed=1).round

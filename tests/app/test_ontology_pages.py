@@ -6,6 +6,7 @@ import time
 
 import yaml
 
+from llm.specs import ModelSpec
 from tests.app.apptest_support import open_page, unescape
 
 
@@ -19,7 +20,9 @@ def _small_run() -> None:
         import_sample_questions(session=session)
         session.commit()
         run_generation(
-            GenerationOptions(model="sim/default", run="demo", perturbations="filler", samples=1),
+            GenerationOptions(
+                model=ModelSpec.parse("sim/default"), run="demo", perturbations="filler", samples=1
+            ),
             session=session,
         )
 

@@ -14,6 +14,7 @@ import pytest
 from sqlmodel import Session
 from streamlit.delta_generator import DeltaGenerator
 
+from llm.specs import ModelSpec
 from study.sources.items import shipped_items
 from study.sources.plan import SourcesConfig
 from study.sources.sim.wiring import backend_for
@@ -39,7 +40,11 @@ def test_sources_page_downloads_have_distinct_file_names(
 ) -> None:
     items = shipped_items()[:4]
     run_stored_sources(
-        "dl-names", items, backend_for("sim/src-paper", items), [SourcesConfig()], session=session
+        "dl-names",
+        items,
+        backend_for(ModelSpec.parse("sim/src-paper"), items),
+        [SourcesConfig()],
+        session=session,
     )
     session.commit()
     names = _recorded_file_names(monkeypatch)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 from sqlmodel import Session, select
 
+from llm.specs import ModelSpec
 from storage.refinement_models import RefinementLoop
 from storage.workspace import open_workspace_session
 from tests.app.browser_support import (
@@ -50,7 +51,9 @@ def _fill(session: Session) -> None:
     import_sample_questions(session=session)
     session.commit()
     run_generation(
-        GenerationOptions(model="sim/default", run="demo", perturbations="filler", samples=1),
+        GenerationOptions(
+            model=ModelSpec.parse("sim/default"), run="demo", perturbations="filler", samples=1
+        ),
         session=session,
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from llm.specs import ModelSpec
 from tests.app.apptest_support import open_page
 
 
@@ -17,13 +18,15 @@ def _loop(rewriter: str = "sim/rewriter-operational", review: str = "auto") -> i
         import_sample_questions(session=session)
         session.commit()
         run_generation(
-            GenerationOptions(model="sim/default", run="demo", perturbations="filler", samples=1),
+            GenerationOptions(
+                model=ModelSpec.parse("sim/default"), run="demo", perturbations="filler", samples=1
+            ),
             session=session,
         )
         config = RefineConfig(
             run="demo",
             labelers=tuple(f"sim:definitions;seed={s}" for s in (1, 2, 3)),
-            rewriter=rewriter,
+            rewriter=ModelSpec.parse(rewriter),
             ontology_version="original",
             sample=30,
             max_rounds=2,

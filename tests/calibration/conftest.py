@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
+
 RUN = "calibrated-sim"
 
 
@@ -41,11 +43,11 @@ def make_slice(
     import_bank_file(None, session=session)
     generate_conflicts(
         ConflictGenerationOptions(
-            model="sim/mc-balanced", run=RUN, doses=(0, 6), samples=samples, seed=3
+            model=ModelSpec.parse("sim/mc-balanced"), run=RUN, doses=(0, 6), samples=samples, seed=3
         ),
         session=session,
     )
-    judge_conflict_run(RUN, "sim/judge-lenient", session=session)
+    judge_conflict_run(RUN, ModelSpec.parse("sim/judge-lenient"), session=session)
     session.commit()
     client = OfflineLabelStudio()
     sel = Selection(run=RUN, limit=limit, seed=1, questions=questions)

@@ -7,6 +7,8 @@ from contextlib import AbstractContextManager
 
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
+
 
 def _two_runs_with_slices(session: Session, *, limit_b: int) -> None:
     from annotation.selection import Selection
@@ -25,10 +27,12 @@ def _two_runs_with_slices(session: Session, *, limit_b: int) -> None:
         ("cmp-b", "sim/mc-literal", limit_b),
     ):
         generate_conflicts(
-            ConflictGenerationOptions(model=model, run=run, doses=(6,), samples=2, seed=4),
+            ConflictGenerationOptions(
+                model=ModelSpec.parse(model), run=run, doses=(6,), samples=2, seed=4
+            ),
             session=session,
         )
-        judge_conflict_run(run, "sim/judge-lenient", session=session)
+        judge_conflict_run(run, ModelSpec.parse("sim/judge-lenient"), session=session)
         session.commit()
         sel = Selection(run=run, limit=limit, seed=1)
         push("conflict_rubric", tasks_to_push("conflict_rubric", sel, session=session),

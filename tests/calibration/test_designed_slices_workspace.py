@@ -16,6 +16,7 @@ import pytest
 from sqlmodel import Session
 
 from annotation.selection import Selection
+from llm.specs import ModelSpec
 from storage.errors import InputError
 
 
@@ -47,12 +48,13 @@ def test_active_conflicts_slice_leans_on_disagreement_and_feeds_the_calibrated_m
 
     import_bank_file(None, session=session)
     generate_conflicts(
-        ConflictGenerationOptions(model="sim/mc-balanced", run="act", doses=(0, 6), samples=2,
-                                  seed=3),
+        ConflictGenerationOptions(
+            model=ModelSpec.parse("sim/mc-balanced"), run="act", doses=(0, 6), samples=2, seed=3
+        ),
         session=session,
-    )  # fmt: skip
+    )
     for judge in ("sim/judge-lenient", "sim/judge-strict"):
-        judge_conflict_run("act", judge, session=session)
+        judge_conflict_run("act", ModelSpec.parse(judge), session=session)
     session.commit()
     from annotation.tasks import build_tasks
 
@@ -98,11 +100,21 @@ def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
     doc = BatteryDocument(
         batteries=[b.model_copy(update={"stems": b.stems[:4]}) for b in doc.batteries[:1]]
     )
-    add_arms("dc", [ArmSpec("ref", "sim/disp-qwen-d000", role="reference", dose=0,
-                            max_tokens=400),
-                    ArmSpec("d100", "sim/disp-qwen-d100", dose=100, max_tokens=400)],
-             session=session)  # fmt: skip
-    run_study("dc", doc, session=session, judge="sim/default")
+    add_arms(
+        "dc",
+        [
+            ArmSpec(
+                "ref",
+                ModelSpec.parse("sim/disp-qwen-d000"),
+                role="reference",
+                dose=0,
+                max_tokens=400,
+            ),
+            ArmSpec("d100", ModelSpec.parse("sim/disp-qwen-d100"), dose=100, max_tokens=400),
+        ],
+        session=session,
+    )
+    run_study("dc", doc, session=session, judge=ModelSpec.parse("sim/default"))
     session.commit()
     import annotation.simulated as simulated
     from study.disposition.human.simulated import category_truth

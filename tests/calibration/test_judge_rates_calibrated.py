@@ -8,6 +8,7 @@ import numpy as np
 from sqlmodel import Session
 
 from annotation.tasks import response_key
+from llm.specs import ModelSpec
 from storage.models import Question
 from storage.repo.studies import select_responses
 from study.catalog.store import ensure_default_catalog
@@ -26,10 +27,12 @@ def _judged(session: Session) -> dict[str, int]:
                              "the other? Weigh the trade-offs."))  # fmt: skip
     session.commit()
     run_generation(
-        GenerationOptions(model="sim/default", run=RUN, perturbations="whitespace,age", samples=2),
+        GenerationOptions(
+            model=ModelSpec.parse("sim/default"), run=RUN, perturbations="whitespace,age", samples=2
+        ),
         session=session,
     )
-    judge_run(RUN, "sim/default", session=session)
+    judge_run(RUN, ModelSpec.parse("sim/default"), session=session)
     session.commit()
     return {
         response_key(run.name, q.external_id, r.condition, r.sample): int(r.id or 0)

@@ -22,6 +22,7 @@ import pytest
 from sqlmodel import Session
 
 from driftlens_core import pair_drift
+from llm.specs import ModelSpec
 from study.reasoning.calibrated import (
     STEP_COLUMNS,
     calibrate_drift,
@@ -46,7 +47,9 @@ def _workspace(
     ]  # fmt: skip
     store_questions(rows, session=session, source="test")
     run_generation(
-        GenerationOptions(model=model, run=run, perturbations="filler,age", samples=2),
+        GenerationOptions(
+            model=ModelSpec.parse(model), run=run, perturbations="filler,age", samples=2
+        ),
         session=session,
     )
     label_run(run, labeler, session=session)

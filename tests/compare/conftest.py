@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from llm.specs import ModelSpec
 from study.disposition.items import BatteryDocument, Stem, load_sample_batteries
 from tests.cli_runner import cli_runner
 
@@ -51,18 +52,36 @@ def build_disposition_study(ws: Path) -> None:
     arms = [
         ArmSpec(
             "d025-s1",
-            "sim/disp-qwen-d025-s1",
+            ModelSpec.parse("sim/disp-qwen-d025-s1"),
             role="reference",
             dose=25,
             train_seed=1,
             reasoning="off",
         ),
-        ArmSpec("d025-s2", "sim/disp-qwen-d025-s2", dose=25, train_seed=2, reasoning="off"),
-        ArmSpec("d075-s1", "sim/disp-qwen-d075-s1", dose=75, train_seed=1, reasoning="off"),
+        ArmSpec(
+            "d025-s2",
+            ModelSpec.parse("sim/disp-qwen-d025-s2"),
+            dose=25,
+            train_seed=2,
+            reasoning="off",
+        ),
+        ArmSpec(
+            "d075-s1",
+            ModelSpec.parse("sim/disp-qwen-d075-s1"),
+            dose=75,
+            train_seed=1,
+            reasoning="off",
+        ),
     ]
     with open_workspace_session(resolve_settings(workspace=ws)) as session:
         add_arms("cmp", arms, session=session)
-        run_study("cmp", battery_doc(), session=session, judge="sim/default", repeat_share=0.0)
+        run_study(
+            "cmp",
+            battery_doc(),
+            session=session,
+            judge=ModelSpec.parse("sim/default"),
+            repeat_share=0.0,
+        )
 
 
 @pytest.fixture(scope="session")

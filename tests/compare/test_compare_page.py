@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from llm.specs import ModelSpec
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from study.jobs import list_jobs
@@ -26,14 +27,34 @@ def _answer(n_stems: int) -> None:
 
     with open_workspace_session(resolve_settings()) as session:
         if n_stems == 5:
-            add_arms("cmp", [
-                ArmSpec("d025-s1", "sim/disp-qwen-d025-s1", role="reference", dose=25,
-                        train_seed=1, reasoning="off"),
-                ArmSpec("d075-s1", "sim/disp-qwen-d075-s1", dose=75, train_seed=1,
-                        reasoning="off"),
-            ], session=session)  # fmt: skip
-        run_study("cmp", battery_doc(n_stems), session=session, judge="sim/default",
-                  repeat_share=0.0)  # fmt: skip
+            add_arms(
+                "cmp",
+                [
+                    ArmSpec(
+                        "d025-s1",
+                        ModelSpec.parse("sim/disp-qwen-d025-s1"),
+                        role="reference",
+                        dose=25,
+                        train_seed=1,
+                        reasoning="off",
+                    ),
+                    ArmSpec(
+                        "d075-s1",
+                        ModelSpec.parse("sim/disp-qwen-d075-s1"),
+                        dose=75,
+                        train_seed=1,
+                        reasoning="off",
+                    ),
+                ],
+                session=session,
+            )
+        run_study(
+            "cmp",
+            battery_doc(n_stems),
+            session=session,
+            judge=ModelSpec.parse("sim/default"),
+            repeat_share=0.0,
+        )
 
 
 def _captions(at: AppTest) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from storage.settings import resolve_settings
 from study.compare import CompareOptions, compare_runs
@@ -69,12 +70,34 @@ def test_a_malformed_request_is_one_sentence(args: dict[str, object], message: s
 def test_the_compare_job_writes_what_the_service_returns(session: Session, workspace: Path) -> None:
     from study.disposition.runs import ArmSpec, add_arms, run_study
 
-    add_arms("cmp", [
-        ArmSpec("d025-s1", "sim/disp-qwen-d025-s1", role="reference", dose=25, train_seed=1,
-                reasoning="off"),
-        ArmSpec("d075-s1", "sim/disp-qwen-d075-s1", dose=75, train_seed=1, reasoning="off"),
-    ], session=session)  # fmt: skip
-    run_study("cmp", battery_doc(5), session=session, judge="sim/default", repeat_share=0.0)
+    add_arms(
+        "cmp",
+        [
+            ArmSpec(
+                "d025-s1",
+                ModelSpec.parse("sim/disp-qwen-d025-s1"),
+                role="reference",
+                dose=25,
+                train_seed=1,
+                reasoning="off",
+            ),
+            ArmSpec(
+                "d075-s1",
+                ModelSpec.parse("sim/disp-qwen-d075-s1"),
+                dose=75,
+                train_seed=1,
+                reasoning="off",
+            ),
+        ],
+        session=session,
+    )
+    run_study(
+        "cmp",
+        battery_doc(5),
+        session=session,
+        judge=ModelSpec.parse("sim/default"),
+        repeat_share=0.0,
+    )
     session.commit()
     req = CompareRequest(RUNS, "disposition", CompareOptions(n_boot=300, top_items=5))
     direct = compare_runs(req.runs, instrument=req.instrument, session=session,

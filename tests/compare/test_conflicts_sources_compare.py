@@ -12,6 +12,7 @@ from scipy import stats
 from sqlmodel import Session
 from statsmodels.stats.contingency_tables import mcnemar
 
+from llm.specs import ModelSpec
 from study.compare import CompareOptions, compare_runs
 
 
@@ -22,10 +23,12 @@ def test_conflicts_rubric_rows_per_dose_with_wilcoxon_and_both_judges(session: S
 
     import_bank_file(None, session=session)
     for run, model in (("bal", "sim/mc-balanced"), ("lit", "sim/mc-literal")):
-        opts = ConflictGenerationOptions(model=model, run=run, doses=(6,), samples=1)
+        opts = ConflictGenerationOptions(
+            model=ModelSpec.parse(model), run=run, doses=(6,), samples=1
+        )
         generate_conflicts(opts, session=session)
         for judge in ("sim/judge-strict", "sim/judge-lenient"):
-            judge_conflict_run(run, judge, session=session)
+            judge_conflict_run(run, ModelSpec.parse(judge), session=session)
     c = compare_runs(["bal", "lit"], instrument="conflicts", session=session,
                      options=CompareOptions(n_boot=400))  # fmt: skip
     keys = {(r.statistic, r.scope) for r in c.rows}
@@ -64,8 +67,8 @@ def test_sources_par_plus_pairs_questions_both_runs_answered_right(
     items = shipped_items()[:8]
     with db() as session:
         for run, model in (("rigid", "sim/src-rigid"), ("impr", "sim/src-impressionable")):
-            run_stored_sources(run, items, backend_for(model, items), [SourcesConfig()],
-                               session=session)  # fmt: skip
+            backend = backend_for(ModelSpec.parse(model), items)
+            run_stored_sources(run, items, backend, [SourcesConfig()], session=session)
     from study.sources.store import stored_run_table
     from study.sources.table import validate
 

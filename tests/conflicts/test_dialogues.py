@@ -12,6 +12,7 @@ import pytest
 from click.testing import Result
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.dialogues import read_dialogues
@@ -122,7 +123,7 @@ def test_dialogue_extract_is_seeded() -> None:
 def test_pipeline_track_runs_end_to_end_from_dialogues(session: Session) -> None:
     import_bank_file(None, session=session)
     opts = ConflictGenerationOptions(
-        model="sim/mc-balanced",
+        model=ModelSpec.parse("sim/mc-balanced"),
         run="dlg",
         doses=(0, 6),
         track="pipeline",

@@ -8,6 +8,7 @@ from sqlmodel import Session
 
 from llm.sim.backend import SimBackend
 from llm.sim.registry import get_preset
+from llm.specs import ModelSpec
 from storage.repo.judges import judge_scores_for
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import import_bank_file, stored_instances
@@ -21,7 +22,9 @@ def test_rerun_sends_nothing_and_renders_identical_prompts(session: Session) -> 
     from study.conflicts.simulation import register_instances
 
     register_instances(inst for _, inst in stored_instances(session=session))
-    opts = ConflictGenerationOptions(model="sim/mc-balanced", run="c1", doses=(0, 6), samples=1)
+    opts = ConflictGenerationOptions(
+        model=ModelSpec.parse("sim/mc-balanced"), run="c1", doses=(0, 6), samples=1
+    )
     backend = CountingBackend(SimBackend("mc-balanced"))
     first = generate_conflicts(opts, session=session, backend=backend)
     assert first.requested == 84 and first.failed == 0 and backend.sent == 84
@@ -45,14 +48,20 @@ def test_rerun_sends_nothing_and_renders_identical_prompts(session: Session) -> 
 def test_thousand_judge_replies_with_ten_percent_malformed(session: Session) -> None:
     import_bank_file(None, session=session)
     opts = ConflictGenerationOptions(
-        model="sim/mc-committal", run="c2", doses=(0, 2, 4, 6), samples=6, track="pipeline"
+        model=ModelSpec.parse("sim/mc-committal"),
+        run="c2",
+        doses=(0, 2, 4, 6),
+        samples=6,
+        track="pipeline",
     )
     summary = generate_conflicts(opts, session=session)
     assert summary.planned == 42 * 4 * 6 == 1008
     assert set(summary.observability) <= {"FULL", "PARTIAL", "None"}
     assert summary.observability.get("None", 0) > 0
     judge = SimBackend(get_preset("judge-strict").model_copy(update={"malformed_rate": 0.1}))
-    res = judge_conflict_run("c2", "sim/judge-strict", session=session, backend=judge)
+    res = judge_conflict_run(
+        "c2", ModelSpec.parse("sim/judge-strict"), session=session, backend=judge
+    )
     assert res.requested == 1008 and res.failed == 0
     assert res.ok + res.repaired + res.errors == 1008
     assert 60 <= res.repaired + res.errors <= 150  # ~10 % broke the format first time
@@ -100,13 +109,15 @@ def test_served_simulator_answers_bank_requests_like_in_process(session: Session
     with SimProcess(api_key=key) as url:
         env = {**os.environ, "SIMULATOR_BASE_URL": url, "SIMULATOR_API_KEY": key}
         served = generate_conflicts(
-            ConflictGenerationOptions(model=spec, run="http", doses=(6,), seed=5),
+            ConflictGenerationOptions(model=ModelSpec.parse(spec), run="http", doses=(6,), seed=5),
             session=session,
-            backend=get_backend(spec, env=env),
+            backend=get_backend(ModelSpec.parse(spec), env=env),
         )
     assert served.requested == 42 and served.failed == 0
     local = generate_conflicts(
-        ConflictGenerationOptions(model="sim/mc-balanced", run="local", doses=(6,), seed=5),
+        ConflictGenerationOptions(
+            model=ModelSpec.parse("sim/mc-balanced"), run="local", doses=(6,), seed=5
+        ),
         session=session,
     )
     assert local.requested == 42

@@ -12,6 +12,7 @@ import pytest
 from click.testing import Result
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from storage.repo.runs import get_run, list_responses, require_run
 from study.conflicts.dialogues import read_dialogues
 from study.conflicts.items import import_bank_file, load_sample_banks, stored_instances
@@ -36,7 +37,11 @@ def test_mem0_banks_feed_generation_and_a_rerun_renders_the_same_prompts(session
     banks = {b.instance_id: b for b in load_sample_banks()}
     dialogues = read_dialogues(None, banks.values()).by_instance
     opts = ConflictGenerationOptions(
-        model="sim/mc-balanced", run="m0", doses=(0, 6), track="pipeline", extractor="mem0"
+        model=ModelSpec.parse("sim/mc-balanced"),
+        run="m0",
+        doses=(0, 6),
+        track="pipeline",
+        extractor="mem0",
     )
     first = generate_conflicts(opts, session=session)
     # only the six instances with a dialogue; Mem0 2.x adds both sides: every bank FULL

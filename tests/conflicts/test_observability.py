@@ -13,6 +13,7 @@ from sqlmodel import Session
 
 from llm.sim.backend import SimBackend
 from llm.sim.registry import get_preset
+from llm.specs import ModelSpec
 from storage.repo.judges import judge_scores_for
 from study.conflicts.items import import_bank_file
 from study.conflicts.observability import (
@@ -33,7 +34,11 @@ from study.strict_json import StrictParseError
 def _pipeline_run(session: Session, name: str = "pipe") -> None:
     import_bank_file(None, session=session)
     opts = ConflictGenerationOptions(
-        model="sim/mc-balanced", run=name, doses=(0, 6), samples=1, track="pipeline"
+        model=ModelSpec.parse("sim/mc-balanced"),
+        run=name,
+        doses=(0, 6),
+        samples=1,
+        track="pipeline",
     )
     generate_conflicts(opts, session=session)
 
@@ -61,7 +66,7 @@ def test_judge_with_malformed_replies_stores_every_bank_and_reruns_free(session:
     _pipeline_run(session)
     broken = get_preset("judge-strict").model_copy(update={"malformed_rate": 0.3})
     s = judge_observability_run(
-        "pipe", "sim/judge-strict", session=session, backend=SimBackend(broken)
+        "pipe", ModelSpec.parse("sim/judge-strict"), session=session, backend=SimBackend(broken)
     )
     assert s.requested == 42 and s.failed == 0
     assert s.ok + s.repaired + s.errors == 42
@@ -79,7 +84,7 @@ def test_judge_with_malformed_replies_stores_every_bank_and_reruns_free(session:
             assert sc.value in (0.0, 1.0, 2.0)
     assert sum(sc.parse_status == "error" for sc in scores) == s.errors
     again = judge_observability_run(
-        "pipe", "sim/judge-strict", session=session, backend=SimBackend(broken)
+        "pipe", ModelSpec.parse("sim/judge-strict"), session=session, backend=SimBackend(broken)
     )
     assert again.requested == 0 and again.skipped == 42
 
@@ -87,7 +92,9 @@ def test_judge_with_malformed_replies_stores_every_bank_and_reruns_free(session:
 def test_judge_agrees_with_extractor_at_its_known_error_rate(session: Session) -> None:
     _pipeline_run(session)
     clean = get_preset("judge-lenient").model_copy(update={"malformed_rate": 0.0})
-    judge_observability_run("pipe", "sim/judge-lenient", session=session, backend=SimBackend(clean))
+    judge_observability_run(
+        "pipe", ModelSpec.parse("sim/judge-lenient"), session=session, backend=SimBackend(clean)
+    )
     rep = observability_report("pipe", session=session)
     pair = next(
         a for a in rep.agreement if {a.rater_a, a.rater_b} == {"extractor", "sim/judge-lenient"}
@@ -110,10 +117,13 @@ def test_served_judge_over_http_equals_in_process(session: Session) -> None:
     with SimProcess(api_key=key) as url:
         env = {**os.environ, "SIMULATOR_BASE_URL": url, "SIMULATOR_API_KEY": key}
         served = judge_observability_run(
-            "pipe", spec, session=session, backend=get_backend(spec, env=env)
+            "pipe",
+            ModelSpec.parse(spec),
+            session=session,
+            backend=get_backend(ModelSpec.parse(spec), env=env),
         )
     assert served.requested == 42 and served.failed == 0
-    judge_observability_run("pipe", "sim/judge-strict", session=session)
+    judge_observability_run("pipe", ModelSpec.parse("sim/judge-strict"), session=session)
     labels = stored_observability(observability_banks("pipe", session=session), session=session)
     assert all(v[spec] == v["sim/judge-strict"] for v in labels.values())
 

@@ -7,6 +7,7 @@ from sqlmodel import Session
 
 from llm.sim.backend import SimBackend
 from llm.sim.registry import get_preset
+from llm.specs import ModelSpec
 from storage.repo.requests import stored_messages
 from storage.repo.runs import list_responses, require_run
 from study.conflicts.items import import_bank_file, load_sample_banks
@@ -56,7 +57,7 @@ def test_caap_two_stages_cached_stored_and_mixture_near_preset(session: Session)
             "caap",
             "caap-1",
             session=session,
-            backbone="sim/mc-balanced",
+            backbone=ModelSpec.parse("sim/mc-balanced"),
             doses=(0, 3, 6),
             backend=backbone,
         )

@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from study.conflicts.analysis import TABLE_COLUMNS, analyze_scores, validate_scores
 from study.conflicts.items import import_bank_file
 from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts
 from study.conflicts.report import build_report
-from study.conflicts.report_render import ConflictReport, render_html, render_markdown
+from study.conflicts.report.document import ConflictReport, render_html, render_markdown
 from study.conflicts.score import judge_conflict_run
 from tests.hostile_text import HOSTILE, assert_inert_html, assert_inert_markdown
 
@@ -51,9 +52,11 @@ def test_a_failed_report_leaves_the_previous_one_whole(
     session: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import_bank_file(None, session=session)
-    opts = ConflictGenerationOptions(model="sim/mc-balanced", run="c1", doses=(0, 6), samples=1)
+    opts = ConflictGenerationOptions(
+        model=ModelSpec.parse("sim/mc-balanced"), run="c1", doses=(0, 6), samples=1
+    )
     generate_conflicts(opts, session=session)
-    judge_conflict_run("c1", "sim/judge-strict", session=session)
+    judge_conflict_run("c1", ModelSpec.parse("sim/judge-strict"), session=session)
     out = tmp_path / "rep"
     build_report(["c1"], session=session, out_dir=out, bootstrap=100)
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
@@ -62,7 +65,7 @@ def test_a_failed_report_leaves_the_previous_one_whole(
     def dies(report: ConflictReport) -> str:
         raise RuntimeError("killed while writing")
 
-    import study.conflicts.report as module
+    import study.conflicts.report.build as module
 
     monkeypatch.setattr(module, "render_markdown", dies)
     with pytest.raises(RuntimeError):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from storage.repo.conflicts import list_conflict_banks
 from study.conflicts.items import sample_banks_path
@@ -35,7 +36,10 @@ def test_a_bad_upload_names_the_file_and_line_and_stores_nothing(session: Sessio
     with pytest.raises(InputError, match=r"^mine\.csv: bank files are JSONL"):
         import_banks_upload("mine.csv", data, session=session)
     with pytest.raises(InputError, match="at least one judge"):
-        study_argv(ConflictStudy(run="r", model="sim/mc-balanced", judges=()), out=Path("x"))
+        study_argv(
+            ConflictStudy(run="r", model=ModelSpec.parse("sim/mc-balanced"), judges=()),
+            out=Path("x"),
+        )
 
 
 def test_the_page_command_runs_a_study_the_read_back_shows(
@@ -47,8 +51,8 @@ def test_the_page_command_runs_a_study_the_read_back_shows(
     assert res.inserted == 4
     study = ConflictStudy(
         run="tiny/1",
-        model="sim/mc-balanced",
-        judges=("sim/judge-lenient", "sim/judge-strict"),
+        model=ModelSpec.parse("sim/mc-balanced"),
+        judges=(ModelSpec.parse("sim/judge-lenient"), ModelSpec.parse("sim/judge-strict")),
         doses=(0, 6),
         policies=("recency",),
         bootstrap=200,
@@ -86,8 +90,14 @@ def test_a_study_with_the_no_memory_baseline_reads_its_scores_against_it(
     lines = sample_banks_path().read_text(encoding="utf-8").splitlines()[:4]
     import_banks_upload("four.jsonl", "\n".join(lines).encode(), session=session)
     session.commit()
-    study = ConflictStudy(run="base", model="sim/mc-balanced", judges=("sim/judge-lenient",),
-                          doses=(0, 6), bootstrap=200, baseline=True)  # fmt: skip
+    study = ConflictStudy(
+        run="base",
+        model=ModelSpec.parse("sim/mc-balanced"),
+        judges=(ModelSpec.parse("sim/judge-lenient"),),
+        doses=(0, 6),
+        bootstrap=200,
+        baseline=True,
+    )
     argv = study_argv(study, out=report_folder(workspace, "base"))
     assert "--baseline" in argv
     result = cli(*argv)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sqlmodel import Session, select
 
+from llm.specs import ModelSpec
 from storage.models import JudgeScore
 from study.conflicts.analysis import stored_table
 from study.conflicts.items import import_bank_file
@@ -26,10 +27,12 @@ def test_unparseable_mock_verdicts_are_stored_counted_shown_and_left_out(
     session: Session, tmp_path: Path
 ) -> None:
     import_bank_file(None, session=session)
-    opts = ConflictGenerationOptions(model="sim/mc-balanced", run="u1", doses=(0, 6), samples=1)
+    opts = ConflictGenerationOptions(
+        model=ModelSpec.parse("sim/mc-balanced"), run="u1", doses=(0, 6), samples=1
+    )
     generate_conflicts(opts, session=session)
     backend = MockGarbledBackend("judge-strict", every=5, spec=JUDGE)
-    summary = judge_conflict_run("u1", JUDGE, session=session, backend=backend)
+    summary = judge_conflict_run("u1", ModelSpec.parse(JUDGE), session=session, backend=backend)
     bad = summary.errors  # identical cases share a request: count the answers
     assert len(backend.garbled) >= 3 and bad >= len(backend.garbled)  # the dose
     asked = summary.requested

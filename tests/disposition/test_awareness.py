@@ -14,6 +14,7 @@ import pytest
 from sqlmodel import Session, col, delete, select
 from typer.testing import Result
 
+from llm.specs import ModelSpec
 from storage.disposition_models import DispositionResponse, DispositionScore
 from storage.repo.disposition import require_arms
 from study.disposition.awareness import (
@@ -80,12 +81,18 @@ def test_judge_over_http_recovers_the_known_levels_repairs_and_caches(
     add_arms(
         "aw",
         [
-            ArmSpec("ref", "sim/disp-qwen-d000", role="reference", dose=0, max_tokens=400),
-            ArmSpec("d100", "sim/disp-qwen-d100", dose=100, max_tokens=400),
+            ArmSpec(
+                "ref",
+                ModelSpec.parse("sim/disp-qwen-d000"),
+                role="reference",
+                dose=0,
+                max_tokens=400,
+            ),
+            ArmSpec("d100", ModelSpec.parse("sim/disp-qwen-d100"), dose=100, max_tokens=400),
         ],
         session=session,
     )
-    run_study("aw", doc, session=session, judge="sim/default", repeat_share=0.0)
+    run_study("aw", doc, session=session, judge=ModelSpec.parse("sim/default"), repeat_share=0.0)
     arms = require_arms("aw", session=session)
     answered = {
         r.id: r
@@ -96,8 +103,8 @@ def test_judge_over_http_recovers_the_known_levels_repairs_and_caches(
     monkeypatch.setenv("DSIM_API_KEY", key)
     with SimProcess(api_key=key, module="study.disposition.sim_endpoint") as url:
         monkeypatch.setenv("DSIM_BASE_URL", url)
-        run = rate_awareness(arms, judge=JUDGE, session=session)
-        again = rate_awareness(arms, judge=JUDGE, session=session)
+        run = rate_awareness(arms, judge=ModelSpec.parse(JUDGE), session=session)
+        again = rate_awareness(arms, judge=ModelSpec.parse(JUDGE), session=session)
     assert run.failed_requests == 0 and run.cases == len(answered)
     assert run.scored + run.errors == len(answered)
     assert (again.already_scored, again.scored, again.errors) == (len(answered), 0, 0)
@@ -137,7 +144,7 @@ def test_judge_over_http_recovers_the_known_levels_repairs_and_caches(
     # every reply is in the request cache: with the server gone, rating again answers all
     session.exec(delete(DispositionScore).where(col(DispositionScore.kind) == "awareness"))
     session.commit()
-    cached = rate_awareness(arms, judge=JUDGE, session=session)
+    cached = rate_awareness(arms, judge=ModelSpec.parse(JUDGE), session=session)
     assert cached.failed_requests == 0 and cached.scored == run.scored
     assert cached.errors == run.errors and cached.repaired == run.repaired
 
@@ -170,10 +177,18 @@ def test_agreement_with_stored_human_ratings_matches_krippendorff(session: Sessi
     doc = _small()
     add_arms(
         "ag",
-        [ArmSpec("ref", "sim/disp-qwen-d000", role="reference", dose=0, reasoning="off")],
+        [
+            ArmSpec(
+                "ref",
+                ModelSpec.parse("sim/disp-qwen-d000"),
+                role="reference",
+                dose=0,
+                reasoning="off",
+            )
+        ],
         session=session,
     )
-    run_study("ag", doc, session=session, judge="sim/default", repeat_share=0.0,
+    run_study("ag", doc, session=session, judge=ModelSpec.parse("sim/default"), repeat_share=0.0,
               awareness_share=1.0)  # fmt: skip
     arms = require_arms("ag", session=session)
     judged = {

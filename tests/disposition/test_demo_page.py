@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from study.disposition.analysis import analyze_study
 from study.disposition.items import BatteryDocument, load_sample_batteries
 from study.disposition.report import write_disposition_report
@@ -46,12 +47,18 @@ def test_report_escapes_untrusted_arm_names(session: Session, tmp_path: Path) ->
     add_arms(
         "x",
         [
-            ArmSpec("ref", "sim/disp-qwen-d000", role="reference", dose=0, reasoning="off"),
-            ArmSpec(SCRIPT, "sim/disp-qwen-d100", dose=100, reasoning="off"),
+            ArmSpec(
+                "ref",
+                ModelSpec.parse("sim/disp-qwen-d000"),
+                role="reference",
+                dose=0,
+                reasoning="off",
+            ),
+            ArmSpec(SCRIPT, ModelSpec.parse("sim/disp-qwen-d100"), dose=100, reasoning="off"),
         ],
         session=session,
     )
-    run_study("x", small, session=session, judge="sim/default", repeat_share=0.0)
+    run_study("x", small, session=session, judge=ModelSpec.parse("sim/default"), repeat_share=0.0)
     files = write_disposition_report(analyze_study("x", session=session, n_boot=100), tmp_path)
     html = files["report_html"].read_text()
     assert SCRIPT not in html and "&lt;script&gt;" in html

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
+from llm.specs import ModelSpec
 from storage.disposition_models import DispositionScore
 from storage.errors import InputError
 from study.disposition.analysis import analyze_study
@@ -31,12 +32,21 @@ def test_scores_carry_settings_report_shows_them_mixing_is_refused(
     session: Session, tmp_path: Path
 ) -> None:
     arms = [
-        ArmSpec("ref", "sim/disp-qwen-d000", role="reference", dose=0, max_tokens=400),
-        ArmSpec("d100", "sim/disp-qwen-d100", dose=100, max_tokens=400),
+        ArmSpec(
+            "ref", ModelSpec.parse("sim/disp-qwen-d000"), role="reference", dose=0, max_tokens=400
+        ),
+        ArmSpec("d100", ModelSpec.parse("sim/disp-qwen-d100"), dose=100, max_tokens=400),
     ]
     add_arms("js", arms, session=session)
-    run_study("js", _small(), session=session, judge="sim/default", repeat_share=0.2,
-              grade_share=0.5, awareness_share=0.5)  # fmt: skip
+    run_study(
+        "js",
+        _small(),
+        session=session,
+        judge=ModelSpec.parse("sim/default"),
+        repeat_share=0.2,
+        grade_share=0.5,
+        awareness_share=0.5,
+    )
     rows = list(session.exec(select(DispositionScore)))
     versions = {
         "category": CLASSIFIER_PROMPT_VERSION,

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from app.cli.root import build_app
 from llm.seeds import derive_seed
+from llm.specs import ModelSpec
 from storage.disposition_models import DispositionResponse, DispositionScore
 from study.disposition.analysis import analyze_study
 from study.disposition.items import BatteryDocument, load_sample_batteries
@@ -29,12 +30,20 @@ def _small() -> BatteryDocument:
 
 
 ARMS = [
-    ArmSpec("ref", "sim/disp-qwen-d000", role="reference", dose=0, max_tokens=400),
-    ArmSpec("d100", "sim/disp-qwen-d100", dose=100, max_tokens=400),
-    ArmSpec("off-ref", "sim/disp-qwen-d000", role="reference", dose=0, reasoning="off"),
-    ArmSpec("off-d100", "sim/disp-qwen-d100", dose=100, reasoning="off"),
-    ArmSpec("b-ref", "sim/disp-qwen-d000", role="reference", dose=0, reasoning="budget:64"),
-    ArmSpec("b-d100", "sim/disp-qwen-d100", dose=100, reasoning="budget:64"),
+    ArmSpec("ref", ModelSpec.parse("sim/disp-qwen-d000"), role="reference", dose=0, max_tokens=400),
+    ArmSpec("d100", ModelSpec.parse("sim/disp-qwen-d100"), dose=100, max_tokens=400),
+    ArmSpec(
+        "off-ref", ModelSpec.parse("sim/disp-qwen-d000"), role="reference", dose=0, reasoning="off"
+    ),
+    ArmSpec("off-d100", ModelSpec.parse("sim/disp-qwen-d100"), dose=100, reasoning="off"),
+    ArmSpec(
+        "b-ref",
+        ModelSpec.parse("sim/disp-qwen-d000"),
+        role="reference",
+        dose=0,
+        reasoning="budget:64",
+    ),
+    ArmSpec("b-d100", ModelSpec.parse("sim/disp-qwen-d100"), dose=100, reasoning="budget:64"),
 ]
 
 
@@ -64,7 +73,12 @@ def test_study_runs_resumes_and_agrees_with_the_stats_command(
     doc = _small()
     add_arms("t", ARMS, session=session)
     gens, scores = run_study(
-        "t", doc, session=session, judge="sim/default", repeat_share=0.2, grade_share=0.5
+        "t",
+        doc,
+        session=session,
+        judge=ModelSpec.parse("sim/default"),
+        repeat_share=0.2,
+        grade_share=0.5,
     )
     assert [g.planned for g in gens] == [72] * 6
     assert scores.errors == 0 and scores.scored > 0
@@ -90,7 +104,9 @@ def test_study_runs_resumes_and_agrees_with_the_stats_command(
     scored = session.exec(select(DispositionScore)).all()
     assert {s.repeat for s in scored} == {0, 1}
     # resume: nothing new to do
-    again, scores2 = run_study("t", doc, session=session, judge="sim/default", repeat_share=0.2)
+    again, scores2 = run_study(
+        "t", doc, session=session, judge=ModelSpec.parse("sim/default"), repeat_share=0.2
+    )
     assert all(g.already_done == 72 and g.answered == 0 for g in again)
     assert scores2.scored == 0
     # groups are analysed apart; the written table gives the same JSON through the CLI

@@ -9,6 +9,7 @@ import pytest
 from sqlmodel import Session
 from typer.testing import Result
 
+from llm.specs import ModelSpec
 from study.disposition.items import BatteryDocument, load_sample_batteries
 from study.disposition.runs import ArmSpec, add_arms, run_study
 from tests.hostile_text import (
@@ -27,14 +28,24 @@ def _study(session: Session, study: str) -> None:
     add_arms(
         study,
         [
-            ArmSpec("ref", "sim/disp-qwen-d000", role="reference", dose=0, reasoning="off"),
             ArmSpec(
-                HOSTILE, "sim/disp-qwen-d100", dose=100, reasoning="off", server_instance=HOSTILE
+                "ref",
+                ModelSpec.parse("sim/disp-qwen-d000"),
+                role="reference",
+                dose=0,
+                reasoning="off",
+            ),
+            ArmSpec(
+                HOSTILE,
+                ModelSpec.parse("sim/disp-qwen-d100"),
+                dose=100,
+                reasoning="off",
+                server_instance=HOSTILE,
             ),
         ],
         session=session,
     )
-    run_study(study, small, session=session, judge="sim/default", repeat_share=0.0)
+    run_study(study, small, session=session, judge=ModelSpec.parse("sim/default"), repeat_share=0.0)
     session.commit()
 
 

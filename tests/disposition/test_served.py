@@ -7,6 +7,7 @@ import secrets
 
 from sqlmodel import Session, select
 
+from llm.specs import ModelSpec
 from storage.disposition_models import DispositionResponse, DispositionScore
 from study.disposition.items import BatteryDocument, load_sample_batteries
 from study.disposition.runs import ArmSpec, add_arms, run_study
@@ -26,15 +27,32 @@ def test_served_arms_answer_like_the_in_process_ones(session: Session) -> None:
     doc = _tiny()
     key = secrets.token_urlsafe(12)
     arms = [
-        ArmSpec("ref", "openai-api/dsim/disp-qwen-d000", role="reference", dose=0, max_tokens=300),
-        ArmSpec("off", "openai-api/dsim/disp-qwen-d100", dose=100, reasoning="off"),
-        ArmSpec("budget", "openai-api/dsim/disp-qwen-d100", dose=100, reasoning="budget:32"),
+        ArmSpec(
+            "ref",
+            ModelSpec.parse("openai-api/dsim/disp-qwen-d000"),
+            role="reference",
+            dose=0,
+            max_tokens=300,
+        ),
+        ArmSpec(
+            "off", ModelSpec.parse("openai-api/dsim/disp-qwen-d100"), dose=100, reasoning="off"
+        ),
+        ArmSpec(
+            "budget",
+            ModelSpec.parse("openai-api/dsim/disp-qwen-d100"),
+            dose=100,
+            reasoning="budget:32",
+        ),
     ]
     add_arms("served", arms, session=session)
     with SimProcess(api_key=key, module="study.disposition.sim_endpoint") as url:
         env = {**os.environ, "DSIM_BASE_URL": url, "DSIM_API_KEY": key}
         gens, scores = run_study(
-            "served", doc, session=session, judge="openai-api/dsim/default", env=env
+            "served",
+            doc,
+            session=session,
+            judge=ModelSpec.parse("openai-api/dsim/default"),
+            env=env,
         )
     assert [g.errors for g in gens] == [0, 0, 0]
     assert scores.errors == 0 and scores.failed_requests == 0 and scores.scored > 0

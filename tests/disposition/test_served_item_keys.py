@@ -15,6 +15,7 @@ from pathlib import Path
 
 from llm.backends import get_backend
 from llm.batch import run_chat_batch
+from llm.specs import ModelSpec
 from llm.types import SamplingParams
 from study.disposition.items import BatteryDocument, Stem, batteries_to_yaml, load_sample_batteries
 from study.disposition.plan import Reasoning, build_plan, first_request
@@ -80,7 +81,9 @@ def test_served_arms_answer_every_stem_as_itself(tmp_path: Path) -> None:
         api_key=key, module="study.disposition.sim_endpoint", args=("--batteries", str(path))
     ) as url:
         env = {**os.environ, "DSIM_BASE_URL": url, "DSIM_API_KEY": key}
-        served = run_chat_batch(get_backend(f"openai-api/dsim/{model}", env=env), requests)
+        served = run_chat_batch(
+            get_backend(ModelSpec.parse(f"openai-api/dsim/{model}"), env=env), requests
+        )
     assert all(r.error is None for r in served), served[0]
     same: dict[tuple[str, str], bool] = {}
     for it, want, got in zip(plan, expected, served, strict=True):

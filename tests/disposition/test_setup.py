@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from study.disposition.browse import (
     answers_frame,
@@ -60,7 +61,7 @@ def test_doses_and_arms() -> None:
         sim_arm_model("sim/nope", 0)
     models = {d: sim_arm_model("sim/disp-qwen", d) for d in (0.0, 75.0)}
     arms = dose_arms(models, reasoning=["on", "budget:64"], samples=2)
-    assert [(a.name, a.role, a.model) for a in arms] == [
+    assert [(a.name, a.role, str(a.model)) for a in arms] == [
         ("on-d000", "reference", "sim/disp-qwen-d000"),
         ("on-d075", "treatment", "sim/disp-qwen-d075"),
         ("budget64-d000", "reference", "sim/disp-qwen-d000"),
@@ -79,7 +80,11 @@ def test_the_page_commands_run_a_study_the_read_back_shows(
 
     out = report_folder(workspace, "st/1")
     assert out.parent == workspace / "reports" / "disposition" and out.name != "st_1"
-    result = cli(*run_argv("st/1", judge=SIM_JUDGE, batteries=path, report=out, bootstrap=200))
+    result = cli(
+        *run_argv(
+            "st/1", judge=ModelSpec.parse(SIM_JUDGE), batteries=path, report=out, bootstrap=200
+        )
+    )
     assert result.exit_code == 0, (result.output, result.exception)  # type: ignore[attr-defined]
     first = (out / "stats_on.json").read_text()
     # analysing again (another B) replaces the report folder as a whole

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sqlmodel import Session, select
 
+from llm.specs import ModelSpec
 from storage.disposition_models import DispositionScore
 from storage.repo.disposition import require_arms
 from study.disposition.analysis import analyze_study, stored_rate_table
@@ -34,12 +35,14 @@ def test_unparseable_mock_categories_are_stored_counted_shown_and_left_out(
     session: Session, tmp_path: Path
 ) -> None:
     arms = [
-        ArmSpec("ref", "sim/disp-qwen-d000", role="reference", dose=0, max_tokens=400),
-        ArmSpec("d100", "sim/disp-qwen-d100", dose=100, max_tokens=400),
+        ArmSpec(
+            "ref", ModelSpec.parse("sim/disp-qwen-d000"), role="reference", dose=0, max_tokens=400
+        ),
+        ArmSpec("d100", ModelSpec.parse("sim/disp-qwen-d100"), dose=100, max_tokens=400),
     ]
     add_arms("un", arms, session=session)
     doc = _small()
-    run_study("un", doc, session=session, judge="sim/default", repeat_share=0.0)
+    run_study("un", doc, session=session, judge=ModelSpec.parse("sim/default"), repeat_share=0.0)
     backend = MockGarbledBackend("default", every=4, spec=JUDGE)
     rows = require_arms("un", session=session)
     summary = classify_arms(rows, doc, judge=backend, session=session, repeat_share=0.0)

@@ -19,6 +19,7 @@ from sqlmodel import select
 
 from llm.batch import run_chat_batch
 from llm.logprobs import choice_distribution
+from llm.specs import ModelSpec
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.models import Response
 from study.reasoning.parsing import STATUS_VALUES
@@ -143,7 +144,7 @@ def _mcq_request(top_logprobs: int = 20) -> ChatRequest:
 
 
 def test_logprobs_give_a_distribution_over_the_letters(gemma: Served, session) -> None:
-    [result] = run_chat_batch(gemma.spec, [_mcq_request()], session=session)
+    [result] = run_chat_batch(ModelSpec.parse(gemma.spec), [_mcq_request()], session=session)
     assert result.error is None, result.error
     assert result.logprobs is not None and len(result.logprobs) == 1
     position = result.logprobs[0]
@@ -153,7 +154,7 @@ def test_logprobs_give_a_distribution_over_the_letters(gemma: Served, session) -
     assert math.isclose(sum(dist.probs.values()), 1.0, abs_tol=1e-6)
     assert 0.0 < dist.captured_mass <= 1.0 + 1e-9
     # The stored answer keeps the logprobs: a rerun is a cache hit with the same numbers.
-    [again] = run_chat_batch(gemma.spec, [_mcq_request()], session=session)
+    [again] = run_chat_batch(ModelSpec.parse(gemma.spec), [_mcq_request()], session=session)
     assert again.cached and again.logprobs == result.logprobs
 
 
@@ -164,7 +165,7 @@ def test_reasoning_switch_reaches_the_chat_template(gemma: Served) -> None:
     plain = ChatRequest(messages, sampling)
     on = ChatRequest(messages, sampling, chat_template_kwargs={"enable_thinking": True})
     off = ChatRequest(messages, sampling, chat_template_kwargs={"enable_thinking": False})
-    results = run_chat_batch(gemma.spec, [plain, on, off])
+    results = run_chat_batch(ModelSpec.parse(gemma.spec), [plain, on, off])
     assert all(r.error is None for r in results), [r.error for r in results]
     tokens = [r.prompt_tokens for r in results]
     assert tokens[0] is not None and tokens[0] == tokens[1]

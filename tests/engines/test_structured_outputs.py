@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from llm.batch import run_chat_batch
+from llm.specs import ModelSpec
 from llm.structured import FLAG_FALLBACK, FLAG_IGNORED, use_structured
 from tests.engines.conftest import Served
 from tests.engines.structured_kinds import kinds
@@ -33,7 +34,7 @@ def _every_kind_parses(spec: str, *, skip: tuple[str, ...] = ()) -> None:
     with use_structured("on"):  # a refused or ignored format fails the test
         asked = [k for k in kinds() if k.name not in skip]
         requests = [k.request() for k in asked]
-        results = run_chat_batch(spec, requests, concurrency=4)
+        results = run_chat_batch(ModelSpec.parse(spec), requests, concurrency=4)
     broken = [
         (kind.name, res.error or res.text, res.output_flags)
         for kind, req, res in zip(asked, requests, results, strict=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sqlmodel import Session, select
 
+from llm.specs import ModelSpec
 from storage.models import JudgeScore
 from study.conflicts.items import import_bank_file
 from study.conflicts.plan import ConflictGenerationOptions, generate_conflicts
@@ -20,10 +21,12 @@ from study.conflicts.score import judge_conflict_run
 
 def test_a_judge_below_the_usable_share_is_withheld(session: Session, tmp_path: Path) -> None:
     import_bank_file(None, session=session)
-    opts = ConflictGenerationOptions(model="sim/mc-balanced", run="u1", doses=(0, 6), samples=1)
+    opts = ConflictGenerationOptions(
+        model=ModelSpec.parse("sim/mc-balanced"), run="u1", doses=(0, 6), samples=1
+    )
     generate_conflicts(opts, session=session)
     for judge in ("sim/judge-lenient", "sim/judge-strict"):
-        judge_conflict_run("u1", judge, session=session)
+        judge_conflict_run("u1", ModelSpec.parse(judge), session=session)
     rows = session.exec(select(JudgeScore).where(JudgeScore.judge_model == "sim/judge-strict"))
     answers = sorted({r.response_id for r in rows})
     broken = set(answers[: len(answers) * 3 // 10])  # 30% unreadable: below 80% usable

@@ -12,6 +12,7 @@ import numpy as np
 from sqlmodel import Session
 from typer.testing import Result
 
+from llm.specs import ModelSpec
 from storage.repo.disposition import require_arms
 from study.disposition.analysis import analyze_study
 from study.disposition.items import BatteryDocument, load_sample_batteries
@@ -33,11 +34,15 @@ def test_study_rejudged_report_shows_the_section(
     cli: Callable[..., Result], session: Session, tmp_path: Path
 ) -> None:
     arms = [
-        ArmSpec("ref", "sim/disp-qwen-d000", role="reference", dose=0, max_tokens=400),
-        ArmSpec("d100", "sim/disp-qwen-d100", dose=100, max_tokens=400),
+        ArmSpec(
+            "ref", ModelSpec.parse("sim/disp-qwen-d000"), role="reference", dose=0, max_tokens=400
+        ),
+        ArmSpec("d100", ModelSpec.parse("sim/disp-qwen-d100"), dose=100, max_tokens=400),
     ]
     add_arms("rb", arms, session=session)
-    run_study("rb", _small(), session=session, judge="sim/default", repeat_share=0.0)
+    run_study(
+        "rb", _small(), session=session, judge=ModelSpec.parse("sim/default"), repeat_share=0.0
+    )
     before = write_disposition_report(
         analyze_study("rb", session=session, n_boot=100), tmp_path / "a"
     )
@@ -62,8 +67,14 @@ def test_study_rejudged_report_shows_the_section(
 
 
 def test_conclusion_flips_name_the_sign_significance_and_ranking(session: Session) -> None:
-    add_arms("cf", [ArmSpec("ref", "sim/disp-qwen-d000", role="reference", dose=0),
-                    ArmSpec("d100", "sim/disp-qwen-d100", dose=100)], session=session)  # fmt: skip
+    add_arms(
+        "cf",
+        [
+            ArmSpec("ref", ModelSpec.parse("sim/disp-qwen-d000"), role="reference", dose=0),
+            ArmSpec("d100", ModelSpec.parse("sim/disp-qwen-d100"), dose=100),
+        ],
+        session=session,
+    )
     arms = require_arms("cf", session=session)
     n = 40
     strata = ("ref",) * n + ("d100",) * n

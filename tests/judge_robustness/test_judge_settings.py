@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from storage.models import JudgeScore
 from study.conflicts.items import import_bank_file
@@ -18,9 +19,11 @@ from study.conflicts.score import JUDGE_PROMPT_VERSION, judge_conflict_run
 
 def test_settings_recorded_shown_and_mixing_refused(session: Session, tmp_path: Path) -> None:
     import_bank_file(None, session=session)
-    opts = ConflictGenerationOptions(model="sim/mc-balanced", run="s1", doses=(6,), samples=1)
+    opts = ConflictGenerationOptions(
+        model=ModelSpec.parse("sim/mc-balanced"), run="s1", doses=(6,), samples=1
+    )
     generate_conflicts(opts, session=session)
-    judge_conflict_run("s1", "sim/judge-lenient", session=session)
+    judge_conflict_run("s1", ModelSpec.parse("sim/judge-lenient"), session=session)
     rows = list(session.exec(select(JudgeScore)))
     assert rows and all(r.settings is not None for r in rows)
     settings = rows[0].settings

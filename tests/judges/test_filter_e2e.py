@@ -10,6 +10,7 @@ from sqlmodel import Session
 from typer.testing import Result
 
 from llm.sim.server import SimServer
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from storage.models import Question
 from storage.repo.questions import list_questions
@@ -55,7 +56,9 @@ def test_in_process_filter_stores_verdicts_and_rerun_sends_nothing(
     _seed(session)
     progress: list[tuple[int, int]] = []
     s = filter_questions(
-        "sim/default", session=session, progress=lambda d, t: progress.append((d, t))
+        ModelSpec.parse("sim/default"),
+        session=session,
+        progress=lambda d, t: progress.append((d, t)),
     )
     assert s.questions == s.requested == 51 and s.skipped == 0 and s.failed == 0
     assert s.accepted + s.rejected + s.errors == 51
@@ -68,16 +71,16 @@ def test_in_process_filter_stores_verdicts_and_rerun_sends_nothing(
     first_calls = len(sim_calls)
     assert first_calls == 51 + s.repaired + s.errors  # one request each, one repair each
 
-    again = filter_questions("sim/default", session=session)
+    again = filter_questions(ModelSpec.parse("sim/default"), session=session)
     assert (again.skipped, again.requested) == (51, 0)
     assert len(sim_calls) == first_calls  # nothing sent
 
-    redo = filter_questions("sim/default", session=session, redo=True)
+    redo = filter_questions(ModelSpec.parse("sim/default"), session=session, redo=True)
     assert redo.requested == 51
     assert len(sim_calls) == first_calls  # identical requests come from the LLM cache
     assert (redo.accepted, redo.rejected, redo.errors) == (s.accepted, s.rejected, s.errors)
 
-    other = filter_questions("sim/null", session=session)
+    other = filter_questions(ModelSpec.parse("sim/null"), session=session)
     assert other.requested == 51 and other.errors == 0  # a new model screens again
     _check_stored(session, "sim/null")
 
@@ -90,13 +93,13 @@ def test_filter_over_http_through_the_openai_client(
         monkeypatch.setenv("SIMTASK_BASE_URL", url)
         monkeypatch.setenv("SIMTASK_API_KEY", "filter-key")
         model = "openai-api/simtask/sim/default"
-        s = filter_questions(model, session=session, concurrency=8)
+        s = filter_questions(ModelSpec.parse(model), session=session, concurrency=8)
         assert s.requested == 51 and s.failed == 0
         sent = len(sim_calls)
         assert sent == 51 + s.repaired + s.errors
         rows = _check_stored(session, model)
         assert rows["lk-2"].filter_label in ("REJECT", None)
-        again = filter_questions(model, session=session)
+        again = filter_questions(ModelSpec.parse(model), session=session)
         assert again.requested == 0 and len(sim_calls) == sent
 
 
@@ -121,7 +124,7 @@ def test_repair_then_error_with_a_scripted_model(session: Session) -> None:
         return None  # endpoint failure: nothing stored
 
     backend = ScriptedBackend(script)
-    s = filter_questions(backend.spec, session=session, backend=backend)
+    s = filter_questions(ModelSpec.parse(backend.spec), session=session, backend=backend)
     assert (s.accepted, s.rejected, s.errors, s.failed, s.repaired) == (1, 1, 1, 1, 1)
     assert s.long_reasons == 1
     rows = {q.external_id: q for q in list_questions(session=session)}
@@ -140,13 +143,13 @@ def test_repair_then_error_with_a_scripted_model(session: Session) -> None:
     assert rows["c"].filter_model is None
     # A rerun asks only about the failed question.
     backend.requests.clear()
-    again = filter_questions(backend.spec, session=session, backend=backend)
+    again = filter_questions(ModelSpec.parse(backend.spec), session=session, backend=backend)
     assert again.requested == 1 and len(backend.requests) == 1
 
 
 def test_no_questions_is_an_input_error(session: Session) -> None:
     with pytest.raises(InputError, match="No questions"):
-        filter_questions("sim/default", session=session)
+        filter_questions(ModelSpec.parse("sim/default"), session=session)
 
 
 def test_cli_filter_and_list(cli: Callable[..., Result], session: Session) -> None:

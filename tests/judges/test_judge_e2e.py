@@ -14,6 +14,7 @@ from typer.testing import Result
 from llm.seeds import stable_int
 from llm.sim.registry import get_preset
 from llm.sim.server import SimServer
+from llm.specs import ModelSpec
 from storage.errors import NotFoundError
 from storage.models import JudgeScore, Question, Response
 from study.catalog.store import ensure_default_catalog
@@ -38,7 +39,9 @@ def _make_run(session: Session, perturbations: str = "whitespace,bereavement,age
         session.add(Question(external_id=f"jq-{i}", text=text))
     session.commit()
     s = run_generation(
-        GenerationOptions(model="sim/default", run=RUN, perturbations=perturbations, samples=2),
+        GenerationOptions(
+            model=ModelSpec.parse("sim/default"), run=RUN, perturbations=perturbations, samples=2
+        ),
         session=session,
     )
     assert s.failed == 0
@@ -64,7 +67,7 @@ def _scores(session: Session, model: str) -> list[tuple[JudgeScore, Response]]:
 def test_in_process_judge_kinds_values_and_resume(session: Session, sim_calls: list[str]) -> None:
     planned = _make_run(session)
     generated = len(sim_calls)
-    s = judge_run(RUN, "sim/default", session=session)
+    s = judge_run(RUN, ModelSpec.parse("sim/default"), session=session)
     assert s.responses == planned and s.requested == planned and s.skipped == 0
     assert s.failed == 0 and s.repaired + s.errors >= 1
     judge_calls = len(sim_calls) - generated
@@ -126,7 +129,7 @@ def test_in_process_judge_kinds_values_and_resume(session: Session, sim_calls: l
     assert le > no + 0.3
 
     before = len(sim_calls)
-    again = judge_run(RUN, "sim/default", session=session)
+    again = judge_run(RUN, ModelSpec.parse("sim/default"), session=session)
     assert (again.requested, again.skipped, again.scores_written) == (0, planned, 0)
     assert len(sim_calls) == before  # a re-run makes no new requests
     assert again.by_kind == s.by_kind
@@ -136,12 +139,12 @@ def test_judge_over_http_agrees_with_in_process(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     planned = _make_run(session, perturbations="bereavement")
-    local = judge_run(RUN, "sim/default", session=session)
+    local = judge_run(RUN, ModelSpec.parse("sim/default"), session=session)
     with SimServer(api_key="judge-key") as url:
         monkeypatch.setenv("SIMJUDGE_BASE_URL", url)
         monkeypatch.setenv("SIMJUDGE_API_KEY", "judge-key")
         remote_model = "openai-api/simjudge/sim/default"
-        remote = judge_run(RUN, remote_model, session=session, concurrency=8)
+        remote = judge_run(RUN, ModelSpec.parse(remote_model), session=session, concurrency=8)
     assert remote.requested == planned and remote.failed == 0
     assert remote.by_kind == local.by_kind
     a = {(r.id, sc.kind): (sc.value, sc.parse_status) for sc, r in _scores(session, "sim/default")}
@@ -168,7 +171,7 @@ def test_scripted_judge_repair_error_and_failure(session: Session) -> None:
         return None
 
     backend = ScriptedBackend(script)
-    s = judge_run(RUN, backend.spec, session=session, backend=backend)
+    s = judge_run(RUN, ModelSpec.parse(backend.spec), session=session, backend=backend)
     rows = _scores(session, backend.spec)
     statuses = Counter(sc.parse_status for sc, _ in rows)
     assert statuses["repaired"] == s.repaired and statuses["error"] == s.errors
@@ -176,7 +179,7 @@ def test_scripted_judge_repair_error_and_failure(session: Session) -> None:
     assert all(sc.value is None for sc, _ in rows if sc.parse_status == "error")
     assert {sc.value for sc, _ in rows if sc.parse_status == "repaired"} <= {2.0}
     backend.requests.clear()
-    again = judge_run(RUN, backend.spec, session=session, backend=backend)
+    again = judge_run(RUN, ModelSpec.parse(backend.spec), session=session, backend=backend)
     assert again.requested == s.failed  # only the endpoint failures are asked again
     # Identical requests (two samples with the same text) are sent once.
     assert 0 < len(backend.requests) <= s.failed
@@ -184,7 +187,7 @@ def test_scripted_judge_repair_error_and_failure(session: Session) -> None:
 
 def test_unknown_run(session: Session) -> None:
     with pytest.raises(NotFoundError):
-        judge_run("nope", "sim/default", session=session)
+        judge_run("nope", ModelSpec.parse("sim/default"), session=session)
 
 
 def test_cli_judge(cli: Callable[..., Result], session: Session) -> None:

@@ -6,6 +6,7 @@ import pytest
 from sqlmodel import Session, select
 
 from llm.roles import GENERATION, role_lines
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from storage.models import JudgeScore, ModelRole
 from study.model_roles import assign_role
@@ -91,13 +92,22 @@ def test_a_conflicts_judge_that_answered_is_refused_before_anything_is_asked(
     from study.conflicts.setup import ConflictStudy
     from tests.judges.test_judge_e2e import RUN
 
-    study = ConflictStudy(run="c", model=GEMMA, judges=("openai/gpt-4o-mini", GEMMA))
+    study = ConflictStudy(
+        run="c",
+        model=ModelSpec.parse(GEMMA),
+        judges=(ModelSpec.parse("openai/gpt-4o-mini"), ModelSpec.parse(GEMMA)),
+    )
     with pytest.raises(InputError, match="--allow-self-judging"):
         study.check()  # before the first answer is asked for
-    ConflictStudy(run="c", model=GEMMA, judges=(GEMMA,), allow_self_judging=True).check()
+    ConflictStudy(
+        run="c",
+        model=ModelSpec.parse(GEMMA),
+        judges=(ModelSpec.parse(GEMMA),),
+        allow_self_judging=True,
+    ).check()
     _gemma_run(session)
     with pytest.raises(InputError, match="judge"):
-        judge_conflict_run(RUN, GEMMA, session=session)
+        judge_conflict_run(RUN, ModelSpec.parse(GEMMA), session=session)
     assert session.exec(select(JudgeScore)).all() == [] and _role_rows(session) == []
 
 

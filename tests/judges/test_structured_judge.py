@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlmodel import Session
 
 from llm.sim.registry import get_preset
+from llm.specs import ModelSpec
 from llm.structured import use_structured
 from study.reasoning.judges import PERTURBED_KINDS, judge_format, judge_run
 from tests.judges.test_judge_e2e import RUN, _make_run
@@ -21,12 +22,12 @@ def test_structured_judge_parses_every_verdict_where_prompt_and_repair_does_not(
 ) -> None:
     planned = _make_run(session)
     with use_structured("off"):
-        off = judge_run(RUN, "sim/default", session=session)
+        off = judge_run(RUN, ModelSpec.parse("sim/default"), session=session)
     assert off.repaired + off.errors >= 1  # the dose: the simulator breaks the format
     # a second simulated judge (its verdicts are stored apart) with the same format breaks
     assert get_preset("strong").malformed_rate > 0
     with use_structured("auto"):
-        auto = judge_run(RUN, "sim/strong", session=session)
+        auto = judge_run(RUN, ModelSpec.parse("sim/strong"), session=session)
     assert auto.requested == planned and auto.failed == 0
     assert (auto.repaired, auto.errors) == (0, 0)
     assert all(set(counts) == {"ok"} for counts in auto.by_kind.values())

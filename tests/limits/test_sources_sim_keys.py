@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from llm.specs import ModelSpec
 from llm.types import ChatMessage
 from storage.errors import InputError
 from study.catalog.assertions import question_block
@@ -81,7 +82,9 @@ def test_a_run_through_rendered_probes_recovers_sdr_plus_when_texts_repeat() -> 
 
     items = _repeated_items(120, 40)
     assert len({it.question for it in items}) == 80
-    run = run_sources(items, backend_for("sim/src-impressionable", items), config=SourcesConfig())
+    run = run_sources(
+        items, backend_for(ModelSpec.parse("sim/src-impressionable"), items), config=SourcesConfig()
+    )
     assert run.n_unknown == 0 and run.n_errors == 0
     table = run.table()
     cell = analyze_sources_table(table, bootstrap=300, seed=5).to_dict()["models"]

@@ -14,6 +14,7 @@ from llm.batch import run_chat_batch
 from llm.cache import CacheScope, cache_key, request_payload
 from llm.openai_backend import OpenAIBackend
 from llm.retry import RetryPolicy
+from llm.specs import ModelSpec
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.models import LLMCacheEntry
 from tests.llm.chaos_server import ChaosServer
@@ -100,7 +101,9 @@ def test_api_key_never_reaches_the_cache(
     monkeypatch.setenv("CHAOS_BASE_URL", secret_server.url)
     monkeypatch.setenv("CHAOS_API_KEY", SECRET)
     results = run_chat_batch(
-        "openai-api/chaos/chaos-model", [req("ok k1"), req("ok k2", 1)], session=session
+        ModelSpec.parse("openai-api/chaos/chaos-model"),
+        [req("ok k1"), req("ok k2", 1)],
+        session=session,
     )
     assert all(r.error is None for r in results)
     assert secret_server.stats.auth_headers == [f"Bearer {SECRET}"] * 2
@@ -131,8 +134,8 @@ def test_cache_survives_a_new_session(chaos: ChaosServer, db_path: Path, session
 
 def test_sim_backend_results_are_cached(session: Session) -> None:
     reqs = [req(f"I am a teacher.\n\nQuestion {i}?", seed=2) for i in range(10)]
-    first = run_chat_batch("sim/default", reqs, session=session)
-    second = run_chat_batch("sim/default", reqs, session=session)
+    first = run_chat_batch(ModelSpec.parse("sim/default"), reqs, session=session)
+    second = run_chat_batch(ModelSpec.parse("sim/default"), reqs, session=session)
     assert all(r.cached and r.simulated for r in second)
     assert [r.text for r in first] == [r.text for r in second]
     entry = session.exec(select(LLMCacheEntry)).first()

@@ -17,6 +17,7 @@ from llm.batch import run_chat_batch
 from llm.openai_backend import OpenAIBackend
 from llm.retry import RetryPolicy
 from llm.sim.server import SimServer
+from llm.specs import ModelSpec
 from llm.types import ChatMessage, ChatRequest, ChatResult, SamplingParams
 from tests.llm.chaos_server import ChaosServer
 
@@ -53,12 +54,15 @@ def test_comma_separated_base_url_makes_one_backend_with_a_stable_endpoint() -> 
         "POOL_BASE_URL": "http://127.0.0.1:9002/v1/, http://127.0.0.1:9001/v1",
         "POOL_API_KEY": "k",
     }
-    b = get_backend("openai-api/pool/m", env=env)
+    b = get_backend(ModelSpec.parse("openai-api/pool/m"), env=env)
     assert b.endpoint() == "http://127.0.0.1:9001/v1,http://127.0.0.1:9002/v1"
     swapped = {**env, "POOL_BASE_URL": "http://127.0.0.1:9001/v1,http://127.0.0.1:9002/v1"}
-    assert get_backend("openai-api/pool/m", env=swapped).endpoint() == b.endpoint()
+    assert get_backend(ModelSpec.parse("openai-api/pool/m"), env=swapped).endpoint() == b.endpoint()
     single = {**env, "POOL_BASE_URL": "http://127.0.0.1:9001/v1/"}
-    assert get_backend("openai-api/pool/m", env=single).endpoint() == "http://127.0.0.1:9001/v1"
+    assert (
+        get_backend(ModelSpec.parse("openai-api/pool/m"), env=single).endpoint()
+        == "http://127.0.0.1:9001/v1"
+    )
 
 
 def test_requests_go_to_the_replica_with_fewest_in_flight() -> None:

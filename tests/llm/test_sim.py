@@ -10,6 +10,7 @@ import pytest
 from llm.batch import run_chat_batch
 from llm.sim import SimPreset, get_preset
 from llm.sim.backend import SimBackend
+from llm.specs import ModelSpec
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.errors import ConfigError
 from study.reasoning.sim.bank import LEAF_NAMES, STEP_SENTENCES
@@ -212,7 +213,9 @@ def test_in_process_backend_through_the_batch_runner() -> None:
     )
     reqs = [ChatRequest(msgs, SamplingParams(seed=5), sample_index=k) for k in range(3)]
     progress: list[tuple[int, int]] = []
-    results = run_chat_batch("sim/default", reqs, progress=lambda d, t: progress.append((d, t)))
+    results = run_chat_batch(
+        ModelSpec.parse("sim/default"), reqs, progress=lambda d, t: progress.append((d, t))
+    )
     assert all(r.simulated and r.model == "sim/default" and r.error is None for r in results)
     expected = simulate(
         QUESTIONS[0], ATTRIBUTES[0], preset="default", sample_index=1, seed=results[1].seed

@@ -11,6 +11,7 @@ import pytest
 from llm.batch import run_chat_batch
 from llm.sim.registry import all_presets
 from llm.sim.server import SimServer
+from llm.specs import ModelSpec
 from llm.types import ChatMessage, ChatRequest, SamplingParams
 from storage.errors import ServiceError
 from study.reasoning.sim.generator import simulate
@@ -87,12 +88,12 @@ def test_batch_runner_against_the_served_simulator(
     monkeypatch.setenv("SIM_API_KEY", KEY)
     msgs = (ChatMessage("user", f"I use a wheelchair.\n\n{QUESTION}"),)
     reqs = [ChatRequest(msgs, SamplingParams(seed=3), sample_index=k) for k in range(4)]
-    results = run_chat_batch("openai-api/sim/sim/default", reqs, concurrency=4)
+    results = run_chat_batch(ModelSpec.parse("openai-api/sim/sim/default"), reqs, concurrency=4)
     assert all(r.error is None and r.simulated for r in results)
     assert len({r.text for r in results}) > 1  # samples differ through their seeds
     monkeypatch.setenv("SIM_API_KEY", "wrong")
     with pytest.raises(ServiceError, match=r"rejected the API key \(401\); check SIM_API_KEY\."):
-        run_chat_batch("openai-api/sim/sim/default", reqs)
+        run_chat_batch(ModelSpec.parse("openai-api/sim/sim/default"), reqs)
 
 
 def test_server_without_key_accepts_anyone() -> None:

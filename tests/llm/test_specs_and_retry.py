@@ -86,7 +86,7 @@ def test_missing_variables_are_named(spec: str, env: dict[str, str], variable: s
 def test_bad_url_and_key_never_printed() -> None:
     env = {"X_BASE_URL": "127.0.0.1:8000", "X_API_KEY": "sk-very-secret"}
     with pytest.raises(ConfigError, match="X_BASE_URL must be an http") as err:
-        get_backend("openai-api/x/m", env=env)
+        get_backend(ModelSpec.parse("openai-api/x/m"), env=env)
     assert "sk-very-secret" not in str(err.value)
 
 
@@ -104,9 +104,9 @@ def test_clean_url_drops_credentials_and_query() -> None:
 
 
 def test_get_backend_sim_and_unknown_preset() -> None:
-    assert get_backend("sim/default").simulated
+    assert get_backend(ModelSpec.parse("sim/default")).simulated
     with pytest.raises(ConfigError, match="Unknown simulator preset 'nope'"):
-        get_backend("sim/nope")
+        get_backend(ModelSpec.parse("sim/nope"))
 
 
 def test_parse_retry_after_seconds_and_dates() -> None:

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from llm.specs import ModelSpec
 from llm.types import SamplingParams
 from llm.vllm_backend import vllm_sampling_kwargs
 from llm.vllm_engine import check_vllm_available
@@ -38,7 +39,7 @@ def test_vllm_spec_without_vllm_is_a_clear_config_error() -> None:
     with pytest.raises(ConfigError, match="optional vLLM extra"):
         check_vllm_available()
     with pytest.raises(ConfigError, match="openai-api/<service>/<model>"):
-        get_backend("vllm/Qwen/Qwen3-4B")
+        get_backend(ModelSpec.parse("vllm/Qwen/Qwen3-4B"))
 
 
 # ------------------------------------------------------------- engine arguments (pure)

@@ -13,6 +13,8 @@ import pytest
 from click.testing import Result
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
+
 RUN = "demo"
 
 
@@ -28,7 +30,7 @@ def _make_run(ws: Path) -> None:
         session.commit()
         run_generation(
             GenerationOptions(
-                model="sim/default",
+                model=ModelSpec.parse("sim/default"),
                 run=RUN,
                 perturbations="noise,bereavement,age,job_loss",
                 samples=2,

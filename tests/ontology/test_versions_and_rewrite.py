@@ -8,6 +8,7 @@ import pytest
 import yaml
 from sqlmodel import Session, select
 
+from llm.specs import ModelSpec
 from ontology.diff import diff_documents, render_diff, word_diff
 from ontology.rewrite import (
     accept_proposal,
@@ -83,7 +84,7 @@ def test_rewrite_accept_creates_a_child_version_and_labelers_follow(
     sim_run: str, session: Session, cli, tmp_path: Path
 ) -> None:
     result = run_round(sim_run, ["sim", "keywords"], session=session, sample=120, seed=2)
-    proposal = propose_rewrite(result.round, model="sim/default", session=session)
+    proposal = propose_rewrite(result.round, model=ModelSpec.parse("sim/default"), session=session)
     top = next(p for p in result.agreement.most_confused if "unmapped" not in (p.leaf_a, p.leaf_b))
     assert proposal.status == "pending"
     assert (proposal.leaf_a, proposal.leaf_b) == (top.leaf_a, top.leaf_b)
@@ -139,7 +140,7 @@ def test_unparseable_rewrite_is_stored_not_applied(
 
     garbage = ScriptedBackend(lambda _messages: "<def1>only one</def1>", spec="sim/garbage")
     monkeypatch.setattr("ontology.rewrite.chat_backend", lambda model: garbage)
-    proposal = propose_rewrite(result.round, model="sim/garbage", session=session)
+    proposal = propose_rewrite(result.round, model=ModelSpec.parse("sim/garbage"), session=session)
     assert proposal.status == "unparseable" and proposal.def_a_new is None
     assert proposal.raw_output and "repair" in proposal.raw_output
     with pytest.raises(InputError, match="no parsed definitions"):

@@ -16,6 +16,7 @@ import pytest
 from sqlmodel import Session, select
 from typer.testing import Result
 
+from llm.specs import ModelSpec
 from storage.models import SourceProbe, SourceRun
 from study.sources.items import shipped_items
 from tests.sources.holding_server import HoldingSourceServer
@@ -112,7 +113,7 @@ def test_answers_missing_the_asked_logprobs_are_not_cached(session: Session) -> 
 
     with BrokenLogprobsServer("none") as url:
         env = {"BROKEN_BASE_URL": url, "BROKEN_API_KEY": "k"}
-        backend = get_backend("openai-api/broken/sim/src-paper", env=env)
+        backend = get_backend(ModelSpec.parse("openai-api/broken/sim/src-paper"), env=env)
         items = shipped_items()[:2]
         with pytest.raises(LogprobsUnusable):
             run_sources(items, backend, config=SourcesConfig(), session=session)
@@ -132,7 +133,9 @@ def test_an_all_unknown_table_is_not_assessable(tmp_path: Path) -> None:
     from study.sources.sim.wiring import backend_for
 
     items = shipped_items()[:6]
-    run = run_sources(items, backend_for("sim/src-paper", items), config=SourcesConfig())
+    run = run_sources(
+        items, backend_for(ModelSpec.parse("sim/src-paper"), items), config=SourcesConfig()
+    )
     table = run.table()
     ok = analyze_sources_table(table, bootstrap=20, seed=0).to_dict()
     (cell,) = ok["models"]["sim/src-paper"].values()
@@ -184,7 +187,7 @@ def test_an_endpoint_ignoring_the_seed_is_named_in_the_summary(session: Session)
     ):
         with server as url:
             env = {"BROKEN_BASE_URL": url, "BROKEN_API_KEY": "k"}
-            backend = get_backend("openai-api/broken/sim/src-paper", env=env)
+            backend = get_backend(ModelSpec.parse("openai-api/broken/sim/src-paper"), env=env)
             summary = run_stored_sources(name, items, backend, [SourcesConfig()], session=session)
         assert summary.answered == 13
         if warned:

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli.root import build_app
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from study.sources.analysis import analyze_sources_table
 from study.sources.items import shipped_items
@@ -29,7 +30,7 @@ def _cli(*args: str) -> tuple[int, str]:
 
 def test_report_escapes_names_and_is_self_contained(tmp_path: Path) -> None:
     items = shipped_items()[::10]
-    run = run_sources(items, backend_for("sim/src-paper", items))
+    run = run_sources(items, backend_for(ModelSpec.parse("sim/src-paper"), items))
     table = run.table().assign(model=EVIL)
     result = analyze_sources_table(table, bootstrap=100, seed=1).to_dict()
     files = write_sources_report(result, table, tmp_path, simulated=True)
@@ -62,14 +63,14 @@ def test_sft_mixture_shares_and_reproducibility() -> None:
 
 def test_tier2_claims_written_reviewed_and_used(tmp_path: Path) -> None:
     items = shipped_items()[:4]
-    res = generate_claims(items, "sim/default")
+    res = generate_claims(items, ModelSpec.parse("sim/default"))
     assert set(res.claims) == {it.id for it in items} and not res.failed
     path = tmp_path / "claims.jsonl"
     path.write_text(claims_to_jsonl(res))
     claims = read_claims(path, items)
     run = run_sources(
         items,
-        backend_for("sim/src-paper", items),
+        backend_for(ModelSpec.parse("sim/src-paper"), items),
         config=SourcesConfig(tiers=(1, 2)),
         claims=claims,
     )
@@ -81,7 +82,11 @@ def test_tier2_claims_written_reviewed_and_used(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="line 1: the claim names the option"):
         read_claims(bad, items)
     with pytest.raises(InputError, match="needs a contextual claim"):
-        run_sources(items, backend_for("sim/src-paper", items), config=SourcesConfig(tiers=(2,)))
+        run_sources(
+            items,
+            backend_for(ModelSpec.parse("sim/src-paper"), items),
+            config=SourcesConfig(tiers=(2,)),
+        )
 
 
 def test_demo_command_writes_everything(tmp_path: Path) -> None:
@@ -130,7 +135,7 @@ def test_page_renders_results_escaped(workspace: Path) -> None:
     from tests.app.apptest_support import open_page
 
     items = shipped_items()[:10]
-    run = run_sources(items, backend_for("sim/src-paper", items))
+    run = run_sources(items, backend_for(ModelSpec.parse("sim/src-paper"), items))
     folder = workspace / "reports" / "sources" / "x"
     folder.mkdir(parents=True)
     table = run.table().assign(model=EVIL)

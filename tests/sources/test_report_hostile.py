@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli.root import build_app
+from llm.specs import ModelSpec
 from study.sources.analysis import analyze_sources_table
 from study.sources.items import shipped_items
 from study.sources.plan import run_sources
@@ -23,7 +24,7 @@ from tests.hostile_text import (
 
 def test_hostile_model_and_dataset_names_stay_inert(tmp_path: Path) -> None:
     items = shipped_items()[::10]
-    run = run_sources(items, backend_for("sim/src-paper", items))
+    run = run_sources(items, backend_for(ModelSpec.parse("sim/src-paper"), items))
     table = run.table().assign(model=f"m{HOSTILE}", dataset=f"d{HOSTILE}")
     result = analyze_sources_table(table, bootstrap=100, seed=1).to_dict()
     files = write_sources_report(

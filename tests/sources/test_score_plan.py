@@ -8,6 +8,7 @@ import math
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from llm.types import TokenLogprob
 from study.sources.items import shipped_items
 from study.sources.plan import SourcesConfig, fixed_wrong_letter, run_sources
@@ -89,7 +90,7 @@ def test_fixed_wrong_comes_from_the_bare_reading() -> None:
 
 def test_simulated_run_is_two_phase_and_stores_everything() -> None:
     items = shipped_items()[:20]
-    backend = backend_for("sim/src-paper", items)
+    backend = backend_for(ModelSpec.parse("sim/src-paper"), items)
     seen: list[str] = []
     run = run_sources(items, backend, config=SourcesConfig(), on_phase=seen.append)
     assert seen == ["bare", "probes"]
@@ -115,7 +116,7 @@ def test_reasoning_route_and_completion_style_prompt() -> None:
     items = shipped_items()[:3]
     run = run_sources(
         items,
-        backend_for("sim/src-selective", items),
+        backend_for(ModelSpec.parse("sim/src-selective"), items),
         config=SourcesConfig(reasoning=True, variants=("bare", "u+")),
     )
     assert all(r.reasoning for r in run.records)
@@ -123,7 +124,7 @@ def test_reasoning_route_and_completion_style_prompt() -> None:
     assert all(r.messages[-1].content.startswith(r.reasoning or "!") for r in run.records)
     plain = run_sources(
         items,
-        backend_for("sim/src-selective", items),
+        backend_for(ModelSpec.parse("sim/src-selective"), items),
         config=SourcesConfig(prefill=False, variants=("bare", "d-")),
     )
     assert all(r.messages[-1].role == "user" for r in plain.records)

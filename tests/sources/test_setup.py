@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from storage.errors import InputError
 from study.sources.setup import (
     check_items_upload,
@@ -23,6 +24,7 @@ from study.sources.setup import (
     stored_records,
 )
 
+SRC_PAPER = ModelSpec.parse("sim/src-paper")
 ITEMS = [
     {"id": f"q{k}", "question": f"Question number {k}?", "choices": ["yes", "no", "maybe"],
      "answer": "ABC"[k % 3], "dataset": "tiny"}
@@ -42,9 +44,9 @@ def test_a_bad_upload_names_the_file_and_line(workspace: Path) -> None:
     with pytest.raises(InputError, match=r"^mine\.txt: items files must be"):
         check_items_upload("mine.txt", b"")
     with pytest.raises(InputError, match="Tier 2 needs a stored claim set"):
-        run_argv("r", model="sim/src-paper", items=None, out=workspace, tiers=(1, 2))
+        run_argv("r", model=SRC_PAPER, items=None, out=workspace, tiers=(1, 2))
     with pytest.raises(InputError, match="at least one system instruction"):
-        run_argv("r", model="sim/src-paper", items=None, out=workspace, instructions=())
+        run_argv("r", model=SRC_PAPER, items=None, out=workspace, instructions=())
 
 
 def test_the_page_command_runs_and_the_item_view_reads_it(
@@ -53,7 +55,7 @@ def test_the_page_command_runs_and_the_item_view_reads_it(
     assert "sim/src-paper" in sim_presets()
     items = save_items(workspace, "tiny run", "mine.jsonl", _jsonl(ITEMS))
     out = report_folder(workspace, "tiny run")
-    argv = run_argv("tiny run", model="sim/src-paper", items=items, out=out,
+    argv = run_argv("tiny run", model=SRC_PAPER, items=items, out=out,
                     instructions=("n", "d"), bootstrap=200)  # fmt: skip
     result = cli(*argv)
     assert result.exit_code == 0, (result.output, result.exception)  # type: ignore[attr-defined]

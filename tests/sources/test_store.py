@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
+from llm.specs import ModelSpec
 from storage.errors import ConfigError, NotFoundError
 from storage.models import SourceProbe, SourceRun
 from study.sources.items import shipped_items
@@ -92,7 +93,7 @@ def test_a_run_is_stored_and_stats_and_report_agree_with_its_csv(
 
 def test_resume_asks_only_what_is_missing_and_equals_a_whole_run(session: Session) -> None:
     items = shipped_items()[:6]
-    backend = backend_for("sim/src-selective", items)
+    backend = backend_for(ModelSpec.parse("sim/src-selective"), items)
     cfgs = [SourcesConfig(instruction="n"), SourcesConfig(instruction="s")]
     whole = run_stored_sources("w", items, backend, cfgs, session=session)
     assert (whole.answered, whole.failed, whole.status) == (6 * 13 * 2, 0, "done")
@@ -123,7 +124,7 @@ def test_resume_asks_only_what_is_missing_and_equals_a_whole_run(session: Sessio
 
 def test_a_stored_probe_with_another_wrong_option_is_asked_again() -> None:
     items = shipped_items()[:3]
-    backend = backend_for("sim/src-paper", items)
+    backend = backend_for(ModelSpec.parse("sim/src-paper"), items)
     full = run_sources(items, backend)
     first = items[0].id
     # the first item's bare probe failed before; its other probes asserted another option
@@ -202,7 +203,7 @@ def test_kill_midway_and_resume(workspace: Path, db: Opener, tmp_path: Path) -> 
     assert len(extra) <= 1 and set(extra.values()) <= {2, 4}, "a stored probe was requested again"
     assert sum(counts.values()) - received_before <= per_run - len(before) + 2
     # the resumed two-phase run gives what an uninterrupted one gives
-    whole = run_sources(items, backend_for("sim/src-paper", items))
+    whole = run_sources(items, backend_for(ModelSpec.parse("sim/src-paper"), items))
     assert [(r.variant, r.reading.letter, r.wrong_letter) for r in resumed.records] == [
         (r.variant, r.reading.letter, r.wrong_letter) for r in whole.records
     ]
@@ -220,7 +221,11 @@ def test_sources_and_runs_pages_list_stored_runs(session: Session) -> None:
     items = shipped_items()[:4]
     name = f"page {evil}"
     run_stored_sources(
-        name, items, backend_for("sim/src-paper", items), [SourcesConfig()], session=session
+        name,
+        items,
+        backend_for(ModelSpec.parse("sim/src-paper"), items),
+        [SourcesConfig()],
+        session=session,
     )
     at = open_page("sources.py")
     listed = at.dataframe[0].value

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from study.sources.analysis import analyze_sources_table
 from study.sources.items import shipped_items
 from study.sources.plan import SourcesConfig
@@ -21,7 +22,7 @@ def test_unread_mock_letters_are_counted_and_left_out_of_the_estimates(
     session: Session,
 ) -> None:
     items = shipped_items()[:10]
-    inner = backend_for("sim/src-paper", items)
+    inner = backend_for(ModelSpec.parse("sim/src-paper"), items)
     backend = MockGarbledBackend(inner, every=4, spec="openai-api/mock/garbled")  # type: ignore[arg-type]
     cfg = SourcesConfig(logprobs=False)
     summary = run_stored_sources("g", items, backend, [cfg], session=session)

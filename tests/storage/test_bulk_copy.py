@@ -16,6 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from llm.specs import ModelSpec
 from storage import migrate
 from storage.engine import make_engine
 from storage.models import LLMCacheEntry, Response, StepLabel
@@ -128,7 +129,9 @@ def test_generation_and_labels_through_copy_equal_executemany(
             _upsert.COPY_MIN_ROWS = path
             # The same seed: the same requests and answers (the second run from the cache).
             run_generation(
-                GenerationOptions(model="sim/default", run=run, perturbations="filler", seed=5),
+                GenerationOptions(
+                    model=ModelSpec.parse("sim/default"), run=run, perturbations="filler", seed=5
+                ),
                 session=session,
             )
             label_run(run, "keywords", session=session)

@@ -18,6 +18,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from llm.specs import ModelSpec
 from storage import migrate
 from storage.engine import make_engine
 from storage.hashing import canonical_json, content_hash
@@ -42,10 +43,15 @@ def _populate(engine: Engine) -> None:
         store_questions(read_questions(sample_questions_path())[:3], session=session, source="t")
         for run, model in zip(RUNS, ("sim/default", "sim/strong"), strict=True):
             run_generation(
-                GenerationOptions(model=model, run=run, perturbations="filler,job_loss", samples=2),
+                GenerationOptions(
+                    model=ModelSpec.parse(model),
+                    run=run,
+                    perturbations="filler,job_loss",
+                    samples=2,
+                ),
                 session=session,
             )
-        judge_run(RUNS[0], "sim/default", session=session)
+        judge_run(RUNS[0], ModelSpec.parse("sim/default"), session=session)
         session.commit()
 
 

@@ -20,6 +20,7 @@ from sqlmodel import Session, col, select
 
 from llm.backends import get_backend
 from llm.cache import ChatCache
+from llm.specs import ModelSpec
 from storage import migrate
 from storage.engine import make_engine
 from storage.models import Prompt, Response
@@ -112,14 +113,18 @@ def test_generation_rerun_sends_nothing_and_a_lost_text_is_a_miss(sqlite_url: st
     migrate.upgrade(engine)
     with Session(engine, expire_on_commit=False) as session:
         store_questions(read_questions(sample_questions_path())[:2], session=session, source="t")
-        first = CountingBackend(get_backend("sim/default"))
-        options = GenerationOptions(model="sim/default", run="a", perturbations="filler", seed=3)
+        first = CountingBackend(get_backend(ModelSpec.parse("sim/default")))
+        options = GenerationOptions(
+            model=ModelSpec.parse("sim/default"), run="a", perturbations="filler", seed=3
+        )
         run_generation(options, session=session, backend=first)
         assert first.sent > 0
         # Another run with the same seed asks exactly the same requests: all cached.
-        again = CountingBackend(get_backend("sim/default"))
+        again = CountingBackend(get_backend(ModelSpec.parse("sim/default")))
         run_generation(
-            GenerationOptions(model="sim/default", run="b", perturbations="filler", seed=3),
+            GenerationOptions(
+                model=ModelSpec.parse("sim/default"), run="b", perturbations="filler", seed=3
+            ),
             session=session,
             backend=again,
         )

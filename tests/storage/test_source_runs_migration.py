@@ -13,6 +13,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
 from storage import migrate
 from storage.engine import make_engine
 from study.sources.items import shipped_items
@@ -49,7 +50,11 @@ def _upgrade_populated(engine: Engine) -> None:
     items = shipped_items()[:16]
     with Session(engine, expire_on_commit=False) as session:
         summary = run_stored_sources(
-            "m", items, backend_for("sim/src-rigid", items), [SourcesConfig()], session=session
+            "m",
+            items,
+            backend_for(ModelSpec.parse("sim/src-rigid"), items),
+            [SourcesConfig()],
+            session=session,
         )
         assert summary.answered == 208
         (run,) = load_sources_runs("m", session=session)
@@ -81,7 +86,11 @@ def _claims_on_a_stored_run(engine: Engine) -> None:
     items = shipped_items()[:2]
     with Session(engine, expire_on_commit=False) as session:
         run_stored_sources(
-            "m", items, backend_for("sim/src-rigid", items), [SourcesConfig()], session=session
+            "m",
+            items,
+            backend_for(ModelSpec.parse("sim/src-rigid"), items),
+            [SourcesConfig()],
+            session=session,
         )
     assert migrate.upgrade(engine) == migrate.head_revision()
     assert migrate.schema_diff(engine) == []

@@ -14,6 +14,7 @@ from sqlmodel import select
 
 from llm.sim.presets import SimPreset
 from llm.sim.server import SimServer
+from llm.specs import ModelSpec
 from storage.errors import ConfigError, InputError
 from storage.models import GenerationRun, Question, Response
 from storage.repo.requests import stored_request
@@ -93,7 +94,7 @@ def test_generation_over_http_with_real_simulator(
         malformed_rate=0.4,
     )
     options = GenerationOptions(
-        model="openai-api/simhttp/sim/flaky",
+        model=ModelSpec.parse("openai-api/simhttp/sim/flaky"),
         run="http",
         perturbations="filler,age",
         samples=2,
@@ -141,7 +142,8 @@ def test_generation_over_http_with_real_simulator(
             )
         with pytest.raises(ConfigError, match="different model"), db() as session:
             run_generation(
-                GenerationOptions(**{**options.__dict__, "model": "sim/default"}), session=session
+                GenerationOptions(**{**options.__dict__, "model": ModelSpec.parse("sim/default")}),
+                session=session,
             )
 
 
@@ -151,7 +153,7 @@ def test_failed_requests_are_stored_then_retried(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     options = GenerationOptions(
-        model="openai-api/simhttp/sim/default",
+        model=ModelSpec.parse("openai-api/simhttp/sim/default"),
         run="retry",
         perturbations="none",
         samples=1,
@@ -163,7 +165,9 @@ def test_failed_requests_are_stored_then_retried(
         monkeypatch.setenv("SIMHTTP_API_KEY", "k")
         from storage.errors import ServiceError
 
-        bad = GenerationOptions(**{**options.__dict__, "model": "openai-api/simhttp/sim/nope"})
+        bad = GenerationOptions(
+            **{**options.__dict__, "model": ModelSpec.parse("openai-api/simhttp/sim/nope")}
+        )
         with pytest.raises(ServiceError), db() as session:
             run_generation(bad, session=session)
         with db() as session:

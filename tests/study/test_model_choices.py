@@ -28,13 +28,15 @@ def test_endpoints_come_from_variable_names_only() -> None:
 
 
 def test_check_model_refuses_what_a_job_could_not_reach() -> None:
-    assert check_model(" sim/src-paper", env={}, presets=PRESETS) == "sim/src-paper"
+    assert str(check_model(" sim/src-paper", env={}, presets=PRESETS)) == "sim/src-paper"
     with pytest.raises(InputError, match="Unknown simulator model 'sim/src-nope'"):
         check_model("sim/src-nope", env={}, presets=PRESETS)
     with pytest.raises(ConfigError, match="needs VLLM_BASE_URL"):
         check_model("openai-api/vllm/qwen", env={}, presets=PRESETS)
     env = {"VLLM_BASE_URL": "http://127.0.0.1:8000/v1", "VLLM_API_KEY": "k"}
-    assert check_model("openai-api/vllm/qwen", env=env, presets=PRESETS) == "openai-api/vllm/qwen"
+    assert (
+        str(check_model("openai-api/vllm/qwen", env=env, presets=PRESETS)) == "openai-api/vllm/qwen"
+    )
     with pytest.raises(ConfigError, match="not served over an API"):
         check_model("vllm/some/path", env=env, presets=PRESETS)
 

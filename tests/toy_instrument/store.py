@@ -17,6 +17,7 @@ from sqlmodel import Session
 
 from driftlens_plugins import RunOutcome
 from llm.backends import get_backend
+from llm.specs import ModelSpec
 from storage.repo.instrument_runs import (
     RecordRow,
     add_records,
@@ -84,7 +85,7 @@ def run_coin(
     ]  # fmt: skip
     if limit is not None:
         todo = todo[:limit]
-    answers = run(get_backend(model), todo) if todo else []
+    answers = run(get_backend(ModelSpec.parse(model)), todo) if todo else []
     rows = [
         RecordRow(item=a.key[0], unit=str(a.key[1]), text=a.text, value=_value(score(a.text)))
         for a in answers

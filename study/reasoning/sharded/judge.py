@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from storage.models import JudgeScore
 from storage.repo.runs import require_run
 from study.cluster.coordinator import (
@@ -26,7 +26,7 @@ from study.reasoning.judges import JudgeSummary, judge_roles, judge_run, summari
 class JudgeAsk:
     """What every shard of a judging pass asks: the judge and its requests in flight."""
 
-    model: str
+    model: ModelSpec
     concurrency: int
     allow_self_judging: bool = False
 
@@ -47,7 +47,7 @@ def judge_shard(shard: QuestionShard[JudgeAsk]) -> JudgeSummary:
 
 def judge_run_sharded(
     run_name: str,
-    model: str,
+    model: ModelSpec,
     *,
     sharding: ShardedPass,
     concurrency: int = 16,
@@ -60,10 +60,10 @@ def judge_run_sharded(
 
     Raises:
         NotFoundError: No such run.
-        ConfigError: A malformed judge spec, or another process judges this run.
+        ConfigError: Another process judges this run.
     """
     session = sharding.session
-    spec = parse_spec(model).spec
+    spec = str(model)  # the name its verdicts and roles are stored under
     run = require_run(run_name, session=session)
     judge_roles(run_name, spec, session=session, allow_self=allow_self_judging)  # before any shard
     parent = f"judge_run:{run_name}:{spec}"
@@ -78,7 +78,7 @@ def judge_run_sharded(
         parent,
         f"Judging of {run_name!r}",
         run=run,
-        ask=JudgeAsk(spec, concurrency, allow_self_judging),
+        ask=JudgeAsk(model, concurrency, allow_self_judging),
         fn=judge_shard,
         done=judged,
     )

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from llm.sim.server import BackgroundServer, create_app
-from llm.specs import parse_spec
+from llm.specs import ModelSpec
 from llm.types import ChatBackend, ChatMessage
 from study.catalog.assertions import INSTRUCTIONS, parse_assertion, system_prompt
 from study.sources.items import MCQItem
@@ -66,11 +66,10 @@ def probe_parser(items: Sequence[MCQItem]) -> ProbeParser:
     return parse
 
 
-def backend_for(spec: str, items: Sequence[MCQItem]) -> ChatBackend | str:
+def backend_for(spec: ModelSpec, items: Sequence[MCQItem]) -> ChatBackend | ModelSpec:
     """The simulator for ``sim/src-*`` specs (it needs the items); other specs unchanged."""
-    info = parse_spec(spec)
-    if info.simulated and info.model.startswith(PRESET_PREFIX):
-        return SourceSimBackend(info.model, parse_probe=probe_parser(items))
+    if spec.simulated and spec.model.startswith(PRESET_PREFIX):
+        return SourceSimBackend(spec.model, parse_probe=probe_parser(items))
     return spec
 
 

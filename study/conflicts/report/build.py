@@ -35,8 +35,8 @@ from study.conflicts.analysis import (
 )
 from study.conflicts.baseline import baseline_rows
 from study.conflicts.calibrated import calibrated_scores
-from study.conflicts.report_abstention import headline_lines
-from study.conflicts.report_render import (
+from study.conflicts.report.abstention import headline_lines
+from study.conflicts.report.document import (
     ConflictReport,
     CurvePoint,
     render_html,

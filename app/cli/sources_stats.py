@@ -1,4 +1,4 @@
-"""How ``driftlens sources`` prints: untrusted text for the terminal and the statistics.
+"""The source-reliance statistics as ``driftlens sources stats`` and ``run`` print them.
 
 The ``stats`` and ``run`` commands print the same result (``stats.json``'s dictionary):
 per model and dataset the PAR/SDR table by source, the odds ratios and shares, the
@@ -8,24 +8,13 @@ instruction variants, notes, KL against the bare condition and the regressions' 
 from __future__ import annotations
 
 import os
-import unicodedata
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
-from app.cli.console import SafeConsole, fmt_num
+from app.cli.console import SafeConsole, fmt_num, term
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
-
-
-def term(text: object) -> str:
-    """Untrusted text for the terminal: no control characters, no rich markup."""
-    s = "".join(
-        ch if unicodedata.category(ch)[0] != "C" else "\N{REPLACEMENT CHARACTER}"
-        for ch in str(text)
-    )
-    return escape(s)
 
 
 def render_stats(result: dict[str, Any]) -> None:

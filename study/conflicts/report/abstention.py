@@ -1,7 +1,7 @@
 """The conflicts report's headline (read against the no-memory baseline) and abstention tables.
 
 Sections are ``(title, header, rows, note)`` like every other section of
-:func:`study.conflicts.report_render.report_sections`; cells are plain text, escaped by the
+:func:`study.conflicts.report.document.report_sections`; cells are plain text, escaped by the
 renderer. The headline gives, per model and judge, the total and how often the model
 abstained, then per judge the D3–D5 sum and the abstention rate against the no-memory run
 (a bank that makes the model abstain more or less is a finding).

@@ -24,7 +24,7 @@ from study.conflicts.analysis import (
     TotalAgreementRow,
 )
 from study.conflicts.calibrated import CalibratedScores, calibrated_section
-from study.conflicts.report_abstention import abstention_sections, headline_section
+from study.conflicts.report.abstention import abstention_sections, headline_section
 from study.judge_robustness.report import HEADING as ROBUSTNESS_HEADING
 from study.judge_robustness.report import robustness_lines
 from study.judge_robustness.result import RobustnessResult
@@ -87,7 +87,7 @@ class ConflictReport:
     baseline: tuple[dict[str, Any], ...] = ()
     #: some answer or judgement came from the workbench's simulator (banner on top)
     simulated: bool = False
-    #: the headline sentences, read against the no-memory baseline (report_abstention.py)
+    #: the headline sentences, read against the no-memory baseline (report/abstention.py)
     headline: tuple[str, ...] = ()
     #: abstention rates of every arm: the oracle runs per dose, the no-memory and the
     #: policy runs (study/conflicts/abstention.py)
