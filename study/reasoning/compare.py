@@ -286,18 +286,16 @@ def _human_drift(
 def calibrated_rows(a: RunData, b: RunData) -> list[StatRow]:
     """``B − A`` of each condition's mean drift calibrated to both runs' human slices.
 
-    PPI++ on each run's pairs (clustered by question, so questions both runs share pair
-    up), for every condition both runs have; the test is the PPI++ z test of the difference.
-    Left out (the d_rel rows stay the headline) where either run has fewer than
-    :data:`~driftlens_core.ppi.MIN_HUMAN_LABELS` human-labelled questions in the condition
-    or its slice stores no question inclusion probabilities.
+    Each run's value is the report's own calibrated mean drift of the condition (the
+    question jackknife of :func:`study.reasoning.calibrated.calibrate_drift`) and the
+    difference its paired jackknife (:func:`study.compare.calibrated.calibrated_row`: one
+    code path), clustered by question so questions both runs share pair up. Left out (the
+    d_rel rows stay the headline) where either run's headline would be model-only (fewer
+    than :data:`~driftlens_core.ppi.MIN_HUMAN_LABELS` human-labelled questions in the
+    condition) or its slice stores no question inclusion probabilities.
     """
-    import math
-
-    from scipy import stats as sps
-
-    from driftlens_core.ppi import MIN_HUMAN_LABELS, PPIArm, ppi_difference, ppi_mean
-    from study.reasoning.calibrated import joined_table
+    from study.compare.calibrated import calibrated_row
+    from study.reasoning.calibrated import enough_humans, joined_table, slice_arm
 
     ea, eb = a.extra, b.extra
     if not isinstance(ea, _Extra) or not isinstance(eb, _Extra):
@@ -309,37 +307,22 @@ def calibrated_rows(a: RunData, b: RunData) -> list[StatRow]:
     for condition in sorted(set(ja["condition"]) & set(jb["condition"])):
         for metric in METRICS:
             arms = []
-            for j in (jb, ja):
+            for j in (ja, jb):
                 part = j[j["condition"] == condition]
+                part = part[np.isfinite(part[metric].to_numpy(dtype=float))]
                 h = part[f"h_{metric}"].to_numpy(dtype=float)
                 p = part["inclusion_probability"].to_numpy(dtype=float)
                 on = np.isfinite(h)
-                if int(on.sum()) < 2 or not np.all((p[on] > 0) & (p[on] <= 1)):
+                if len(part) < 2 or int(on.sum()) < 2 or not np.all((p[on] > 0) & (p[on] <= 1)):
                     break
-                arms.append(PPIArm(part[metric].to_numpy(dtype=float), h, p,
-                                   part["question_id"].astype(str).to_numpy()))  # fmt: skip
+                arms.append(slice_arm(part, metric))
             if len(arms) < 2:
                 continue
-            eb_, ea_ = (
-                ppi_mean(x.model, x.human, inclusion=x.inclusion, cluster=x.cluster) for x in arms
-            )
-            if min(ea_.n_human_clusters, eb_.n_human_clusters) < MIN_HUMAN_LABELS:
-                continue
-            d = ppi_difference(arms[0], arms[1])
-            z = d.estimate / d.se if d.se > 0 else math.nan
-            p_z = float(2 * sps.norm.sf(abs(z))) if math.isfinite(z) else math.nan
-            out.append(
-                StatRow(
-                    run_a=a.name, run_b=b.name,
-                    statistic=CALIBRATED_STATISTIC.format(metric=metric), scope=condition,
-                    kind="ordinal", value_a=ea_.estimate, value_b=eb_.estimate,
-                    diff=d.estimate, ci_low=d.ci[0], ci_high=d.ci[1], se=d.se, p_boot=p_z,
-                    test="PPI++ z", p_test=p_z,
-                    test_detail=(
-                        f"{ea_.n_human_clusters} + {eb_.n_human_clusters} human-labelled "
-                        f"questions, lambda {d.lam:.2f}; model-only B - A {d.model_only:.3f}"
-                    ),
-                    mdd=math.nan, margin=math.nan, tost_p=math.nan, n_items=d.n_clusters,
-                )
+            row = calibrated_row(
+                a, b, statistic=CALIBRATED_STATISTIC.format(metric=metric), scope=condition,
+                arm_a=arms[0], arm_b=arms[1], enough=enough_humans,
+                unit="human-labelled questions",
             )  # fmt: skip
+            if row is not None:
+                out.append(row)
     return out
