@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,9 @@ class _Extra:
     texts_for: Callable[[str, str, int], str]  # (question, perturbation key, sample) → text
     #: the pairs' drift from a pulled label_check question slice (None: none pulled)
     human: pd.DataFrame | None = None
+    #: ``"JUDGE|criterion"`` -> the response judge's PPI arm of a pulled helpfulness,
+    #: distraction or acknowledgement slice (empty: none pulled)
+    judge_arms: dict[str, Any] = field(default_factory=dict)
 
 
 def _texts_reader(
@@ -171,6 +174,7 @@ class ReasoningAdapter:
                 drift,
                 _texts_reader(row.id, labeler.id, version.id, session=session),
                 _human_drift(drift, run, label, version, session=session),
+                _judge_arms(run, session=session),
             ),
         )
 
@@ -300,8 +304,9 @@ def calibrated_rows(a: RunData, b: RunData) -> list[StatRow]:
     ea, eb = a.extra, b.extra
     if not isinstance(ea, _Extra) or not isinstance(eb, _Extra):
         return []
+    judged = _judge_rate_rows(a, b, ea, eb)
     if ea.human is None or eb.human is None:
-        return []
+        return judged
     ja, jb = joined_table(ea.drift, ea.human), joined_table(eb.drift, eb.human)
     out: list[StatRow] = []
     for condition in sorted(set(ja["condition"]) & set(jb["condition"])):
@@ -325,4 +330,42 @@ def calibrated_rows(a: RunData, b: RunData) -> list[StatRow]:
             )  # fmt: skip
             if row is not None:
                 out.append(row)
+    return out + judged
+
+
+#: How a calibrated judge-rate row's statistic is named (``helpfulness calibrated (JUDGE)``).
+JUDGE_RATE_STATISTIC = "{what} calibrated ({judge})"
+
+
+def _judge_arms(run: str, *, session: Session) -> dict[str, Any]:
+    """Every judge's arms of the run's pulled helpfulness / distraction / acknowledgement."""
+    from study.reasoning.calibrated_judges import judge_rate_arms, judges_of_run
+
+    return {
+        f"{judge}|{what}": arm
+        for judge in judges_of_run(run, session=session)
+        for what, arm in judge_rate_arms(run, judge, session=session).items()
+    }
+
+
+def _judge_rate_rows(a: RunData, b: RunData, ea: _Extra, eb: _Extra) -> list[StatRow]:
+    """``B − A`` of the response judge's rates calibrated to both runs' pulled studies.
+
+    Each run's value is the judge's calibrated headline of ``driftlens judge`` (the same
+    arm and estimator, :func:`study.compare.calibrated.calibrated_row`); left out where
+    either run's headline would be the judge's own.
+    """
+    from study.compare.calibrated import calibrated_row
+    from study.reasoning.judges import HELPFULNESS
+
+    out = []
+    for key in sorted(set(ea.judge_arms) & set(eb.judge_arms)):
+        judge, what = key.split("|")
+        row = calibrated_row(
+            a, b, statistic=JUDGE_RATE_STATISTIC.format(what=what, judge=judge),
+            scope="responses", arm_a=ea.judge_arms[key], arm_b=eb.judge_arms[key],
+            kind="ordinal" if what == HELPFULNESS else "binary",
+        )  # fmt: skip
+        if row is not None:
+            out.append(row)
     return out
