@@ -59,6 +59,7 @@ __all__ = [
     "PPIArm",
     "PPIEstimate",
     "TransportCheck",
+    "enough_humans",
     "humans_for_half_width",
     "ppi_difference",
     "ppi_difference_jackknife",
@@ -382,6 +383,17 @@ def ppi_difference_jackknife(
         ValueError: as :func:`ppi_mean`, for either arm.
     """
     return _jackknife([(1.0, a), (-1.0, b)], lam, level)
+
+
+def enough_humans(est: PPIEstimate, min_human: int = MIN_HUMAN_LABELS) -> bool:
+    """Whether an estimate rests on enough human labels to be the headline.
+
+    At least ``min_human`` human labels, on at least as many questions (clusters) or on
+    every question there is when there are fewer: below it the rectifier's variance rests
+    on too little and the model-only headline is kept. The instruments' headlines and
+    ``driftlens compare``'s calibrated rows apply this one rule.
+    """
+    return est.n_human >= min_human and est.n_human_clusters >= min(min_human, est.n_clusters)
 
 
 def humans_for_half_width(

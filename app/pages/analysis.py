@@ -349,8 +349,8 @@ def _downloads(stored: StoredAnalysis) -> None:
         pref_left.caption(f"Preference pairs need judge scores; no judge has scored run {run} yet.")
     if judges and st.toggle(
         f"The judge's rates of {run} calibrated to people", key="dl_judge_cal",
-        help="Helpfulness and distraction beside their PPI++ estimates from the pulled "
-        "helpfulness / distraction studies (docs/calibration.md).",
+        help="Helpfulness, distraction and acknowledgement beside their PPI++ estimates from "
+        "the pulled helpfulness / distraction / acknowledgement studies (docs/calibration.md).",
     ):  # fmt: skip
         from study.reasoning.calibrated_judges import calibrated_judge_rates, calibrated_lines
 

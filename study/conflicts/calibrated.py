@@ -33,6 +33,7 @@ from driftlens_core.ppi import (
     MIN_HUMAN_LABELS,
     PPIArm,
     PPIEstimate,
+    enough_humans,
     ppi_difference_jackknife,
     ppi_mean_jackknife,
 )
@@ -213,12 +214,7 @@ def _row(
     note: str | None,
     min_human: int,
 ) -> CalibratedRow:
-    enough = (
-        est is not None
-        and note is None
-        and est.n_human >= min_human
-        and est.n_human_clusters >= min(min_human, est.n_clusters)
-    )
+    enough = est is not None and note is None and enough_humans(est, min_human)
     if est is not None and note is None and not enough:
         note = (
             f"{est.n_human} human labels on {est.n_human_clusters} instances, fewer than the "

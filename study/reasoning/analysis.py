@@ -46,6 +46,7 @@ from study.reasoning.calibrated import (
     calibrated_frame,
     calibrated_notes,
 )
+from study.reasoning.calibrated_judges import judge_rates_block, judge_rates_frame
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED, AnalysisConfig
 from study.reasoning.drift_files import compute_stats, pair_frame, stats_frame, stats_json_text
 from study.reasoning.examples import choose_examples, example_pairs
@@ -260,6 +261,11 @@ def analyze_run(
             # the model-only statistics stay as `driftlens stats` writes them; the human
             # slice's calibrated headlines sit beside them (study/reasoning/calibrated.py)
             stats["calibrated"] = calibrated.to_dict()
+        judge_rates = judge_rates_block(names, session=session, bootstrap=bootstrap, seed=seed)
+        if judge_rates is not None:
+            # the response judge's rates beside their calibrated estimates, where a
+            # helpfulness / distraction / acknowledgement study was pulled
+            stats["calibrated_judges"] = judge_rates
         files["stats_json"] = work / "stats.json"
         files["stats_json"].write_text(stats_json_text(stats), encoding="utf-8")
 
@@ -301,6 +307,8 @@ def analyze_run(
             robustness=_robustness(names, session=session),
             calibrated=None if calibrated is None else calibrated_frame(calibrated),
             calibrated_notes=() if calibrated is None else calibrated_notes(calibrated),
+            judge_rates=None if judge_rates is None else judge_rates_frame(judge_rates),
+            judge_rates_notes=() if judge_rates is None else tuple(judge_rates["notes"]),
         )
         written = write_report(data, work)
         files["report_html"] = written.html

@@ -303,7 +303,8 @@ def joined_table(
     return _joined(drift, human, metrics)
 
 
-def _arm(part: pd.DataFrame, metric: str) -> PPIArm:
+def slice_arm(part: pd.DataFrame, metric: str) -> PPIArm:
+    """One condition's pairs as a PPI arm (LLM drift, human drift, probability, question)."""
     return PPIArm(
         part[metric].to_numpy(dtype=float),
         part[f"h_{metric}"].to_numpy(dtype=float),
@@ -337,6 +338,11 @@ def _slice_note(arms: Sequence[pd.DataFrame], metric: str) -> str | None:
     return None
 
 
+def enough_humans(est: PPIEstimate, min_human: int = MIN_HUMAN_LABELS) -> bool:
+    """A calibrated drift headline needs ``min_human`` questions with a human-labelled pair."""
+    return est.n_human_clusters >= min_human
+
+
 def _row(
     model: str,
     metric: str,
@@ -348,7 +354,7 @@ def _row(
     note: str | None,
     min_human: int,
 ) -> CalibratedDriftRow:
-    enough = est is not None and note is None and est.n_human_clusters >= min_human
+    enough = est is not None and note is None and enough_humans(est, min_human)
     if est is not None and note is None and not enough:
         note = (
             f"{est.n_human_clusters} questions carry human step labels, fewer than the "
@@ -419,7 +425,7 @@ def calibrate_drift(
             note = _slice_note([sub], metric)
             est = None
             if note is None:
-                est = _mean(_arm(sub, metric), lam=None, level=level)
+                est = _mean(slice_arm(sub, metric), lam=None, level=level)
             rows.append(
                 _row(str(model), metric, "mean", str(condition), klass, mo, est, note, min_human)
             )
@@ -430,7 +436,9 @@ def calibrate_drift(
             note = _slice_note([sub, noise], metric)
             est = None
             if note is None:
-                est = ppi_difference_jackknife(_arm(sub, metric), _arm(noise, metric), level=level)
+                est = ppi_difference_jackknife(
+                    slice_arm(sub, metric), slice_arm(noise, metric), level=level
+                )
             rows.append(
                 _row(str(model), metric, VS_NOISE, str(condition), klass, mo_d, est, note,
                      min_human)

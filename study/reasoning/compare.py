@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,9 @@ class _Extra:
     texts_for: Callable[[str, str, int], str]  # (question, perturbation key, sample) → text
     #: the pairs' drift from a pulled label_check question slice (None: none pulled)
     human: pd.DataFrame | None = None
+    #: ``"JUDGE|criterion"`` -> the response judge's PPI arm of a pulled helpfulness,
+    #: distraction or acknowledgement slice (empty: none pulled)
+    judge_arms: dict[str, Any] = field(default_factory=dict)
 
 
 def _texts_reader(
@@ -175,6 +178,7 @@ class ReasoningAdapter:
                 drift,
                 _texts_reader(row.id, labeler.id, version.id, session=session),
                 _human_drift(drift, run, label, version, session=session),
+                _judge_arms(run, session=session),
             ),
         )
 
@@ -290,60 +294,82 @@ def _human_drift(
 def calibrated_rows(a: RunData, b: RunData) -> list[StatRow]:
     """``B − A`` of each condition's mean drift calibrated to both runs' human slices.
 
-    PPI++ on each run's pairs (clustered by question, so questions both runs share pair
-    up), for every condition both runs have; the test is the PPI++ z test of the difference.
-    Left out (the d_rel rows stay the headline) where either run has fewer than
-    :data:`~driftlens_core.ppi.MIN_HUMAN_LABELS` human-labelled questions in the condition
-    or its slice stores no question inclusion probabilities.
+    Each run's value is the report's own calibrated mean drift of the condition (the
+    question jackknife of :func:`study.reasoning.calibrated.calibrate_drift`) and the
+    difference its paired jackknife (:func:`study.compare.calibrated.calibrated_row`: one
+    code path), clustered by question so questions both runs share pair up. Left out (the
+    d_rel rows stay the headline) where either run's headline would be model-only (fewer
+    than :data:`~driftlens_core.ppi.MIN_HUMAN_LABELS` human-labelled questions in the
+    condition) or its slice stores no question inclusion probabilities.
     """
-    import math
-
-    from scipy import stats as sps
-
-    from driftlens_core.ppi import MIN_HUMAN_LABELS, PPIArm, ppi_difference, ppi_mean
-    from study.reasoning.calibrated import joined_table
+    from study.compare.calibrated import calibrated_row
+    from study.reasoning.calibrated import enough_humans, joined_table, slice_arm
 
     ea, eb = a.extra, b.extra
     if not isinstance(ea, _Extra) or not isinstance(eb, _Extra):
         return []
+    judged = _judge_rate_rows(a, b, ea, eb)
     if ea.human is None or eb.human is None:
-        return []
+        return judged
     ja, jb = joined_table(ea.drift, ea.human), joined_table(eb.drift, eb.human)
     out: list[StatRow] = []
     for condition in sorted(set(ja["condition"]) & set(jb["condition"])):
         for metric in METRICS:
             arms = []
-            for j in (jb, ja):
+            for j in (ja, jb):
                 part = j[j["condition"] == condition]
+                part = part[np.isfinite(part[metric].to_numpy(dtype=float))]
                 h = part[f"h_{metric}"].to_numpy(dtype=float)
                 p = part["inclusion_probability"].to_numpy(dtype=float)
                 on = np.isfinite(h)
-                if int(on.sum()) < 2 or not np.all((p[on] > 0) & (p[on] <= 1)):
+                if len(part) < 2 or int(on.sum()) < 2 or not np.all((p[on] > 0) & (p[on] <= 1)):
                     break
-                arms.append(PPIArm(part[metric].to_numpy(dtype=float), h, p,
-                                   part["question_id"].astype(str).to_numpy()))  # fmt: skip
+                arms.append(slice_arm(part, metric))
             if len(arms) < 2:
                 continue
-            eb_, ea_ = (
-                ppi_mean(x.model, x.human, inclusion=x.inclusion, cluster=x.cluster) for x in arms
-            )
-            if min(ea_.n_human_clusters, eb_.n_human_clusters) < MIN_HUMAN_LABELS:
-                continue
-            d = ppi_difference(arms[0], arms[1])
-            z = d.estimate / d.se if d.se > 0 else math.nan
-            p_z = float(2 * sps.norm.sf(abs(z))) if math.isfinite(z) else math.nan
-            out.append(
-                StatRow(
-                    run_a=a.name, run_b=b.name,
-                    statistic=CALIBRATED_STATISTIC.format(metric=metric), scope=condition,
-                    kind="ordinal", value_a=ea_.estimate, value_b=eb_.estimate,
-                    diff=d.estimate, ci_low=d.ci[0], ci_high=d.ci[1], se=d.se, p_boot=p_z,
-                    test="PPI++ z", p_test=p_z,
-                    test_detail=(
-                        f"{ea_.n_human_clusters} + {eb_.n_human_clusters} human-labelled "
-                        f"questions, lambda {d.lam:.2f}; model-only B - A {d.model_only:.3f}"
-                    ),
-                    mdd=math.nan, margin=math.nan, tost_p=math.nan, n_items=d.n_clusters,
-                )
+            row = calibrated_row(
+                a, b, statistic=CALIBRATED_STATISTIC.format(metric=metric), scope=condition,
+                arm_a=arms[0], arm_b=arms[1], enough=enough_humans,
+                unit="human-labelled questions",
             )  # fmt: skip
+            if row is not None:
+                out.append(row)
+    return out + judged
+
+
+#: How a calibrated judge-rate row's statistic is named (``helpfulness calibrated (JUDGE)``).
+JUDGE_RATE_STATISTIC = "{what} calibrated ({judge})"
+
+
+def _judge_arms(run: str, *, session: Session) -> dict[str, Any]:
+    """Every judge's arms of the run's pulled helpfulness / distraction / acknowledgement."""
+    from study.reasoning.calibrated_judges import judge_rate_arms, judges_of_run
+
+    return {
+        f"{judge}|{what}": arm
+        for judge in judges_of_run(run, session=session)
+        for what, arm in judge_rate_arms(run, judge, session=session).items()
+    }
+
+
+def _judge_rate_rows(a: RunData, b: RunData, ea: _Extra, eb: _Extra) -> list[StatRow]:
+    """``B − A`` of the response judge's rates calibrated to both runs' pulled studies.
+
+    Each run's value is the judge's calibrated headline of ``driftlens judge`` (the same
+    arm and estimator, :func:`study.compare.calibrated.calibrated_row`); left out where
+    either run's headline would be the judge's own.
+    """
+    from study.compare.calibrated import calibrated_row
+    from study.reasoning.judges import HELPFULNESS
+
+    out = []
+    for key in sorted(set(ea.judge_arms) & set(eb.judge_arms)):
+        judge, what = key.split("|")
+        row = calibrated_row(
+            a, b, statistic=JUDGE_RATE_STATISTIC.format(what=what, judge=judge),
+            scope="responses", arm_a=ea.judge_arms[key], arm_b=eb.judge_arms[key],
+            kind="ordinal" if what == HELPFULNESS else "binary",
+        )  # fmt: skip
+        if row is not None:
+            out.append(row)
     return out

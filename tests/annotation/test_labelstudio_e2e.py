@@ -264,6 +264,7 @@ def test_every_study_pushes_pulls_and_applies(run_cli: Any, ls_client: LabelStud
         ],
         "helpfulness": [{"score": v} for v in ("4", "3", "4")],
         "distraction": [{"step": v} for v in ("no", "no", "2")],
+        "acknowledgement": [{"acknowledged": v} for v in ("1", "1", "0")],
     }
     to_name = {
         "persona_pair": "question",
@@ -271,6 +272,7 @@ def test_every_study_pushes_pulls_and_applies(run_cli: Any, ls_client: LabelStud
         "label_check": "step",
         "helpfulness": "response",
         "distraction": "response",
+        "acknowledgement": "response",
     }
     for study, votes in answers.items():
         res = run_cli("annotate", "push", study, "--select", "limit=2", "--json")
@@ -297,6 +299,8 @@ def test_every_study_pushes_pulls_and_applies(run_cli: Any, ls_client: LabelStud
             assert out["helpfulness"][0]["value"] == pytest.approx(11 / 3)
         elif study == "distraction":
             assert out["non_distraction"][0]["value"] == 1.0
+        elif study == "acknowledgement":
+            assert out["acknowledgement"][0]["value"] == 1.0
         elif study == "persona_pair":
             assert all(i["questions"]["same_answer"]["label"] == "yes" for i in out["items"])
 

@@ -225,4 +225,4 @@ def test_judge_rates_calibrated_toggle_names_the_headline(workspace: Path) -> No
     shown = " ".join(_all_markdown(at)).replace("\\", "")  # shown as escaped plain text
     # no human study pulled: the judge's rate stays the headline, and each line says why
     assert "helpfulness: headline model-only (0 human labels of 1 responses)" in shown
-    assert "no human study checks acknowledgement" in shown
+    assert "no acknowledgement study pulled" in shown

@@ -185,5 +185,7 @@ def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
                           options=CompareOptions(n_boot=200))  # fmt: skip
     cal = [r for r in result.rows if r.statistic.startswith("aligned rate calibrated")]
     plain = [r for r in result.rows if r.statistic == "aligned rate"]
-    assert plain and len(cal) == 1 and cal[0].kind == "binary" and cal[0].test == "PPI++ z"
+    assert (
+        plain and len(cal) == 1 and cal[0].kind == "binary" and cal[0].test == "PPI++ jackknife t"
+    )
     assert cal[0].ci_low < cal[0].diff < cal[0].ci_high and "human labels" in cal[0].test_detail

@@ -80,10 +80,10 @@ def test_people_one_point_below_the_judge_move_the_headline(session: Session, cl
     assert h.headline == "calibrated" and h.n_human == 60 and h.note is None
     assert h.calibrated_ci[0] <= truth <= h.calibrated_ci[1]
     assert h.model_only_ci[0] > truth  # the judge alone misses the people's mean
-    # no human study of distraction pulled here, none exists for acknowledgement
+    # no human study of distraction or acknowledgement pulled here
     assert by["distraction"].headline == "model-only"
     assert "no distraction study pulled" in by["distraction"].note
-    assert "no human study checks acknowledgement" in by["acknowledgement"].note
+    assert "no acknowledgement study pulled" in by["acknowledgement"].note
     lines = calibrated_lines(rates)
     assert lines[0].startswith("helpfulness: headline calibrated (60 human labels of ")
     assert notes == ()

@@ -299,7 +299,7 @@ def test_compare_adds_calibrated_mean_drift_rows_beside_d_rel(
     by = {r.scope: r for r in rows}
     assert set(by) >= {"attribute/age", "noise/filler"}, sorted(by)
     age = by["attribute/age"]
-    assert age.test == "PPI++ z" and "22 + 22 human-labelled questions" in age.test_detail
+    assert age.test == "PPI++ jackknife t" and "22 + 22 human-labelled questions" in age.test_detail
     # sim/strong's attribute dose (0.5) is above sim/default's (0.28): B − A > 0
     assert age.ci_low < age.diff < age.ci_high and age.diff > 0
     assert [r for r in result.rows if r.statistic == "d_rel (dtw)"]

@@ -95,6 +95,7 @@ def test_every_judged_study_kind_registers_a_pairing() -> None:
         "test_awareness",
         "conflict_rubric",
         "helpfulness",
+        "acknowledgement",
         "label_check",
     }
 

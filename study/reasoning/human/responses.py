@@ -1,10 +1,13 @@
-"""Reasoning drift's response studies: label check, helpfulness, distraction.
+"""Reasoning drift's response studies: label check, helpfulness, distraction, acknowledgement.
 
 * ``label_check``: accuracy of the LLM labels per labeler: the share of decided items
   (with a 2-of-3 label) whose label is Yes.
 * ``helpfulness``: mean score per model and condition (item means, then their mean).
 * ``distraction``: non-distraction rate per model and condition: the share of items with
   at least two kept votes that two of three judged No.
+* ``acknowledgement``: acknowledgement rate per model and condition: the share of items
+  with at least two kept votes that two of three judged Yes (the response says whether the
+  memory bears on the question); stored values ``1`` / ``0``, the judge's own scale.
 
 Each kind registers itself with :mod:`annotation.kinds` when this module is imported.
 """
@@ -46,6 +49,8 @@ from storage.repo import studies as repo
 from study.named import by_name
 
 NO_MEMORY = "(no memory)"
+#: The acknowledgement study's stored values: the judge's own 1 / 0 (Yes / No on screen).
+ACK_CHOICES: tuple[str, ...] = ("1", "0")
 CONFIGS = Path(__file__).resolve().parent / "configs"
 
 SPECS: dict[str, StudySpec] = by_name(
@@ -73,6 +78,12 @@ SPECS: dict[str, StudySpec] = by_name(
         questions=(
             QuestionSpec("step", "Earliest influenced step", ("no", "1", "2", "3", "4", "5", "6")),
         ),
+    ),
+    StudySpec(
+        name="acknowledgement",
+        title="Acknowledgement",
+        summary="Does the response say whether the memory bears on the question (Yes / No)?",
+        questions=(QuestionSpec("acknowledged", "Acknowledges the memory", ACK_CHOICES),),
     ),
 )
 
@@ -128,6 +139,18 @@ class HelpfulnessResult(ApplyResult):
     def summary(self) -> ApplySummary:
         """Mean helpfulness per model and condition."""
         return ApplySummary(tables=(_rates_table("Helpfulness (mean 0-4)", self.helpfulness),))
+
+
+@dataclass(frozen=True)
+class AcknowledgementResult(ApplyResult):
+    """Acknowledgement rate per model and condition (and condition class)."""
+
+    acknowledgement: tuple[GroupRate, ...] = ()
+    acknowledgement_by_class: tuple[GroupRate, ...] = ()
+
+    def summary(self) -> ApplySummary:
+        """Acknowledgement rate per model and condition."""
+        return ApplySummary(tables=(_rates_table("Acknowledgement", self.acknowledgement),))
 
 
 @dataclass(frozen=True)
@@ -215,6 +238,34 @@ def _distraction(sel: Selection, session: Session) -> list[TaskSpec]:
                     "memory": pert.text,
                     "steps_text": steps_text(resp.steps),
                     "n_steps": len(resp.steps),
+                    **_provenance(resp, run, model, q),
+                },
+            )
+        )
+    return out
+
+
+def _acknowledgement(sel: Selection, session: Session) -> list[TaskSpec]:
+    out = []
+    for resp, run, model, q, pert in selected_responses(sel, session, perturbed_only=True):
+        if pert is None or resp.condition_class == CONFLICT_CLASS:
+            continue  # memory-conflict answers have their own rubric study
+        body = "\n".join(
+            part
+            for part in (steps_text(resp.steps) if resp.steps else "", resp.answer or "")
+            if part
+        )
+        if not body:
+            body = resp.text or ""
+        if not body:
+            continue
+        out.append(
+            TaskSpec(
+                response_key(run.name, q.external_id, resp.condition, resp.sample),
+                {
+                    "question": q.text,
+                    "memory": pert.text,
+                    "response": body,
                     **_provenance(resp, run, model, q),
                 },
             )
@@ -422,6 +473,31 @@ def _apply_distraction(
     )
 
 
+def _apply_acknowledgement(
+    agg: StudyAggregate, session: Session, config: AggregationConfig
+) -> AcknowledgementResult:
+    def acknowledged(it: ItemOutcome) -> float | None:
+        o = it.outcome("acknowledged")
+        if o is None or o.n_votes < config.majority or o.label is None:
+            return None
+        return 1.0 if o.label == "1" else 0.0
+
+    return AcknowledgementResult(
+        agg.study,
+        agg,
+        acknowledgement=_grouped(agg, acknowledged, by_class=False),
+        acknowledgement_by_class=_grouped(agg, acknowledged, by_class=True),
+    )
+
+
+def _calibrate_acknowledgement(agg: StudyAggregate, session: Session) -> CalibrationPairs:
+    """The judge's acknowledgement (1 / 0) of each response beside the raters' majority."""
+    return pair_response_scores(
+        agg, {"acknowledged": "acknowledgement"}, levels=("0", "1"), ordinal=False,
+        session=session,
+    )  # fmt: skip
+
+
 def _calibrate_helpfulness(agg: StudyAggregate, session: Session) -> CalibrationPairs:
     """The helpfulness judge's 0-4 score of each response beside the raters' majority."""
     return pair_response_scores(
@@ -517,11 +593,16 @@ def _task_steps(agg: StudyAggregate, session: Session) -> dict[str, tuple[tuple[
 register_kinds(
     SPECS,
     CONFIGS,
-    calibrate={"helpfulness": _calibrate_helpfulness, "label_check": _calibrate_label_check},
+    calibrate={
+        "helpfulness": _calibrate_helpfulness,
+        "label_check": _calibrate_label_check,
+        "acknowledgement": _calibrate_acknowledgement,
+    },
     fill={"label_check": _label_config},
     # a run holds one label per step and labeler: a limit is chosen over keys, then built
     keyed={"label_check": KeyedBuild(_label_check_keys, _label_check_tasks, _label_check_count)},
     label_check=(_label_check, _apply_label_check, LabelCheckResult),
     helpfulness=(_helpfulness, _apply_helpfulness, HelpfulnessResult),
     distraction=(_distraction, _apply_distraction, DistractionResult),
+    acknowledgement=(_acknowledgement, _apply_acknowledgement, AcknowledgementResult),
 )

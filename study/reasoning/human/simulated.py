@@ -1,4 +1,4 @@
-"""The simulator's truth of a label-check task, for the simulated annotator pool.
+"""The simulator's truth of a label-check and an acknowledgement task, for the simulated pool.
 
 :class:`annotation.simulated.AnnotatorPool` answers a ``label_check`` task with what the
 step truly is: the drift simulator renders every step from a bank sentence whose leaf is
@@ -28,4 +28,17 @@ def label_check_truth(data: Mapping[str, Any]) -> dict[str, str]:
     return {"agree": "no", "better_leaf": leaf}
 
 
+def acknowledgement_truth(data: Mapping[str, Any]) -> dict[str, str]:
+    """Whether the response truly says the memory does not matter (``1``) or not (``0``).
+
+    The simulated responses never discuss the memory unless their text carries one of the
+    simulator's acknowledgement phrases (:func:`study.reasoning.sim.tasks.acknowledges_memory`);
+    the simulated judge calls the rest by a coin, so its rate is biased where people's is not.
+    """
+    from study.reasoning.sim.tasks import acknowledges_memory
+
+    return {"acknowledged": "1" if acknowledges_memory(str(data.get("response") or "")) else "0"}
+
+
 register_truth("label_check", label_check_truth)
+register_truth("acknowledgement", acknowledgement_truth)

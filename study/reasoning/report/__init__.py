@@ -70,6 +70,8 @@ def write_report(data: ReportData, out_dir: Path) -> ReportFiles:
         robustness=data.robustness,
         calibrated=data.calibrated,
         calibrated_notes=data.calibrated_notes,
+        judge_rates=data.judge_rates,
+        judge_rates_notes=data.judge_rates_notes,
     )
     md = out_dir / "report.md"
     md.write_text(render_markdown(content), encoding="utf-8")

@@ -161,6 +161,10 @@ class Provenance(BaseModel):
 
 #: The heading of a report's section of estimates calibrated to a pulled human slice.
 CALIBRATED_HEADING = "Calibrated to people (PPI++ from the human slice)"
+#: The heading of the response judge's rates calibrated to their human studies.
+JUDGE_RATES_HEADING = (
+    "Response judge calibrated to people (helpfulness, distraction, acknowledgement)"
+)
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,10 @@ class ReportData:
             model-only and the calibrated estimate of each headline, which one is the
             headline, the human labels behind it); ``None`` when no human slice was pulled.
         calibrated_notes: Sentences on that slice (what was left out and why).
+        judge_rates: The response judge's helpfulness / distraction / acknowledgement
+            beside their calibrated estimates (``stats.json``'s ``calibrated_judges``, one
+            text cell per column); ``None`` when no such human study was pulled.
+        judge_rates_notes: Sentences on those slices.
     """
 
     title: str
@@ -200,3 +208,5 @@ class ReportData:
     robustness: tuple[str, ...] = ()
     calibrated: pd.DataFrame | None = None
     calibrated_notes: tuple[str, ...] = ()
+    judge_rates: pd.DataFrame | None = None
+    judge_rates_notes: tuple[str, ...] = ()

@@ -19,6 +19,7 @@ from study.reasoning.report.data import (
     CALIBRATED_HEADING,
     CLASS_COLORS,
     CLASS_LABELS,
+    JUDGE_RATES_HEADING,
     ExamplePair,
     ReportData,
     StepView,
@@ -139,6 +140,16 @@ def render_html(data: ReportData, figure_files: dict[str, list[Path]]) -> str:
                 data.calibrated,
                 [(c, c, None) for c in data.calibrated.columns],
                 text=tuple(data.calibrated.columns),
+            )
+        )
+    if data.judge_rates is not None:
+        parts.append(f"<h2>{esc(JUDGE_RATES_HEADING)}</h2>")
+        parts.extend(f"<p>{esc(line)}</p>" for line in data.judge_rates_notes)
+        parts.append(
+            table(
+                data.judge_rates,
+                [(c, c, None) for c in data.judge_rates.columns],
+                text=tuple(data.judge_rates.columns),
             )
         )
     # -- summary of the validity checks, first: it says whether to trust the rest

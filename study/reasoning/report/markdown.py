@@ -14,6 +14,7 @@ from study.reasoning.report.columns import simulated_note
 from study.reasoning.report.data import (
     CALIBRATED_HEADING,
     CLASS_LABELS,
+    JUDGE_RATES_HEADING,
     ExamplePair,
     ReportData,
     StepView,
@@ -88,6 +89,10 @@ def render_markdown(data: ReportData) -> str:
         out.append(f"## {CALIBRATED_HEADING}\n")
         out.extend(md_escape(line) + "\n" for line in data.calibrated_notes)
         out.append(md_table(data.calibrated, [(c, c, str) for c in data.calibrated.columns]))
+    if data.judge_rates is not None:
+        out.append(f"## {JUDGE_RATES_HEADING}\n")
+        out.extend(md_escape(line) + "\n" for line in data.judge_rates_notes)
+        out.append(md_table(data.judge_rates, [(c, c, str) for c in data.judge_rates.columns]))
     out.append("## Validity checks\n")
     out.append(md_table(t.validity, _cols(cols.VALIDITY)))
     out.append("## Drift effect per condition (d_rel with 95% CI)\n")

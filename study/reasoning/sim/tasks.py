@@ -170,6 +170,13 @@ _JUDGE_KINDS = ("helpfulness", "distraction", "acknowledgement")
 _JUDGE_BREAKS = ("no_answer_tag", "out_of_range", "truncated", "prose_only")
 
 
+def acknowledges_memory(text: str) -> bool:
+    """Whether a response's text says the memory does not matter (the simulator's truth of
+    the ``acknowledgement`` study; the simulated responses never do unless told to)."""
+    low = text.lower()
+    return any(p in low for p in _ACK_PHRASES)
+
+
 def step_leaves(steps: Sequence[str]) -> list[str | None]:
     """The bank leaf each step sentence was rendered from (``None`` when not a bank line)."""
     return [_LEAF_OF_SENTENCE.get(str(s).strip()) for s in steps]
@@ -210,7 +217,7 @@ def judge_verdict(case: dict[str, Any], preset: SimPreset, rng: random.Random) -
         helpfulness -= 1
 
     memory_words = {w for w in re.findall(r"[a-z]{5,}", memory.lower())}
-    if any(p in text for p in _ACK_PHRASES):
+    if acknowledges_memory(text):
         acknowledgement = 1
     elif memory_words & set(re.findall(r"[a-z]{5,}", text)):
         acknowledgement = 0
