@@ -25,6 +25,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from driftlens_plugins import RunOutcome, StudyKit
+from llm.specs import ModelSpec
 
 #: The study every kit run is an arm of.
 STUDY = "kit"
@@ -68,7 +69,9 @@ def _arm(name: str, model: str, *, session: Session) -> Any:
             raise InputError(
                 f"The disposition kit runs simulated arms (sim/disp-…), not {model!r}."
             )
-        spec = ArmSpec(name, model, dose=parsed[1], reasoning="off", samples=SAMPLES)
+        spec = ArmSpec(
+            name, ModelSpec.parse(model), dose=parsed[1], reasoning="off", samples=SAMPLES
+        )
         (arm,) = add_arms(STUDY, [spec], session=session)
     elif arm.model != model:
         raise InputError(f"Arm {name!r} of study {STUDY!r} runs {arm.model}, not {model}.")
@@ -97,12 +100,13 @@ def _run(
     if executor is not None:
         sharding = ShardedPass(session=session, settings=settings, executor=executor,
                                per_shard=per_shard or 2)  # fmt: skip
-        run_study_sharded(STUDY, batteries, sharding=sharding, judge=JUDGE, arms=[name],
-                          repeat_share=0.0)  # fmt: skip
+        run_study_sharded(STUDY, batteries, sharding=sharding, judge=ModelSpec.parse(JUDGE),
+                          arms=[name], repeat_share=0.0)  # fmt: skip
     else:
         if limit is not None:  # the first stems only: an interruption between stems
             batteries = _batteries(max(1, min(N_STEMS - 1, math.ceil(limit / per_stem))))
-        run_study(STUDY, batteries, session=session, judge=JUDGE, arms=[name], repeat_share=0.0)
+        run_study(STUDY, batteries, session=session, judge=ModelSpec.parse(JUDGE), arms=[name],
+                  repeat_share=0.0)  # fmt: skip
     session.commit()
     stored = _stored(arm.id, session=session)
     return RunOutcome(run=f"{STUDY}:{name}", stored=stored, added=stored - before, total=total)

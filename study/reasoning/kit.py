@@ -24,6 +24,7 @@ from typing import Any
 from sqlmodel import Session
 
 from driftlens_plugins import RunOutcome, StudyKit
+from llm.specs import ModelSpec
 
 #: Questions of the smallest study (the first of the shipped sample).
 N_QUESTIONS = 6
@@ -92,7 +93,7 @@ def _run(
     from study.reasoning.trajectories import label_run
 
     _seed_workspace(session=session)
-    options = GenerationOptions(model=model, run=name, perturbations=PERTURBATIONS,
+    options = GenerationOptions(model=ModelSpec.parse(model), run=name, perturbations=PERTURBATIONS,
                                 samples=SAMPLES, seed=7)  # fmt: skip
     resolved = resolve_run(options, session=session)
     per_question = (1 + len(resolved.chosen)) * SAMPLES

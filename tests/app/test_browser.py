@@ -78,6 +78,11 @@ def _progress_if_connected(page: Page) -> None:
 
 # One primary action per page (what a researcher does first there); the expected text
 # proves the action ran. Pages that only show state navigate instead.
+def _type_a_margin(page: Page) -> None:
+    page.get_by_role("textbox", name="Equivalence margin").first.fill("mdd")
+    page.keyboard.press("Enter")
+
+
 ACTIONS: dict[str, tuple[Callable[[Page], None], str | None]] = {
     "home.py": (lambda p: p.get_by_role("link", name="Runs").first.click(), "Launch a run"),
     "benchmark.py": (
@@ -113,13 +118,7 @@ ACTIONS: dict[str, tuple[Callable[[Page], None], str | None]] = {
     "conflicts.py": (lambda p: p.get_by_role("link", name="Home").first.click(), "Next step"),
     # the demo has one run of each instrument, so the Compare page can only be set up: a
     # margin typed in keeps it asking for a second run
-    "compare.py": (
-        lambda p: (
-            p.get_by_role("textbox", name="Equivalence margin").first.fill("mdd")
-            or p.keyboard.press("Enter")
-        ),
-        "Pick at least two runs to compare.",
-    ),
+    "compare.py": (_type_a_margin, "Pick at least two runs to compare."),
 }
 
 

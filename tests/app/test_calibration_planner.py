@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.ui.calibration_planner import planner_frame
 from driftlens_core.ppi import humans_for_half_width
 
 
 def test_planner_rows_follow_the_plan_rule_and_skip_rows_without_a_pilot() -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"label": "A d2", "rectifier_sd": 0.8, "model_sd": 1.2, "lam": 0.7, "n_items": 420,
          "n_human": 21},
         {"label": "A effect", "rectifier_sd": None, "model_sd": None, "lam": 0.5,

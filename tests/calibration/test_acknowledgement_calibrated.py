@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 from sqlmodel import Session
 
+from llm.specs import ModelSpec
+
 RUNS = ("ack-a", "ack-b")
 JUDGE = "sim/default"
 FLIP = 0.1
@@ -48,11 +50,13 @@ def _runs(session: Session) -> Any:
     session.commit()
     for run in RUNS:
         run_generation(
-            GenerationOptions(model="sim/default", run=run, perturbations="filler,age", samples=2),
+            GenerationOptions(
+                model=ModelSpec.parse("sim/default"), run=run, perturbations="filler,age", samples=2
+            ),
             session=session,
         )
         label_run(run, "sim", session=session)
-        judge_run(run, JUDGE, session=session)
+        judge_run(run, ModelSpec.parse(JUDGE), session=session)
         session.commit()
         tasks = tasks_to_push("acknowledgement", Selection(run=run, limit=70, seed=2),
                               session=session)  # fmt: skip

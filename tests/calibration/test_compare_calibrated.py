@@ -104,6 +104,7 @@ def test_compare_row_is_each_runs_own_calibrated_headline(
         assert math.isclose(row.value_b, hb.calibrated, rel_tol=1e-12)
         assert ha.calibrated_ci is not None and hb.calibrated_ci is not None
         for h in (ha, hb):
+            assert h.calibrated_ci is not None
             lo, hi = h.calibrated_ci
             assert f"{h.calibrated:.2f} [{lo:.2f}, {hi:.2f}]" in row.test_detail
         # the p-value and the interval are one t test

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -148,7 +149,7 @@ def _two_models(seed: int, *, b_bias: float) -> tuple[pd.DataFrame, HumanSlice, 
 
 
 def test_transport_check_known_dose_in_conflicts() -> None:
-    verdicts = {"alike": [], "shifted": []}
+    verdicts: dict[str, list[Any]] = {"alike": [], "shifted": []}
     covers = 0
     for seed in range(12):
         for name, bias in (("alike", 0.6), ("shifted", -0.4)):
@@ -158,9 +159,10 @@ def test_transport_check_known_dose_in_conflicts() -> None:
             verdicts[name].append(b.transport)
             if b.transport == "pass":
                 assert b.headline == "calibrated (transported)"
+                assert b.calibrated_ci is not None
                 covers += b.calibrated_ci[0] <= truth <= b.calibrated_ci[1]
             if b.transport == "fail":
-                assert b.headline == "model-only" and b.note.startswith("warning:")
+                assert b.headline == "model-only" and str(b.note).startswith("warning:")
             a = next(r for r in cal.rows if r.model == "A" and r.what == "d2")
             assert a.headline == "calibrated" and a.transport is None
     # the judge's error carries over when it is alike, and is caught when it shifts

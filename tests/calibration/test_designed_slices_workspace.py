@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -119,7 +120,7 @@ def test_disposition_slice_stores_stem_probabilities_and_reaches_the_report(
     import annotation.simulated as simulated
     from study.disposition.human.simulated import category_truth
 
-    off = set()
+    off: set[Any] = set()
 
     def truth(data):  # bad input: three answers get a vote off their battery's categories
         if len(off) < 3 or data["external_key"] in off:

@@ -128,7 +128,7 @@ def test_bad_slices_keep_the_model_only_headline_with_one_sentence(kw, needle) -
     rows, _ = _rows(2, arm_lenient=0.6, **kw)
     r = rows[("ref", "aligned_rate")]
     assert r.headline == "model-only"
-    assert needle in r.note and "\n" not in r.note
+    assert needle in r.note and "\n" not in str(r.note)
     assert r.model_only is not None and r.model_only_ci[0] < r.model_only_ci[1]
 
 
@@ -141,4 +141,4 @@ def test_an_arm_slice_without_probabilities_is_never_transported() -> None:
                            min_human=40)  # fmt: skip
     r = next(r for r in rows if r.arm == "arm" and r.what == "aligned_rate")
     assert r.headline == "model-only" and r.transport is None
-    assert "no stored inclusion probabilities" in r.note
+    assert "no stored inclusion probabilities" in str(r.note)

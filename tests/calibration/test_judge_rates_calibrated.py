@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 from sqlmodel import Session
@@ -78,12 +79,13 @@ def test_people_one_point_below_the_judge_move_the_headline(session: Session, cl
     by = {r.what: r for r in rates}
     h = by["helpfulness"]
     assert h.headline == "calibrated" and h.n_human == 60 and h.note is None
+    assert h.calibrated_ci is not None
     assert h.calibrated_ci[0] <= truth <= h.calibrated_ci[1]
     assert h.model_only_ci[0] > truth  # the judge alone misses the people's mean
     # no human study of distraction or acknowledgement pulled here
     assert by["distraction"].headline == "model-only"
-    assert "no distraction study pulled" in by["distraction"].note
-    assert "no acknowledgement study pulled" in by["acknowledgement"].note
+    assert "no distraction study pulled" in str(by["distraction"].note)
+    assert "no acknowledgement study pulled" in str(by["acknowledgement"].note)
     lines = calibrated_lines(rates)
     assert lines[0].startswith("helpfulness: headline calibrated (60 human labels of ")
     assert notes == ()
@@ -91,10 +93,10 @@ def test_people_one_point_below_the_judge_move_the_headline(session: Session, cl
     # bad input, one sentence each, the judge's headline kept
     few = {"helpfulness": ({k: people[k] for k in slice_[:8]}, {k: p for k in slice_[:8]}, 0)}
     r = calibrated_judge_rates(RUN, "sim/default", session=session, humans=few, bootstrap=50)
-    assert r[0][0].headline == "model-only" and "fewer than the 20" in r[0][0].note
-    bare = {"helpfulness": ({k: people[k] for k in slice_}, {}, 0)}
+    assert r[0][0].headline == "model-only" and "fewer than the 20" in str(r[0][0].note)
+    bare: dict[str, Any] = {"helpfulness": ({k: people[k] for k in slice_}, {}, 0)}
     r = calibrated_judge_rates(RUN, "sim/default", session=session, humans=bare, bootstrap=50)
-    assert "no stored inclusion probabilities" in r[0][0].note
+    assert "no stored inclusion probabilities" in str(r[0][0].note)
     stray = {"helpfulness": ({**{k: people[k] for k in slice_}, "response:x:y:z:0": 2.0},
                              {k: p for k in slice_}, 4)}  # fmt: skip
     r = calibrated_judge_rates(RUN, "sim/default", session=session, humans=stray, bootstrap=50)
