@@ -1,8 +1,8 @@
 """Reasoning drift as a plugin (entry point ``reasoning`` in ``pyproject.toml``).
 
-Its pages are in the Workbench and Ontology studio sections and its commands (generate,
-label, analyze, judge) among the CLI's generic ones, so it brings no page or command group
-of its own here.
+Its pages are in the Workbench and Ontology studio sections (the main job's pages), so it
+brings no page of its own here; its commands (generate, label, analyze, stats, judge,
+export) are its CLI modules, registered after the generic ones like every instrument's.
 """
 
 from driftlens_plugins import InstrumentPlugin, ResultPage
@@ -11,6 +11,14 @@ PLUGIN = InstrumentPlugin(
     name="reasoning",
     title="Reasoning drift",
     order=10,
+    cli_modules=(
+        "app.cli.generate_cmds",
+        "app.cli.label_cmds",
+        "app.cli.analyze_cmds",
+        "app.cli.stats_cmds",
+        "app.cli.judge_cmds",
+        "app.cli.export_cmds",
+    ),
     sim_module="study.reasoning.sim",
     human_module="study.reasoning.human",
     compare_module="study.reasoning.compare",
