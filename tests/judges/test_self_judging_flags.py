@@ -134,3 +134,21 @@ def test_analyze_label_first_refuses_a_self_labeler(
     assert _self_roles(session) == []
     _passed_the_check(run_cli(*argv, "--allow-self-judging"))
     assert _self_roles(session) == [(RUN, "labeler", True)]
+
+
+def test_the_permission_is_no_part_of_a_refinement_loops_key() -> None:
+    """The same loop is found with or without the flag (and the loops stored before it)."""
+    import hashlib
+
+    from ontology.refinement import RefineConfig
+
+    base = RefineConfig(
+        run=RUN, labelers=(LABELER, "keywords"), rewriter="sim/rewriter-operational"
+    )
+    allowed = base.model_copy(update={"allow_self_judging": True})
+    assert allowed.key() == base.key()
+    # the digest of the options as they were before the permission existed
+    before = json.dumps(
+        base.model_dump(mode="json", exclude={"allow_self_judging"}), sort_keys=True
+    )
+    assert base.key() == hashlib.sha256(before.encode("utf-8")).hexdigest()[:24]
