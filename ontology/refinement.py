@@ -84,10 +84,15 @@ class RefineConfig(BaseModel):
     max_pairs: int = 3
     control: int = 30
     gate: bool = True
+    #: Let an LLM labeler be the model that generated the run (``--allow-self-judging``).
+    #: A permission, not an option of the loop: left out of :meth:`key`, so the loops
+    #: stored before it existed keep their keys, and every round checks it again.
+    allow_self_judging: bool = False
 
     def key(self) -> str:
         """A digest of the options: the same command finds the same loop."""
-        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        options = self.model_dump(mode="json", exclude={"allow_self_judging"})
+        text = json.dumps(options, sort_keys=True)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
@@ -213,7 +218,10 @@ def labeling_round(
         if not same:
             continue
         if round_state(row, session=session) in ("interrupted", "pending"):
-            run_round("", [], session=session, resume=row.number, progress=progress)
+            run_round(
+                "", [], session=session, resume=row.number, progress=progress,
+                allow_self_judging=config.allow_self_judging,
+            )  # fmt: skip
             session.refresh(row)
         return row
     result = run_round(
@@ -224,6 +232,7 @@ def labeling_round(
         seed=seed,
         ontology_version=loop.current_version_id,
         progress=progress,
+        allow_self_judging=config.allow_self_judging,
     )
     made = round_repo.get_round(result.round, session=session)
     assert made is not None

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from ontology.labeler_roles import check_labeler_roles
 from ontology.labelers.base import Progress
 from ontology.refinement import (
     RefineConfig,
@@ -283,9 +284,15 @@ def refine(
 
     Raises:
         ConfigError: bad options (nothing stored).
-        InputError: an unknown run, a run with no parsed steps, an unknown version.
+        InputError: an unknown run, a run with no parsed steps, an unknown version; an
+            LLM labeler that is the run's model without ``config.allow_self_judging``
+            (refused before the loop is stored).
+        NotFoundError: no run of that name.
     """
     check_config(config)
+    check_labeler_roles(
+        config.run, config.labelers, session=session, allow_self=config.allow_self_judging
+    )
     say = notify or (lambda _line: None)
     loop = find_or_create_loop(config, session=session)
     if loop.status != "running":

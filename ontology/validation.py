@@ -26,6 +26,7 @@ from sqlmodel import Session
 
 from llm.specs import ModelSpec
 from ontology.agreement_tracking import LabelRecord, compute_agreement
+from ontology.labeler_roles import round_labeler_roles
 from ontology.labelers.base import Progress
 from ontology.labelers.registry import ensure_labeler_spec, parse_labeler_spec, with_temperature
 from ontology.prompts import definition_block, paraphrase_messages
@@ -96,10 +97,17 @@ def within_model_stability(
     session: Session,
     temperature: float = 1.0,
     progress: Progress | None = None,
+    allow_self_judging: bool = False,
 ) -> ValidationReport:
-    """Label a round's responses twice with one labeler at ``temperature``; compare."""
+    """Label a round's responses twice with one labeler at ``temperature``; compare.
+
+    An LLM labeler that is the model of the round's run is refused before any request
+    unless ``allow_self_judging`` (:mod:`ontology.labeler_roles`; the role is stored).
+    """
     responses, version = _round_responses(number, session=session)
     spec = with_temperature(labeler, temperature)
+    round_labeler_roles(number, [spec], session=session, allow_self=allow_self_judging)
+    session.commit()
     for repeat in (0, 1):
         label_responses(responses, [spec], version=version, session=session, repeat=repeat,
                         progress=progress)  # fmt: skip
@@ -160,9 +168,16 @@ def definition_robustness(
     model: ModelSpec,
     session: Session,
     progress: Progress | None = None,
+    allow_self_judging: bool = False,
 ) -> ValidationReport:
-    """Relabel a round's responses under paraphrased definitions; compare step by step."""
+    """Relabel a round's responses under paraphrased definitions; compare step by step.
+
+    The labeler's role is checked (and stored) before the paraphrases are asked for, as
+    in :func:`within_model_stability`. The paraphrasing ``model`` grades nothing.
+    """
     responses, version = _round_responses(number, session=session)
+    round_labeler_roles(number, [labeler], session=session, allow_self=allow_self_judging)
+    session.commit()
     derived, failed = paraphrase_version(version, model=model, session=session)
     for v in (version, derived):
         label_responses(responses, [labeler], version=v, session=session, progress=progress)
@@ -197,13 +212,18 @@ def cross_model_table(
     seed: int = 0,
     ontologies: tuple[str, ...] = ("driftlens", "original"),
     progress: Progress | None = None,
+    allow_self_judging: bool = False,
 ) -> ValidationReport:
-    """One round per ontology over the same sample; agreement side by side."""
+    """One round per ontology over the same sample; agreement side by side.
+
+    ``allow_self_judging`` lets an LLM labeler be the run's model (each round refuses it
+    otherwise, before anything is stored).
+    """
     rows = []
     for ref in ontologies:
         result = run_round(
             run, labelers, session=session, sample=sample, seed=seed, ontology_version=ref,
-            progress=progress,
+            progress=progress, allow_self_judging=allow_self_judging,
         )  # fmt: skip
         rows.append(
             {

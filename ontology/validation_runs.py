@@ -66,20 +66,23 @@ class ExperimentRequest(BaseModel):
     sample: int = Field(default=100, ge=1)
     seed: int = Field(default=0, ge=0)
     limit: int = Field(default=100, ge=1)
+    #: Let an LLM labeler be the model of the run it labels (``--allow-self-judging``).
+    allow_self_judging: bool = False
 
     def summary(self) -> str:
         """One line naming the experiment and its arguments."""
+        allowed = ", self-judging allowed" if self.allow_self_judging else ""
         if self.experiment == "cross":
             return (
                 f"cross: run {self.run}, labelers {', '.join(self.labelers)}, "
-                f"sample {self.sample}, seed {self.seed}"
+                f"sample {self.sample}, seed {self.seed}{allowed}"
             )
         extra = {
             "stability": f", T = {self.temperature:g}",
             "robustness": f", paraphrased by {self.model}",
             "human": f", {self.limit} labels",
         }[self.experiment]
-        return f"{self.experiment}: round {self.round}, labeler {self.labeler}{extra}"
+        return f"{self.experiment}: round {self.round}, labeler {self.labeler}{extra}{allowed}"
 
 
 def parse_request(data: dict[str, Any]) -> ExperimentRequest:
@@ -136,6 +139,7 @@ def run_experiment(
                 session=session,
                 temperature=request.temperature,
                 progress=progress,
+                allow_self_judging=request.allow_self_judging,
             )
         if request.experiment == "robustness":
             assert request.round is not None and request.labeler is not None and request.model
@@ -145,6 +149,7 @@ def run_experiment(
                 model=request.model,
                 session=session,
                 progress=progress,
+                allow_self_judging=request.allow_self_judging,
             )
         from ontology.versions import seed_ontologies
 
@@ -158,6 +163,7 @@ def run_experiment(
             sample=request.sample,
             seed=request.seed,
             progress=progress,
+            allow_self_judging=request.allow_self_judging,
         )
     finally:
         release_lease(lease, session=session)

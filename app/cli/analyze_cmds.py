@@ -16,6 +16,7 @@ from app.cli.console import SafeConsole
 from app.cli.context import session_for, settings
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for
 from app.cli.job_hooks import report_stage
+from app.cli.options import ALLOW_SELF_JUDGING_OPTION
 from app.cli.progress import progress_callback
 from app.cli.request_limits import bootstrap_option
 
@@ -70,6 +71,7 @@ def analyze_cmd(
     ),
     executor: str | None = EXECUTOR_OPTION,
     address: str | None = ADDRESS_OPTION,
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
 ) -> None:
     """Compute DTW and SRI drift, the statistics and calibration, and write the report.
 
@@ -110,6 +112,7 @@ def analyze_cmd(
             progress=update,
             chunk_questions=chunk_questions,
             executor=stats_on,
+            allow_self_judging=allow_self_judging,
         )
     record_result(analysis=result.analysis_id, run=run[0])
     if result.simulated:

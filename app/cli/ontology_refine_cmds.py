@@ -9,6 +9,7 @@ import typer
 
 from app.cli.console import out_console
 from app.cli.context import session_for
+from app.cli.options import ALLOW_SELF_JUDGING_OPTION
 from app.cli.progress import progress_callback
 
 _out = out_console()
@@ -58,6 +59,7 @@ def refine_cmd(
     json_out: Path | None = typer.Option(
         None, "--json", help="Write the loop's history as JSON to this file."
     ),
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
 ) -> None:
     """Label, measure, rewrite the most confused pair, gate it on held-out steps; repeat.
 
@@ -89,6 +91,7 @@ def refine_cmd(
         patience=patience,
         max_pairs=max_pairs,
         gate=not no_gate,
+        allow_self_judging=allow_self_judging,
     )
     check_config(config)  # before a session: bad options store nothing
     from ontology.refinement_loop import refine

@@ -10,7 +10,7 @@ import typer
 
 from app.cli.console import fmt_measure, out_console
 from app.cli.context import session_for
-from app.cli.options import JSON_OPTION, ROUND_OPTION
+from app.cli.options import ALLOW_SELF_JUDGING_OPTION, JSON_OPTION, ROUND_OPTION
 from app.cli.output import echo_json
 from app.cli.progress import progress_callback
 
@@ -64,6 +64,7 @@ def validate_stability_cmd(
     round_number: int = _RELABEL_ROUND_OPTION,
     labeler: str = _LABELER_OPTION,
     temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature."),
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Within-model agreement: the same labeler twice at T = 1 on a round's responses."""
@@ -71,7 +72,12 @@ def validate_stability_cmd(
 
     def experiment(session: Any, update: Any) -> Any:
         return within_model_stability(
-            round_number, labeler, session=session, temperature=temperature, progress=update
+            round_number,
+            labeler,
+            session=session,
+            temperature=temperature,
+            progress=update,
+            allow_self_judging=allow_self_judging,
         )
 
     _validate(ctx, "labeling twice", as_json, experiment)
@@ -83,6 +89,7 @@ def validate_robustness_cmd(
     round_number: int = _RELABEL_ROUND_OPTION,
     labeler: str = _LABELER_OPTION,
     model: str = typer.Option(..., "--model", help="Model that paraphrases the definitions."),
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Definition robustness: relabel under an equivalent rewrite of every definition."""
@@ -93,7 +100,12 @@ def validate_robustness_cmd(
 
     def experiment(session: Any, update: Any) -> Any:
         return definition_robustness(
-            round_number, labeler, model=spec, session=session, progress=update
+            round_number,
+            labeler,
+            model=spec,
+            session=session,
+            progress=update,
+            allow_self_judging=allow_self_judging,
         )
 
     _validate(ctx, "relabeling", as_json, experiment)
@@ -106,6 +118,7 @@ def validate_cross_cmd(
     labelers: str = typer.Option(..., "--labelers", help="Comma-separated labeler specs."),
     sample: int = typer.Option(100, "--sample", help="Responses to sample."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed."),
+    allow_self_judging: bool = ALLOW_SELF_JUDGING_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Refined versus original-style ontology: cross-labeler agreement side by side."""
@@ -116,7 +129,13 @@ def validate_cross_cmd(
         seed_ontologies(session=session)
         session.commit()
         return cross_model_table(
-            run, labelers.split(","), session=session, sample=sample, seed=seed, progress=update
+            run,
+            labelers.split(","),
+            session=session,
+            sample=sample,
+            seed=seed,
+            progress=update,
+            allow_self_judging=allow_self_judging,
         )
 
     _validate(ctx, "labeling", as_json, experiment)

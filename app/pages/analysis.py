@@ -26,6 +26,7 @@ from app.ui.figure_image import show_figure
 from app.ui.job_panel import job_panel, start_job
 from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, show_plain
+from app.ui.self_judging import self_judging_argv, self_judging_checkbox
 from app.ui.table_downloads import folder_download
 from app.ui.url_state import unknown_line, url_open, url_select
 from driftlens_core.bootstrap import MIN_BOOTSTRAP
@@ -573,6 +574,8 @@ with st.expander(
         seed = form.number("Seed", low=0, high=2**32 - 1, value=DEFAULT_SEED, key="new_seed",
                            where=left)  # fmt: skip
         label_first = right.checkbox("Label unlabeled responses first", key="new_label_first")
+        # Only labeling grades anything here: the box matters with "Label ... first".
+        allow_self = label_first and self_judging_checkbox(key="new_self_judging", where=right)
         others = st.multiselect(
             "Add runs of other models (shown side by side)",
             [r for r in runs if r != run_name],
@@ -589,6 +592,7 @@ with st.expander(
             argv = ["analyze", *[a for r in chosen for a in ("--run", r)], "--labeler", labeler]
             argv += ["--bootstrap", str(bootstrap), "--seed", str(seed)]
             argv += ["--ontology-version", version] + (["--label"] if label_first else [])
+            argv = self_judging_argv(argv, allow_self)
             # A background process with its own report folder: a reload shows it running and
             # then opens the analysis it stored.
             title = f"Analysis of {', '.join(chosen)} · {labeler} · {version} · B = {bootstrap:,}"

@@ -25,6 +25,7 @@ from app.ui.job_panel import job_panel, start_job
 from app.ui.model_picker import model_picker
 from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, inline_html, show_plain
+from app.ui.self_judging import self_judging_checkbox
 from app.ui.study_handoff import open_human_studies
 from app.ui.table_downloads import folder_download, stats_download, table_downloads
 from app.ui.url_state import url_open, url_select
@@ -123,6 +124,7 @@ with st.expander("Run a study", expanded=not runs):
         key="mc-baseline",
         help="A rubric score means something against the model with no memory at all.",
     )
+    allow_self = self_judging_checkbox(key="mc-self-judging")
     setup_panel = job_panel(kind="conflicts study", key="mc-setup-jobs")
     if st.button(
         "Run (answer, judge, report)",
@@ -143,6 +145,7 @@ with st.expander("Run a study", expanded=not runs):
                 policies=tuple(policies),
                 bootstrap=int(bootstrap),
                 baseline=baseline,
+                allow_self_judging=allow_self,
             )
             argv = study_argv(study, out=report_folder(ws, run_name))
         except DriftLensError as exc:

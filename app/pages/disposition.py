@@ -25,6 +25,7 @@ from app.ui.model_picker import model_picker
 from app.ui.page_stop import stop_with_info
 from app.ui.safe import show_plain
 from app.ui.sample_or_upload import sample_or_upload
+from app.ui.self_judging import self_judging_checkbox
 from app.ui.study_handoff import open_human_studies
 from app.ui.table_downloads import folder_download, stats_download, table_downloads
 from app.ui.url_state import url_open, url_select
@@ -178,6 +179,7 @@ st.caption(
     "where they stopped when run again."
 )
 judge = model_picker("Classifier", {SIM_JUDGE: "simulated classifier"}, key="disp-judge")
+allow_self = self_judging_checkbox(key="disp-self-judging")
 run_form = FormCheck()
 bootstrap = run_form.number("Bootstrap resamples (stems)", low=200, high=100_000, value=2000,
                             key="disp-B")  # fmt: skip
@@ -209,6 +211,7 @@ if run_col.button("Run (generate, classify, analyse)", disabled=busy, key="disp-
                 batteries=batteries,
                 report=folder,
                 bootstrap=int(bootstrap),
+                allow_self_judging=allow_self,
             ),
         )
 if analyze_col.button("Analyse again (statistics and report)", disabled=busy, key="disp-analyze"):

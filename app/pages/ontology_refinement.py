@@ -12,6 +12,7 @@ from app.ui.db import page_session
 from app.ui.job_panel import job_panel, start_job
 from app.ui.page_stop import stop_with_info
 from app.ui.safe import show_plain
+from app.ui.self_judging import self_judging_argv, self_judging_checkbox
 from app.ui.url_state import url_open, url_select
 from ontology.refinement_loop import loop_result
 from ontology.refinement_report import (
@@ -68,6 +69,7 @@ with (
     margin = c9.number_input("Margin", 0.0, 1.0, 0.02, 0.01)
     review = c10.selectbox("Review", ["auto", "pause"])
     seed = c11.number_input("Seed", 0, 2**31 - 1, 0)
+    allow_self = self_judging_checkbox(key="refine-self-judging")
     go = st.form_submit_button(
         "Start loop", disabled=panel.busy is not None, help=panel.busy or "Runs as a job."
     )
@@ -83,6 +85,7 @@ if go:
             "--holdout", f"{holdout:g}", "--margin", f"{margin:g}", "--review", str(review),
             "--seed", str(int(seed)),
         ]  # fmt: skip
+        argv = self_judging_argv(argv, allow_self)
         if start_job(key="refine", kind=KIND, title=f"Refinement loop on {run}", argv=argv,
                      scope={"run": run}, unit="rounds"):  # fmt: skip
             st.rerun()

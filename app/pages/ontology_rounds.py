@@ -15,6 +15,7 @@ from app.ui.job_panel import job_panel, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
 from app.ui.page_stop import stop_with_info
 from app.ui.safe import plain_message
+from app.ui.self_judging import self_judging_argv, self_judging_checkbox
 from app.ui.url_state import url_open, url_select
 from ontology.labeler_disagreement import majority_confusion, odd_one_out
 from ontology.rounds import (
@@ -61,13 +62,16 @@ def _round_argv(
     seed: int = 0,
     ontology_version: str | None = None,
     resume: int | None = None,
+    allow_self_judging: bool = False,
 ) -> list[str]:
     """The job's command: ``driftlens ontology round …`` (a background process)."""
     if resume is not None:
-        return ["ontology", "round", "--resume", str(resume)]
+        argv = ["ontology", "round", "--resume", str(resume)]
+        return self_judging_argv(argv, allow_self_judging)
     argv = ["ontology", "round", "--run", run, "--labelers", ",".join(labelers)]
     argv += ["--sample", str(sample), "--seed", str(seed)]
-    return argv + (["--ontology-version", ontology_version] if ontology_version else [])
+    argv += ["--ontology-version", ontology_version] if ontology_version else []
+    return self_judging_argv(argv, allow_self_judging)
 
 
 panel = job_panel(kind="ontology round", key="rounds")
@@ -118,6 +122,7 @@ with st.form("new_round", enter_to_submit=False):
         key="ontology",
         widget=c3.selectbox,
     )
+    allow_self = self_judging_checkbox(key="round-self-judging")
     submitted = st.form_submit_button(
         "Run round", disabled=busy is not None, help=busy or "Label the sample with every labeler."
     )
@@ -140,6 +145,7 @@ elif submitted:
                 sample=int(sample),
                 seed=int(seed),
                 ontology_version=version,
+                allow_self_judging=allow_self,
             ),
             scope={"run": run},
             unit="pairs",
@@ -168,7 +174,11 @@ for h in history:
         key="rounds",
         kind="ontology round",
         title=f"Resume of round {h.round}",
-        argv=_round_argv(resume=h.round, labelers=[]),
+        argv=_round_argv(
+            resume=h.round,
+            labelers=[],
+            allow_self_judging=bool(st.session_state.get("round-self-judging")),
+        ),
         scope={"round": h.round},
         unit="pairs",
     ):

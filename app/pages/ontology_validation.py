@@ -18,6 +18,7 @@ from app.ui.job_panel import job_panel, start_job
 from app.ui.labeler_choices import describe_labeler, labeler_options
 from app.ui.page_stop import stop_with_info
 from app.ui.safe import escape_markdown, plain_message, show_plain
+from app.ui.self_judging import self_judging_checkbox
 from app.ui.study_handoff import open_human_studies
 from app.ui.url_state import url_open, url_select
 from llm.specs import parse_spec, resolve_endpoint, spec_simulated
@@ -182,6 +183,8 @@ else:
                                    key="v-n", where=c1)  # fmt: skip
     values["seed"] = form.number("Seed", low=0, high=2**32 - 1, value=0, key="v-seed", where=c2)
     st.caption("Stores one round per ontology (they appear on the Rounds page).")
+if experiment != "human":  # the human check labels nothing
+    values["allow_self_judging"] = self_judging_checkbox(key="v-self-judging")
 
 if st.button(
     "Start experiment",

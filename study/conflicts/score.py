@@ -191,14 +191,21 @@ class Verdict:
     action: str | None = None
 
 
+#: The longest decisive quote a structured rubric reply may hold (a few words of the answer).
+QUOTE_MAX_CHARS = 40
+
+
 def rubric_format(*, high_risk: bool) -> ResponseFormat:
     """The structured output format of a rubric reply (what :func:`parse_verdict` reads).
 
     The action, D1-D5 each ``{"score": 0-4 or null, "quote": ...}`` (null where a
-    dimension does not apply), and D6's flag on a high-risk case; quotes are bounded (80
-    characters) so the object closes within the token budget.
+    dimension does not apply), and D6's flag on a high-risk case. Quotes are bounded at
+    :data:`QUOTE_MAX_CHARS` characters so the whole object closes within a small budget:
+    with D6, about 120 Gemma 3 tokens at full quotes of plain text (80 characters took
+    about 170, more than the 128 a CPU run gives each answer), and at most 311 even at a
+    token per character, well inside the rubric's own budget.
     """
-    quote = {"type": "string", "maxLength": 80}
+    quote = {"type": "string", "maxLength": QUOTE_MAX_CHARS}
     score = {"anyOf": [{"type": "integer", "enum": [0, 1, 2, 3, 4]}, {"type": "null"}]}
     dims: dict[str, dict[str, Any]] = {
         d: {

@@ -216,11 +216,14 @@ def run_argv(
     repeat_share: float = 0.1,
     report: Path | None = None,
     bootstrap: int = 2000,
+    allow_self_judging: bool = False,
 ) -> list[str]:
     """``driftlens disposition run …`` for ``study`` (generate, re-ask, classify; resumable).
 
     With ``report``, the same command then analyses the study into that folder
-    (``--report``, ``bootstrap`` stem resamples): one job from arms to results.
+    (``--report``, ``bootstrap`` stem resamples): one job from arms to results. With
+    ``allow_self_judging`` the classifier may be an arm's own model (``--allow-self-judging``;
+    refused otherwise).
     """
     argv = ["disposition", "run", "--study", study, "--judge", str(judge)]
     argv += ["--concurrency", str(concurrency), "--repeat-share", f"{repeat_share:g}"]
@@ -228,6 +231,8 @@ def run_argv(
         argv += ["--batteries", str(batteries)]
     if report is not None:
         argv += ["--report", str(report), "--bootstrap", str(bootstrap)]
+    if allow_self_judging:
+        argv.append("--allow-self-judging")
     return argv
 
 

@@ -156,6 +156,7 @@ def analyze_run(
     progress: Progress | None = None,
     chunk_questions: int | None = None,
     executor: StatsExecutor | None = None,
+    allow_self_judging: bool = False,
 ) -> AnalysisResult:
     """Analyse drift of one run (or several: one model each) and write the report folder.
 
@@ -177,6 +178,8 @@ def analyze_run(
             questions at a time (:mod:`study.reasoning.out_of_core`; same files).
         executor: with ``chunk_questions``, compute each model's statistics in a task of
             this executor (:mod:`study.reasoning.sharded.analysis`; the same ``stats.json``).
+        allow_self_judging: with ``label_first``, let an LLM labeler be a run's own model
+            (refused otherwise, before any request).
 
     Returns:
         The stored analysis (one ``Analysis`` row per run) and everything written.
@@ -199,7 +202,12 @@ def analyze_run(
     if label_first:
         for name in names:
             label_run(
-                name, labeler_spec, session=session, ontology_version=version.id, progress=progress
+                name,
+                labeler_spec,
+                session=session,
+                ontology_version=version.id,
+                progress=progress,
+                allow_self_judging=allow_self_judging,
             )
     labeler = ensure_labeler_spec(labeler_spec, session=session)
     assert version.id is not None and labeler.id is not None

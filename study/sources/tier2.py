@@ -82,12 +82,15 @@ def claim_format() -> ResponseFormat:
     """The structured output format of a claim reply (what :func:`parse_claim` reads).
 
     The schema fixes the object and holds the placeholder exactly once (no other square
-    brackets); that the claim names no option is the parser's check alone.
+    brackets). A claim is one declarative sentence, so it holds no question mark, no
+    parentheses and no line break: a small model then cannot copy the question and its
+    numbered options into the claim (Gemma 3 270M did, and the parser refused the claim
+    for naming an option). That the claim names no option is still the parser's check.
     """
     # the length bound sits in the pattern (engines do not all combine pattern and
     # maxLength): at most 70 characters on either side of the placeholder, so the object
     # closes within CLAIM_MAX_TOKENS even at a token per character
-    text = '[^\\[\\]"\\\\]{0,70}'
+    text = '[^\\[\\]"\\\\?()\\n]{0,70}'
     claim = {"type": "string", "pattern": "^" + text + re.escape(PLACEHOLDER) + text + "$"}
     return object_schema("claim", {"claim": claim})
 

