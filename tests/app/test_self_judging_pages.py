@@ -52,10 +52,12 @@ def test_argv_of_the_box_adds_the_flag_once() -> None:
 
 
 def test_disposition_run_job_carries_the_flag_when_allowed() -> None:
+    from llm.specs import ModelSpec
     from study.disposition.setup import run_argv
 
-    assert FLAG not in run_argv("s", judge=GEMMA, batteries=None)
-    assert run_argv("s", judge=GEMMA, batteries=None, allow_self_judging=True)[-1] == FLAG
+    judge = ModelSpec.parse(GEMMA)
+    assert FLAG not in run_argv("s", judge=judge, batteries=None)
+    assert run_argv("s", judge=judge, batteries=None, allow_self_judging=True)[-1] == FLAG
 
 
 def _start_loop(at: object) -> None:

@@ -140,11 +140,13 @@ def test_the_permission_is_no_part_of_a_refinement_loops_key() -> None:
     """The same loop is found with or without the flag (and the loops stored before it)."""
     import hashlib
 
+    from llm.specs import ModelSpec
     from ontology.refinement import RefineConfig
 
     base = RefineConfig(
-        run=RUN, labelers=(LABELER, "keywords"), rewriter="sim/rewriter-operational"
-    )
+        run=RUN, labelers=(LABELER, "keywords"),
+        rewriter=ModelSpec.parse("sim/rewriter-operational"),
+    )  # fmt: skip
     allowed = base.model_copy(update={"allow_self_judging": True})
     assert allowed.key() == base.key()
     # the digest of the options as they were before the permission existed
