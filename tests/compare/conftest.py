@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,18 @@ from tests.cli_runner import cli_runner
 #: simulator, can only tell items apart by what it reads), 3 paraphrases, 2 samples.
 N_STEMS = 40
 BATTERIES = ("self_interest", "oversight")
+
+
+def dose_pair() -> list[Any]:
+    """Two disposition arms of one training seed: the reference at dose 25, one at 75."""
+    from study.disposition.runs import ArmSpec
+
+    return [
+        ArmSpec("d025-s1", ModelSpec.parse("sim/disp-qwen-d025-s1"), role="reference", dose=25,
+                train_seed=1, reasoning="off"),
+        ArmSpec("d075-s1", ModelSpec.parse("sim/disp-qwen-d075-s1"), dose=75, train_seed=1,
+                reasoning="off"),
+    ]  # fmt: skip
 
 
 def battery_doc(n_stems: int = N_STEMS) -> BatteryDocument:

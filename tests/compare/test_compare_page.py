@@ -16,38 +16,18 @@ from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
 from study.jobs import list_jobs
 from tests.app.apptest_support import APP, unescape
-from tests.compare.conftest import battery_doc
+from tests.compare.conftest import battery_doc, dose_pair
 from tests.study.jobs_support import wait_for_jobs
 
 RUNS = ["cmp:d025-s1", "cmp:d075-s1"]
 
 
 def _answer(n_stems: int) -> None:
-    from study.disposition.runs import ArmSpec, add_arms, run_study
+    from study.disposition.runs import add_arms, run_study
 
     with open_workspace_session(resolve_settings()) as session:
         if n_stems == 5:
-            add_arms(
-                "cmp",
-                [
-                    ArmSpec(
-                        "d025-s1",
-                        ModelSpec.parse("sim/disp-qwen-d025-s1"),
-                        role="reference",
-                        dose=25,
-                        train_seed=1,
-                        reasoning="off",
-                    ),
-                    ArmSpec(
-                        "d075-s1",
-                        ModelSpec.parse("sim/disp-qwen-d075-s1"),
-                        dose=75,
-                        train_seed=1,
-                        reasoning="off",
-                    ),
-                ],
-                session=session,
-            )
+            add_arms("cmp", dose_pair(), session=session)
         run_study(
             "cmp",
             battery_doc(n_stems),

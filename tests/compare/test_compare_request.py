@@ -21,7 +21,7 @@ from study.compare.request import (
     read_job_comparison,
     run_compare_job,
 )
-from tests.compare.conftest import battery_doc
+from tests.compare.conftest import battery_doc, dose_pair
 
 RUNS = ("cmp:d025-s1", "cmp:d075-s1")
 
@@ -68,29 +68,9 @@ def test_a_malformed_request_is_one_sentence(args: dict[str, object], message: s
 
 
 def test_the_compare_job_writes_what_the_service_returns(session: Session, workspace: Path) -> None:
-    from study.disposition.runs import ArmSpec, add_arms, run_study
+    from study.disposition.runs import add_arms, run_study
 
-    add_arms(
-        "cmp",
-        [
-            ArmSpec(
-                "d025-s1",
-                ModelSpec.parse("sim/disp-qwen-d025-s1"),
-                role="reference",
-                dose=25,
-                train_seed=1,
-                reasoning="off",
-            ),
-            ArmSpec(
-                "d075-s1",
-                ModelSpec.parse("sim/disp-qwen-d075-s1"),
-                dose=75,
-                train_seed=1,
-                reasoning="off",
-            ),
-        ],
-        session=session,
-    )
+    add_arms("cmp", dose_pair(), session=session)
     run_study(
         "cmp",
         battery_doc(5),
