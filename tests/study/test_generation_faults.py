@@ -102,8 +102,11 @@ def test_timeout_option_and_env_bound_a_stalled_endpoint(
     cli: Callable[..., object],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # A stalled answer still comes after the server's 3 s: a run that waited for it would
+    # succeed (exit 0). Only a timeout that cut each attempt short fails the run with
+    # "(1 timeout)", so the exit status proves the bound (no wall-clock assertion: the suite's
+    # load made one flaky, 8.7 s against a 6 s bound).
     _questions(tmp_path, cli, "slowx9 Should I move?")
-    start = time.monotonic()
     result = _generate(cli, "stalled", "--timeout", "0.3", "--max-attempts", "2")
     assert result.exit_code == 3  # type: ignore[attr-defined]
     assert "(1 timeout)" in result.output  # type: ignore[attr-defined]
@@ -113,8 +116,7 @@ def test_timeout_option_and_env_bound_a_stalled_endpoint(
     again = _generate(cli, "stalled")
     assert again.exit_code == 3  # type: ignore[attr-defined]
     assert chaos.stats.by_message["slowx9 Should I move?"] == 3
-    # Three attempts at 0.3 s each, plus backoff: far below one 3 s stall per attempt.
-    assert time.monotonic() - start < 6.0
+    assert "(1 timeout)" in again.output  # type: ignore[attr-defined]
 
 
 def test_null_content_fails_is_not_cached_and_is_asked_again(
