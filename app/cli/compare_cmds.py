@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Annotated
@@ -11,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from app.cli.console import fmt_p, out_console
+from app.cli.console import fmt_finite, fmt_p, out_console
 from app.cli.context import session_for
 from app.cli.request_limits import bootstrap_option
 from driftlens_plugins import instruments
@@ -30,10 +29,6 @@ def register(app: typer.Typer) -> None:
 def default_instrument() -> str:
     """The instrument ``compare`` takes when none is named: the first the registry lists."""
     return instruments()[0].name
-
-
-def _f(x: float, digits: int = 3) -> str:
-    return "–" if not math.isfinite(x) else f"{x:.{digits}f}"
 
 
 def compare_cmd(
@@ -118,10 +113,11 @@ def compare_cmd(
         table.add_column(name, justify="left" if name in ("A", "B", "statistic", "scope",
                          "test", "verdict") else "right")  # fmt: skip
     for r in result.rows:
+        num = fmt_finite
         table.add_row(
-            r.run_a, r.run_b, r.statistic, r.scope, _f(r.value_a), _f(r.value_b), _f(r.diff),
-            f"[{_f(r.ci_low)}, {_f(r.ci_high)}]", fmt_p(r.p_adjusted), r.test, fmt_p(r.p_test),
-            _f(r.mdd), str(r.n_items), r.verdict,
+            r.run_a, r.run_b, r.statistic, r.scope, num(r.value_a), num(r.value_b), num(r.diff),
+            f"[{num(r.ci_low)}, {num(r.ci_high)}]", fmt_p(r.p_adjusted), r.test, fmt_p(r.p_test),
+            num(r.mdd), str(r.n_items), r.verdict,
         )  # fmt: skip
     _out.print(table)
     for line in matching_lines(result):
@@ -130,7 +126,9 @@ def compare_cmd(
     if result.ranking:
         _out.print("Ranking (runs sharing a letter cannot be separated):")
         for rr in result.ranking:
-            _out.print(f"  {rr.statistic} · {rr.scope}: {rr.run} {_f(rr.value)} {rr.letters}")
+            _out.print(
+                f"  {rr.statistic} · {rr.scope}: {rr.run} {fmt_finite(rr.value)} {rr.letters}"
+            )
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         # Written whole then renamed: a page waiting for the file never reads half of it.

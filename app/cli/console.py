@@ -74,6 +74,16 @@ def fmt_p(x: float | None) -> str:
     return "<0.001" if x < 0.001 else f"{x:.3f}"
 
 
+def fmt_finite(x: float, digits: int = 3) -> str:
+    """A statistic for a table cell: ``–`` when it is NaN or infinite (no estimate).
+
+    Args:
+        x: The value.
+        digits: Places after the point.
+    """
+    return "–" if not math.isfinite(x) else f"{x:.{digits}f}"
+
+
 def fmt_num(x: Any, digits: int = 2) -> str:
     """A number for a table cell: ``–`` when missing, a float to ``digits`` places.
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Annotated
@@ -10,16 +9,12 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from app.cli.console import fmt_p, out_console
+from app.cli.console import fmt_finite, fmt_p, out_console
 from app.cli.context import session_for
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 
 _out = out_console(width=None if os.isatty(1) else 160)
-
-
-def _f(x: float, digits: int = 3) -> str:
-    return "–" if not math.isfinite(x) else f"{x:.{digits}f}"
 
 
 def compare_run_cmd(
@@ -48,8 +43,8 @@ def compare_run_cmd(
                               n_boot=bootstrap, seed=seed, alpha=alpha)  # fmt: skip
     _out.print(
         f"{vc.run} ({vc.labeler}): {vc.version_a} → {vc.version_b}: {vc.changed} of "
-        f"{vc.shared_steps} steps changed leaf ({_f(vc.changed_share * 100, 1)} %), "
-        f"Cohen's κ {_f(vc.kappa)}; {vc.only_a} step(s) labeled only under {vc.version_a}, "
+        f"{vc.shared_steps} steps changed leaf ({fmt_finite(vc.changed_share * 100, 1)} %), "
+        f"Cohen's κ {fmt_finite(vc.kappa)}; {vc.only_a} step(s) labeled only under {vc.version_a}, "
         f"{vc.only_b} only under {vc.version_b}."
     )
     table = Table(title="Per-leaf flow (most steps first)", title_justify="left")
@@ -64,8 +59,8 @@ def compare_run_cmd(
     for name in ("metric", "scope", "d_rel A", "p adj A", "d_rel B", "p adj B"):
         flips.add_column(name)
     for fl in vc.flips:
-        flips.add_row(fl.metric, fl.scope, _f(fl.drel_a), fmt_p(fl.p_adjusted_a), _f(fl.drel_b),
-                      fmt_p(fl.p_adjusted_b))  # fmt: skip
+        flips.add_row(fl.metric, fl.scope, fmt_finite(fl.drel_a), fmt_p(fl.p_adjusted_a),
+                      fmt_finite(fl.drel_b), fmt_p(fl.p_adjusted_b))  # fmt: skip
     _out.print(flips if vc.flips else "No drift conclusion flipped between the versions.")
     if json_out is not None:
         write_json(json_out, vc.to_dict())
