@@ -25,6 +25,10 @@ from sqlmodel import Session
 from llm.specs import parse_spec, spec_simulated
 from storage.errors import InputError
 
+#: The command-line flag that allows a grading role played by the model under test (every
+#: command that grades takes it; a page or a job adds it to the argv it starts).
+SELF_JUDGING_FLAG = "--allow-self-judging"
+
 #: The keys :meth:`RoleAssignment.settings` returns (stored with a verdict's settings).
 ROLE_KEYS: tuple[str, ...] = ("model_under_test", "self_judging")
 #: The scope of a role stored with a generation run (the runs of ``driftlens generate`` and
@@ -97,7 +101,7 @@ def check_role(
     if same and role in GRADING_ROLES and not allow_self and not spec_simulated(model):
         raise InputError(
             f"The {role} {normal_spec(model)} is the model under test in {where}, so it would "
-            "grade its own answers; choose another model, or pass --allow-self-judging."
+            f"grade its own answers; choose another model, or pass {SELF_JUDGING_FLAG}."
         )
     return RoleAssignment(
         role=role,

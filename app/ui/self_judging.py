@@ -14,8 +14,10 @@ from typing import Any
 
 import streamlit as st
 
+from llm.roles import SELF_JUDGING_FLAG
+
 #: The command-line flag the box stands for.
-FLAG = "--allow-self-judging"
+FLAG = SELF_JUDGING_FLAG
 #: The box's label (one for every page, so a user reads the same words everywhere).
 LABEL = "Allow self-judging: the model under test may grade its own answers"
 HELP = (

@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 from sqlmodel import Session
 
+from llm.roles import SELF_JUDGING_FLAG
 from llm.specs import ModelSpec, spec_simulated
 from storage.errors import InputError
 from storage.repo.chunks import id_chunks
@@ -210,7 +211,7 @@ def study_argv(study: ConflictStudy, *, out: Path) -> list[str]:
     if study.baseline:
         argv.append("--baseline")
     if study.allow_self_judging:
-        argv.append("--allow-self-judging")
+        argv.append(SELF_JUDGING_FLAG)
     if study.max_tokens != ConflictStudy.max_tokens:
         argv += ["--max-tokens", str(study.max_tokens)]
     return argv

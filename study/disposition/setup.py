@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from llm.roles import SELF_JUDGING_FLAG
 from llm.specs import ModelSpec, parse_spec, preset_name
 from storage.errors import InputError
 from storage.yaml_input import decode_upload
@@ -232,7 +233,7 @@ def run_argv(
     if report is not None:
         argv += ["--report", str(report), "--bootstrap", str(bootstrap)]
     if allow_self_judging:
-        argv.append("--allow-self-judging")
+        argv.append(SELF_JUDGING_FLAG)
     return argv
 
 
