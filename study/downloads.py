@@ -62,26 +62,9 @@ def frame_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
     if fmt == "csv":
         from study.safe_csv import frame_csv_text
 
-        return frame_csv_text(readable_text(frame)).encode()
+        return frame_csv_text(frame, escape_controls=True).encode()
     if fmt == "parquet":
         buf = io.BytesIO()
         frame.to_parquet(buf, index=False)
         return buf.getvalue()
     raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")
-
-
-def readable_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose text cells have their control characters written out
-    (line breaks kept); numbers and missing values stay as they are."""
-    import pandas as pd
-
-    from storage.safe_text import escape_control
-
-    out = frame.copy()
-    for name in out.columns:
-        column = out[name]
-        if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
-            out[name] = column.map(
-                lambda v: escape_control(v, keep_newlines=True) if isinstance(v, str) else v
-            )
-    return out

@@ -64,15 +64,31 @@ def unguard_cell(value: Any) -> Any:
     return value[1:] if _is_formula(value.lstrip(GUARD)) else value
 
 
-def guard_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose text cells and column names are guarded."""
+def guard_frame(frame: pd.DataFrame, *, escape_controls: bool = False) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells and column names are guarded.
+
+    Args:
+        frame: The table.
+        escape_controls: Also write the text cells' control characters out as ``\\xNN``
+            (line breaks kept), in the same pass: a CSV read in a terminal then shows a
+            model's escape sequence as text.
+    """
     import pandas as pd
+
+    cell = guard_cell
+    if escape_controls:
+        from storage.safe_text import escape_control
+
+        def cell(value: Any) -> Any:
+            if isinstance(value, str):
+                value = escape_control(value, keep_newlines=True)
+            return guard_cell(value)
 
     out = frame.copy()
     for column in out.columns:
         series = out[column]
         if not pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-            out[column] = series.map(guard_cell)
+            out[column] = series.map(cell)
     out.columns = [guard_cell(str(c)) for c in out.columns]
     return out
 
@@ -175,9 +191,11 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def frame_csv_text(frame: pd.DataFrame) -> str:
-    """The guarded CSV text of a data frame (no index, ``\\n`` line ends)."""
-    return str(guard_frame(frame).to_csv(index=False, lineterminator="\n"))
+def frame_csv_text(frame: pd.DataFrame, *, escape_controls: bool = False) -> str:
+    """The guarded CSV text of a data frame (no index, ``\\n`` line ends); see
+    :func:`guard_frame` for ``escape_controls``."""
+    guarded = guard_frame(frame, escape_controls=escape_controls)
+    return str(guarded.to_csv(index=False, lineterminator="\n"))
 
 
 def write_frame_csv(frame: pd.DataFrame, path: Path) -> Path:
