@@ -86,10 +86,8 @@ class ModelSpec:
 
 
 def _spec_field(value: object) -> ModelSpec:
-    if isinstance(value, ModelSpec):
-        return value
-    if isinstance(value, str):
-        return parse_spec(value)
+    if isinstance(value, (str, ModelSpec)):
+        return ModelSpec.parse(value)
     raise ConfigError(f"A model spec is text such as sim/default, not {type(value).__name__}.")
 
 
