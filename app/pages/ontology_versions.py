@@ -38,7 +38,7 @@ def _run_under_two_versions(version_a: str, version_b: str) -> None:
         left, right = st.columns(2)
         run = url_select("Run", REASONING.list_runs(session=session), param="vrun", what="run",
                          widget=left.selectbox)  # fmt: skip
-        labeler = url_select("Labeler", REASONING.labelers(session=session) or ["keywords"],
+        labeler = url_select("Labeler", REASONING.labelers(session=session) or [],
                              param="labeler", widget=right.selectbox)  # fmt: skip
         if run is None or labeler is None:
             st.info("Pick a run labelled under both versions.")
