@@ -52,7 +52,7 @@ def calibrated_row(
     arm_b: PPIArm,
     kind: Kind = "ordinal",
     enough: Callable[[PPIEstimate], bool] = enough_humans,
-    unit: str = "human labels",
+    by_question: bool = False,
     digits: int = 3,
 ) -> StatRow | None:
     """``B − A`` of one statistic calibrated to both runs' slices, or ``None`` (too few).
@@ -67,8 +67,8 @@ def calibrated_row(
         kind: The statistic's kind.
         enough: The instrument's rule for a calibrated headline (default: at least
             :data:`~driftlens_core.ppi.MIN_HUMAN_LABELS` human labels on as many questions).
-        unit: What the human counts in the detail count (``human labels``,
-            ``human-labelled questions``).
+        by_question: The detail counts human-labelled questions (the unit the instrument's
+            humans label), not human labels.
         digits: Decimals of the values in the detail.
     """
     ea, eb = _headline(arm_a), _headline(arm_b)
@@ -78,9 +78,9 @@ def calibrated_row(
     df = max(1, d.n_human_clusters - 1)
     t = d.estimate / d.se if d.se > 0 else math.nan
     p = float(2 * sps.t.sf(abs(t), df)) if math.isfinite(t) else math.nan
-    is_q = unit.endswith("questions")
-    n_a = ea.n_human_clusters if is_q else ea.n_human
-    n_b = eb.n_human_clusters if is_q else eb.n_human
+    n_a = ea.n_human_clusters if by_question else ea.n_human
+    n_b = eb.n_human_clusters if by_question else eb.n_human
+    unit = "human-labelled questions" if by_question else "human labels"
 
     def ci(e: PPIEstimate) -> str:
         return f"{e.estimate:.{digits}f} [{e.ci[0]:.{digits}f}, {e.ci[1]:.{digits}f}]"

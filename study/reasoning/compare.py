@@ -330,7 +330,7 @@ def calibrated_rows(a: RunData, b: RunData) -> list[StatRow]:
             row = calibrated_row(
                 a, b, statistic=CALIBRATED_STATISTIC.format(metric=metric), scope=condition,
                 arm_a=arms[0], arm_b=arms[1], enough=enough_humans,
-                unit="human-labelled questions",
+                by_question=True,
             )  # fmt: skip
             if row is not None:
                 out.append(row)
