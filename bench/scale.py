@@ -238,7 +238,10 @@ except ImportError:
     counts_revision = run_revision = None
 try:  # later page paths (absent in older checkouts)
     from study.reasoning.browse import response_page
-    from study.reasoning.downloads import run_judges
+    try:
+        from storage.repo.judges import run_judges
+    except ImportError:  # before it moved to the judges' repository
+        from study.reasoning.downloads import run_judges
     from study.reasoning.analysis_index import list_analysis_entries
 except ImportError:
     response_page = run_judges = list_analysis_entries = None

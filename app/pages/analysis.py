@@ -33,6 +33,7 @@ from driftlens_core.bootstrap import MIN_BOOTSTRAP
 from ontology.versions import document, get_version, seed_ontologies, version_label
 from storage.errors import DriftLensError
 from storage.models import LabelerSpec, OntologyVersion
+from storage.repo.judges import run_judges
 from study.reasoning.analysis_index import AnalysisEntry, list_analysis_entries
 from study.reasoning.benchmark_export import TIER_SELECTIONS, select_questions
 from study.reasoning.config import DEFAULT_BOOTSTRAP, DEFAULT_SEED
@@ -40,7 +41,6 @@ from study.reasoning.downloads import (
     benchmark_zip,
     preferences_jsonl,
     responses_jsonl,
-    run_judges,
 )
 from study.reasoning.report.data import CLASS_ORDER, ExamplePair
 from study.reasoning.run_choices import labelled_with, reasoning_runs

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from sqlmodel import Session, col, select
 
-from storage.models import JudgeScore
+from storage.models import JudgeScore, Response
 from storage.repo._upsert import row_values, upsert
 from storage.repo.chunks import id_chunks
 
@@ -41,3 +41,21 @@ def judge_scores_for(
             stmt = stmt.where(JudgeScore.judge_model == judge_model)
         out.extend(session.exec(stmt.order_by(col(JudgeScore.id))))
     return out
+
+
+def run_judges(run_name: str, *, session: Session) -> list[str]:
+    """The judge models that scored some response of a run (sorted; one query).
+
+    Raises:
+        NotFoundError: no run of that name.
+    """
+    from storage.repo.runs import require_run
+
+    run = require_run(run_name, session=session)
+    stmt = (
+        select(JudgeScore.judge_model)
+        .join(Response, col(Response.id) == col(JudgeScore.response_id))
+        .where(Response.run_id == run.id)
+        .distinct()
+    )
+    return sorted(str(m) for m in session.exec(stmt))

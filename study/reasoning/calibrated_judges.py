@@ -30,10 +30,11 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from driftlens_core.ppi import MIN_HUMAN_LABELS, PPIArm, enough_humans, ppi_mean_jackknife
 from driftlens_core.rubric import cluster_mean
+from storage.repo.judges import run_judges
 from study.json_values import json_ready
 from study.reasoning.judges import ACKNOWLEDGEMENT, DISTRACTION, HELPFULNESS
 
@@ -160,20 +161,6 @@ def judged_items(run: str, judge: str, *, session: Session) -> dict[str, JudgedI
                 np.array([key_of[int(rid)][1].external_id for rid, _ in got]),
             )
     return out
-
-
-def judges_of_run(run: str, *, session: Session) -> list[str]:
-    """The judge models that scored any response of the run, by name."""
-    from storage.analysis_models import JudgeScore
-    from storage.repo.studies import select_responses
-
-    ids = [int(r.id or 0) for r, *_ in select_responses(session=session, run=run)]
-    found: set[str] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        stmt = select(JudgeScore.judge_model).where(col(JudgeScore.response_id).in_(chunk))
-        found.update(str(m) for m in session.exec(stmt.distinct()))
-    return sorted(found)
 
 
 def _arm(items: JudgedItems, pulled: Pulled, notes: list[str]) -> tuple[PPIArm | None, str | None]:
@@ -320,7 +307,7 @@ def judge_rates_block(
         humans = {w: human_labels(*STUDY_OF[w], run, session=session) for w in CRITERIA}
         if all(v is None for v in humans.values()):
             continue  # no response study pulled: stats.json stays `driftlens stats`'s
-        for judge in judges_of_run(run, session=session):
+        for judge in run_judges(run, session=session):
             rates, more = calibrated_judge_rates(
                 run, judge, session=session, bootstrap=bootstrap, seed=seed,
                 min_human=min_human, humans=humans,

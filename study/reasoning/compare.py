@@ -343,11 +343,12 @@ JUDGE_RATE_STATISTIC = "{what} calibrated ({judge})"
 
 def _judge_arms(run: str, *, session: Session) -> dict[str, Any]:
     """Every judge's arms of the run's pulled helpfulness / distraction / acknowledgement."""
-    from study.reasoning.calibrated_judges import judge_rate_arms, judges_of_run
+    from storage.repo.judges import run_judges
+    from study.reasoning.calibrated_judges import judge_rate_arms
 
     return {
         f"{judge}|{what}": arm
-        for judge in judges_of_run(run, session=session)
+        for judge in run_judges(run, session=session)
         for what, arm in judge_rate_arms(run, judge, session=session).items()
     }
 

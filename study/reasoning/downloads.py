@@ -10,10 +10,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
-from storage.models import JudgeScore, Response
-from storage.repo.runs import require_run
 from study.downloads import folder_zip
 from study.reasoning.benchmark_export import export_benchmark
 from study.reasoning.exports import export_responses_jsonl
@@ -55,19 +53,3 @@ def preferences_jsonl(run_name: str, judge_model: str, *, session: Session) -> b
         out = Path(tmp) / "preferences.jsonl"
         export_preferences(run_name, judge_model, out, session=session)
         return out.read_bytes()
-
-
-def run_judges(run_name: str, *, session: Session) -> list[str]:
-    """The judge models that scored some response of a run (sorted).
-
-    Raises:
-        NotFoundError: no run of that name.
-    """
-    run = require_run(run_name, session=session)
-    stmt = (
-        select(JudgeScore.judge_model)
-        .join(Response, col(Response.id) == col(JudgeScore.response_id))
-        .where(Response.run_id == run.id)
-        .distinct()
-    )
-    return sorted(str(m) for m in session.exec(stmt))
