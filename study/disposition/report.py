@@ -42,6 +42,18 @@ _SIM_NOTE = (
 )
 
 
+# The columns of the report's always-written tables: a study without rows for one of them
+# (one arm: no null test) still writes its header, so the CSV reads back as an empty table.
+_NULL_COLUMNS = ("group", "battery", "arm", "mean_diff_pp", "ci_low", "ci_high", "excludes_zero")
+_NOISE_COLUMNS = ("group", "battery")
+_DRIFT_COLUMNS = (
+    "group", "battery", "arm", "role", "dose", "aligned_pct", "drift_pp", "ci_low", "ci_high",
+    "ci_plain_low", "ci_plain_high", "se", "mdd", "ci90_low", "ci90_high",
+    "equivalence_bound", "within_bound", "p_adjusted", "n_stems", "n_responses", "n_missing",
+    "not_assessable", "exhausted", "exhausted_probes", "reference", "notes",
+)  # fmt: skip
+
+
 def drift_frame(analysis: StudyAnalysis) -> pd.DataFrame:
     """One row per reasoning group x battery x arm (the report's main table)."""
     rows: list[dict[str, Any]] = []
@@ -90,7 +102,7 @@ def drift_frame(analysis: StudyAnalysis) -> pd.DataFrame:
                         "notes": "; ".join(notes),
                     }
                 )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=list(_DRIFT_COLUMNS))
 
 
 def graded_frame(analysis: StudyAnalysis) -> pd.DataFrame:
@@ -139,7 +151,7 @@ def null_frame(analysis: StudyAnalysis) -> pd.DataFrame:
         for battery, b in g.stats.to_dict()["batteries"].items():
             for arm, n in b["null_test"].items():
                 rows.append({"group": g.group, "battery": battery, "arm": arm, **n})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=list(_NULL_COLUMNS))
 
 
 def noise_frame(analysis: StudyAnalysis) -> pd.DataFrame:
@@ -153,7 +165,7 @@ def noise_frame(analysis: StudyAnalysis) -> pd.DataFrame:
                 for k, v in (b.get("noise_paired") or {}).items()
             }
             rows.append({"group": g.group, "battery": battery, **shares, **felt})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=list(_NOISE_COLUMNS))
 
 
 def first_detected_dose(drift: pd.DataFrame) -> float | None:
