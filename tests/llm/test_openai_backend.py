@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import random
 import socket
-import time
 from typing import Any
 
 import pytest
@@ -175,11 +174,12 @@ def test_unreachable_url_raises_one_clear_error() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
     url = f"http://127.0.0.1:{port}/v1"
-    start = time.monotonic()
+    b = backend(url)
     with pytest.raises(ServiceError) as err:
-        run_chat_batch(backend(url), [req("ok u1"), req("ok u2")])
+        run_chat_batch(b, [req("ok u1"), req("ok u2")])
     assert str(err.value) == f"Model endpoint {url} is unreachable (connection refused)."
-    assert time.monotonic() - start < 30
+    # bounded by the retry policy (counted, not timed: a loaded machine must not fail it)
+    assert 1 <= b.stats.attempts <= 2 * FAST.max_attempts
 
 
 def test_unresolvable_host_is_not_retried() -> None:
