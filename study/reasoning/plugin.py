@@ -27,7 +27,7 @@ PLUGIN = InstrumentPlugin(
         ResultPage("label", "runs.py", "run"),
         ResultPage("analyze", "analysis.py", "analysis"),
     ),
-    robustness="study.reasoning.labeler_robustness:run_robustness",
+    robustness="study.reasoning.robustness:run_robustness",
     sim_server="study.reasoning.sim.served:server_parts",
     tier_impact="study.reasoning.tier_impact:tier_impact",
     jobs="study.reasoning.jobs:JOBS",
