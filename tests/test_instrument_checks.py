@@ -322,3 +322,65 @@ def test_the_human_check_fails_a_response_study_whose_pull_applies_nothing(
     (check,) = [c for c in instrument_checks(plugin) if c.name == "human-study round trip"]
     with pytest.raises(AssertionError, match="distraction aggregated 0 of"):
         check.run(session)
+
+
+# --- the terminal check reads each built-in's answers as printed ----------------------------
+
+#: Each built-in's answer-printing command: the module whose console prints it.
+_SHOW_CONSOLES = {
+    "reasoning": "app.cli.show_cmds",
+    "conflicts": "app.cli.conflicts_cmds",
+    "disposition": "app.cli.disposition_cmds",
+    "sources": "app.cli.sources_cmds",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SHOW_CONSOLES))
+def test_the_terminal_check_fails_a_built_in_show_that_prints_raw(
+    name: str, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from rich.console import Console
+
+    from driftlens_plugins import get_instrument
+
+    plugin = get_instrument(name)
+    assert _kit_of(name).hostile_model is not None and _kit_of(name).hostile_text
+    # the show command's console swapped for a plain Rich one: the escaping bypassed
+    module = importlib.import_module(_SHOW_CONSOLES[name])
+    monkeypatch.setattr(module, "_out", Console(highlight=False, markup=False))
+    (check,) = [
+        c for c in instrument_checks(plugin) if c.name == "hostile text inert in the terminal"
+    ]
+    with pytest.raises(AssertionError, match="raw control character"):
+        check.run(session)
+
+
+def _kit_of(name: str) -> StudyKit:
+    from driftlens_plugins import get_instrument, load_ref
+
+    kit: StudyKit = load_ref(str(get_instrument(name).study_kit))()
+    return kit
+
+
+def _disposition_summary_only() -> StudyKit:
+    """Its terminal command is the study's summary, which prints no answer."""
+    from study.disposition.kit import STUDY
+
+    return replace(
+        _kit_of("disposition"),
+        terminal=lambda runs, out: ["disposition", "analyze", "--study", STUDY, "--out",
+                                    str(out), "-B", "200"],
+    )  # fmt: skip
+
+
+def test_the_terminal_check_fails_a_command_that_prints_no_answer(session: Session) -> None:
+    from driftlens_plugins import get_instrument
+
+    plugin = replace(get_instrument("disposition"), study_kit=f"{_HERE}:_disposition_summary_only")
+    (check,) = [
+        c for c in instrument_checks(plugin) if c.name == "hostile text inert in the terminal"
+    ]
+    with pytest.raises(AssertionError, match="did not print the hostile answer's text"):
+        check.run(session)

@@ -21,8 +21,9 @@ A plugin with a ``study_kit`` (:class:`~driftlens_plugins.kit.StudyKit`) must:
   every CSV download reads back with rows;
 * **keep hostile text inert** — a run of the kit's hostile model leaves no raw control
   character, no live tag and no unguarded formula in the report or its downloads, and
-  its summary printed by the ``driftlens`` CLI (the kit's ``terminal`` command, through
-  typer's runner) carries no raw control character or terminal escape.
+  its answers printed by the ``driftlens`` CLI (the kit's ``terminal`` command, through
+  typer's runner) show the payload's visible words (``hostile_text``: the model text was
+  printed) with no raw control character or terminal escape.
 
 Each check works on run names of its own (``check-…``), so they share one workspace.
 """
@@ -280,8 +281,9 @@ def check_hostile_inert(plugin: InstrumentPlugin, session: Session, settings: Se
 
 
 def check_hostile_terminal(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
-    """Hostile answers reach the terminal as text: the kit's summary command, run through
-    the ``driftlens`` CLI on a hostile run, prints no raw control character or escape."""
+    """Hostile answers reach the terminal as text: the kit's ``terminal`` command, run
+    through the ``driftlens`` CLI on a hostile run, prints the payload's visible words
+    (``hostile_text``) and no raw control character or escape."""
     kit = _kit(plugin)
     if kit.hostile_model is None or kit.terminal is None:
         return
@@ -304,6 +306,12 @@ def check_hostile_terminal(plugin: InstrumentPlugin, session: Session, settings:
     assert found is None, (
         f"{plugin.name}: `driftlens {argv[0]}` printed a raw control character "
         f"{found.group()!r} of a hostile answer"
+    )
+    # the answer was printed (escaped), not left out: its visible words are there
+    missing = [word for word in kit.hostile_text if word not in shown]
+    assert not missing, (
+        f"{plugin.name}: `driftlens {' '.join(argv)}` did not print the hostile answer's "
+        f"text {missing[0]!r}: {shown[:300]!r}"
     )
 
 

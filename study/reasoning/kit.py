@@ -28,6 +28,7 @@ from typing import Any
 from sqlmodel import Session
 
 from driftlens_plugins import KitJudge, RunOutcome, StudyKit
+from llm.sim.hostile import HOSTILE_VISIBLE
 from llm.specs import ModelSpec
 
 #: Questions of the smallest study (the first of the shipped sample).
@@ -151,9 +152,8 @@ def _human_selection(run: str) -> Mapping[str, Any]:
 
 
 def _terminal(runs: Sequence[str], out: Path) -> list[str]:
-    """``driftlens analyze`` of the runs: the drift summary it prints."""
-    names = [a for run in runs for a in ("--run", run)]
-    return ["analyze", *names, "--labeler", LABELER, "--bootstrap", "200", "--out", str(out)]
+    """``driftlens show`` of the first run: its answers and verdict reasons as printed."""
+    return ["show", "--run", runs[0], "--limit", "6"]
 
 
 def study_kit() -> StudyKit:
@@ -173,4 +173,5 @@ def study_kit() -> StudyKit:
         ),
         human_selection=_human_selection,
         terminal=_terminal,
+        hostile_text=HOSTILE_VISIBLE,
     )

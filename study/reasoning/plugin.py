@@ -18,6 +18,7 @@ PLUGIN = InstrumentPlugin(
         "app.cli.stats_cmds",
         "app.cli.judge_cmds",
         "app.cli.export_cmds",
+        "app.cli.show_cmds",
     ),
     sim_module="study.reasoning.sim",
     human_module="study.reasoning.human",
