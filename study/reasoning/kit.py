@@ -8,8 +8,9 @@ labeler ``sim`` (it reads the bank sentence's true leaf), drift measured by DTW 
 life event with probability 0.85, so their d_rel of the life-event class differs by a known
 amount. An interruption is a run of the first questions only (the run's own resumable path,
 :func:`study.reasoning.generation.run_generation` with a question scope); the sharded run
-is the cluster's :func:`~study.reasoning.sharded.generate.run_generation_sharded` and
-:func:`~study.reasoning.sharded.label.label_run_sharded`. ``sim/hostile`` answers with
+is the cluster's :func:`~study.reasoning.sharded.generate.run_generation_sharded`,
+:func:`~study.reasoning.sharded.label.label_run_sharded` and
+:func:`~study.reasoning.sharded.judge.judge_run_sharded`. ``sim/hostile`` answers with
 hostile text in a last step and the answer. Every run is also judged by the response
 judge (``driftlens judge``: helpfulness, distraction, acknowledgement) ``sim/default``.
 Judge robustness relabels a run's sample with ``sim`` (resampled) and ``keywords``, and
@@ -44,7 +45,7 @@ RESPONSE_JUDGE = "sim/default"
 ALTERNATIVE_RESPONSE_JUDGE = "sim/judge-strict"
 #: Human studies the round trip makes from a run: the labels' and the response judge's.
 HUMAN_KINDS = ("label_check", "helpfulness", "distraction", "acknowledgement")
-#: Label-check tasks the human round trip takes from a run.
+#: Tasks the human round trip takes from a run, per study kind.
 HUMAN_TASKS = 24
 
 
