@@ -32,4 +32,6 @@ ALLOW_SELF_JUDGING_OPTION = typer.Option(
     help="Let the model under test judge, label or classify its own answers (refused otherwise).",
 )
 #: ``--limit`` of the commands that print stored answers (``show``): how many.
-SHOW_LIMIT_OPTION = typer.Option(10, "--limit", min=1, help="Answers to print (first first).")
+SHOW_LIMIT_OPTION = typer.Option(
+    10, "--limit", min=1, help="How many answers to print, in the run's order."
+)
