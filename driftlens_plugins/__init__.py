@@ -19,13 +19,14 @@ from driftlens_plugins.instrument import (
     ResultPage,
     load_ref,
 )
-from driftlens_plugins.kit import RunOutcome, StudyKit
+from driftlens_plugins.kit import KitJudge, RunOutcome, StudyKit
 from driftlens_plugins.registry import ENTRY_POINT_GROUP, get_instrument, instruments
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "InstrumentPage",
     "InstrumentPlugin",
+    "KitJudge",
     "PresetListing",
     "ResultPage",
     "RunOutcome",

@@ -40,6 +40,26 @@ class RunOutcome:
 
 
 @dataclass(frozen=True)
+class KitJudge:
+    """One judge of a kit's runs, as the judge-robustness check re-judges it.
+
+    Attributes:
+        judges: the first judges every run of the kit's ``run`` (its verdicts are
+            stored), the others are the alternatives the check re-judges a run with;
+            at least two.
+        options: the ``options`` the plugin's ``robustness`` adapter reads for this judge.
+        judged: ``judged(run) -> name``: what the adapter re-judges for a run; default:
+            the run itself.
+        what: how the check's messages name this judge (e.g. "response judge").
+    """
+
+    judges: tuple[str, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    judged: Callable[[str], str] | None = None
+    what: str = "judge"
+
+
+@dataclass(frozen=True)
 class StudyKit:
     """An instrument's smallest simulated study, as the instrument checks drive it.
 
@@ -75,9 +95,16 @@ class StudyKit:
             :class:`annotation.selection.Selection` that takes a run's tasks (default
             ``{"run": run}``; a limit keeps the round trip small).
         terminal: ``terminal(runs, out) -> argv``: the ``driftlens`` command that prints
-            the named runs' summary on the terminal (files it writes go under the folder
-            ``out``); the hostile-text check reads what it prints. ``None``: no command
-            prints a run of the instrument.
+            the named runs' model text (answers, verdict reasons) on the terminal (files
+            it writes go under the folder ``out``); the hostile-text check reads what it
+            prints. ``None``: no command prints a run of the instrument.
+        hostile_text: the visible words of the hostile model's payload (a run of
+            ``hostile_model`` stores them): the terminal check requires them in what
+            ``terminal`` prints, proving the model text was printed (escaped), not left
+            out. Empty: the check only looks for raw control characters.
+        more_judges: the instrument's other judges (a second judge beside ``judges``,
+            e.g. reasoning drift's response judge beside its step labeler), each
+            re-judged by the judge-robustness check like ``judges``.
     """
 
     models: tuple[str, str]
@@ -92,6 +119,13 @@ class StudyKit:
     judged: Callable[[str], str] | None = None
     human_selection: Callable[[str], Mapping[str, Any]] | None = None
     terminal: Callable[[Sequence[str], Path], Sequence[str]] | None = None
+    hostile_text: tuple[str, ...] = ()
+    more_judges: tuple[KitJudge, ...] = ()
+
+    def judge_setups(self) -> tuple[KitJudge, ...]:
+        """Every judge the robustness check re-judges: ``judges`` first, then ``more_judges``."""
+        first = (KitJudge(self.judges, self.judge_options, self.judged),) if self.judges else ()
+        return first + self.more_judges
 
     def selection(self, run: str) -> Mapping[str, Any]:
         """The :class:`~annotation.selection.Selection` fields that take ``run``'s tasks."""

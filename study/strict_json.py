@@ -100,6 +100,22 @@ def join_raw(raws: list[str]) -> str | None:
     return REPAIR_SEPARATOR.join(raws) if raws else None
 
 
+def reply_reason(raw: str | None, *, limit: int = 300) -> str:
+    """A judge's stated reason, read off its kept raw replies (:func:`join_raw`): the last
+    reply's prose before its answer block, in one line of at most ``limit`` characters
+    (empty for a structured reply, which is the JSON object alone).
+
+    Model text: the caller escapes it wherever it is shown.
+    """
+    if not raw:
+        return ""
+    last = raw.split(REPAIR_SEPARATOR)[-1]
+    prose = " ".join(last.split("<answer>", 1)[0].split())
+    if prose.startswith("{") and prose.endswith("}"):  # a structured reply: data, no prose
+        return ""
+    return prose if len(prose) <= limit else prose[: limit - 1] + "…"
+
+
 def greedy_request(messages: Sequence[ChatMessage], *, max_tokens: int) -> ChatRequest:
     """A classification request: greedy and seeded (so cached replies are reproducible)."""
     return ChatRequest(

@@ -247,3 +247,140 @@ def test_the_compare_check_fails_a_built_in_kit_with_no_known_difference(
     (check,) = [c for c in instrument_checks(plugin) if c.name == "compare two runs"]
     with pytest.raises(AssertionError, match="told apart"):
         check.run(session)
+
+
+# --- reasoning drift's response judge: the checks reach it, and fail when it is broken -----
+
+
+def _reasoning_kit() -> StudyKit:
+    from study.reasoning.kit import study_kit
+
+    return study_kit()
+
+
+def _reasoning_unstored_verdicts() -> StudyKit:
+    """The response judge runs, but its verdicts are not kept (deleted after every run)."""
+    from sqlmodel import col, delete, select
+
+    from storage.models import JudgeScore, Response
+    from storage.repo.runs import require_run
+    from study.reasoning.kit import RESPONSE_JUDGE
+
+    kit = _reasoning_kit()
+
+    def run(name: str, *, session: Session, **kw: Any) -> RunOutcome:
+        out = kit.run(name, session=session, **kw)
+        ids = select(Response.id).where(Response.run_id == require_run(name, session=session).id)
+        session.exec(
+            delete(JudgeScore)
+            .where(col(JudgeScore.response_id).in_(ids))
+            .where(col(JudgeScore.judge_model) == RESPONSE_JUDGE)
+        )
+        session.commit()
+        return out
+
+    return replace(kit, run=run)
+
+
+def _reasoning_response_studies() -> StudyKit:
+    """The reasoning kit with the response judge's human studies only (a smaller round trip)."""
+    return replace(_reasoning_kit(), human_kinds=("helpfulness", "distraction", "acknowledgement"))
+
+
+def test_the_reasoning_kit_names_its_response_judge_and_its_studies() -> None:
+    kit = _reasoning_kit()
+    assert {"helpfulness", "distraction", "acknowledgement", "label_check"} <= set(kit.human_kinds)
+    judged = {s.judges[0]: s for s in kit.judge_setups()}
+    assert "sim/default" in judged and "sim" in judged, judged
+    assert not judged["sim/default"].options.get("labeler")  # the response judge, not labels
+
+
+def test_the_judge_check_fails_a_reasoning_kit_whose_response_verdicts_are_not_stored(
+    session: Session,
+) -> None:
+    from driftlens_plugins import get_instrument
+
+    plugin = replace(get_instrument("reasoning"), study_kit=f"{_HERE}:_reasoning_unstored_verdicts")
+    (check,) = [c for c in instrument_checks(plugin) if c.name == "judge robustness"]
+    with pytest.raises(AssertionError, match="response judge sim/default refused"):
+        check.run(session)
+
+
+def test_the_human_check_fails_a_response_study_whose_pull_applies_nothing(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from annotation import kinds
+    from driftlens_plugins import get_instrument
+
+    kind = kinds.get_kind("distraction")
+    monkeypatch.setitem(
+        kinds._KINDS,
+        "distraction",
+        replace(kind, apply=lambda agg, s, c: kind.apply(replace(agg, items=()), s, c)),
+    )
+    plugin = replace(get_instrument("reasoning"), study_kit=f"{_HERE}:_reasoning_response_studies")
+    (check,) = [c for c in instrument_checks(plugin) if c.name == "human-study round trip"]
+    with pytest.raises(AssertionError, match="distraction aggregated 0 of"):
+        check.run(session)
+
+
+# --- the terminal check reads each built-in's answers as printed ----------------------------
+
+#: Each built-in's answer-printing command: the module whose console prints it.
+_SHOW_CONSOLES = {
+    "reasoning": "app.cli.show_cmds",
+    "conflicts": "app.cli.conflicts_cmds",
+    "disposition": "app.cli.disposition_cmds",
+    "sources": "app.cli.sources_cmds",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SHOW_CONSOLES))
+def test_the_terminal_check_fails_a_built_in_show_that_prints_raw(
+    name: str, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from rich.console import Console
+
+    from driftlens_plugins import get_instrument
+
+    plugin = get_instrument(name)
+    assert _kit_of(name).hostile_model is not None and _kit_of(name).hostile_text
+    # the show command's console swapped for a plain Rich one: the escaping bypassed
+    module = importlib.import_module(_SHOW_CONSOLES[name])
+    monkeypatch.setattr(module, "_out", Console(highlight=False, markup=False))
+    (check,) = [
+        c for c in instrument_checks(plugin) if c.name == "hostile text inert in the terminal"
+    ]
+    with pytest.raises(AssertionError, match="raw control character"):
+        check.run(session)
+
+
+def _kit_of(name: str) -> StudyKit:
+    from driftlens_plugins import get_instrument, load_ref
+
+    kit: StudyKit = load_ref(str(get_instrument(name).study_kit))()
+    return kit
+
+
+def _disposition_summary_only() -> StudyKit:
+    """Its terminal command is the study's summary, which prints no answer."""
+    from study.disposition.kit import STUDY
+
+    return replace(
+        _kit_of("disposition"),
+        terminal=lambda runs, out: ["disposition", "analyze", "--study", STUDY, "--out",
+                                    str(out), "-B", "200"],
+    )  # fmt: skip
+
+
+def test_the_terminal_check_fails_a_command_that_prints_no_answer(session: Session) -> None:
+    from driftlens_plugins import get_instrument
+
+    plugin = replace(get_instrument("disposition"), study_kit=f"{_HERE}:_disposition_summary_only")
+    (check,) = [
+        c for c in instrument_checks(plugin) if c.name == "hostile text inert in the terminal"
+    ]
+    with pytest.raises(AssertionError, match="did not print the hostile answer's text"):
+        check.run(session)

@@ -22,7 +22,12 @@ from app.cli.executor_args import (
 )
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
-from app.cli.options import ALLOW_SELF_JUDGING_OPTION, JSON_OPTION, RANDOM_SEED_OPTION
+from app.cli.options import (
+    ALLOW_SELF_JUDGING_OPTION,
+    JSON_OPTION,
+    RANDOM_SEED_OPTION,
+    SHOW_LIMIT_OPTION,
+)
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from study.request_failures import RequestFailures
@@ -300,6 +305,23 @@ def report_cmd(
         _out.print(line, markup=False, highlight=False)
     for name, path in rep.files.items():
         _out.print(f"{name}: {path}", markup=False)
+
+
+@conflicts_app.command("show")
+def show_cmd(
+    ctx: typer.Context,
+    run: str = typer.Option(..., "--run", help="A stored conflicts run."),
+    limit: int = SHOW_LIMIT_OPTION,
+    bank: str | None = typer.Option(None, "--bank", help="Only this bank's id."),
+) -> None:
+    """Print a run's stored answers with every rubric judge's scores (D1-D5) and reason."""
+    from app.cli.context import session_for
+    from app.cli.transcripts import print_transcripts
+    from study.transcripts import run_transcripts
+
+    with session_for(ctx) as session:
+        shown, total = run_transcripts(run, session=session, limit=limit, question=bank)
+    print_transcripts(_out, run, shown, total)
 
 
 @conflicts_app.command("study")

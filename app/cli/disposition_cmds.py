@@ -16,7 +16,12 @@ from app.cli.disposition_batteries_cmds import batteries_app, read_batteries_arg
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for, here_or_sharded
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
-from app.cli.options import ALLOW_SELF_JUDGING_OPTION, JSON_OPTION, RANDOM_SEED_OPTION
+from app.cli.options import (
+    ALLOW_SELF_JUDGING_OPTION,
+    JSON_OPTION,
+    RANDOM_SEED_OPTION,
+    SHOW_LIMIT_OPTION,
+)
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
 from llm.specs import ModelSpec
@@ -465,6 +470,37 @@ def render_awareness(summary: Any) -> None:
         table.add_row(*(escape(str(v)) for v in r.values()))
     _out.print(table)
     _out.print(escape(agreement_line(summary)))
+
+
+@disposition_app.command("show")
+def show_cmd(
+    ctx: typer.Context,
+    study: str = typer.Option(..., "--study", help="The study whose answers to print."),
+    arm: str | None = typer.Option(None, "--arm", help="Only this arm's answers."),
+    stem: str | None = typer.Option(None, "--stem", help="Only this stem (battery/stem)."),
+    limit: int = SHOW_LIMIT_OPTION,
+) -> None:
+    """Print a study's stored answers with every classifier's category and reason."""
+    from app.cli.context import session_for
+    from study.disposition.transcripts import study_answers
+
+    with session_for(ctx) as session:
+        shown, total = study_answers(study, session=session, arm=arm, stem=stem, limit=limit)
+    _out.print(f"Study {study}: {len(shown)} of {total} answers.", markup=False)
+    for a in shown:
+        lines = [
+            "",
+            f"{a.arm} · {a.battery}/{a.stem} · paraphrase {a.paraphrase} · sample {a.sample} "
+            f"· {a.status}",
+            f"  probe: {a.probe}",
+            f"  answer: {a.answer}" if a.answer is not None else f"  reply: {a.text or ''}",
+        ]
+        for v in a.verdicts:
+            again = f" #{v.repeat + 1}" if v.repeat else ""
+            label = v.label or f"unparsed ({v.parse_status})"
+            lines.append(f"  {v.judge}{again}: {label}" + (f" ({v.reason})" if v.reason else ""))
+        for line in lines:
+            _out.print(line, markup=False, soft_wrap=True)
 
 
 @disposition_app.command("analyze")

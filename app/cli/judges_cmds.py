@@ -50,7 +50,10 @@ def robustness_cmd(
         None, "--batteries", help="Disposition: the study's batteries (default: the sample)."
     ),
     labeler: str | None = typer.Option(
-        None, "--labeler", help="Reasoning: the step labeler under test (--judge: other labelers)."
+        None,
+        "--labeler",
+        help="Reasoning: the step labeler under test (--judge: other labelers); without it, "
+        "the response judge of `driftlens judge` (helpfulness, distraction, acknowledgement).",
     ),
     min_per_class: int | None = typer.Option(
         None, "--min-per-class", min=1, help="Reasoning: pairs sampled at least per class (5)."

@@ -31,3 +31,7 @@ ALLOW_SELF_JUDGING_OPTION = typer.Option(
     "--allow-self-judging",
     help="Let the model under test judge, label or classify its own answers (refused otherwise).",
 )
+#: ``--limit`` of the commands that print stored answers (``show``): how many.
+SHOW_LIMIT_OPTION = typer.Option(
+    10, "--limit", min=1, help="How many answers to print, in the run's order."
+)

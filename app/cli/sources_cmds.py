@@ -14,7 +14,7 @@ from app.cli.console import SafeConsole, fmt_num, term
 from app.cli.executor_args import ADDRESS_OPTION, EXECUTOR_OPTION, executor_for, sharded_pass
 from app.cli.failures import exit_if_failed
 from app.cli.groups import command_group
-from app.cli.options import RANDOM_SEED_OPTION
+from app.cli.options import RANDOM_SEED_OPTION, SHOW_LIMIT_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option, bounded_option
 from app.cli.sources_stats import render_stats
@@ -365,6 +365,35 @@ def report_cmd(
         _finish_run(ctx, run_name, runs, target, bootstrap=bootstrap, seed=seed)
     except (DriftLensError, ValueError, OSError) as exc:
         raise _fail(exc) from None
+
+
+@sources_app.command("show")
+def show_cmd(
+    ctx: typer.Context,
+    run_name: str = typer.Option(..., "--run", help="A stored run (see `sources runs`)."),
+    item: str | None = typer.Option(None, "--item", help="Only this item's probes."),
+    limit: int = SHOW_LIMIT_OPTION,
+) -> None:
+    """Print a stored run's probe replies: the letter read, how, and the reply as written."""
+    from app.cli.context import session_for
+    from study.sources.transcripts import run_replies
+
+    with session_for(ctx) as session:
+        shown, total = run_replies(run_name, session=session, item=item, limit=limit)
+    _out.print(f"Run {run_name}: {len(shown)} of {total} probes.", markup=False)
+    for p in shown:
+        lines = [
+            "",
+            f"{p.item} · {p.variant} · tier {p.tier} · instruction {p.instruction} · {p.status}",
+            f"  answered {p.choice} (read by {p.method}; correct {p.correct})",
+            f"  reply: {p.text or ''}",
+        ]
+        if p.reasoning:
+            lines.append(f"  reasoning: {p.reasoning}")
+        if p.error:
+            lines.append(f"  error: {p.error}")
+        for line in lines:
+            _out.print(line, markup=False, soft_wrap=True)
 
 
 @sources_app.command("runs")

@@ -21,8 +21,9 @@ A plugin with a ``study_kit`` (:class:`~driftlens_plugins.kit.StudyKit`) must:
   every CSV download reads back with rows;
 * **keep hostile text inert** — a run of the kit's hostile model leaves no raw control
   character, no live tag and no unguarded formula in the report or its downloads, and
-  its summary printed by the ``driftlens`` CLI (the kit's ``terminal`` command, through
-  typer's runner) carries no raw control character or terminal escape.
+  its answers printed by the ``driftlens`` CLI (the kit's ``terminal`` command, through
+  typer's runner) show the payload's visible words (``hostile_text``: the model text was
+  printed) with no raw control character or terminal escape.
 
 Each check works on run names of its own (``check-…``), so they share one workspace.
 """
@@ -188,24 +189,36 @@ def check_human_round_trip(plugin: InstrumentPlugin, session: Session, settings:
 
 def check_judge_robustness(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
     """Where the instrument has a judge: its robustness adapter re-judges a stored run with
-    the primary judge resampled and an alternative judge, through the shared service."""
+    the primary judge resampled and an alternative judge, through the shared service; every
+    judge the kit names (:meth:`StudyKit.judge_setups`) is re-judged, so a judge whose
+    verdicts a run does not store fails here."""
+    from storage.errors import DriftLensError
     from study.judge_robustness.service import judge_robustness
 
     kit = _kit(plugin)
-    if plugin.robustness is None or not kit.judges:
+    setups = kit.judge_setups()
+    if plugin.robustness is None or not setups:
         return
     run = kit.run("check-judge", model=kit.models[0], session=session, settings=settings)
-    target = run.run if kit.judged is None else kit.judged(run.run)
-    result = judge_robustness(
-        plugin.name, target, session=session, resamples=3, judges=kit.judges[1:],
-        primary=kit.judges[0], sample=12, bootstrap=200, seed=0, options=kit.judge_options,
-    )  # fmt: skip
-    assert result.run == target and result.n_items > 0, (
-        f"{plugin.name}: judge robustness re-judged {result.n_items} items of {target}"
-    )
-    assert result.primary == kit.judges[0] and set(result.alternatives) == set(kit.judges[1:]), (
-        f"{plugin.name}: robustness judged with {result.primary} and {result.alternatives}"
-    )
+    for setup in setups:
+        target = run.run if setup.judged is None else setup.judged(run.run)
+        try:
+            result = judge_robustness(
+                plugin.name, target, session=session, resamples=3, judges=setup.judges[1:],
+                primary=setup.judges[0], sample=12, bootstrap=200, seed=0,
+                options=setup.options,
+            )  # fmt: skip
+        except DriftLensError as exc:  # a refusal (e.g. no stored verdict) is a failed check
+            raise AssertionError(
+                f"{plugin.name}: judge robustness of its {setup.what} {setup.judges[0]} "
+                f"refused {target}: {exc}"
+            ) from exc
+        assert result.run == target and result.n_items > 0, (
+            f"{plugin.name}: judge robustness re-judged {result.n_items} items of {target}"
+        )
+        assert result.primary == setup.judges[0] and set(result.alternatives) == set(
+            setup.judges[1:]
+        ), f"{plugin.name}: robustness judged with {result.primary} and {result.alternatives}"
 
 
 def _report(plugin: InstrumentPlugin, kit: StudyKit, runs: list[str], session: Session,
@@ -268,8 +281,9 @@ def check_hostile_inert(plugin: InstrumentPlugin, session: Session, settings: Se
 
 
 def check_hostile_terminal(plugin: InstrumentPlugin, session: Session, settings: Settings) -> None:
-    """Hostile answers reach the terminal as text: the kit's summary command, run through
-    the ``driftlens`` CLI on a hostile run, prints no raw control character or escape."""
+    """Hostile answers reach the terminal as text: the kit's ``terminal`` command, run
+    through the ``driftlens`` CLI on a hostile run, prints the payload's visible words
+    (``hostile_text``) and no raw control character or escape."""
     kit = _kit(plugin)
     if kit.hostile_model is None or kit.terminal is None:
         return
@@ -292,6 +306,12 @@ def check_hostile_terminal(plugin: InstrumentPlugin, session: Session, settings:
     assert found is None, (
         f"{plugin.name}: `driftlens {argv[0]}` printed a raw control character "
         f"{found.group()!r} of a hostile answer"
+    )
+    # the answer was printed (escaped), not left out: its visible words are there
+    missing = [word for word in kit.hostile_text if word not in shown]
+    assert not missing, (
+        f"{plugin.name}: `driftlens {' '.join(argv)}` did not print the hostile answer's "
+        f"text {missing[0]!r}: {shown[:300]!r}"
     )
 
 

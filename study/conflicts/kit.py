@@ -9,7 +9,7 @@ with a bank scope); the sharded run is
 holds (judging resumes too), since the comparison reads judged answers. The conflict rubric
 study takes its tasks from a run, and the simulated annotator pool answers it.
 ``sim/mc-hostile`` ends every answer in hostile text (the report, its downloads and
-``conflicts report`` on the terminal must show it as text).
+``conflicts show`` on the terminal must show it as text).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 from sqlmodel import Session
 
 from driftlens_plugins import RunOutcome, StudyKit
+from llm.sim.hostile import HOSTILE_VISIBLE
 
 #: The judge of every kit run (the comparison reads its scores).
 JUDGE = "sim/judge-lenient"
@@ -95,9 +96,8 @@ def _report(runs: Sequence[str], out: Path, *, session: Session) -> Path:
 
 
 def _terminal(runs: Sequence[str], out: Path) -> list[str]:
-    """``driftlens conflicts report`` of the runs: the scores and lines it prints."""
-    names = [a for run in runs for a in ("--run", run)]
-    return ["conflicts", "report", *names, "--out", str(out), "--bootstrap", "200"]
+    """``driftlens conflicts show`` of the first run: its answers and the judge's reasons."""
+    return ["conflicts", "show", "--run", runs[0], "--limit", "4"]
 
 
 def study_kit() -> StudyKit:
@@ -112,4 +112,5 @@ def study_kit() -> StudyKit:
         human_kinds=("conflict_rubric",),
         judges=(JUDGE, "sim/judge-strict"),
         terminal=_terminal,
+        hostile_text=HOSTILE_VISIBLE,
     )

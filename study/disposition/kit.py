@@ -25,6 +25,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from driftlens_plugins import RunOutcome, StudyKit
+from llm.sim.hostile import HOSTILE_VISIBLE
 from llm.specs import ModelSpec
 
 #: The study every kit run is an arm of.
@@ -138,8 +139,9 @@ def _human_selection(run: str) -> Mapping[str, Any]:
 
 
 def _terminal(runs: Sequence[str], out: Path) -> list[str]:
-    """``driftlens disposition analyze`` of the kit study: the summary it prints."""
-    return ["disposition", "analyze", "--study", STUDY, "--out", str(out), "-B", "200"]
+    """``driftlens disposition show`` of the first arm: its answers and categories."""
+    study, _, arm = runs[0].partition(":")
+    return ["disposition", "show", "--study", study, "--arm", arm, "--limit", "4"]
 
 
 def study_kit() -> StudyKit:
@@ -155,4 +157,5 @@ def study_kit() -> StudyKit:
         judged=_study_of,
         human_selection=_human_selection,
         terminal=_terminal,
+        hostile_text=HOSTILE_VISIBLE,
     )

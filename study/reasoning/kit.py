@@ -8,10 +8,15 @@ labeler ``sim`` (it reads the bank sentence's true leaf), drift measured by DTW 
 life event with probability 0.85, so their d_rel of the life-event class differs by a known
 amount. An interruption is a run of the first questions only (the run's own resumable path,
 :func:`study.reasoning.generation.run_generation` with a question scope); the sharded run
-is the cluster's :func:`~study.reasoning.sharded.generate.run_generation_sharded` and
-:func:`~study.reasoning.sharded.label.label_run_sharded`. ``sim/hostile`` answers with
-hostile text in a last step and the answer. Judge robustness relabels a run's sample with
-``sim`` (resampled) and ``keywords``; the human round trip is the ``label_check`` study.
+is the cluster's :func:`~study.reasoning.sharded.generate.run_generation_sharded`,
+:func:`~study.reasoning.sharded.label.label_run_sharded` and
+:func:`~study.reasoning.sharded.judge.judge_run_sharded`. ``sim/hostile`` answers with
+hostile text in a last step and the answer. Every run is also judged by the response
+judge (``driftlens judge``: helpfulness, distraction, acknowledgement) ``sim/default``.
+Judge robustness relabels a run's sample with ``sim`` (resampled) and ``keywords``, and
+re-judges its answers with ``sim/default`` (resampled) and ``sim/judge-strict``; the human
+round trip is the ``label_check`` study and the three response studies (``helpfulness``,
+``distraction``, ``acknowledgement``).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from typing import Any
 
 from sqlmodel import Session
 
-from driftlens_plugins import RunOutcome, StudyKit
+from driftlens_plugins import KitJudge, RunOutcome, StudyKit
+from llm.sim.hostile import HOSTILE_VISIBLE
 from llm.specs import ModelSpec
 
 #: Questions of the smallest study (the first of the shipped sample).
@@ -33,7 +39,13 @@ PERTURBATIONS = "whitespace,bereavement"
 SAMPLES = 2
 #: The labeler of every kit run (the comparison and the report read its labels).
 LABELER = "sim"
-#: Label-check tasks the human round trip takes from a run.
+#: The response judge of every kit run (helpfulness, distraction, acknowledgement).
+RESPONSE_JUDGE = "sim/default"
+#: The alternative response judge the robustness check re-judges a run with.
+ALTERNATIVE_RESPONSE_JUDGE = "sim/judge-strict"
+#: Human studies the round trip makes from a run: the labels' and the response judge's.
+HUMAN_KINDS = ("label_check", "helpfulness", "distraction", "acknowledgement")
+#: Tasks the human round trip takes from a run, per study kind.
 HUMAN_TASKS = 24
 
 
@@ -88,7 +100,9 @@ def _run(
         resolve_run,
         run_generation,
     )
+    from study.reasoning.judges import judge_run
     from study.reasoning.sharded.generate import run_generation_sharded
+    from study.reasoning.sharded.judge import judge_run_sharded
     from study.reasoning.sharded.label import label_run_sharded
     from study.reasoning.trajectories import label_run
 
@@ -107,6 +121,7 @@ def _run(
 
         run_generation_sharded(options, sharding=sharding())
         label_run_sharded(name, LABELER, sharding=sharding())
+        judge_run_sharded(name, ModelSpec.parse(RESPONSE_JUDGE), sharding=sharding())
     else:
         scope = None
         if limit is not None:  # the first questions only: an interruption between questions
@@ -116,6 +131,7 @@ def _run(
         run_generation(options, session=session, scope=scope)
         session.commit()
         label_run(name, LABELER, session=session)  # labelling resumes too
+        judge_run(name, ModelSpec.parse(RESPONSE_JUDGE), session=session)  # so does judging
     session.commit()
     stored = _stored(name, session=session)
     return RunOutcome(run=name, stored=stored, added=stored - before, total=total)
@@ -137,9 +153,8 @@ def _human_selection(run: str) -> Mapping[str, Any]:
 
 
 def _terminal(runs: Sequence[str], out: Path) -> list[str]:
-    """``driftlens analyze`` of the runs: the drift summary it prints."""
-    names = [a for run in runs for a in ("--run", run)]
-    return ["analyze", *names, "--labeler", LABELER, "--bootstrap", "200", "--out", str(out)]
+    """``driftlens show`` of the first run: its answers and verdict reasons as printed."""
+    return ["show", "--run", runs[0], "--limit", "6"]
 
 
 def study_kit() -> StudyKit:
@@ -150,10 +165,14 @@ def study_kit() -> StudyKit:
         report=_report,
         job="run",
         hostile_model="sim/hostile",
-        human_kinds=("label_check",),
+        human_kinds=HUMAN_KINDS,
         judges=(LABELER, "keywords"),
         compare_options={"labeler": LABELER},
         judge_options={"labeler": LABELER},
+        more_judges=(
+            KitJudge((RESPONSE_JUDGE, ALTERNATIVE_RESPONSE_JUDGE), what="response judge"),
+        ),
         human_selection=_human_selection,
         terminal=_terminal,
+        hostile_text=HOSTILE_VISIBLE,
     )

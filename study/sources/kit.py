@@ -6,6 +6,8 @@ source and ``sim/src-impressionable`` adopts what it is told (PAR+ 1 vs 0.35, SD
 0.9), so their rates differ on a dozen items; an interruption is a run of the first items
 only (the stored run's own resumable path, :func:`study.sources.store.run_stored_sources`
 with an item scope), and the sharded run is :func:`study.sources.sharded.run_sources_sharded`.
+``sim/src-hostile`` ends every reply in hostile text after its letter (the report, its
+downloads and ``sources show`` on the terminal must show it as text).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from driftlens_plugins import RunOutcome, StudyKit
+from llm.sim.hostile import HOSTILE_VISIBLE
 
 #: Items of the smallest study (the first of the shipped sample).
 N_ITEMS = 12
@@ -101,12 +104,20 @@ def _report(runs: Sequence[str], out: Path, *, session: Session) -> Path:
     return files.html
 
 
+def _terminal(runs: Sequence[str], out: Path) -> list[str]:
+    """``driftlens sources show`` of the first run: its probe replies as written."""
+    return ["sources", "show", "--run", runs[0], "--limit", "4"]
+
+
 def study_kit() -> StudyKit:
-    """Two opposite behaviours on twelve items; no answer text to make hostile (a probe's
-    answer is a letter)."""
+    """Two opposite behaviours on twelve items, and ``sim/src-hostile`` (src-null's letters,
+    every reply ending in hostile text)."""
     return StudyKit(
         models=("sim/src-null", "sim/src-impressionable"),
         run=_run,
         report=_report,
         job="run",
+        hostile_model="sim/src-hostile",
+        terminal=_terminal,
+        hostile_text=HOSTILE_VISIBLE,
     )

@@ -67,7 +67,7 @@ def test_expected_vote_is_exact() -> None:
 def test_a_study_without_a_simulated_truth_is_one_sentence() -> None:
     client = OfflineLabelStudio()
     with pytest.raises(InputError, match="has no simulated truth"):
-        AnnotatorPool().annotate(client, "helpfulness", 1)
+        AnnotatorPool().annotate(client, "orthogonality", 1)
 
 
 _BENCH = Path(__file__).resolve().parents[2] / "bench" / "calibration_coverage.py"

@@ -54,4 +54,5 @@ def study_kit() -> StudyKit:
         hostile_model="sim/coin-hostile",
         human_kinds=("coin_check",),
         terminal=_terminal,
+        hostile_text=("<b>bold</b>", "alert(1)"),  # words of the hostile coin's answer
     )

@@ -1,4 +1,5 @@
-"""The simulator's truth of a label-check and an acknowledgement task, for the simulated pool.
+"""The simulator's truth of reasoning drift's studies (label check, helpfulness,
+distraction, acknowledgement), for the simulated pool.
 
 :class:`annotation.simulated.AnnotatorPool` answers a ``label_check`` task with what the
 step truly is: the drift simulator renders every step from a bank sentence whose leaf is
@@ -40,5 +41,71 @@ def acknowledgement_truth(data: Mapping[str, Any]) -> dict[str, str]:
     return {"acknowledged": "1" if acknowledges_memory(str(data.get("response") or "")) else "0"}
 
 
+def helpfulness_truth(data: Mapping[str, Any]) -> dict[str, str]:
+    """The helpfulness of a simulated response as the simulated judge scores it before its
+    noise (:func:`study.reasoning.sim.tasks.judge_verdict`).
+
+    The task shows the parsed answer, or the whole reply when no answer parsed (its
+    ``<step_…>`` / ``</think>`` tags still in it). A parsed answer of the stepped responder
+    is a complete stepped answer (a preset draws at least three steps): 4; a reply whose
+    answer did not parse has no answer: 1; no text: 0. The simulated judge takes a point
+    off with probability 0.3, so its mean sits below the pool's.
+    """
+    text = str(data.get("response") or "").strip()
+    if not text:
+        return {"score": "0"}
+    unparsed = "</think>" in text or "<step_" in text
+    return {"score": "1" if unparsed else "4"}
+
+
+#: The last step the distraction study offers (its choices: no, 1-6).
+DISTRACTION_STEPS = 6
+
+
+def distraction_truth(data: Mapping[str, Any]) -> dict[str, str]:
+    """The earliest step whose leaf differs from the question's baseline trajectory under
+    the model's preset (``no`` when none does), as the simulated judge reads distraction.
+
+    The simulator renders every step from a bank sentence (:func:`step_leaves` reads the
+    leaf back) and answers a question without memory with its seeded baseline
+    (:func:`study.reasoning.sim.generator.baseline_steps`); a step whose leaf departs from
+    it is the edit. Model noise edits steps too, so this truth counts a noise edit as
+    influence, like the simulated judge: known-dose evidence on distraction needs the
+    ``sim/null`` preset's noise floor beside it. A first edit past the study's sixth step
+    is answered 6; a model that is not a simulator preset or a step from no bank sentence
+    (a hostile step) gets no answer.
+    """
+    from llm.sim.registry import lookup
+    from llm.specs import ModelSpec
+    from storage.errors import ConfigError
+    from study.reasoning.sim.generator import baseline_steps
+    from study.reasoning.sim.tasks import step_leaves
+
+    try:
+        name = ModelSpec.parse(str(data.get("model") or "")).simulator_preset
+    except ConfigError:  # a spec no longer parsable: not the simulator's run
+        return {}
+    preset = None if name is None else lookup(name)
+    if preset is None:
+        return {}
+    steps = [
+        part.split(":", 1)[1].strip()
+        for part in str(data.get("steps_text") or "").split("\n\n")
+        if part.startswith("Step ") and ":" in part
+    ]
+    leaves = step_leaves(steps)
+    if any(leaf is None for leaf in leaves):
+        return {}
+    base = [leaf for leaf, _ in baseline_steps(str(data.get("question") or ""), preset)]
+    for i in range(max(len(leaves), len(base))):
+        if i >= len(leaves) or i >= len(base) or leaves[i] != base[i]:
+            # the study offers steps 1-6: a later first edit is its last choice (the rate
+            # reads only "no" against a step)
+            return {"step": str(min(i + 1, DISTRACTION_STEPS))}
+    return {"step": "no"}
+
+
 register_truth("label_check", label_check_truth)
+register_truth("helpfulness", helpfulness_truth)
+register_truth("distraction", distraction_truth)
 register_truth("acknowledgement", acknowledgement_truth)

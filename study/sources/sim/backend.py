@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm.sim.backend import InProcessBackend
+from llm.sim.hostile import HOSTILE_TEXT
 from llm.sim.wire import choice_json, completion_json
 from llm.specs import preset_name
 from llm.types import ChatMessage, ChatRequest, ChatResult, TokenLogprob
@@ -80,7 +81,8 @@ def source_reply(
             logprobs = (TokenLogprob(" ?", -0.05, top),)
     else:
         ans = simulate_probe(probe, preset, seed=seed)
-        text = f" {ans.letter}"
+        # a hostile preset's text after the letter: read as the same letter, stored as text
+        text = f" {ans.letter} {HOSTILE_TEXT}" if preset.hostile else f" {ans.letter}"
         if top_logprobs is not None:
             top = _filled([(f" {tok}", lp) for tok, lp in ans.top_logprobs()], top_logprobs)
             logprobs = (TokenLogprob(text, math.log(ans.probs[ans.choice]), top),)

@@ -83,6 +83,8 @@ class SourcePreset(BaseModel):
         instruction_shift: How far a system instruction moves the rates: "self-only" moves
             every source toward keeping the own answer, "user-only" / "document-only"
             move that source toward adoption and the other toward being ignored.
+        hostile: Every answered reply ends in :data:`llm.sim.hostile.HOSTILE_TEXT` after
+            its letter (the letter and logprobs are unchanged): inertness checks.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -103,6 +105,7 @@ class SourcePreset(BaseModel):
     pull: float = Field(default=1.0, ge=0)
     spread: float = Field(default=0.7, ge=0)
     instruction_shift: float = Field(default=0.3, ge=0, le=1)
+    hostile: bool = False
 
     @model_validator(mode="after")
     def _pairs_are_distributions(self) -> SourcePreset:
@@ -168,6 +171,16 @@ SOURCE_PRESETS: dict[str, SourcePreset] = by_name(
         sdr_plus=_rates(0.0),
         par_minus=_rates(1.0),
         pull=0.0,
+    ),
+    SourcePreset(
+        name="src-hostile",
+        description="src-null's answers, every reply ending in hostile text (inertness checks)",
+        par_plus=_rates(1.0),
+        sdr_minus=_rates(0.0),
+        sdr_plus=_rates(0.0),
+        par_minus=_rates(1.0),
+        pull=0.0,
+        hostile=True,
     ),
 )
 
