@@ -12,6 +12,7 @@ name an instrument. This package imports nothing of ours but the error family in
 ``storage.errors``, so every room may use it.
 """
 
+from driftlens_plugins.demo import DemoOutcome, DemoReport, Stage
 from driftlens_plugins.instrument import (
     InstrumentPage,
     InstrumentPlugin,
@@ -21,15 +22,20 @@ from driftlens_plugins.instrument import (
 )
 from driftlens_plugins.kit import KitJudge, RunOutcome, StudyKit
 from driftlens_plugins.registry import ENTRY_POINT_GROUP, get_instrument, instruments
+from driftlens_plugins.run_listing import RunLine
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "DemoOutcome",
+    "DemoReport",
     "InstrumentPage",
     "InstrumentPlugin",
     "KitJudge",
     "PresetListing",
     "ResultPage",
+    "RunLine",
     "RunOutcome",
+    "Stage",
     "StudyKit",
     "get_instrument",
     "instruments",

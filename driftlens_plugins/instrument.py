@@ -112,9 +112,12 @@ class InstrumentPlugin:
             has no judge or labeler to test.
         result_pages: where the Jobs page shows the result of each kind of job the
             instrument runs.
-        cli_demo: ``module:function`` that ``driftlens demo`` calls after its main pipeline,
-            as ``fn(session=, workspace=, bootstrap=)``: runs the instrument's simulated demo,
-            prints its summary and returns its report's path.
+        cli_demo: ``module:function`` that ``driftlens demo`` calls, in listing order, as
+            ``fn(session=, workspace=, bootstrap=, samples=, stage=)``: runs the
+            instrument's simulated demo and returns a
+            :class:`~driftlens_plugins.demo.DemoOutcome` (its summary lines, stage times,
+            reports and ``Next:`` lines), which the command prints; it prints nothing itself
+            (``stage(name)`` gives a progress callback the command draws).
         tier_impact: ``module:function`` the refinement impact preview calls for each
             stored analysis a proposed ontology rewrite could touch, as
             ``fn(ask, session=)`` with ``ask`` an :class:`ontology.refinement_impact.TierAsk`;
@@ -131,6 +134,14 @@ class InstrumentPlugin:
         sim_presets: ``module:function`` returning a :class:`PresetListing`, how
             ``driftlens sim presets`` shows the presets its simulator answers; ``None``:
             its presets (if any) are listed by their registered family only.
+        run_listing: ``module:function`` the Runs page calls as ``fn(session=)``, returning
+            its stored runs as :class:`~driftlens_plugins.run_listing.RunLine` rows (newest
+            first), listed in a table of its own with a link to the page that shows each;
+            ``None``: its runs are not listed there.
+        runs_panel: ``module:function`` the Runs page calls with no argument under the
+            listings, drawing the instrument's own section of that page (a launch form, a
+            run browser) with Streamlit; it opens its own sessions and returns (never
+            ``st.stop()``: a panel after it still draws). ``None``: it has none.
     """
 
     name: str
@@ -149,6 +160,8 @@ class InstrumentPlugin:
     jobs: str | None = None
     study_kit: str | None = None
     sim_presets: str | None = None
+    run_listing: str | None = None
+    runs_panel: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -159,7 +172,7 @@ class InstrumentPlugin:
         if not self.title.strip():
             raise ConfigError(f"Instrument {self.name!r} has an empty title.")
         for part in ("sim_server", "robustness", "cli_demo", "tier_impact", "jobs", "study_kit",
-                     "sim_presets"):  # fmt: skip
+                     "sim_presets", "run_listing", "runs_panel"):  # fmt: skip
             ref = getattr(self, part)
             if ref is not None and not _REF.match(ref):
                 raise ConfigError(

@@ -185,7 +185,8 @@ def test_cycle_finder_sees_a_lazy_two_module_cycle() -> None:
 SHARED_ROOMS = (
     "annotation", "llm", "storage", "driftlens_core", "ontology", "driftlens_plugins", "app/ui",
     "app/streamlit_app.py", "app/cli/root.py", "app/cli/compare_cmds.py", "app/cli/sim_cmds.py",
-    "app/instruments.py", "app/pages/compare.py", "study/report",
+    "app/instruments.py", "app/pages/compare.py", "app/pages/runs.py", "app/cli/demo_cmds.py",
+    "study/report",
 )  # fmt: skip
 
 

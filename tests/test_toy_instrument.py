@@ -224,3 +224,71 @@ def test_a_bad_job_is_one_sentence_not_a_traceback(
     done = _job_process(workspace, *args)
     assert done.returncode == 1
     assert done.stderr.startswith(message) and done.stderr.count("\n") == 1, done.stderr
+
+
+# --- the Runs page and `driftlens demo` reach the toy through its plugin's parts ----------
+
+
+def test_the_runs_page_lists_a_stored_coin_run_and_draws_the_toys_section(
+    session: Session,
+) -> None:
+    from app.ui.run_listing import page_url
+    from tests.app.apptest_support import open_page, unescape
+    from tests.toy_instrument.store import run_coin
+
+    name = "coin <b>x</b> & y"  # a run name is anyone's text: a table cell, never markup
+    run_coin(name, model="sim/coin-yes", session=session, samples=2)
+    at = open_page("runs.py")
+    assert not at.exception, [e.value for e in at.exception]
+    (listed,) = [d.value for d in at.dataframe if "answers" in d.value.columns]
+    assert list(listed["name"]) == [name] and list(listed["answers"]) == [10]
+    assert list(listed["model"]) == ["sim/coin-yes"] and list(listed["open"]) == ["page"]
+    assert "Coin (toy) runs: 1" in [unescape(c.value) for c in at.caption]
+    assert "No runs yet" in at.info[0].value  # reasoning drift's own section is still drawn
+    assert [s.value for s in at.subheader] == ["Coin runs"]  # then the toy's, after it
+    assert next(m for m in at.metric if m.label == "Share of yes").value
+    # a run's link carries its name URL-encoded in the query
+    assert page_url("app.pages.sources", [("results", "run:a&b c")]) == (
+        "sources?results=run%3Aa%26b+c"
+    )
+
+
+def _no_lines(*, session: Session) -> list[object]:
+    return []
+
+
+def test_the_runs_listed_check_fails_a_listing_that_leaves_a_run_out(session: Session) -> None:
+    from dataclasses import replace
+
+    from app.instrument_checks import instrument_checks
+    from tests.toy_instrument.plugin import PLUGIN
+
+    plugin = replace(PLUGIN, run_listing=f"{__name__}:_no_lines")
+    (check,) = [c for c in instrument_checks(plugin) if c.name == "runs listed"]
+    with pytest.raises(AssertionError, match="is listed 0 times on the Runs page"):
+        check.run(session)
+
+
+def test_the_demo_command_runs_the_toys_demo_through_its_part(
+    monkeypatch: pytest.MonkeyPatch, workspace: Path
+) -> None:
+    import app.cli.demo_cmds as demo_cmds
+    from app.cli.root import build_app
+    from driftlens_plugins import get_instrument
+
+    # the registry narrowed to the toy: the built-ins' demos are minutes (tests/test_demo.py)
+    monkeypatch.setattr(demo_cmds, "instruments", lambda: (get_instrument("toy"),))
+    first = CliRunner().invoke(build_app(), ["demo", "--samples", "2"])
+    assert first.exit_code == 0, first.output
+    out = first.output
+    assert "SIMULATED DATA — coin (toy): two simulated coins" in out
+    assert "Coin run coin-demo-yes (sim/coin-yes): 10 answers now, 10 stored." in out
+    assert "Time per stage: coin-demo-yes " in out and "coin report " in out
+    report = workspace / "reports" / "coin-demo" / "report.html"
+    assert report.is_file()
+    nxt = out[out.index("Next:") :]
+    assert f"  coin (toy)           {report.resolve()}" in nxt
+    assert nxt.index("coin (toy)") < nxt.index("open the workbench") < nxt.index("toy show")
+    again = CliRunner().invoke(build_app(), ["demo", "--samples", "2"])
+    assert again.exit_code == 0, again.output
+    assert "Coin run coin-demo-yes (sim/coin-yes): 0 answers now, 10 stored." in again.output

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from contextlib import nullcontext
 from pathlib import Path
@@ -30,12 +29,6 @@ _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
 def register(app: typer.Typer) -> None:
     """Add ``analyze`` to the root application."""
     app.command("analyze")(analyze_cmd)
-
-
-def _fmt(x: object, digits: int = 3) -> str:
-    if isinstance(x, float):
-        return f"{x:.{digits}f}" if math.isfinite(x) else "–"
-    return str(x)
 
 
 def analyze_cmd(
@@ -141,35 +134,17 @@ def _print_calibrated(result: AnalysisResult) -> None:
 def print_drift_summary(result: AnalysisResult, *, title: str, show_model: bool = True) -> None:
     """Print the drift tiers (mean drift per class and metric) and the validity verdicts.
 
-    Shared by ``analyze`` and ``demo``; ``show_model=False`` drops the model column when
-    there is only one model.
+    The cells come from :mod:`study.reasoning.drift_summary` (plain text, escaped here for
+    Rich's markup); ``show_model=False`` drops the model column when there is one model.
     """
-    cols = ("model",) * show_model + (
-        "metric",
-        "class",
-        "conditions",
-        "mean drift",
-        "mean d_rel",
-        "above floor",
-    )
+    from study.reasoning.drift_summary import TEXT_COLUMNS, tier_rows, validity_lines
+
+    columns, rows = tier_rows(result, show_model=show_model)
     table = Table(title=title, title_justify="left")
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("model", "metric", "class") else "right")
-    for rec in result.tables.tiers.to_dict(orient="records"):
-        cells = [
-            escape(str(rec["metric"])),
-            str(rec["class"]),
-            str(rec["conditions"]),
-            _fmt(rec["mean_drift"]),
-            _fmt(rec["mean_d_rel"]),
-            str(rec["above_floor"]),
-        ]
-        table.add_row(*([escape(str(rec["model"]))] * show_model + cells))
+    for col in columns:
+        table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right")
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
     _out.print(table)
-    for rec in result.tables.validity.to_dict(orient="records"):
-        verdict = {True: "pass", False: "FAIL"}.get(rec["passed"], "open")
-        where = f"{escape(str(rec['model']))} · " if show_model else ""
-        _out.print(
-            f"  {where}{escape(str(rec['metric']))} · {rec['check']}: "
-            f"{verdict} — {escape(str(rec['detail']))}"
-        )
+    for line in validity_lines(result, show_model=show_model):
+        _out.print(line, markup=False)

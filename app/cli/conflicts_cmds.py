@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from app.cli.options import (
 )
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
+from driftlens_plugins import DemoOutcome, DemoReport, Stage
 from study.request_failures import RequestFailures
 
 _out = SafeConsole(highlight=False, width=None if os.isatty(1) else 150)
@@ -391,55 +393,67 @@ def demo_cmd(
 ) -> None:
     """The instrument end to end on the simulator (offline, no keys, seconds)."""
     from app.cli.context import session_for, settings
+    from app.cli.demo_cmds import print_next, print_outcome
 
     conf = settings(ctx)
     with session_for(ctx) as session:
-        html = run_conflicts_demo_cli(
+        outcome = run_conflicts_demo_cli(
             session=session, workspace=conf.workspace, bootstrap=bootstrap
         )
-    _out.print("\n[bold]Next:[/]")
-    _out.print(f"  open the report      {html}", markup=False)
-    _out.print(
-        f"  open the case viewer .venv/bin/driftlens --workspace {conf.workspace} app",
-        markup=False,
+    print_outcome(outcome)
+    # its own report is "the report" here; the main demo lists it by the instrument's name
+    report = DemoReport("open the report", outcome.reports[0].path)
+    print_next(
+        [replace(outcome, reports=(report,))],
+        [("open the case viewer", f".venv/bin/driftlens --workspace {conf.workspace} app")],
     )
 
 
-def run_conflicts_demo_cli(*, session: Any, workspace: Path, bootstrap: int = 2000) -> Path:
-    """Run the conflicts demo, print its summary and return the report's path.
+def run_conflicts_demo_cli(
+    *,
+    session: Any,
+    workspace: Path,
+    bootstrap: int = 2000,
+    samples: int | None = None,
+    stage: Stage | None = None,
+) -> DemoOutcome:
+    """Run the conflicts demo and say what it did (its report, its summary lines).
 
-    Shared by ``driftlens conflicts demo`` and the main ``driftlens demo``.
+    Shared by ``driftlens conflicts demo`` and the main ``driftlens demo`` (its
+    ``cli_demo``). The demo's banks fix its samples, and it draws no progress bar, so
+    ``samples`` and ``stage`` are not used.
     """
+    from storage.safe_text import escape_control
     from study.conflicts.demo import run_conflicts_demo
 
+    del samples, stage
     res = run_conflicts_demo(
         session=session, out_dir=workspace / "reports" / "conflicts", bootstrap=bootstrap
     )
     rep = res.report
-    _out.print(
-        "[bold red]SIMULATED DATA[/] — memory conflicts: simulated response models and judges."
-    )
-    _out.print(
+    lines = [
         f"Banks: {res.banks.total} ({res.banks.inserted} new). Answers generated now: "
         f"{sum(g.requested for g in res.generation)}; judged now: "
         f"{sum(j.requested for j in res.judging)} "
         f"({sum(j.repaired for j in res.judging)} repaired, "
         f"{sum(j.errors for j in res.judging)} unreadable).",
-        markup=False,
-    )
-    _out.print(
         "Lowest dimension is D4 (clarification) for every model and judge: "
         + ("yes" if rep.d4_lowest_everywhere else "no"),
-        markup=False,
+    ]
+    lines += [
+        escape_control(
+            f"Distractors {e.from_}→{e.to} ({e.judge}): total {e.mean_diff:+.2f} "
+            f"[{e.ci_low:+.2f}, {e.ci_high:+.2f}], MDD {e.mdd:.2f}"
+        )
+        for e in rep.stats.distractor_effect
+        if e.model == "all"
+    ]
+    return DemoOutcome(
+        title="Memory conflicts",
+        banner="memory conflicts: simulated response models and judges.",
+        lines=tuple(lines),
+        reports=(DemoReport("memory conflicts", Path(rep.files["report_html"]).resolve()),),
     )
-    for e in rep.stats.distractor_effect:
-        if e.model == "all":
-            _out.print(
-                f"Distractors {e.from_}→{e.to} ({e.judge}): total {e.mean_diff:+.2f} "
-                f"[{e.ci_low:+.2f}, {e.ci_high:+.2f}], MDD {e.mdd:.2f}",
-                markup=False,
-            )
-    return Path(rep.files["report_html"]).resolve()
 
 
 @conflicts_app.command("dialogues")

@@ -1,22 +1,32 @@
-"""``driftlens demo``: the whole pipeline on the embedded default, offline, no keys."""
+"""``driftlens demo``: every instrument's simulated study, offline, no keys, in one workspace.
+
+A shared room: the command loops over the instrument registry in listing order, calls each
+plugin's ``cli_demo`` part (which runs its demo and hands back a
+:class:`~driftlens_plugins.DemoOutcome`) and prints what they say, then the time per stage
+and what to open next. It names no instrument.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
-from app.cli.analyze_cmds import print_drift_summary
 from app.cli.console import SafeConsole
 from app.cli.context import session_for, settings
 from app.cli.progress import progress_callback
 from app.cli.request_limits import bootstrap_option, bounded_option
+from driftlens_plugins import DemoOutcome, instruments, load_ref
 from study.limits import SAMPLES
 
-_out = SafeConsole(highlight=False, soft_wrap=True)
+# markup off: every line an instrument hands back is plain text
+_out = SafeConsole(highlight=False, soft_wrap=True, markup=False)
+
+#: Width of the label column in the ``Next:`` list.
+LABEL_WIDTH = 20
 
 
 def register(app: typer.Typer) -> None:
@@ -31,80 +41,67 @@ def demo_cmd(
     ),
     bootstrap: int = bootstrap_option(10_000, short=False),
 ) -> None:
-    """Seed a workspace, generate with the simulator over HTTP, label offline, analyse, report.
+    """Seed a workspace and run every instrument's simulated study: generate over HTTP or in
+    process, label or judge offline, analyse and write each report.
 
     Runs with no network and no keys; running it again resumes and reuses what is stored.
     """
-    from contextlib import ExitStack
-
-    from study.reasoning.demo import DEMO_LABELER, DEMO_MODEL, DEMO_RUN, run_demo
-
     conf = settings(ctx)
-    out_dir = conf.workspace / "reports" / DEMO_RUN
     _out.print(f"Workspace: {conf.workspace}")
-    with ExitStack() as stack, session_for(ctx) as session:
-
-        def stage(name: str) -> Callable[[int, int], None]:
-            return stack.enter_context(progress_callback(name))
-
-        result = run_demo(
-            session=session, out_dir=out_dir, bootstrap=bootstrap, samples=samples, stage=stage
-        )
-    gen, lab, ana, flt = result.generation, result.labeling, result.analysis, result.filtering
-    _out.print("[bold red]SIMULATED DATA[/] — every response comes from the built-in simulator.")
-    _out.print(
-        f"Questions added: {result.questions_added}. LLM filter: {flt.accepted} accepted, "
-        f"{flt.rejected} rejected, {flt.errors} unparseable (kept as errors), "
-        f"{flt.skipped} screened before."
-    )
-    _out.print(
-        f"Responses: {gen.planned} planned, "
-        f"{gen.already_done} already stored, {gen.succeeded} generated now, {gen.failed} failed; "
-        f"parse status {dict(sorted(gen.parse_status.items()))}."
-    )
-    _out.print(
-        f"Labeled {lab.labeled_now} responses ({lab.steps_labeled} steps, "
-        f"{lab.unmapped_steps} unmapped) with {DEMO_LABELER} under {lab.ontology_version}."
-    )
-    print_drift_summary(
-        ana, title="Drift by condition class (lower = more stable)", show_model=False
-    )
-    if result.round is not None:
-        r = result.round
-        confused = r["most_confused"][0] if r["most_confused"] else None  # type: ignore[index]
-        _out.print(
-            f"Ontology round {r['round']}: labelers {', '.join(r['labelers'])}; "  # type: ignore[arg-type]
-            f"mean pairwise agreement {float(r['mean_pairwise']):.1f}%, "  # type: ignore[arg-type]
-            f"Krippendorff alpha {float(r['krippendorff_alpha']):.3f}; "  # type: ignore[arg-type]
-            f"most confused pair: {escape(str(confused))}."
-        )
-    # every other instrument's simulated demo, through the instrument registry
-    from driftlens_plugins import instruments, load_ref
-
-    seconds = dict(result.seconds)
-    reports: list[tuple[str, Path]] = []
+    outcomes: list[DemoOutcome] = []
+    seconds: list[tuple[str, float]] = []
     for plugin in instruments():
         if plugin.cli_demo is None:
             continue
+        part = load_ref(plugin.cli_demo)
         t0 = time.perf_counter()
-        with session_for(ctx) as session:
-            path = load_ref(plugin.cli_demo)(
-                session=session, workspace=conf.workspace, bootstrap=bootstrap
+        with ExitStack() as stack, session_for(ctx) as session:
+
+            def stage(name: str, stack: ExitStack = stack) -> Callable[[int, int], None]:
+                return stack.enter_context(progress_callback(name))
+
+            outcome = part(
+                session=session,
+                workspace=conf.workspace,
+                bootstrap=bootstrap,
+                samples=samples,
+                stage=stage,
             )
-        reports.append((plugin.title.lower(), path))
-        seconds[plugin.name] = time.perf_counter() - t0
-    # every stage the demo ran, the other instruments' demos included
-    _out.print("Time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
-    html = Path(ana.files["report_html"]).resolve()
-    _out.print(
-        f"\nModel: {escape(DEMO_MODEL)} · core implementation: {ana.provenance.implementation}"
+        # an instrument that times no stages of its own is timed as one stage, by name
+        seconds += list(outcome.seconds) or [(plugin.name, time.perf_counter() - t0)]
+        print_outcome(outcome)
+        outcomes.append(outcome)
+    _out.print("Time per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds))
+    footer = [line for o in outcomes for line in o.footer]
+    if footer:
+        _out.print()
+        for line in footer:
+            _out.print(line)
+    print_next(
+        outcomes,
+        [("open the workbench", f".venv/bin/driftlens --workspace {conf.workspace} app")],
     )
-    _out.print("\n[bold]Next:[/]")
-    _out.print(f"  open the report      {html}")
-    for title, path in reports:
-        _out.print(f"  {escape(title):<20} {path}")
-    _out.print(f"  open the workbench   .venv/bin/driftlens --workspace {conf.workspace} app")
-    _out.print(
-        f"  re-run the stats     .venv/bin/driftlens stats {ana.files['drift_csv']} "
-        f"--json stats.json"
-    )
+
+
+def print_outcome(outcome: DemoOutcome) -> None:
+    """One instrument's summary: the SIMULATED DATA banner, then its lines as they are."""
+    if outcome.simulated:
+        banner = Text("SIMULATED DATA", style="bold red")
+        if outcome.banner:
+            banner.append(f" — {outcome.banner}")
+        _out.print(banner)
+    for line in outcome.lines:
+        _out.print(line)
+
+
+def print_next(outcomes: Sequence[DemoOutcome], shared: Sequence[tuple[str, str]] = ()) -> None:
+    """The ``Next:`` list: every report, the ``shared`` lines, then each demo's own."""
+    _out.print()
+    _out.print(Text("Next:", style="bold"))
+    rows = [
+        *((r.label, str(r.path)) for o in outcomes for r in o.reports),
+        *shared,
+        *(line for o in outcomes for line in o.next_lines),
+    ]
+    for label, text in rows:
+        _out.print(f"  {label:<{LABEL_WIDTH}} {text}")

@@ -24,6 +24,7 @@ from app.cli.options import (
 )
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option
+from driftlens_plugins import DemoOutcome, DemoReport, Stage
 from llm.specs import ModelSpec
 from study.request_failures import RequestFailures
 
@@ -579,6 +580,7 @@ def demo_cmd(
     from contextlib import ExitStack
 
     from app.cli.context import session_for, settings
+    from app.cli.demo_cmds import print_outcome
     from app.cli.progress import progress_callback
     from study.disposition.demo import run_disposition_demo
 
@@ -591,49 +593,63 @@ def demo_cmd(
             bootstrap=bootstrap,
             stage=lambda name: stack.enter_context(progress_callback(name)),
         )
-    print_demo_summary(result)
+    print_outcome(demo_outcome(result))
 
 
-def run_disposition_demo_cli(*, session: Any, workspace: Path, bootstrap: int) -> Path:
-    """The disposition demo as the main ``driftlens demo`` runs it; returns its report."""
-    from contextlib import ExitStack
+def run_disposition_demo_cli(
+    *, session: Any, workspace: Path, bootstrap: int, samples: int, stage: Stage
+) -> DemoOutcome:
+    """The disposition demo as the main ``driftlens demo`` runs it (its ``cli_demo``).
 
-    from app.cli.progress import progress_callback
+    The demo study fixes its own samples per probe, so ``samples`` is not used.
+    """
     from study.disposition.demo import run_disposition_demo
 
-    with ExitStack() as stack:
-        result = run_disposition_demo(
-            session=session,
-            out_dir=workspace / "reports" / "disposition-demo",
-            bootstrap=bootstrap,
-            stage=lambda name: stack.enter_context(progress_callback(f"disposition {name}")),
-        )
-    print_demo_summary(result)
-    return Path(result.files["report_html"]).resolve()
-
-
-def print_demo_summary(result: Any) -> None:
-    """The demo's summary: simulated banner, per-group drift of self-interest, files."""
-    _out.print(
-        "[bold red]SIMULATED DATA[/] — every answer comes from the built-in disposition "
-        "simulator (known doses)."
+    del samples
+    result = run_disposition_demo(
+        session=session,
+        out_dir=workspace / "reports" / "disposition-demo",
+        bootstrap=bootstrap,
+        stage=lambda name: stage(f"disposition {name}"),
     )
+    return demo_outcome(result)
+
+
+def demo_outcome(result: Any) -> DemoOutcome:
+    """The demo's summary: the answers and re-asks, per-group drift of self-interest, files.
+
+    Plain lines: the study, group and arm names are escaped of control characters.
+    """
+    from storage.safe_text import escape_control
+
     answered = sum(g.answered for g in result.generation)
     exhausted = sum(g.exhausted for g in result.generation)
     reasks = sum(g.reasks for g in result.generation)
-    _out.print(
-        f"Disposition study {escape(result.study)}: {len(result.generation)} arms, "
-        f"{answered} answers now, {reasks} re-asks, {exhausted} exhausted after 3 re-asks; "
-        f"classifier scored {result.scoring.scored} ({result.scoring.repeat_cases} twice)."
-    )
+    lines = [
+        escape_control(
+            f"Disposition study {result.study}: {len(result.generation)} arms, "
+            f"{answered} answers now, {reasks} re-asks, {exhausted} exhausted after 3 re-asks; "
+            f"classifier scored {result.scoring.scored} ({result.scoring.repeat_cases} twice)."
+        )
+    ]
     for g in result.analysis.groups:
         b = g.stats.to_dict()["batteries"]
         first = next(iter(b))
         cells = [
-            f"{escape(arm)} {a['drift_pp']:+.1f}"
+            f"{arm} {a['drift_pp']:+.1f}"
             for arm, a in b[first]["arms"].items()
             if arm != g.reference
         ]
-        _out.print(f"  {escape(g.group)} · {escape(first)} drift vs {escape(g.reference)} (pp): "
-                   + ", ".join(cells))  # fmt: skip
-    _out.print(f"Disposition report: {result.files['report_html'].resolve()}")
+        lines.append(
+            escape_control(
+                f"  {g.group} · {first} drift vs {g.reference} (pp): " + ", ".join(cells)
+            )
+        )
+    html = Path(result.files["report_html"]).resolve()
+    lines.append(escape_control(f"Disposition report: {html}"))
+    return DemoOutcome(
+        title="Disposition drift",
+        banner="every answer comes from the built-in disposition simulator (known doses).",
+        lines=tuple(lines),
+        reports=(DemoReport("disposition drift", html),),
+    )

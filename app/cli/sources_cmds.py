@@ -18,6 +18,7 @@ from app.cli.options import RANDOM_SEED_OPTION, SHOW_LIMIT_OPTION
 from app.cli.output import write_json
 from app.cli.request_limits import bootstrap_option, bounded_option
 from app.cli.sources_stats import render_stats
+from driftlens_plugins import DemoOutcome, DemoReport, Stage
 from llm.specs import ModelSpec, spec_simulated
 from study.limits import SFT_EXAMPLES
 from study.request_failures import RequestFailures
@@ -456,18 +457,28 @@ def demo_cmd(
     _out.print(f"  SFT mixture (JSONL)  {term(res.sft_jsonl)}")
 
 
-def run_sources_demo_cli(*, session: Any, workspace: Path, bootstrap: int) -> Path:
-    """The source-reliance demo as the main ``driftlens demo`` runs it; returns its report.
+def run_sources_demo_cli(
+    *, session: Any, workspace: Path, bootstrap: int, samples: int, stage: Stage
+) -> DemoOutcome:
+    """The source-reliance demo as the main ``driftlens demo`` runs it (its ``cli_demo``).
 
     In-process on its own simulator with no request cache (seconds), so ``session`` is not
-    used, and with the instrument demo's own 2,000 bootstrap replicates whatever the main
-    demo's ``bootstrap``.
+    used, with the instrument demo's own 2,000 bootstrap replicates whatever the main
+    demo's ``bootstrap``, its own probes (``samples`` unused) and no progress bar.
     """
-    del session, bootstrap
+    del session, bootstrap, samples, stage
     from study.sources.demo import run_sources_demo
 
     res = run_sources_demo(out_dir=workspace / "reports" / "sources-demo")
-    return res.report.html.resolve()
+    return DemoOutcome(
+        title="Source reliance",
+        banner="source reliance: simulated models answer every probe.",
+        lines=(
+            f"Source reliance: {res.probes} probes, "
+            f"{res.unknown} without a letter (read as unknown).",
+        ),
+        reports=(DemoReport("source reliance", res.report.html.resolve()),),
+    )
 
 
 @sources_app.command("export-sft")

@@ -18,7 +18,8 @@ behavioural ones (:mod:`app.instrument_checks.study`: its smallest simulated stu
 stored and resumed, compared, run as a background job and sharded on the cluster
 executor, its judge is re-judged, its human study makes the round trip offline, its
 report and downloads are written and hostile answers stay inert in them and on the
-terminal).
+terminal); with a ``run_listing`` too, a run it stores is listed on the Runs page
+(:mod:`app.instrument_checks.listing`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from app.instrument_checks.check import InstrumentCheck
+from app.instrument_checks.listing import check_run_listed
 from app.instrument_checks.parts import (
     check_cli_groups,
     check_compare,
@@ -57,3 +59,5 @@ def instrument_checks(plugin: InstrumentPlugin) -> Iterator[InstrumentCheck]:
     if plugin.study_kit is not None:
         for name, func in STUDY_CHECKS:
             yield InstrumentCheck(name, plugin, func)
+        if plugin.run_listing is not None:
+            yield InstrumentCheck("runs listed", plugin, check_run_listed)

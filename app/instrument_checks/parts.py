@@ -39,7 +39,8 @@ def check_parts_load(plugin: InstrumentPlugin, session: Session, settings: Setti
             raise AssertionError(
                 f"{plugin.name}: module {module!r} does not import: {exc}"
             ) from exc
-    for part in ("sim_server", "robustness", "cli_demo", "tier_impact"):
+    for part in ("sim_server", "robustness", "cli_demo", "tier_impact", "run_listing",
+                 "runs_panel"):  # fmt: skip
         ref = getattr(plugin, part)
         if ref is not None:
             assert callable(load_ref(ref)), f"{plugin.name}: {part} {ref!r} is not callable"
@@ -160,16 +161,28 @@ def _takes(func: Callable[..., object], *names: str) -> bool:
 def check_entry_points_signatures(
     plugin: InstrumentPlugin, session: Session, settings: Settings
 ) -> None:
-    """The robustness adapter takes ``(run, ask)``, the demo ``session``, ``workspace`` and
-    ``bootstrap``, the server parts the catalog, the tier impact ``(ask, session=)``: what
+    """The robustness adapter takes ``(run, ask)``, the demo ``session``, ``workspace``,
+    ``bootstrap``, ``samples`` and ``stage``, the server parts the catalog, the tier impact
+    ``(ask, session=)``, the run listing ``session``, the Runs page's panel nothing: what
     the shared rooms pass."""
     if plugin.robustness is not None:
         params = inspect.signature(load_ref(plugin.robustness)).parameters
         assert len(params) == 2, f"{plugin.name}: robustness must take (run, ask)"
     if plugin.cli_demo is not None:
-        assert _takes(load_ref(plugin.cli_demo), "session", "workspace", "bootstrap"), (
-            f"{plugin.name}: cli_demo must take session=, workspace=, bootstrap="
+        demo_args = ("session", "workspace", "bootstrap", "samples", "stage")
+        assert _takes(load_ref(plugin.cli_demo), *demo_args), (
+            f"{plugin.name}: cli_demo must take session=, workspace=, bootstrap=, samples=, stage="
         )
+    if plugin.run_listing is not None:
+        assert _takes(load_ref(plugin.run_listing), "session"), (
+            f"{plugin.name}: run_listing must take session="
+        )
+    if plugin.runs_panel is not None:
+        params = inspect.signature(load_ref(plugin.runs_panel)).parameters
+        assert not [p for p in params.values() if p.default is inspect.Parameter.empty
+                    and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)], (
+            f"{plugin.name}: runs_panel must take no argument"
+        )  # fmt: skip
     if plugin.sim_server is not None:
         params = inspect.signature(load_ref(plugin.sim_server)).parameters
         assert len(params) == 1, f"{plugin.name}: sim_server must take the catalog"

@@ -13,12 +13,12 @@ from __future__ import annotations
 import sys
 
 from app.ui.navigation import PAGES_DIR  # light: no page module, no scipy
-from app.ui.warm_imports import start_warm_imports
+from app.ui.warm_imports import part_modules, start_warm_imports
 
 
 def main() -> None:
     """Start the page imports, then hand the command line to Streamlit's own CLI."""
-    start_warm_imports(PAGES_DIR)
+    start_warm_imports(PAGES_DIR, extra=part_modules())
     from streamlit.web import cli  # after the thread started: it imports in parallel
 
     sys.argv[0] = "streamlit"

@@ -18,6 +18,7 @@ import importlib
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 _started = threading.Event()
@@ -39,6 +40,21 @@ def page_imports(pages_dir: Path) -> list[str]:
     return names
 
 
+def part_modules() -> list[str]:
+    """The modules of the parts shared pages load through the registry, not by an import
+    statement: every instrument's Runs-page listing and panel (``run_listing``,
+    ``runs_panel``)."""
+    from driftlens_plugins import instruments
+
+    names: list[str] = []
+    for plugin in instruments():
+        for ref in (plugin.run_listing, plugin.runs_panel):
+            module = ref.partition(":")[0] if ref else None
+            if module and module not in names:
+                names.append(module)
+    return names
+
+
 #: What the server prints once the pages' modules are loaded (a test waits for it).
 LOADED = "DriftLens: the pages' modules are loaded"
 
@@ -54,12 +70,18 @@ def _import_all(names: list[str]) -> None:
     print(f"{LOADED} ({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
 
 
-def start_warm_imports(pages_dir: Path) -> None:
-    """Start the background imports (only the first call of the process does anything)."""
+def start_warm_imports(pages_dir: Path, extra: Sequence[str] = ()) -> None:
+    """Start the background imports (only the first call of the process does anything).
+
+    Args:
+        pages_dir: the page scripts whose import statements are read.
+        extra: further modules to import after theirs (:func:`part_modules`).
+    """
     if _started.is_set():
         return
     _started.set()
     names = page_imports(pages_dir)
+    names += [n for n in extra if n not in names]
     threading.Thread(
         target=_import_all, args=(names,), name="driftlens-warm-imports", daemon=True
     ).start()

@@ -310,3 +310,19 @@ def count_responses(run_id: int, *, session: Session, failed: bool | None = None
     elif failed is False:
         stmt = stmt.where(col(Response.error).is_(None))
     return int(session.exec(stmt).one())
+
+
+def response_counts(run_ids: Sequence[int], *, session: Session) -> dict[int, int]:
+    """Responses stored per run, for every id in ``run_ids`` (0 for a run with none).
+
+    One ``GROUP BY`` over the responses' run index: a listing of many runs never loads one.
+    """
+    if not run_ids:
+        return {}
+    rows = session.exec(
+        select(Response.run_id, func.count())
+        .where(col(Response.run_id).in_(list(run_ids)))
+        .group_by(col(Response.run_id))
+    )
+    counts = {int(run_id): int(n) for run_id, n in rows}
+    return {i: counts.get(i, 0) for i in run_ids}

@@ -16,4 +16,5 @@ PLUGIN = InstrumentPlugin(
     sim_server="study.conflicts.sim.served:server_parts",
     jobs="study.conflicts.jobs:JOBS",
     study_kit="study.conflicts.kit:study_kit",
+    run_listing="study.conflicts.run_listing:run_lines",
 )

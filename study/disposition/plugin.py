@@ -18,4 +18,5 @@ PLUGIN = InstrumentPlugin(
     jobs="study.disposition.jobs:JOBS",
     study_kit="study.disposition.kit:study_kit",
     sim_presets="study.disposition.sim.model:preset_listing",
+    run_listing="study.disposition.run_listing:run_lines",
 )

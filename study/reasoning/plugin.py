@@ -2,7 +2,10 @@
 
 Its pages are in the Workbench and Ontology studio sections (the main job's pages), so it
 brings no page of its own here; its commands (generate, label, analyze, stats, judge,
-export) are its CLI modules, registered after the generic ones like every instrument's.
+export) are its CLI modules, registered after the generic ones like every instrument's. On
+the shared Runs page it lists its runs and draws its launch form and run browser (its
+``run_listing`` and ``runs_panel``); its demo is the whole pipeline, first in
+``driftlens demo`` (``cli_demo``).
 """
 
 from driftlens_plugins import InstrumentPlugin, ResultPage
@@ -34,4 +37,7 @@ PLUGIN = InstrumentPlugin(
     jobs="study.reasoning.jobs:JOBS",
     study_kit="study.reasoning.kit:study_kit",
     sim_presets="study.reasoning.sim.presets:preset_listing",
+    run_listing="study.reasoning.run_listing:run_lines",
+    cli_demo="study.reasoning.demo_outcome:demo",
+    runs_panel="app.pages.reasoning_runs:runs_panel",
 )

@@ -15,4 +15,5 @@ PLUGIN = InstrumentPlugin(
     jobs="study.sources.jobs:JOBS",
     study_kit="study.sources.kit:study_kit",
     sim_presets="study.sources.sim.probe:preset_listing",
+    run_listing="study.sources.run_listing:run_lines",
 )

@@ -39,6 +39,18 @@ def test_the_real_pages_list_the_modules_their_first_visit_needs() -> None:
     assert len(names) == len(set(names))
 
 
+def test_the_runs_pages_listings_and_panels_are_warmed_too() -> None:
+    # loaded through the registry (no import statement in a page): named by the plugins
+    from driftlens_plugins import instruments
+
+    names = warm_imports.part_modules()
+    for plugin in instruments():
+        for ref in (plugin.run_listing, plugin.runs_panel):
+            if ref is not None:
+                assert ref.partition(":")[0] in names, plugin.name
+    assert "app.pages.reasoning_runs" in names and len(names) == len(set(names))
+
+
 def test_start_runs_once_and_skips_modules_that_fail(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

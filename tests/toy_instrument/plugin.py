@@ -14,6 +14,9 @@ PLUGIN = InstrumentPlugin(
     compare_module="tests.toy_instrument.compare",
     jobs="tests.toy_instrument.jobs:JOBS",
     study_kit="tests.toy_instrument.kit:study_kit",
+    run_listing="tests.toy_instrument.run_listing:run_lines",
+    runs_panel="tests.toy_instrument.runs_panel:runs_panel",
+    cli_demo="tests.toy_instrument.demo:demo",
 )
 
 #: The entry point an outside package would put in its ``pyproject.toml``, under
