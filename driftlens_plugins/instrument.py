@@ -30,11 +30,17 @@ class InstrumentPage:
             router runs its file, it is never imported.
         title: the navigation title.
         icon: a Material icon (``:material/science:``).
+        section: the navigation section it is listed in (``None``: the Instruments
+            section); a section the navigation does not know is added before "Studies".
+        after: the file name of the page in that section it follows (``"runs.py"``);
+            ``None`` or a page not there: at the section's end.
     """
 
     module: str
     title: str
     icon: str = ":material/science:"
+    section: str | None = None
+    after: str | None = None
 
     @property
     def path(self) -> Path:

@@ -221,6 +221,28 @@ def instrument_mentions(source: str, names: set[str]) -> list[str]:
     return found
 
 
+def unclaimed_pages() -> list[Path]:
+    """The pages under ``app/pages`` that no instrument claims: shared rooms too.
+
+    An instrument claims a page by listing it among its ``pages`` or by naming one of the
+    page module's functions as a part (``runs_panel``)."""
+    from driftlens_plugins import instruments
+
+    claimed = {page.module for p in instruments() for page in p.pages}
+    for plugin in instruments():
+        for value in vars(plugin).values():
+            if isinstance(value, str) and value.startswith("app.pages."):
+                claimed.add(value.split(":", 1)[0])
+    pages = sorted((ROOT / "app" / "pages").glob("*.py"))
+    return [f for f in pages if f"app.pages.{f.stem}" not in claimed and f.stem != "__init__"]
+
+
+def test_the_pages_no_instrument_claims_are_checked_as_shared_rooms() -> None:
+    names = {f.name for f in unclaimed_pages()}
+    assert {"home.py", "runs.py", "compare.py", "jobs.py", "human_studies.py"} <= names
+    assert not {"analysis.py", "conflicts.py", "ontology_rounds.py", "reasoning_runs.py"} & names
+
+
 def test_shared_rooms_name_no_instrument() -> None:
     from driftlens_plugins import instruments
 
@@ -230,6 +252,7 @@ def test_shared_rooms_name_no_instrument() -> None:
     for room in SHARED_ROOMS:
         path = ROOT / room
         files += [path] if path.is_file() else sorted(path.rglob("*.py"))
+    files += unclaimed_pages()
     found = [
         f"{f.relative_to(ROOT)} {where}"
         for f in files

@@ -61,7 +61,9 @@ st.caption(
     "Each instrument runs its own studies; Compare pairs two or more runs of one "
     "instrument; Jobs lists the work running in the background."
 )
-links = [(p.path, p.title, p.icon) for p in instrument_pages()]
+# the Instruments section's pages (an instrument's pages placed in another section are
+# reached there)
+links = [(p.path, p.title, p.icon) for p in instrument_pages() if p.section is None]
 links += [
     (PAGES_DIR / "compare.py", "Compare", ":material/compare_arrows:"),
     (PAGES_DIR / "jobs.py", "Jobs", ":material/pending_actions:"),

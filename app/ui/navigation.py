@@ -12,27 +12,19 @@ from pathlib import Path
 
 from app.instruments import PAGES_DIR, SECTION, instrument_pages
 
-SECTIONS: dict[str, list[tuple[str, str, str]]] = {
+# The shared pages, in the order of their sections; every instrument's pages are placed
+# among them by :func:`sections` (the Instruments section, or the section a page names).
+_SHARED: dict[str, list[tuple[str, str, str]]] = {
     "Workbench": [
         ("home.py", "Home", ":material/home:"),
-        ("benchmark.py", "Benchmark", ":material/quiz:"),
         ("perturbations.py", "Perturbations", ":material/psychology:"),
         ("runs.py", "Runs", ":material/play_circle:"),
-        ("analysis.py", "Analysis", ":material/analytics:"),
         ("compare.py", "Compare", ":material/compare_arrows:"),
         ("jobs.py", "Jobs", ":material/pending_actions:"),
         ("settings.py", "Settings", ":material/settings:"),
     ],
-    "Ontology studio": [
-        ("ontology_versions.py", "Ontology", ":material/account_tree:"),
-        ("ontology_rounds.py", "Rounds", ":material/groups:"),
-        ("ontology_rewrite.py", "Rewrite", ":material/edit_note:"),
-        ("ontology_refinement.py", "Refinement", ":material/autorenew:"),
-        ("ontology_validation.py", "Validation", ":material/verified:"),
-    ],
-    SECTION: [
-        (p.path.name, p.title, p.icon) for p in instrument_pages() if p.path.parent == PAGES_DIR
-    ],
+    "Ontology studio": [],
+    SECTION: [],
     "Studies": [
         ("human_studies.py", "Human studies", ":material/how_to_reg:"),
     ],
@@ -42,15 +34,31 @@ DEFAULT_PAGE = "home.py"
 
 
 def sections() -> dict[str, list[tuple[Path, str, str]]]:
-    """Every section's pages as (script path, title, icon), registered instruments' included."""
-    out = {
+    """Every section's pages as (script path, title, icon), registered instruments' included.
+
+    An instrument's page goes to the section it names (the Instruments section when it names
+    none), after the page it names there or at the end; a section left empty is not shown.
+    """
+    placed = {
         section: [(PAGES_DIR / file, title, icon) for file, title, icon in pages]
-        for section, pages in SECTIONS.items()
-        if section != SECTION
+        for section, pages in _SHARED.items()
     }
-    instruments = [(p.path, p.title, p.icon) for p in instrument_pages()]
-    # the Instruments section keeps its place among the others
-    ordered: dict[str, list[tuple[Path, str, str]]] = {}
-    for section in SECTIONS:
-        ordered[section] = instruments if section == SECTION else out[section]
-    return ordered
+    for page in instrument_pages():
+        section = page.section or SECTION
+        if section not in placed:  # a section of its own: before the studies
+            placed = {
+                **{k: v for k, v in placed.items() if k != "Studies"},
+                section: [],
+                "Studies": placed["Studies"],
+            }
+        entries = placed[section]
+        at = next((k for k, e in enumerate(entries) if e[0].name == page.after), None)
+        entries.insert(len(entries) if at is None else at + 1, (page.path, page.title, page.icon))
+    return {section: pages for section, pages in placed.items() if pages}
+
+
+#: The pages under ``app/pages`` by section (file, title, icon): what the page tests walk.
+SECTIONS: dict[str, list[tuple[str, str, str]]] = {
+    section: [(path.name, title, icon) for path, title, icon in pages if path.parent == PAGES_DIR]
+    for section, pages in sections().items()
+}

@@ -1,14 +1,17 @@
 """Reasoning drift as a plugin (entry point ``reasoning`` in ``pyproject.toml``).
 
-Its pages are in the Workbench and Ontology studio sections (the main job's pages), so it
-brings no page of its own here; its commands (generate, label, analyze, stats, judge,
+Its pages are placed in the Workbench section (Benchmark after Home, Analysis after Runs)
+and make up the Ontology studio (the value ontology its step labels are read against, refined
+on its runs); its commands (generate, label, analyze, stats, judge,
 export) are its CLI modules, registered after the generic ones like every instrument's. On
 the shared Runs page it lists its runs and draws its launch form and run browser (its
 ``run_listing`` and ``runs_panel``); its demo is the whole pipeline, first in
 ``driftlens demo`` (``cli_demo``).
 """
 
-from driftlens_plugins import InstrumentPlugin, ResultPage
+from driftlens_plugins import InstrumentPage, InstrumentPlugin, ResultPage
+
+_ONTOLOGY = "Ontology studio"
 
 PLUGIN = InstrumentPlugin(
     name="reasoning",
@@ -22,6 +25,37 @@ PLUGIN = InstrumentPlugin(
         "app.cli.judge_cmds",
         "app.cli.export_cmds",
         "app.cli.show_cmds",
+    ),
+    pages=(
+        InstrumentPage(
+            "app.pages.benchmark",
+            "Benchmark",
+            ":material/quiz:",
+            section="Workbench",
+            after="home.py",
+        ),
+        InstrumentPage(
+            "app.pages.analysis",
+            "Analysis",
+            ":material/analytics:",
+            section="Workbench",
+            after="runs.py",
+        ),
+        InstrumentPage(
+            "app.pages.ontology_versions", "Ontology", ":material/account_tree:", section=_ONTOLOGY
+        ),
+        InstrumentPage(
+            "app.pages.ontology_rounds", "Rounds", ":material/groups:", section=_ONTOLOGY
+        ),
+        InstrumentPage(
+            "app.pages.ontology_rewrite", "Rewrite", ":material/edit_note:", section=_ONTOLOGY
+        ),
+        InstrumentPage(
+            "app.pages.ontology_refinement", "Refinement", ":material/autorenew:", section=_ONTOLOGY
+        ),
+        InstrumentPage(
+            "app.pages.ontology_validation", "Validation", ":material/verified:", section=_ONTOLOGY
+        ),
     ),
     sim_module="study.reasoning.sim",
     human_module="study.reasoning.human",
