@@ -18,6 +18,8 @@ PLUGIN = InstrumentPlugin(
     title="Reasoning drift",
     order=10,
     cli_modules=(
+        "app.cli.questions_cmds",
+        "app.cli.ontology_cmds",
         "app.cli.generate_cmds",
         "app.cli.label_cmds",
         "app.cli.analyze_cmds",
