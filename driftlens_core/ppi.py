@@ -220,6 +220,25 @@ def _cluster_sums(
     return a_g, b_g, labelled, names
 
 
+def _tuned(a_g: NDArray[np.float64], b_g: NDArray[np.float64]) -> float:
+    """The power-tuned λ: the sandwich's minimiser ``−Σ a_g b_g / Σ b_g²``, clipped to [0, 1]."""
+    denom = float(np.sum(b_g * b_g))
+    return 0.0 if denom <= 0.0 else float(np.clip(-np.sum(a_g * b_g) / denom, 0.0, 1.0))
+
+
+def _points(arms: Sequence[tuple[float, PPIArm]], lam: float | None) -> tuple[float, float]:
+    """The estimate at ``lam`` (tuned when ``None``) and the human-only one (λ = 0): what a
+    jackknife replicate needs, without the interval of :func:`_contrast`."""
+    parts = [(c, _parts(arm, k)) for k, (c, arm) in enumerate(arms)]
+    if lam is None:
+        a_g, b_g, _, _ = _cluster_sums(parts)
+        lam = _tuned(a_g, b_g)
+    return (
+        sum(c * (p.y_w + lam * (p.f_mean - p.f_w)) for c, p in parts),
+        sum(c * p.y_w for c, p in parts),
+    )
+
+
 def _contrast(arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: float) -> PPIEstimate:
     if not 0.0 < level < 1.0:
         raise ValueError("level must be in (0, 1)")
@@ -229,8 +248,7 @@ def _contrast(arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: fl
     a_g, b_g, labelled, _ = _cluster_sums(parts)
     g = a_g.size
     if lam is None:
-        denom = float(np.sum(b_g * b_g))
-        lam = 0.0 if denom <= 0.0 else float(np.clip(-np.sum(a_g * b_g) / denom, 0.0, 1.0))
+        lam = _tuned(a_g, b_g)
     small = g / (g - 1) if g > 1 else float("nan")
     h_clusters = int(labelled.sum())
     q = float(stats.t.ppf(0.5 + level / 2, max(1, h_clusters - 1)))
@@ -308,30 +326,54 @@ def ppi_difference(
     return _contrast([(1.0, a), (-1.0, b)], lam, level)
 
 
-def _jackknife(
+def _jackknife_replicates(
     arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: float
-) -> PPIEstimate:
+) -> tuple[PPIEstimate, NDArray[np.float64] | None, float]:
+    """The full estimate, its delete-one-question replicates and the unlabelled term.
+
+    Returns ``(full, reps, var_model)``: ``reps`` is ``(G_h, 2)`` (column 0 the estimate
+    with λ re-tuned, column 1 the human-only one), one row per question holding a human
+    label, or ``None`` where the jackknife says nothing more (fewer than three such
+    questions, or removing one leaves an arm under two labels); ``var_model`` is the
+    sandwich term of the questions without a label (they only move the model mean).
+    """
     full = _contrast(arms, lam, level)
     parts = [(c, _parts(arm, k)) for k, (c, arm) in enumerate(arms)]
     _, b_g, labelled, names = _cluster_sums(parts)
     g, g_h = names.size, int(labelled.sum())
     if g_h < 3:
-        return full  # a jackknife over fewer than three questions says nothing more
+        return full, None, 0.0  # a jackknife over fewer than three questions says nothing more
     reps = np.empty((g_h, 2))
     for r, name in enumerate(names[labelled]):
         kept = []
         for c, p in parts:
             keep = p.cluster.astype(str) != name
             if int(p.labelled[keep].sum()) < 2:
-                return full  # an arm's slice rests on one question: keep the sandwich
+                return full, None, 0.0  # an arm's slice rests on one question
             inc = None if p.inclusion is None else p.inclusion[keep]
             kept.append((c, PPIArm(p.f[keep], p.y[keep], inc, p.cluster[keep])))
         # λ re-tuned in every replicate: the tuning's own noise enters the variance
-        reps[r, 0] = _contrast(kept, lam, level).estimate
-        reps[r, 1] = _contrast(kept, 0.0, level).estimate
-    var_lab = (g_h - 1) / g_h * np.sum((reps - reps.mean(axis=0)) ** 2, axis=0)
+        reps[r] = _points(kept, lam)
     # questions without a human label move only the model mean F̄: their sandwich term
     var_model = g / (g - 1) * full.lam**2 * float(np.sum(b_g[~labelled] ** 2))
+    return full, reps, var_model
+
+
+def _jackknife(
+    arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: float
+) -> PPIEstimate:
+    full, reps, var_model = _jackknife_replicates(arms, lam, level)
+    return _jackknife_interval(full, reps, var_model, level)
+
+
+def _jackknife_interval(
+    full: PPIEstimate, reps: NDArray[np.float64] | None, var_model: float, level: float
+) -> PPIEstimate:
+    """The question jackknife's ``t`` interval from :func:`_jackknife_replicates`."""
+    if reps is None:
+        return full  # keep the sandwich
+    g_h = reps.shape[0]
+    var_lab = (g_h - 1) / g_h * np.sum((reps - reps.mean(axis=0)) ** 2, axis=0)
     q = float(stats.t.ppf(0.5 + level / 2, g_h - 1))
     se = math.sqrt(float(var_lab[0]) + var_model)
     se0 = math.sqrt(float(var_lab[1]))
