@@ -4,21 +4,26 @@ Issue 35's coverage cells (docs/calibration.md) against candidate intervals, eve
 computed on the same simulated studies, the same slices and the same question-jackknife
 replicates, so a column differs from another only by its interval:
 
-* ``reported jackknife``: what every instrument reports (``ppi_mean_jackknife`` /
+* ``reported``: what every instrument reports (``ppi_mean_jackknife`` /
   ``ppi_difference_jackknife``: the delete-one-question jackknife, λ re-tuned in every
-  replicate, ``t`` on ``G_h − 1``), and ``human-only jackknife`` (λ = 0), the yardstick of
-  the widths;
+  replicate, ``t`` on ``G_h − 1``, ends skewed by the jackknife's acceleration since
+  2026-12-06), and ``human-only (reported)`` (λ = 0), the yardstick of the widths;
+* ``symmetric t (reported until 2026-12-06)``: ``θ̂ ± t · SE`` of the same jackknife (and
+  the human-only one);
 * ``skew-corrected t (Hall)``: both ends moved by ``γ̂ (2q² + 1) / (6 √G_h)`` SEs, ``γ̂``
   the skewness of the replicates (Hall 1992);
 * ``jackknife acceleration (BCa-type)``: the ends ``θ̂ + SE · z / (1 − â z)`` at
   ``z = ∓q``, with Efron's acceleration ``â = Σ U³ / (6 (Σ U²)^{3/2})``,
-  ``U = θ̄ − θ̂₍₋ᵢ₎`` of the same replicates (no bias term); also on the human-only estimate;
+  ``U = θ̄ − θ̂₍₋ᵢ₎`` of the same replicates (no bias term), written out here apart from
+  ``driftlens_core.ppi`` (the two columns agree where ``|â| q < 1``, always in these cells);
 * ``log scale (means)``: the ``t`` interval of ``log θ`` by the delta method, mapped back
   (a variance-stabilising transform for a non-negative mean; a difference keeps the
-  reported interval);
+  symmetric ``t``);
 * ``studentised cluster bootstrap``: bootstrap-t over questions (the labelled and the
   unlabelled questions resampled apart, so the slice keeps its size; λ re-tuned; each
-  replicate studentised by its CR1 sandwich SE, vectorised over the per-question sums).
+  replicate studentised by its CR1 sandwich SE, vectorised over the per-question sums);
+* ``jackknife, lambda fixed`` (symmetric, and accelerated): the replicates with λ held at
+  the full slice's value (the tuning's noise left out).
 
 Cells:
 
@@ -27,10 +32,15 @@ Cells:
   mean D2 vote.
 * ``reasoning``: ``bench/calibration_coverage_reasoning.py``'s studies (its draw, seeds and
   truth), DTW and SRI from the same studies: the mean drift of ``none``, the attribute and
-  the life event, and each minus the noise floor. Its ``reported jackknife`` column equals
+  the life event, and each minus the noise floor. Its ``reported`` column equals
   that bench's calibrated interval to the last bit (checked on three studies).
 
-Each table cell is the coverage, then the mean width ÷ the human-only jackknife's (the share
+The first 2,000-study runs (docs/calibration.md) ran before the acceleration was adopted:
+their ``reported jackknife`` and ``human-only jackknife`` are the symmetric ``t`` columns
+here, their ``jackknife acceleration (BCa-type)`` and ``human-only, BCa-type`` what is now
+``reported`` and ``human-only (reported)``.
+
+Each table cell is the coverage, then the mean width ÷ the reported human-only interval's (the share
 of unbounded intervals where a bootstrap-t replicate had no spread).
 
 Usage::
@@ -182,26 +192,32 @@ def log_scale(point: float, se: float, q: float) -> tuple[float, float]:
 def variant_intervals(
     arms: Sequence[tuple[float, ppi.PPIArm]], level: float, boot: int, rng: np.random.Generator
 ) -> dict[str, tuple[float, float]]:
-    """Every variant's interval of one estimate (and ``width`` of human-only)."""
+    """Every variant's interval of one estimate, from one set of jackknife replicates."""
     full, reps, var_model = ppi._jackknife_replicates(arms, None, level)
     rep = ppi._jackknife_interval(full, reps, var_model, level)
-    out = {"reported jackknife": rep.ci, "human-only jackknife": rep.human_only_ci}
+    out = {"reported": rep.ci, "human-only (reported)": rep.human_only_ci}
     if reps is None:
         return out
-    q = float(stats.t.ppf(0.5 + level / 2, reps.shape[0] - 1))
+    g_h = reps.shape[0]
+    q = float(stats.t.ppf(0.5 + level / 2, g_h - 1))
+    se0 = math.sqrt((g_h - 1) / g_h * float(np.sum((reps[:, 1] - reps[:, 1].mean()) ** 2)))
+    out["symmetric t (reported until 2026-12-06)"] = (
+        rep.estimate - q * rep.se,
+        rep.estimate + q * rep.se,
+    )
+    out["human-only, symmetric t"] = (rep.human_only - q * se0, rep.human_only + q * se0)
+    # the bench's own accelerated ends, written apart from driftlens_core's
+    out["jackknife acceleration (BCa-type)"] = accelerated(rep.estimate, rep.se, reps[:, 0], q)
     dev = reps.mean(axis=0) - reps
     a = _skew_shift(dev[:, 0], q)
     out["skew-corrected t (Hall)"] = (
         rep.estimate - rep.se * (q - a),
         rep.estimate + rep.se * (q + a),
     )
-    out["jackknife acceleration (BCa-type)"] = accelerated(rep.estimate, rep.se, reps[:, 0], q)
-    se0 = (rep.human_only_ci[1] - rep.human_only) / q
-    out["human-only, BCa-type"] = accelerated(rep.human_only, se0, reps[:, 1], q)
     if len(arms) == 1:
         out["log scale (means)"] = log_scale(rep.estimate, rep.se, q)
     else:
-        out["log scale (means)"] = rep.ci
+        out["log scale (means)"] = out["symmetric t (reported until 2026-12-06)"]
     out["studentised cluster bootstrap"] = bootstrap_t(arms, level, boot, rng)
     # the jackknife with λ held at the full slice's value (the tuning's noise left out)
     s = _sums(arms)
@@ -221,7 +237,7 @@ Cells = dict[str, dict[str, dict[str, list[float]]]]
 
 def _table(title: str, cells: Cells, mc: float) -> None:
     """One markdown table: a row per cell, a column per variant: coverage (mean finite width
-    ÷ the human-only jackknife's; the share of unbounded intervals where there are any)."""
+    ÷ the reported human-only interval's; the share of unbounded intervals where there are any)."""
     names = list(next(iter(cells.values()))["covers"].keys()) if cells else []
     print(f"\n{title} (Monte Carlo SE of a 95 % coverage {100 * mc:.1f} points)")
     print("| cell | " + " | ".join(names) + " |")
@@ -234,7 +250,7 @@ def _table(title: str, cells: Cells, mc: float) -> None:
         return text + (f", {100 * np.mean(~fin):.1f} % unbounded)" if (~fin).any() else ")")
 
     for cell, c in cells.items():
-        human = float(np.mean(c["widths"]["human-only jackknife"]))
+        human = float(np.mean(c["widths"]["human-only (reported)"]))
         print(f"| {cell} | " + " | ".join(cell_text(c, n, human) for n in names) + " |")
 
 

@@ -39,6 +39,15 @@ heavy-tailed, and it ignores the noise of tuning λ: :func:`ppi_mean_jackknife` 
 :func:`ppi_difference_jackknife` replace it by the delete-one-question jackknife of the
 whole estimator (what the instruments report; docs/calibration.md measures both).
 
+The jackknife's interval is not symmetric: a mean of a skewed, zero-heavy value (the drift
+of a baseline resample, most of whose pairs are 0) over a few dozen questions has a
+skewed sampling distribution, and ``θ̂ ± t · SE`` misses on the long side. Its ends are
+``θ̂ + SE · z / (1 − â z)`` at ``z = ∓t_{df}``, with Efron's acceleration
+``â = Σ U_i³ / (6 (Σ U_i²)^{3/2})`` of the delete-one-question replicates
+(``U_i = θ̄ − θ̂₍₋ᵢ₎``; the BCa interval's acceleration, without its bias term, on the
+``t`` scale): ``â = 0`` for symmetric replicates gives the ``t`` interval back, and a
+right-skewed mean (``â > 0``) moves both ends up, the upper by more.
+
 Pure functions on arrays (no I/O); vectorised NumPy (``np.bincount`` per cluster), linear
 in the number of items, so there is no compiled twin (docs/calibration.md says why).
 """
@@ -61,6 +70,7 @@ __all__ = [
     "TransportCheck",
     "enough_humans",
     "humans_for_half_width",
+    "interval_p_value",
     "ppi_difference",
     "ppi_difference_jackknife",
     "ppi_mean",
@@ -96,6 +106,8 @@ class PPIEstimate:
         model_sd: SD of the model labels over all items; ``None`` for a contrast.
         variance: How ``se`` was estimated: the cluster-robust ``sandwich``
             (:func:`ppi_mean`) or the question ``jackknife`` (:func:`ppi_mean_jackknife`).
+        acceleration: The jackknife's acceleration ``â`` that skews ``ci`` (module
+            docstring); 0 for the sandwich's symmetric interval.
     """
 
     estimate: float
@@ -113,6 +125,7 @@ class PPIEstimate:
     rectifier_sd: float | None = None
     model_sd: float | None = None
     variance: Literal["sandwich", "jackknife"] = "sandwich"
+    acceleration: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -369,7 +382,7 @@ def _jackknife(
 def _jackknife_interval(
     full: PPIEstimate, reps: NDArray[np.float64] | None, var_model: float, level: float
 ) -> PPIEstimate:
-    """The question jackknife's ``t`` interval from :func:`_jackknife_replicates`."""
+    """The question jackknife's accelerated ``t`` interval from :func:`_jackknife_replicates`."""
     if reps is None:
         return full  # keep the sandwich
     g_h = reps.shape[0]
@@ -377,13 +390,53 @@ def _jackknife_interval(
     q = float(stats.t.ppf(0.5 + level / 2, g_h - 1))
     se = math.sqrt(float(var_lab[0]) + var_model)
     se0 = math.sqrt(float(var_lab[1]))
+    acc, acc0 = _acceleration(reps[:, 0], q), _acceleration(reps[:, 1], q)
     return replace(
         full,
         se=se,
-        ci=(full.estimate - q * se, full.estimate + q * se),
-        human_only_ci=(full.human_only - q * se0, full.human_only + q * se0),
+        ci=_accelerated(full.estimate, se, acc, q),
+        human_only_ci=_accelerated(full.human_only, se0, acc0, q),
         variance="jackknife",
+        acceleration=acc,
     )
+
+
+def _acceleration(reps: NDArray[np.float64], q: float) -> float:
+    """Efron's jackknife acceleration ``Σ U³ / (6 (Σ U²)^{3/2})``, ``U = θ̄ − θ̂₍₋ᵢ₎``.
+
+    ``|â| ≤ 1/6``, so ``1 − |â| q > 0`` below ``q = 6``; beyond it (a level near 1 on two
+    or three questions) the accelerated ends are not defined and ``â = 0`` keeps the ``t``
+    interval.
+    """
+    u = reps.mean() - reps
+    s2 = float(np.sum(u * u))
+    if s2 <= 0.0:
+        return 0.0
+    acc = float(np.sum(u**3)) / (6.0 * s2**1.5)
+    return acc if abs(acc) * q < 1.0 else 0.0
+
+
+def _accelerated(point: float, se: float, acc: float, q: float) -> tuple[float, float]:
+    """``θ̂ + SE · z / (1 − â z)`` at ``z = −q`` and ``z = q``."""
+    return point - se * q / (1.0 + acc * q), point + se * q / (1.0 - acc * q)
+
+
+def interval_p_value(est: PPIEstimate) -> float:
+    """Two-sided p-value of ``θ = 0`` that inverts the estimate's own interval.
+
+    The level at which 0 is an end of ``ci``: ``0 = θ̂ + SE · z / (1 − â z)`` gives
+    ``z = r / (1 + â r)`` with ``r = −θ̂ / SE``, read on the ``t`` distribution with (questions
+    holding a human label − 1) degrees of freedom; ``â = 0`` (the sandwich) is the plain
+    ``t`` test. NaN without a standard error; 0 where no finite end reaches 0.
+    """
+    if not est.se > 0 or not math.isfinite(est.estimate):
+        return math.nan
+    r = -est.estimate / est.se
+    denom = 1.0 + est.acceleration * r
+    if denom <= 0.0:
+        return 0.0
+    df = max(1, est.n_human_clusters - 1)
+    return float(2.0 * stats.t.sf(abs(r / denom), df))
 
 
 def ppi_mean_jackknife(
