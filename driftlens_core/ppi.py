@@ -454,11 +454,12 @@ def ppi_mean_jackknife(
     delete-one-question jackknife of the whole estimator (λ re-tuned in every replicate)
     over the ``G_h`` questions holding a human label, plus the sandwich term of the
     questions without one (they only move the model mean), with ``t`` on ``G_h − 1``
-    degrees of freedom. On a slice of a few dozen labels the sandwich is biased low when
-    the rectifier ``Y − λf`` is heavy-tailed (a judge's occasional large error) and misses
-    the tuning's noise; the jackknife carries both (``docs/calibration.md`` measures it:
-    the sandwich's 91.5 % at a 5 % slice against 93.5-96.5 % here). Costs ``G_h`` estimates,
-    each linear in the items. Falls back to the sandwich (``variance == "sandwich"``) when
+    degrees of freedom and the ends skewed by the replicates' acceleration ``â`` (module
+    docstring; ``acceleration`` on the result). On a slice of a few dozen labels the
+    sandwich is biased low when the rectifier ``Y − λf`` is heavy-tailed (a judge's
+    occasional large error) and misses the tuning's noise; the jackknife carries both
+    (``docs/calibration.md`` measures it: the sandwich's 91.5 % at a 5 % slice against
+    93.5-96.5 % here). Costs ``G_h`` estimates, each linear in the items. Falls back to the sandwich (``variance == "sandwich"``) when
     fewer than three questions hold a label or removing one leaves an arm under two labels.
 
     Raises:
