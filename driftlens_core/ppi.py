@@ -459,8 +459,9 @@ def ppi_mean_jackknife(
     sandwich is biased low when the rectifier ``Y − λf`` is heavy-tailed (a judge's
     occasional large error) and misses the tuning's noise; the jackknife carries both
     (``docs/calibration.md`` measures it: the sandwich's 91.5 % at a 5 % slice against
-    93.5-96.5 % here). Costs ``G_h`` estimates, each linear in the items. Falls back to the sandwich (``variance == "sandwich"``) when
-    fewer than three questions hold a label or removing one leaves an arm under two labels.
+    93.5-96.5 % here). Costs ``G_h`` estimates, each linear in the items. Falls back to
+    the sandwich (``variance == "sandwich"``) when fewer than three questions hold a label
+    or removing one leaves an arm under two labels.
 
     Raises:
         ValueError: as :func:`ppi_mean`.
