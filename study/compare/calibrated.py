@@ -13,7 +13,8 @@ One code path with the instruments' headlines: each run's value is
 calibrated headline reports, so the row's ``A`` and ``B`` are those headlines), the
 difference is :func:`~driftlens_core.ppi.ppi_difference_jackknife` (a question dropped from
 both runs at once, so the pairing is in the variance) with its ``t`` interval on (questions
-holding a human label − 1) degrees of freedom, and the p-value inverts that interval. Rows
+holding a human label − 1) degrees of freedom and the jackknife's acceleration, and the
+p-value inverts that interval (:func:`~driftlens_core.ppi.interval_p_value`). Rows
 where either run's headline would be model-only (too few humans) are left out: the
 model-only rows stay the comparison's headline there.
 """
@@ -23,12 +24,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from scipy import stats as sps
-
 from driftlens_core.ppi import (
     PPIArm,
     PPIEstimate,
     enough_humans,
+    interval_p_value,
     ppi_difference_jackknife,
     ppi_mean_jackknife,
 )
@@ -75,9 +75,7 @@ def calibrated_row(
     if not (enough(ea) and enough(eb)):
         return None
     d = ppi_difference_jackknife(arm_b, arm_a)
-    df = max(1, d.n_human_clusters - 1)
-    t = d.estimate / d.se if d.se > 0 else math.nan
-    p = float(2 * sps.t.sf(abs(t), df)) if math.isfinite(t) else math.nan
+    p = interval_p_value(d)  # the level at which 0 is an end of the row's own interval
     n_a = ea.n_human_clusters if by_question else ea.n_human
     n_b = eb.n_human_clusters if by_question else eb.n_human
     unit = "human-labelled questions" if by_question else "human labels"

@@ -12,9 +12,13 @@ human value is the share of its kept votes that name the aligned category (the c
 * the **drift** (arm minus the group's reference, in percentage points, paired by stem):
   the report's model-only drift beside :func:`~driftlens_core.ppi.ppi_difference_jackknife`.
 
-Which is the headline: the calibrated estimate when the arm (and, for a drift, the
-reference too) has at least :data:`~driftlens_core.ppi.MIN_HUMAN_LABELS` human-checked
-answers on as many stems (or every stem of a smaller battery). Otherwise:
+Which is the headline: the calibrated estimate when the arm has at least
+:data:`~driftlens_core.ppi.MIN_HUMAN_LABELS` human-checked answers on as many of its stems, or
+on every stem it answered when it answered fewer (:func:`~driftlens_core.ppi.enough_humans`,
+the rule of every instrument and of ``driftlens compare``); a drift's headline is calibrated
+when both its arm's and the reference's own rates are. A stem an arm never answered is not
+one of its stems: it is outside the arm's rate, so it cannot be asked of its slice.
+Otherwise:
 
 * **transport** — an arm with too few humans of its own borrows the reference arm's
   correction (``shift = mean(Y − f)`` on the reference's slice) when the
@@ -46,6 +50,7 @@ from driftlens_core.ppi import (
     PPIArm,
     PPIEstimate,
     TransportCheck,
+    enough_humans,
     ppi_difference_jackknife,
     ppi_mean,
     ppi_mean_jackknife,
@@ -251,10 +256,6 @@ def _no_probabilities(arm: _Arm) -> bool:
     return bool(on.any() and np.isnan(arm.p[on]).any())
 
 
-def _enough(est: PPIEstimate, n_stems: int, min_human: int) -> bool:
-    return est.n_human >= min_human and est.n_human_clusters >= min(min_human, n_stems)
-
-
 def _too_few(est: PPIEstimate, min_human: int) -> str:
     return (
         f"{est.n_human} human labels on {est.n_human_clusters} stems, fewer than the "
@@ -307,24 +308,28 @@ def calibrate_group(
     first = table[(table["classifier_repeat"] == 0) & np.isfinite(table["aligned"])]
     rows: list[CalibratedRate] = []
     for battery, bt in first.groupby("battery", sort=True):
-        n_stems = int(bt["stem"].nunique())
         arms = {str(a): _arm(study, part, humans) for a, part in bt.groupby("arm", sort=True)}
         ref = arms.get(reference)
         shift = _shift(ref, level) if ref is not None else None
+        rates = {}
         for name, arm in arms.items():
-            rate, transport = _rate_row(
+            rates[name] = _rate_row(
                 group, str(battery), name, arm, ref if name != reference else None, shift,
-                n_stems, rng, bootstrap, min_human, level,
+                rng, bootstrap, min_human, level,
             )  # fmt: skip
+        for name, arm in arms.items():
+            rate, transport = rates[name]
             rows.append(rate)
             if name == reference or ref is None:
                 continue
             d = drift.get(str(battery), {}).get(name)
             if d is None or d.get("drift_pp") is None:
                 continue
+            # a calibrated drift needs both arms' own calibrated rates (not transported)
+            both = rate.headline == "calibrated" and rates[reference][0].headline == "calibrated"
             rows.append(
                 _drift_row(
-                    group, str(battery), name, arm, ref, d, transport, n_stems, min_human, level
+                    group, str(battery), name, arm, ref, d, transport, both, min_human, level
                 )
             )
     return rows
@@ -337,7 +342,6 @@ def _rate_row(
     arm: _Arm,
     ref: _Arm | None,
     shift: tuple[float, float] | None,
-    n_stems: int,
     rng: np.random.Generator,
     bootstrap: int,
     min_human: int,
@@ -351,7 +355,7 @@ def _rate_row(
     headline: Headline = "model-only"
     transport: TransportCheck | None = None
     cal = cal_ci = None
-    if est is not None and _enough(est, n_stems, min_human):
+    if est is not None and enough_humans(est, min_human):
         headline, cal, cal_ci = "calibrated", est.estimate, est.ci
     elif ref is not None and shift is not None and not _no_probabilities(arm):
         # the reference's correction, tested on this arm's own few labels
@@ -416,7 +420,7 @@ def _drift_row(
     ref: _Arm,
     d: Mapping[str, Any],
     transport: TransportCheck | None,
-    n_stems: int,
+    both_calibrated: bool,
     min_human: int,
     level: float,
 ) -> CalibratedRate:
@@ -424,15 +428,12 @@ def _drift_row(
     est = None
     if note is None:
         est = ppi_difference_jackknife(arm.ppi(), ref.ppi(), level=level)
-    enough = (
-        est is not None
-        and min(arm.n_human, ref.n_human) >= min_human
-        and est.n_human_clusters >= min(min_human, n_stems)
-    )
+    enough = est is not None and both_calibrated
     if not enough and note is None and est is not None:
         note = (
-            f"{arm.n_human} + {ref.n_human} human labels (arm + reference), fewer than the "
-            f"{min_human} each a calibrated drift needs: the model-only headline is kept"
+            f"{arm.n_human} + {ref.n_human} human labels (arm + reference): a calibrated drift "
+            f"needs each arm's own calibrated rate (at least {min_human} human labels on as "
+            "many of its stems, or on every stem it answered): the model-only headline is kept"
         )
     if not enough and transport is not None and transport.verdict == "fail":
         note = (

@@ -69,8 +69,8 @@ def test_compare_row_is_each_runs_own_calibrated_headline(
     db: Callable[[], AbstractContextManager[Session]],
 ) -> None:
     """One code path: A and B of a calibrated row are the report's own headlines, intervals
-    included (the question jackknife, not a second estimator), and its p inverts its t
-    interval."""
+    included (the question jackknife, not a second estimator), and its p inverts its
+    (accelerated t) interval."""
     import math
 
     from scipy import stats as sps
@@ -107,11 +107,14 @@ def test_compare_row_is_each_runs_own_calibrated_headline(
             assert h.calibrated_ci is not None
             lo, hi = h.calibrated_ci
             assert f"{h.calibrated:.2f} [{lo:.2f}, {hi:.2f}]" in row.test_detail
-        # the p-value and the interval are one t test
-        half = (row.ci_high - row.ci_low) / 2
-        q = half / row.se
+        # the p-value inverts the row's own interval: its ends are d + SE · z / (1 − a z) at
+        # z = ∓q (the jackknife's acceleration a), so q and a are read back from the ends
+        lo_, hi_ = (row.diff - row.ci_low) / row.se, (row.ci_high - row.diff) / row.se
+        q = 2 * lo_ * hi_ / (lo_ + hi_)
+        acc = (1 / lo_ - 1 / hi_) / 2
         df = next(k for k in range(1, 400) if math.isclose(sps.t.ppf(0.975, k), q, rel_tol=1e-9))
-        assert math.isclose(row.p_boot, 2 * sps.t.sf(abs(row.diff / row.se), df), rel_tol=1e-9)
+        r = -row.diff / row.se
+        assert math.isclose(row.p_boot, 2 * sps.t.sf(abs(r / (1 + acc * r)), df), rel_tol=1e-9)
         assert (row.p_boot < 0.05) == (not row.ci_low <= 0.0 <= row.ci_high)
         checked += 1
     assert checked >= 5, [r.statistic for r in result.rows]

@@ -142,3 +142,56 @@ def test_an_arm_slice_without_probabilities_is_never_transported() -> None:
     r = next(r for r in rows if r.arm == "arm" and r.what == "aligned_rate")
     assert r.headline == "model-only" and r.transport is None
     assert "no stored inclusion probabilities" in str(r.note)
+
+
+def _missing_stems_study(*, labelled_arm_stems: int):
+    """An arm that answered 24 of the battery's 30 stems; humans on 2 answers of each stem
+    (a stratified slice, ``2 / 12`` stored per answer) of the reference's 30 stems and of
+    the first ``labelled_arm_stems`` of the arm's 24."""
+    rng = np.random.default_rng(11)
+    ref, y_ref = _arm_frame("ref", 0.5, 0.6, rng)
+    arm, y_arm = _arm_frame("arm", 0.35, 0.6, rng)
+    kept = arm["stem"] < f"st{24:02d}"
+    arm, y_arm = arm[kept].reset_index(drop=True), y_arm[kept.to_numpy()]
+    aligned, incl = {}, {}
+    for df, y, stems in ((ref, y_ref, N_STEMS), (arm, y_arm, labelled_arm_stems)):
+        for s in range(stems):
+            rows = np.flatnonzero((df["stem"] == f"st{s:02d}").to_numpy())
+            for i in rng.choice(rows, size=2, replace=False):
+                r = df.iloc[i]
+                key = disposition_key(
+                    STUDY, r["arm"], "b", r["stem"], int(r["probe"][1:]), int(r["sample"])
+                )
+                aligned[key] = y[i]
+                incl[key] = 2 / rows.size
+    table = pd.concat([ref, arm], ignore_index=True)
+    model_drift = 100 * (arm["aligned"].mean() - ref["aligned"].mean())
+    drift = {"b": {"arm": {"drift_pp": model_drift, "ci_low": model_drift - 5,
+                           "ci_high": model_drift + 5}}}  # fmt: skip
+    rows = calibrate_group(STUDY, "on", table, "ref", drift, DispositionHumans(aligned, incl),
+                           bootstrap=100, seed=11, min_human=40)  # fmt: skip
+    return {(r.arm, r.what): r for r in rows}
+
+
+def test_an_arm_that_missed_stems_is_judged_on_its_own_stems() -> None:
+    """The headline rule is ``enough_humans`` (compare's too): an arm that answered 24 of a
+    30-stem battery, with 48 human labels on all 24 of its stems, has a calibrated rate and,
+    beside a calibrated reference, a calibrated drift; the battery's 6 stems it never
+    answered are not asked of its slice."""
+    rows = _missing_stems_study(labelled_arm_stems=24)
+    rate, drift = rows[("arm", "aligned_rate")], rows[("arm", "drift_pp")]
+    assert rate.n_human == 48 and rate.n_human_stems == 24
+    assert rate.headline == "calibrated" and rate.note is None
+    assert rows[("ref", "aligned_rate")].headline == "calibrated"
+    assert drift.headline == "calibrated" and drift.note is None
+
+
+def test_an_arm_whose_humans_miss_one_of_its_stems_keeps_the_model_only_headline() -> None:
+    rows = _missing_stems_study(labelled_arm_stems=23)
+    rate, drift = rows[("arm", "aligned_rate")], rows[("arm", "drift_pp")]
+    assert rate.n_human == 46 and rate.n_human_stems == 23
+    # 46 labels, but on 23 of its 24 stems: its own rate is not calibrated (transport decides
+    # what it shows instead), and neither is the drift
+    assert rate.headline != "calibrated" and rate.transport is not None
+    assert drift.headline == "model-only"
+    assert "each arm's own calibrated rate" in str(drift.note) and "\n" not in str(drift.note)

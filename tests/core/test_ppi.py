@@ -14,6 +14,7 @@ from scipy import stats
 from driftlens_core.ppi import (
     PPIArm,
     humans_for_half_width,
+    interval_p_value,
     ppi_difference,
     ppi_difference_jackknife,
     ppi_mean,
@@ -275,9 +276,89 @@ def test_jackknife_of_a_fully_labelled_mean_is_the_textbook_se() -> None:
     est = ppi_mean_jackknife(y + 1.0, y, lam=0.0)
     assert est.variance == "jackknife"
     assert est.se == pytest.approx(float(y.std(ddof=1) / math.sqrt(40)), rel=1e-10)
-    q = float(stats.t.ppf(0.975, 39))
-    assert est.ci[1] - est.estimate == pytest.approx(q * est.se, rel=1e-10)
     assert est.human_only_ci == pytest.approx(est.ci, rel=1e-10)
+
+
+def _textbook_accelerated(x: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """The accelerated ``t`` interval of a plain mean, written out from the textbook.
+
+    Efron & Tibshirani (1993, eq. 14.15): the jackknife acceleration of a mean is
+    ``â = Σ (x_i − x̄)³ / (6 (Σ (x_i − x̄)²)^{3/2})``, i.e. ``g₁ / (6 √n)`` with ``g₁`` the
+    sample skewness (biased moments); the ends are ``x̄ + (s / √n) · z / (1 − â z)`` at
+    ``z = ∓t_{n−1}``.
+    """
+    n = x.size
+    acc = float(stats.skew(x, bias=True)) / (6 * math.sqrt(n))
+    q = float(stats.t.ppf(0.5 + level / 2, n - 1))
+    se = float(x.std(ddof=1)) / math.sqrt(n)
+    return acc, x.mean() - se * q / (1 + acc * q), x.mean() + se * q / (1 - acc * q)
+
+
+def test_accelerated_interval_of_a_fully_labelled_mean_is_the_textbook_one() -> None:
+    rng = np.random.default_rng(21)
+    x = np.where(rng.random(30) < 0.6, 0.0, rng.exponential(1.0, 30))  # zero-heavy, skewed
+    est = ppi_mean_jackknife(x + 0.3, x, lam=0.0)
+    acc, lo, hi = _textbook_accelerated(x)
+    assert acc > 0.02  # a right skew: the dose is there
+    assert est.acceleration == pytest.approx(acc, rel=1e-9)
+    assert est.ci == pytest.approx((lo, hi), rel=1e-9)
+    assert hi - est.estimate > est.estimate - lo  # the long side is the skewed one
+    # a mirrored sample mirrors the interval; a symmetric one gets the t interval back
+    neg = ppi_mean_jackknife(-x + 0.3, -x, lam=0.0)
+    assert neg.ci == pytest.approx((-hi, -lo), rel=1e-9)
+    sym = np.concatenate([x, 2 * x.mean() - x])
+    s_est = ppi_mean_jackknife(sym, sym, lam=0.0)
+    q = float(stats.t.ppf(0.975, sym.size - 1))
+    assert s_est.acceleration == pytest.approx(0.0, abs=1e-12)
+    assert s_est.ci == pytest.approx((sym.mean() - q * s_est.se, sym.mean() + q * s_est.se))
+
+
+def _zero_heavy_coverage(reps: int) -> tuple[float, float]:
+    """Coverage of the symmetric and the accelerated jackknife interval of a zero-heavy mean.
+
+    The drift of a baseline resample: 70 % of the questions are 0, the rest exponential; a
+    judge that adds 0.3 and noise; 20 of 200 questions labelled. Truth: 0.3.
+    """
+    rng = np.random.default_rng(22)
+    n_items, n_human = 200, 20
+    cover = np.zeros(2)
+    for _ in range(reps):
+        y = np.where(rng.random(n_items) < 0.7, 0.0, rng.exponential(1.0, n_items))
+        f = y + 0.3 + rng.normal(0.0, 0.3, n_items)
+        human = np.full(n_items, np.nan)
+        idx = rng.choice(n_items, size=n_human, replace=False)
+        human[idx] = y[idx]
+        e = ppi_mean_jackknife(f, human)
+        q = float(stats.t.ppf(0.975, e.n_human_clusters - 1))
+        cover[0] += e.estimate - q * e.se <= 0.3 <= e.estimate + q * e.se
+        cover[1] += e.ci[0] <= 0.3 <= e.ci[1]
+    return float(cover[0] / reps), float(cover[1] / reps)
+
+
+def test_acceleration_restores_coverage_of_a_zero_heavy_mean() -> None:
+    symmetric, accelerated = _zero_heavy_coverage(400)
+    # known dose: the same slices and SEs, two shapes. The symmetric t misses on the right
+    # (90.0 % here); the acceleration wins back 2.5 points of it (92.5 %); on a skew this
+    # strong at 20 questions it does not reach 95 % (docs/calibration.md's cells are milder)
+    assert symmetric <= 0.91
+    assert accelerated >= symmetric + 0.02
+
+
+def test_interval_p_value_inverts_the_accelerated_interval() -> None:
+    rng = np.random.default_rng(23)
+    x = np.where(rng.random(40) < 0.6, 0.0, rng.exponential(1.0, 40))
+    d = x - 0.12
+    est = ppi_mean_jackknife(d + 0.2, d, lam=0.0)
+    assert est.acceleration > 0.0
+    p = interval_p_value(est)
+    assert 0.0 < p < 1.0
+    # at level 1 − p, 0 is an end of the estimate's own interval
+    at = ppi_mean_jackknife(d + 0.2, d, lam=0.0, level=1 - p)
+    assert min(abs(at.ci[0]), abs(at.ci[1])) == pytest.approx(0.0, abs=1e-9)
+    # the sandwich (â = 0) is the plain t test
+    sw = ppi_mean(d + 0.2, d, lam=0.0)
+    t = sw.estimate / sw.se
+    assert interval_p_value(sw) == pytest.approx(2 * stats.t.sf(abs(t), sw.n_human_clusters - 1))
 
 
 def test_paired_jackknife_drops_a_question_from_both_arms() -> None:
