@@ -168,9 +168,9 @@ def _missing_stems_study(*, labelled_arm_stems: int):
     model_drift = 100 * (arm["aligned"].mean() - ref["aligned"].mean())
     drift = {"b": {"arm": {"drift_pp": model_drift, "ci_low": model_drift - 5,
                            "ci_high": model_drift + 5}}}  # fmt: skip
-    rows = calibrate_group(STUDY, "on", table, "ref", drift, DispositionHumans(aligned, incl),
-                           bootstrap=100, seed=11, min_human=40)  # fmt: skip
-    return {(r.arm, r.what): r for r in rows}
+    got = calibrate_group(STUDY, "on", table, "ref", drift, DispositionHumans(aligned, incl),
+                          bootstrap=100, seed=11, min_human=40)  # fmt: skip
+    return {(r.arm, r.what): r for r in got}
 
 
 def test_an_arm_that_missed_stems_is_judged_on_its_own_stems() -> None:
