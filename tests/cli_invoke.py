@@ -1,15 +1,16 @@
 """In-process ``driftlens`` calls with the CLI converted to its click command once.
 
 ``typer.testing.CliRunner.invoke`` converts the Typer application it is given to a click
-command on every call: for the whole ``driftlens`` tree a tenth of a second on a quiet
-machine, over a second at nice 10 on the loaded one (174 conversions took 199 s in
-``tests/sources``, ``tests/stats`` and ``tests/limits``), paid by each of the suite's
-in-process CLI calls. The converted command keeps no state between calls (each call parses
-its options into a new context and reads environment variables then), so
-:func:`converted_cli` converts :func:`app.cli.root.build_app`'s application once per test
-process and both ways in (:func:`invoke_cli`, ``CliRunner``'s, and :func:`use_converted_cli`
-for ``app.cli.main``, the console script's) reuse it. Any other application is converted as
-before.
+command on every call, and so does ``Typer.__call__``: inside the suite's pytest process
+about half a second of CPU each for the whole ``driftlens`` tree (192 conversions were
+108 s of user CPU in nine CLI-heavy modules; docs/performance.md, "Second pass"), paid by
+each of the suite's in-process CLI calls. The converted command keeps no state between
+calls (each call parses its options into a new context and reads environment variables
+then), so :func:`converted_cli` converts :func:`app.cli.root.build_app`'s application once
+per test process, and every way in reuses it: :func:`invoke_cli` (the ``cli`` fixture),
+``CliRunner().invoke`` of that application, and ``app.cli.main`` (the console script's
+entry, ``tests/cli_runner.py``) after :func:`use_converted_cli`. Any other application is
+converted as before.
 """
 
 from __future__ import annotations
