@@ -99,7 +99,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from driftlens_core._impl import compiled_module
 
@@ -243,6 +242,8 @@ def expanded_tail(alpha: float, n_clusters: ArrayLike | None) -> NDArray[np.floa
     out = np.full(n.shape, alpha / 2.0)
     ok = n >= 2
     if ok.any():
+        from scipy import stats  # here, not at the top: see _p_rows
+
         nn = n[ok]
         t = stats.t.ppf(1.0 - alpha / 2.0, nn - 1.0)
         out[ok] = stats.norm.cdf(-np.sqrt(nn / (nn - 1.0)) * t)
@@ -271,6 +272,11 @@ def _p_rows(
     rows: NDArray[np.float64], null: float, n_clusters: ArrayLike | None
 ) -> NDArray[np.float64]:
     """:func:`bootstrap_p_value` on ``(K, B)`` replicates (one statistic per row)."""
+    # scipy.stats is imported where it is used: this module is imported by every CLI start
+    # (study.limits reads MIN_BOOTSTRAP), and scipy.stats was a second of each `driftlens`
+    # process's start that most commands (generate, import, jobs, listings) never use.
+    from scipy import stats
+
     n = rows.shape[1] - np.isnan(rows).sum(axis=1)
     low = np.count_nonzero(rows <= null, axis=1)
     high = np.count_nonzero(rows >= null, axis=1)

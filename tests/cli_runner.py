@@ -57,9 +57,11 @@ def cli_runner(
         ``run(*args) -> CliOutcome``.
     """
     from app.cli import main
+    from tests.cli_invoke import use_converted_cli
 
     def run(*args: str) -> CliOutcome:
         monkeypatch.setattr(sys, "argv", ["driftlens", *args])
+        use_converted_cli(monkeypatch)  # the application converted once per test process
         if wide:
             monkeypatch.setenv("COLUMNS", "200")
             monkeypatch.delenv("DRIFTLENS_DEBUG", raising=False)

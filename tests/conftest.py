@@ -113,13 +113,15 @@ def workspace(_isolated_workspace: Path) -> Path:
 
 @pytest.fixture
 def cli() -> Callable[..., Result]:
-    """Run ``driftlens ARGS`` in-process; ``result.exception`` holds any error raised."""
-    from typer.testing import CliRunner
+    """Run ``driftlens ARGS`` in-process; ``result.exception`` holds any error raised.
 
-    from app.cli.root import build_app
+    The application is converted to its click command once per test process
+    (``tests/cli_invoke.py``).
+    """
+    from tests.cli_invoke import invoke_cli
 
     def run(*args: str) -> Result:
-        return CliRunner().invoke(build_app(), list(args), catch_exceptions=True)
+        return invoke_cli(args, catch_exceptions=True)
 
     return run
 

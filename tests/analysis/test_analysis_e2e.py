@@ -14,12 +14,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from sqlmodel import select
-from typer.testing import CliRunner
 
-from app.cli.root import build_app
 from storage.models import Response
 from storage.settings import resolve_settings
 from storage.workspace import open_workspace_session
+from tests.cli_invoke import invoke_cli
 
 SCRIPT_PROBE = "<script>alert(1)</script>"
 IMG_PROBE = "<img src=x onerror=alert(1)>"
@@ -29,7 +28,7 @@ B, SEED = 2000, 4
 
 
 def _cli(*args: str) -> str:
-    res = CliRunner().invoke(build_app(), list(args))
+    res = invoke_cli(list(args))
     assert res.exit_code == 0, (args, res.output, res.exception)
     return res.output
 

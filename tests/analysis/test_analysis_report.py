@@ -11,10 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from sqlmodel import select
-from typer.testing import CliRunner
 
 import driftlens_core
-from app.cli.root import build_app
 from storage.errors import InputError, NotFoundError
 from storage.models import StepLabel
 from storage.settings import Settings, default_db_url, resolve_settings
@@ -28,6 +26,7 @@ from study.reasoning.stored import get_analysis, latest_analysis
 from study.report.html import esc
 from study.report.markdown import md_escape
 from tests.analysis._sim_workspace import IMG_PROBE, LABELER, RUN, SCRIPT_PROBE, build_sim_workspace
+from tests.cli_invoke import invoke_cli
 
 B = 2000
 SEED = 11
@@ -116,8 +115,7 @@ def test_stats_json_equals_driftlens_stats_on_the_exported_drift_table(
     analysed: Analysed, tmp_path: Path
 ) -> None:
     target = tmp_path / "x.json"
-    res = CliRunner().invoke(
-        build_app(),
+    res = invoke_cli(
         ["stats", str(analysed.out / "drift.csv"), "--json", str(target),
          "--bootstrap", str(B), "--seed", str(SEED)],
     )  # fmt: skip
@@ -292,8 +290,7 @@ def test_analyze_cli_prints_summary_and_path(workspace: Path, tmp_path: Path) ->
     with open_workspace_session(_settings(workspace)) as session:
         build_sim_workspace(session, n_questions=6)
     out = tmp_path / "cli-report"
-    res = CliRunner().invoke(
-        build_app(),
+    res = invoke_cli(
         ["analyze", "--run", RUN, "--labeler", LABELER, "--out", str(out),
          "--bootstrap", "200", "--seed", "3"],
     )  # fmt: skip
@@ -370,16 +367,14 @@ def test_several_runs_are_models_side_by_side(workspace: Path, tmp_path: Path) -
         for run in ("run-a", "run-b"):
             stored = latest_analysis(run, session=session)
             assert stored is not None and stored.config.runs == ("run-a", "run-b")
-    res = CliRunner().invoke(
-        build_app(),
+    res = invoke_cli(
         ["stats", str(out / "drift.csv"), "--json", str(tmp_path / "x.json"),
          "--bootstrap", "300", "--seed", "2"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "x.json").read_text()) == result.stats
     # the CLI takes --run more than once
-    res = CliRunner().invoke(
-        build_app(),
+    res = invoke_cli(
         ["analyze", "--run", "run-a", "--run", "run-b", "--labeler", LABELER,
          "--out", str(tmp_path / "cli"), "--bootstrap", "200"],
     )  # fmt: skip

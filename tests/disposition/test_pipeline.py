@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 from sqlmodel import Session, select
-from typer.testing import CliRunner
 
-from app.cli.root import build_app
 from llm.seeds import derive_seed
 from llm.specs import ModelSpec
 from storage.disposition_models import DispositionResponse, DispositionScore
@@ -20,6 +18,7 @@ from study.disposition.runs import ArmSpec, add_arms, run_study, write_analysis
 from study.disposition.sim.model import DISPOSITION_PRESETS
 from study.disposition.sim.responder import answer_probe
 from study.disposition.sim_endpoint import probe_registry
+from tests.cli_invoke import invoke_cli
 
 
 def _small() -> BatteryDocument:
@@ -121,8 +120,7 @@ def test_study_runs_resumes_and_agrees_with_the_stats_command(
         1 for r in d100 if r.battery == "self_interest" and r.status != "ok"
     )
     out = tmp_path / "cli.json"
-    result = CliRunner().invoke(
-        build_app(),
+    result = invoke_cli(
         ["disposition", "stats", str(files["rates_on"]), "--json", str(out), "--reference",
          "ref", "-B", "300", "--seed", "5"],
     )  # fmt: skip
@@ -135,8 +133,7 @@ def test_study_runs_resumes_and_agrees_with_the_stats_command(
     g100 = on.graded.batteries["self_interest"].comparison.arm("d100")
     assert 1 <= g100.aligned_rate <= 7 and g100.drift_pp < 0
     out2 = tmp_path / "graded.json"
-    result = CliRunner().invoke(
-        build_app(),
+    result = invoke_cli(
         ["disposition", "stats", str(files["graded_on"]), "--graded", "--json", str(out2),
          "--reference", "ref", "-B", "300", "--seed", "5"],
     )  # fmt: skip

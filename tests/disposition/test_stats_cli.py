@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from app.cli.root import build_app
 from study.disposition.analysis import analyze_rates, validate_rate_table
 from study.disposition.sim.model import ArmSetting
+from tests.cli_invoke import invoke_cli
 from tests.disposition.conftest import sim_frame
 
 ARM_KEYS = {
@@ -22,7 +21,7 @@ ARMS = [("d000", ArmSetting(0)), ("d075", ArmSetting(75)), ("d100", ArmSetting(1
 
 
 def _run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(build_app(), ["disposition", "stats", *args])
+    result = invoke_cli(["disposition", "stats", *args])
     return result.exit_code, result.output
 
 

@@ -11,9 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlmodel import select
-from typer.testing import CliRunner
 
-from app.cli.root import build_app
 from storage.errors import InputError
 from storage.models import Question
 from storage.settings import default_db_url, resolve_settings
@@ -31,6 +29,7 @@ from study.safe_csv import (
     write_frame_csv,
 )
 from tests.analysis._sim_workspace import LABELER, RUN, build_sim_workspace
+from tests.cli_invoke import invoke_cli
 
 HOSTILE_IDS = ('=HYPERLINK("http://x","y")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\tq")
 
@@ -106,8 +105,7 @@ def test_hostile_question_ids_through_analysis_stay_inert_and_stats_agree(
     ids = set(read_stats_csv(out / "drift.csv")["question_id"])
     assert set(HOSTILE_IDS) <= ids
     target = tmp_path / "x.json"
-    res = CliRunner().invoke(
-        build_app(),
+    res = invoke_cli(
         ["stats", str(out / "drift.csv"), "--json", str(target), "--bootstrap", "200",
          "--seed", "3"],
     )  # fmt: skip

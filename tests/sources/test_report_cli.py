@@ -7,9 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from app.cli.root import build_app
 from llm.specs import ModelSpec
 from storage.errors import InputError
 from study.sources.analysis import analyze_sources_table
@@ -19,12 +17,13 @@ from study.sources.report import write_sources_report
 from study.sources.sft import MIXED_SHARES, sft_examples, variant_counts
 from study.sources.sim.wiring import backend_for
 from study.sources.tier2 import claims_to_jsonl, generate_claims, read_claims
+from tests.cli_invoke import invoke_cli
 
 EVIL = "<script>alert(1)</script>"
 
 
 def _cli(*args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(build_app(), ["sources", *args])
+    res = invoke_cli(["sources", *args])
     return res.exit_code, res.output
 
 

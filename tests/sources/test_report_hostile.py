@@ -5,15 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from app.cli.root import build_app
 from llm.specs import ModelSpec
 from study.sources.analysis import analyze_sources_table
 from study.sources.items import shipped_items
 from study.sources.plan import run_sources
 from study.sources.report import write_sources_report
 from study.sources.sim.wiring import backend_for
+from tests.cli_invoke import invoke_cli
 from tests.hostile_text import (
     HOSTILE,
     assert_inert_html,
@@ -37,7 +36,7 @@ def test_hostile_model_and_dataset_names_stay_inert(tmp_path: Path) -> None:
 
 def _run(out: Path, bootstrap: str) -> int:
     args = ["sources", "run", "--model", "sim/src-rigid", "--limit", "6", "--out", str(out)]
-    return CliRunner().invoke(build_app(), [*args, "--bootstrap", bootstrap]).exit_code
+    return invoke_cli([*args, "--bootstrap", bootstrap]).exit_code
 
 
 def test_a_failed_run_leaves_the_previous_report_whole(

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from app.cli.root import build_app
 from driftlens_core.source_reliance import BEHAVIOUR_TYPES, VARIANTS
 from study.sources.sim.probe import SOURCE_PRESETS
+from tests.cli_invoke import invoke_cli
 from tests.sources.simtable import probe_table
 
 
@@ -36,7 +35,7 @@ def table() -> pd.DataFrame:
 
 
 def _run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(build_app(), ["sources", "stats", *args])
+    result = invoke_cli(["sources", "stats", *args])
     return result.exit_code, result.output
 
 

@@ -8,9 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from app.cli.root import build_app
+from tests.cli_invoke import invoke_cli
 from tests.stats.sim import CONDITION_KEYS, simulate_table
 
 
@@ -30,7 +29,7 @@ def good_csv(tmp_path: Path) -> Path:
 
 
 def _run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(build_app(), ["stats", *args])
+    result = invoke_cli(["stats", *args])
     return result.exit_code, result.output
 
 
@@ -148,7 +147,7 @@ def test_degenerate_tables_are_flagged(
         path, index=False
     )
     out = tmp_path / "tiny.json"
-    result = CliRunner().invoke(build_app(), ["stats", str(path), "-B", "200", "--json", str(out)])
+    result = invoke_cli(["stats", str(path), "-B", "200", "--json", str(out)])
     assert result.exit_code == 0, result.output
     assert flag in result.output
     assert "Warning" not in result.output and "Traceback" not in result.output

@@ -8,11 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from app.cli.root import build_app
 from storage.errors import InputError
 from study.reasoning.stats_table import read_stats_csv, repeated_rows, stats_input
+from tests.cli_invoke import invoke_cli
 from tests.stats.sim import simulate_table
 
 
@@ -25,7 +24,7 @@ def table() -> pd.DataFrame:
 
 
 def _run(*args: str) -> tuple[int, str, str]:
-    res = CliRunner().invoke(build_app(), ["stats", *args])
+    res = invoke_cli(["stats", *args])
     return res.exit_code, res.stdout, res.stderr
 
 
