@@ -267,7 +267,9 @@ def wait_for_streamlit(page: object, title: str) -> None:
     main.wait_for(timeout=60_000)
     # In the main area: the sidebar's navigation names every page before the script has
     # drawn anything, and an empty main area also "stays the same" below.
-    main.get_by_text(title, exact=False).first.wait_for(timeout=90_000)
+    # A visible match: a data frame's column header of the same word is in the page twice,
+    # once hidden (the grid's accessible table), and the hidden one may come first.
+    main.get_by_text(title, exact=False).filter(visible=True).first.wait_for(timeout=90_000)
     # While the script runs, the status widget shows a running icon (after a short delay)
     # or offers a "Stop" button, the elements of the previous run are marked stale, and
     # widgets not loaded yet are skeletons. Wait until the page looks idle and its text
