@@ -108,16 +108,14 @@ fi
 # else. Nothing is shared between them but the servers started above, each of which the
 # suite already shares between tests. docs/performance.md, "Two streams".
 streams_dir="$(mktemp -d)"
-# Most real-engine modules (about 560 s, mostly waiting on the vLLM server) go with the browser
-# stream: with three of them there it still ended 10 minutes before the other one (fresh clone
-# of b061f45, 2026-12-06: 1,877 s vs 2,495 s). The Gemma disposition battery and the Gemma
-# source-reliance run (about 140 s) stay in the other stream, which the one CLI conversion per
-# process (tests/cli_invoke.py) shortened most. docs/performance.md, "Second pass".
+# The served-engine modules that mostly wait on the vLLM server go with the browser stream;
+# the in-process engine modules (about 210 s) run in the other one. Fresh clone of e1e6705
+# (2026-12-06), with all six engine modules in the browser stream: browser 1,806 s, other
+# 1,399 s (the one CLI conversion per process, tests/cli_invoke.py, shortened the other
+# stream most). docs/performance.md, "Second pass".
 browser_part=(tests/app tests/test_demo.py tests/disposition/test_demo_page.py
-  tests/sources/test_main_demo.py tests/engines/test_inprocess_vllm.py
-  tests/engines/test_inprocess_structured.py tests/engines/test_structured_outputs.py
-  tests/engines/test_inprocess_refusal.py tests/engines/test_served_gemma.py
-  tests/engines/test_measured_timeout.py)
+  tests/sources/test_main_demo.py tests/engines/test_structured_outputs.py
+  tests/engines/test_served_gemma.py tests/engines/test_measured_timeout.py)
 rest_ignores=()
 for part in "${browser_part[@]}"; do rest_ignores+=("--ignore=$part"); done
 run_stream() {  # name, pytest arguments...: its lines prefixed with [name], its status kept
