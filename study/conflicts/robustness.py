@@ -157,17 +157,7 @@ def conflicts_judgements(run_name: str, rejudging: Rejudging) -> Judgements:
         [[verdicts[r.id].get(f"conflict_{d}") for d in DIMENSIONS] for r in picked if r.id],
         dtype=float,
     )
-    columns, labels = rejudging.columns(
-        stored,
-        # judges are named by their stored text (labels, stored verdicts): parsed to ask
-        lambda judge, attempt: rejudge(
-            picked,
-            ModelSpec.parse(judge),
-            attempt=attempt,
-            session=session,
-            concurrency=rejudging.concurrency,
-        ),
-    )
+    columns, labels = rejudging.asked(stored, picked, rejudge)
     return Judgements(
         response_ids=tuple(int(r.id) for r in picked if r.id is not None),
         strata=tuple(strata),

@@ -149,17 +149,7 @@ def disposition_judgements(
         for r in picked
     ]
     first: list[str | None] = [stored[c.response_id] for c in cases]
-    columns, labels = rejudging.columns(
-        first,
-        # judges are named by their stored text (labels, stored verdicts): parsed to ask
-        lambda judge, attempt: reclassify(
-            cases,
-            ModelSpec.parse(judge),
-            attempt=attempt,
-            session=session,
-            concurrency=rejudging.concurrency,
-        ),
-    )
+    columns, labels = rejudging.asked(first, cases, reclassify)
     codes = np.full((len(cases), len(columns), 1), np.nan)
     aligned = np.full((len(cases), len(columns)), np.nan)
     for i, c in enumerate(cases):

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 C = TypeVar("C")
+Items = TypeVar("Items")
 
 
 @dataclass(frozen=True)
@@ -107,4 +108,23 @@ class Rejudging:
             alternatives=self.alternatives,
             resamples=self.resamples,
             ask=ask,
+        )
+
+    def asked(
+        self, stored: C, items: Items, rejudge: Callable[..., C]
+    ) -> tuple[list[C], list[str]]:
+        """:meth:`columns`, each judge asked as ``rejudge(items, spec, attempt=, session=,
+        concurrency=)``: judges are named by their stored text (labels, stored verdicts), so
+        each is parsed here to ask it."""
+        from llm.specs import ModelSpec
+
+        return self.columns(
+            stored,
+            lambda judge, attempt: rejudge(
+                items,
+                ModelSpec.parse(judge),
+                attempt=attempt,
+                session=self.session,
+                concurrency=self.concurrency,
+            ),
         )

@@ -140,17 +140,7 @@ def response_judgements(run: str, rejudging: Rejudging) -> ResponseJudgements:
     picked, strata, stored = sample_cases(
         run, rejudging.primary, sample=rejudging.sample, seed=rejudging.seed, session=session
     )
-    columns, labels = rejudging.columns(
-        stored,
-        # judges are named by their stored text: parsed here to ask them
-        lambda judge, attempt: rejudge(
-            picked,
-            ModelSpec.parse(judge),
-            attempt=attempt,
-            session=session,
-            concurrency=rejudging.concurrency,
-        ),
-    )
+    columns, labels = rejudging.asked(stored, picked, rejudge)
     return ResponseJudgements(
         response_ids=tuple(c.response_id for c in picked),
         strata=tuple(strata),
