@@ -349,6 +349,85 @@ def _jackknife_replicates(
     label, or ``None`` where the jackknife says nothing more (fewer than three such
     questions, or removing one leaves an arm under two labels); ``var_model`` is the
     sandwich term of the questions without a label (they only move the model mean).
+
+    Every replicate is computed from per-question sums (each arm's ``n, Σf, Σw, Σwy, Σwf``
+    less the deleted question's), so the whole jackknife is linear in the items plus
+    ``G_h × G`` for the re-tuned λ; :func:`_jackknife_replicates_direct` rebuilds the arms
+    per question and is the parity oracle (``tests/core/test_ppi.py``).
+    """
+    full = _contrast(arms, lam, level)
+    parts = [(c, _parts(arm, k)) for k, (c, arm) in enumerate(arms)]
+    _, b_g, labelled, names = _cluster_sums(parts)
+    g, g_h = names.size, int(labelled.sum())
+    if g_h < 3:
+        return full, None, 0.0  # a jackknife over fewer than three questions says nothing more
+    _, codes = np.unique(
+        np.concatenate([p.cluster for _, p in parts]).astype(str), return_inverse=True
+    )
+    coef = np.array([c for c, _ in parts], dtype=np.float64)
+    # sums[k, q, :] = n, Σf, Σw, Σw·y, Σw·f of arm k's items in question q (w = 1/π on the
+    # slice, 0 off it; a simple random slice's constant π cancels in every ratio below)
+    sums = np.zeros((len(parts), g, 5))
+    start = 0
+    for k, (_, p) in enumerate(parts):
+        idx = codes[start : start + p.f.size]
+        start += p.f.size
+        n_lab = int(p.labelled.sum())
+        pi = p.inclusion if p.inclusion is not None else np.full(p.f.size, n_lab / p.f.size)
+        w = np.where(p.labelled, 1.0 / np.where(p.labelled, pi, 1.0), 0.0)
+        y0 = np.where(p.labelled, p.y, 0.0)
+        for j, v in enumerate((np.ones(p.f.size), p.f, w, w * y0, w * p.f)):
+            sums[k, :, j] = np.bincount(idx, weights=v, minlength=g)
+        left = n_lab - np.bincount(idx, weights=p.labelled.astype(float), minlength=g)
+        if np.any(left[labelled] < 2):
+            return full, None, 0.0  # an arm's slice rests on one question
+    dropped = np.flatnonzero(labelled)
+    totals = sums.sum(axis=1)  # (K, 5)
+    reps = np.empty((g_h, 2))
+    # in blocks of questions, so the (block × K × G) pieces stay small on large runs
+    block = max(1, 2_000_000 // max(1, len(parts) * g))
+    for lo in range(0, g_h, block):
+        rows = dropped[lo : lo + block]
+        t = totals[None, :, :] - np.transpose(sums[:, rows, :], (1, 0, 2))  # (B, K, 5)
+        n, f_mean = t[..., 0], t[..., 1] / t[..., 0]
+        w_tot = t[..., 2]
+        y_w, f_w = t[..., 3] / w_tot, t[..., 4] / w_tot
+        keep = np.ones((rows.size, g))
+        keep[np.arange(rows.size), rows] = 0.0
+        if lam is None:
+            a = np.einsum(
+                "k,bkg->bg", coef,
+                (sums[None, :, :, 3] - y_w[..., None] * sums[None, :, :, 2]) / w_tot[..., None],
+            )  # fmt: skip
+            b = np.einsum(
+                "k,bkg->bg", coef,
+                (sums[None, :, :, 1] - f_mean[..., None] * sums[None, :, :, 0]) / n[..., None]
+                - (sums[None, :, :, 4] - f_w[..., None] * sums[None, :, :, 2])
+                / w_tot[..., None],
+            )  # fmt: skip
+            sab, sbb = np.sum(keep * a * b, axis=1), np.sum(keep * b * b, axis=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lams = np.where(sbb > 0.0, np.clip(-sab / sbb, 0.0, 1.0), 0.0)
+        else:
+            lams = np.full(rows.size, lam)
+        reps[lo : lo + rows.size, 0] = (y_w + lams[:, None] * (f_mean - f_w)) @ coef
+        reps[lo : lo + rows.size, 1] = y_w @ coef
+    # questions without a human label move only the model mean F̄: their sandwich term
+    var_model = g / (g - 1) * full.lam**2 * float(np.sum(b_g[~labelled] ** 2))
+    return full, reps, var_model
+
+
+def _jackknife_replicates_direct(
+    arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: float
+) -> tuple[PPIEstimate, NDArray[np.float64] | None, float]:
+    """:func:`_jackknife_replicates` by rebuilding every arm without each question: the
+    direct reading of the jackknife, kept as the parity oracle (O(questions × items)).
+
+    Returns ``(full, reps, var_model)``: ``reps`` is ``(G_h, 2)`` (column 0 the estimate
+    with λ re-tuned, column 1 the human-only one), one row per question holding a human
+    label, or ``None`` where the jackknife says nothing more (fewer than three such
+    questions, or removing one leaves an arm under two labels); ``var_model`` is the
+    sandwich term of the questions without a label (they only move the model mean).
     """
     full = _contrast(arms, lam, level)
     parts = [(c, _parts(arm, k)) for k, (c, arm) in enumerate(arms)]
