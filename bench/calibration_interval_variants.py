@@ -59,7 +59,6 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,64 +81,17 @@ def _skew_shift(dev: np.ndarray, q: float) -> float:
 # The candidate intervals of issue 35's last coverage cells, each from the same replicates.
 
 
-@dataclass(frozen=True)
-class _Sums:
-    """Per-question sums of each arm: ``n, Σf, Σw, Σwy, Σwf`` (``(K, G, 5)``)."""
-
-    coef: np.ndarray
-    sums: np.ndarray
-    labelled: np.ndarray
-
-
-def _sums(arms: Sequence[tuple[float, ppi.PPIArm]]) -> _Sums:
-    parts = [(c, ppi._parts(arm, k)) for k, (c, arm) in enumerate(arms)]
-    names, codes = np.unique(
-        np.concatenate([p.cluster for _, p in parts]).astype(str), return_inverse=True
-    )
-    g = names.size
-    out = np.zeros((len(parts), g, 5))
-    labelled = np.zeros(g, dtype=bool)
-    start = 0
-    for k, (_, p) in enumerate(parts):
-        idx = codes[start : start + p.f.size]
-        start += p.f.size
-        n_lab = int(p.labelled.sum())
-        pi = p.inclusion if p.inclusion is not None else np.full(p.f.size, n_lab / p.f.size)
-        w = np.where(p.labelled, 1.0 / np.where(p.labelled, pi, 1.0), 0.0)
-        y0 = np.where(p.labelled, p.y, 0.0)
-        for j, v in enumerate((np.ones(p.f.size), p.f, w, w * y0, w * p.f)):
-            out[k, :, j] = np.bincount(idx, weights=v, minlength=g)
-        labelled |= np.bincount(idx, weights=p.labelled.astype(float), minlength=g) > 0
-    return _Sums(np.array([c for c, _ in parts]), out, labelled)
+def _sums(arms: Sequence[tuple[float, ppi.PPIArm]]) -> ppi._QuestionSums:
+    """The arms' per-question sums, as the core's jackknife reads them."""
+    return ppi._question_sums([(c, ppi._parts(arm, k)) for k, (c, arm) in enumerate(arms)])
 
 
 def _resampled(
-    s: _Sums, m: np.ndarray, lam_fixed: float | None = None
+    s: ppi._QuestionSums, m: np.ndarray, lam_fixed: float | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """PPI++ estimate (λ re-tuned, or ``lam_fixed``) and CR1 sandwich SE for each row of
     question counts ``m`` (B, G)."""
-    t = np.einsum("bg,kgj->bkj", m, s.sums)
-    n, f_mean = t[..., 0], t[..., 1] / t[..., 0]
-    w = t[..., 2]
-    y_w, f_w = t[..., 3] / w, t[..., 4] / w
-    sm = s.sums
-    a = np.einsum(
-        "k,bkg->bg", s.coef,
-        (sm[None, :, :, 3] - y_w[..., None] * sm[None, :, :, 2]) / w[..., None],
-    )  # fmt: skip
-    b = np.einsum(
-        "k,bkg->bg", s.coef,
-        (sm[None, :, :, 1] - f_mean[..., None] * sm[None, :, :, 0]) / n[..., None]
-        - (sm[None, :, :, 4] - f_w[..., None] * sm[None, :, :, 2]) / w[..., None],
-    )  # fmt: skip
-    sab, sbb = np.sum(m * a * b, axis=1), np.sum(m * b * b, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = np.where(sbb > 0, np.clip(-sab / sbb, 0.0, 1.0), 0.0)
-    if lam_fixed is not None:
-        lam = np.full(m.shape[0], lam_fixed)
-    theta = np.einsum("k,bk->b", s.coef, y_w + lam[:, None] * (f_mean - f_w))
-    g = m.sum(axis=1)
-    se = np.sqrt(g / (g - 1) * np.sum(m * (a + lam[:, None] * b) ** 2, axis=1))
+    theta, _, se = ppi._weighted_points(s, m, lam_fixed)
     return theta, se
 
 

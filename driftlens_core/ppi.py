@@ -339,6 +339,85 @@ def ppi_difference(
     return _contrast([(1.0, a), (-1.0, b)], lam, level)
 
 
+@dataclass(frozen=True)
+class _QuestionSums:
+    """Each arm's sums per question, what every replicate of a contrast is computed from.
+
+    Attributes:
+        coef: ``(K,)`` the contrast's coefficient of each arm.
+        sums: ``(K, G, 5)`` ``n, Σf, Σw, Σw·y, Σw·f`` of arm ``k``'s items in question ``g``
+            (``w = 1/π`` on the slice, 0 off it; a simple random slice's constant ``π``
+            cancels in every ratio built from them).
+        labels: ``(K, G)`` human labels of arm ``k`` in question ``g``.
+    """
+
+    coef: NDArray[np.float64]
+    sums: NDArray[np.float64]
+    labels: NDArray[np.float64]
+
+    @property
+    def labelled(self) -> NDArray[np.bool_]:
+        """Whether each question holds a human label in any arm."""
+        return np.asarray(self.labels.sum(axis=0) > 0)
+
+
+def _question_sums(parts: Sequence[tuple[float, _Parts]]) -> _QuestionSums:
+    """:class:`_QuestionSums` of the arms, questions in :func:`_cluster_sums`' order."""
+    _, codes = np.unique(
+        np.concatenate([p.cluster for _, p in parts]).astype(str), return_inverse=True
+    )
+    g = int(codes.max()) + 1
+    sums = np.zeros((len(parts), g, 5))
+    labels = np.zeros((len(parts), g))
+    start = 0
+    for k, (_, p) in enumerate(parts):
+        idx = codes[start : start + p.f.size]
+        start += p.f.size
+        pi = (
+            p.inclusion
+            if p.inclusion is not None
+            else np.full(p.f.size, int(p.labelled.sum()) / p.f.size)
+        )
+        w = np.where(p.labelled, 1.0 / np.where(p.labelled, pi, 1.0), 0.0)
+        y0 = np.where(p.labelled, p.y, 0.0)
+        for j, v in enumerate((np.ones(p.f.size), p.f, w, w * y0, w * p.f)):
+            sums[k, :, j] = np.bincount(idx, weights=v, minlength=g)
+        labels[k] = np.bincount(idx, weights=p.labelled.astype(float), minlength=g)
+    return _QuestionSums(np.array([c for c, _ in parts], dtype=np.float64), sums, labels)
+
+
+def _weighted_points(
+    qs: _QuestionSums, m: NDArray[np.float64], lam: float | None
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The estimate (λ re-tuned, or ``lam``), the human-only one and the CR1 sandwich SE,
+    each question weighted by ``m`` (``(B, G)``: 0/1 for a jackknife's kept questions,
+    counts for a bootstrap's draw), one value per row of ``m``."""
+    t = np.einsum("bg,kgj->bkj", m, qs.sums)
+    n, f_mean = t[..., 0], t[..., 1] / t[..., 0]
+    w = t[..., 2]
+    y_w, f_w = t[..., 3] / w, t[..., 4] / w
+    sm = qs.sums
+    a = np.einsum(
+        "k,bkg->bg", qs.coef,
+        (sm[None, :, :, 3] - y_w[..., None] * sm[None, :, :, 2]) / w[..., None],
+    )  # fmt: skip
+    b = np.einsum(
+        "k,bkg->bg", qs.coef,
+        (sm[None, :, :, 1] - f_mean[..., None] * sm[None, :, :, 0]) / n[..., None]
+        - (sm[None, :, :, 4] - f_w[..., None] * sm[None, :, :, 2]) / w[..., None],
+    )  # fmt: skip
+    if lam is None:
+        sab, sbb = np.sum(m * a * b, axis=1), np.sum(m * b * b, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lams = np.where(sbb > 0.0, np.clip(-sab / sbb, 0.0, 1.0), 0.0)
+    else:
+        lams = np.full(m.shape[0], lam)
+    theta = (y_w + lams[:, None] * (f_mean - f_w)) @ qs.coef
+    g = m.sum(axis=1)
+    se = np.sqrt(g / (g - 1) * np.sum(m * (a + lams[:, None] * b) ** 2, axis=1))
+    return theta, y_w @ qs.coef, se
+
+
 def _jackknife_replicates(
     arms: Sequence[tuple[float, PPIArm]], lam: float | None, level: float
 ) -> tuple[PPIEstimate, NDArray[np.float64] | None, float]:
@@ -350,10 +429,10 @@ def _jackknife_replicates(
     questions, or removing one leaves an arm under two labels); ``var_model`` is the
     sandwich term of the questions without a label (they only move the model mean).
 
-    Every replicate is computed from per-question sums (each arm's ``n, Σf, Σw, Σwy, Σwf``
-    less the deleted question's), so the whole jackknife is linear in the items plus
-    ``G_h × G`` for the re-tuned λ; :func:`_jackknife_replicates_direct` rebuilds the arms
-    per question and is the parity oracle (``tests/core/test_ppi.py``).
+    Every replicate is computed from the per-question sums (:func:`_weighted_points` with
+    the deleted question weighted 0), linear in the items plus ``G_h × G`` for the
+    re-tuned λ; :func:`_jackknife_replicates_direct` rebuilds the arms per question and is
+    the parity oracle (``tests/core/test_ppi.py``).
     """
     full = _contrast(arms, lam, level)
     parts = [(c, _parts(arm, k)) for k, (c, arm) in enumerate(arms)]
@@ -361,57 +440,21 @@ def _jackknife_replicates(
     g, g_h = names.size, int(labelled.sum())
     if g_h < 3:
         return full, None, 0.0  # a jackknife over fewer than three questions says nothing more
-    _, codes = np.unique(
-        np.concatenate([p.cluster for _, p in parts]).astype(str), return_inverse=True
-    )
-    coef = np.array([c for c, _ in parts], dtype=np.float64)
-    # sums[k, q, :] = n, Σf, Σw, Σw·y, Σw·f of arm k's items in question q (w = 1/π on the
-    # slice, 0 off it; a simple random slice's constant π cancels in every ratio below)
-    sums = np.zeros((len(parts), g, 5))
-    start = 0
-    for k, (_, p) in enumerate(parts):
-        idx = codes[start : start + p.f.size]
-        start += p.f.size
-        n_lab = int(p.labelled.sum())
-        pi = p.inclusion if p.inclusion is not None else np.full(p.f.size, n_lab / p.f.size)
-        w = np.where(p.labelled, 1.0 / np.where(p.labelled, pi, 1.0), 0.0)
-        y0 = np.where(p.labelled, p.y, 0.0)
-        for j, v in enumerate((np.ones(p.f.size), p.f, w, w * y0, w * p.f)):
-            sums[k, :, j] = np.bincount(idx, weights=v, minlength=g)
-        left = n_lab - np.bincount(idx, weights=p.labelled.astype(float), minlength=g)
-        if np.any(left[labelled] < 2):
-            return full, None, 0.0  # an arm's slice rests on one question
+    qs = _question_sums(parts)
+    left = qs.labels.sum(axis=1, keepdims=True) - qs.labels  # each arm's labels without g
+    if np.any(left[:, labelled] < 2):
+        return full, None, 0.0  # an arm's slice rests on one question
     dropped = np.flatnonzero(labelled)
-    totals = sums.sum(axis=1)  # (K, 5)
     reps = np.empty((g_h, 2))
     # in blocks of questions, so the (block × K × G) pieces stay small on large runs
     block = max(1, 2_000_000 // max(1, len(parts) * g))
     for lo in range(0, g_h, block):
         rows = dropped[lo : lo + block]
-        t = totals[None, :, :] - np.transpose(sums[:, rows, :], (1, 0, 2))  # (B, K, 5)
-        n, f_mean = t[..., 0], t[..., 1] / t[..., 0]
-        w_tot = t[..., 2]
-        y_w, f_w = t[..., 3] / w_tot, t[..., 4] / w_tot
         keep = np.ones((rows.size, g))
         keep[np.arange(rows.size), rows] = 0.0
-        if lam is None:
-            a = np.einsum(
-                "k,bkg->bg", coef,
-                (sums[None, :, :, 3] - y_w[..., None] * sums[None, :, :, 2]) / w_tot[..., None],
-            )  # fmt: skip
-            b = np.einsum(
-                "k,bkg->bg", coef,
-                (sums[None, :, :, 1] - f_mean[..., None] * sums[None, :, :, 0]) / n[..., None]
-                - (sums[None, :, :, 4] - f_w[..., None] * sums[None, :, :, 2])
-                / w_tot[..., None],
-            )  # fmt: skip
-            sab, sbb = np.sum(keep * a * b, axis=1), np.sum(keep * b * b, axis=1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                lams = np.where(sbb > 0.0, np.clip(-sab / sbb, 0.0, 1.0), 0.0)
-        else:
-            lams = np.full(rows.size, lam)
-        reps[lo : lo + rows.size, 0] = (y_w + lams[:, None] * (f_mean - f_w)) @ coef
-        reps[lo : lo + rows.size, 1] = y_w @ coef
+        theta, human_only, _ = _weighted_points(qs, keep, lam)
+        reps[lo : lo + rows.size, 0] = theta
+        reps[lo : lo + rows.size, 1] = human_only
     # questions without a human label move only the model mean F̄: their sandwich term
     var_model = g / (g - 1) * full.lam**2 * float(np.sum(b_g[~labelled] ** 2))
     return full, reps, var_model
