@@ -158,15 +158,21 @@ def _targets(df: pd.DataFrame, metric: str) -> dict[str, float]:
     return out
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--studies", type=int, default=400)
+def add_study_options(ap: argparse.ArgumentParser, *, studies: int) -> None:
+    """The options that draw this bench's studies (also read by
+    ``calibration_interval_variants.py reasoning``, which draws the same studies)."""
+    ap.add_argument("--studies", type=int, default=studies)
     ap.add_argument("--questions", type=int, default=200)
     ap.add_argument("--human-share", type=float, default=0.1)
     ap.add_argument("--human-flip", type=float, default=0.0)
     ap.add_argument("--confuse", default="1~2@0.4+3~4@0.4+5~6@0.4+7~8@0.4")
     ap.add_argument("--preset", default="default")
     ap.add_argument("--population", type=int, default=20000)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_study_options(ap, studies=400)
     ap.add_argument("--metric", default="dtw", choices=["dtw", "sri"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)

@@ -320,13 +320,7 @@ def reasoning(argv: list[str]) -> dict[str, Any]:
     from study.reasoning.calibrated import joined_table, slice_arm
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--studies", type=int, default=2000)
-    ap.add_argument("--questions", type=int, default=200)
-    ap.add_argument("--human-share", type=float, default=0.1)
-    ap.add_argument("--human-flip", type=float, default=0.0)
-    ap.add_argument("--confuse", default="1~2@0.4+3~4@0.4+5~6@0.4+7~8@0.4")
-    ap.add_argument("--preset", default="default")
-    ap.add_argument("--population", type=int, default=20000)
+    bench.add_study_options(ap, studies=2000)
     ap.add_argument("--metrics", nargs="+", default=["dtw", "sri"])
     ap.add_argument("--bootstrap", type=int, default=999)
     ap.add_argument("--seed", type=int, default=0)
