@@ -313,6 +313,45 @@ def judge_roles(
     return role.settings()
 
 
+#: The response judge's default answer budget: room for a short rationale.
+JUDGE_TOKENS = 512
+
+
+def ask_judge(
+    target: ChatBackend | ModelSpec,
+    cases: Sequence[JudgeCase],
+    messages: Sequence[Sequence[ChatMessage]],
+    *,
+    on_answer: Callable[[int, dict[str, int] | None, list[str], StrictParseError | None], None],
+    session: Session,
+    concurrency: int,
+    progress: Callable[[int, int], None] | None = None,
+    attempt: int | None = None,
+) -> int:
+    """Ask the response judge about ``cases`` (``messages``: their
+    :func:`build_judge_messages`), as :func:`judge_run` and its robustness re-judging both
+    do: the strict JSON of each case's criteria, one repair of a broken reply. Returns the
+    number of failed requests (:func:`~study.strict_json.run_with_repair`)."""
+
+    def repair_message(i: int, exc: StrictParseError) -> str:
+        keys = ", ".join(f'"{k}"' for k in cases[i].kinds)
+        return REPAIR_TEMPLATE.format(error=exc, keys=keys)
+
+    return run_with_repair(
+        target,
+        messages,
+        max_tokens=judge_max_tokens(JUDGE_TOKENS),
+        parse=lambda i, text: parse_judge_answer(text, cases[i].kinds),
+        response_format=lambda i: judge_format(cases[i].kinds),
+        repair_message=repair_message,
+        on_answer=on_answer,
+        session=session,
+        concurrency=concurrency,
+        progress=progress,
+        attempt=attempt,
+    )
+
+
 def judge_run(
     run_name: str,
     model: ModelSpec,
@@ -390,10 +429,6 @@ def judge_run(
             row.settings = settings
         store(rows)
 
-    def repair_message(i: int, exc: StrictParseError) -> str:
-        keys = ", ".join(f'"{k}"' for k in todo[i].kinds)
-        return REPAIR_TEMPLATE.format(error=exc, keys=keys)
-
     def on_progress(done: int, _total: int) -> None:
         if progress is not None:
             progress(skipped + done, total)
@@ -401,7 +436,7 @@ def judge_run(
     if progress is not None:
         progress(skipped, total)
     first = [build_judge_messages(c) for c in todo]
-    max_tokens = judge_max_tokens(512)  # room for a short rationale
+    max_tokens = judge_max_tokens(JUDGE_TOKENS)
     settings = (
         {
             **judge_settings(
@@ -413,13 +448,10 @@ def judge_run(
         else None
     )
     try:
-        tally["failed"] += run_with_repair(
+        tally["failed"] += ask_judge(
             backend or model,
+            todo,
             first,
-            max_tokens=max_tokens,
-            parse=lambda i, text: parse_judge_answer(text, todo[i].kinds),
-            response_format=lambda i: judge_format(todo[i].kinds),
-            repair_message=repair_message,
             on_answer=on_answer,
             session=session,
             concurrency=concurrency,

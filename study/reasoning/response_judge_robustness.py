@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 from sqlmodel import Session, col, select
 
-from llm.limits import judge_max_tokens
 from llm.specs import ModelSpec
 from storage.errors import InputError
 from storage.models import Response
@@ -33,14 +32,11 @@ from study.reasoning.judges import (
     ACKNOWLEDGEMENT,
     DISTRACTION,
     HELPFULNESS,
-    REPAIR_TEMPLATE,
     JudgeCase,
+    ask_judge,
     build_judge_messages,
-    judge_format,
-    parse_judge_answer,
     run_cases,
 )
-from study.strict_json import run_with_repair
 
 #: The verdict's dimensions, in the order of the arrays (helpfulness is the headline).
 CRITERIA: tuple[str, ...] = (HELPFULNESS, DISTRACTION, ACKNOWLEDGEMENT)
@@ -116,16 +112,10 @@ def rejudge(
         if value is not None:
             out[i] = _row({k: float(v) for k, v in value.items()})
 
-    def repair(i: int, exc: Exception) -> str:
-        return REPAIR_TEMPLATE.format(error=exc, keys=", ".join(f'"{k}"' for k in cases[i].kinds))
-
-    run_with_repair(
+    ask_judge(
         judge,
+        cases,
         [build_judge_messages(c) for c in cases],
-        max_tokens=judge_max_tokens(512),  # as judge_run asks: room for a short rationale
-        parse=lambda i, text: parse_judge_answer(text, cases[i].kinds),
-        response_format=lambda i: judge_format(cases[i].kinds),
-        repair_message=repair,
         on_answer=on_answer,
         session=session,
         concurrency=concurrency,
